@@ -1,0 +1,74 @@
+#include "app/cli/cli.h"
+
+#include "app/cli/argparser.h"
+#include "app/cli/commands.h"
+#include "app/cli/exitcode.h"
+
+#include "waferscope/version.h"
+
+#include <exception>
+#include <ostream>
+
+namespace waferscope::cli {
+
+namespace {
+
+struct Subcommand {
+    const char* name;
+    const char* summary;
+    int (*run)(std::span<const std::string>, std::ostream&, std::ostream&);
+};
+
+// Subcommands appear here as their capability lands (inspect, compile, run, scale, fabric).
+constexpr Subcommand kSubcommands[] = {
+    { "hardware", "list the CS-1/CS-2/CS-3 hardware presets and where each value comes from", runHardwareCommand },
+};
+
+std::string usage()
+{
+    std::string text = "Usage: waferscope-cli <command> [options]\n\n"
+                       "Headless WaferScope: explore and simulate Cerebras-style wafer-scale systems.\n\n"
+                       "Commands:\n";
+    for (const Subcommand& command : kSubcommands)
+        text += "  " + std::string(command.name) + std::string(12 - std::string(command.name).size(), ' ')
+            + command.summary + "\n";
+    text += "\nRun 'waferscope-cli <command> --help' for a command's options.\n"
+            "Exit codes: 0 success, 1 internal error, 2 bad input, 3 cannot be mapped onto the hardware.\n";
+    return text;
+}
+
+} // namespace
+
+int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+{
+    if (args.empty()) {
+        err << usage();
+        return kExitBadInput;
+    }
+    const std::string& command = args[0];
+    if (command == "--help" || command == "-h" || command == "help") {
+        out << usage();
+        return kExitOk;
+    }
+    if (command == "--version") {
+        out << "waferscope-cli " << core::kVersion << "\n";
+        return kExitOk;
+    }
+    for (const Subcommand& subcommand : kSubcommands) {
+        if (command != subcommand.name)
+            continue;
+        try {
+            return subcommand.run(args.subspan(1), out, err);
+        } catch (const UsageError& error) {
+            err << "waferscope-cli " << command << ": error: " << error.message << "\n";
+            return kExitBadInput;
+        } catch (const std::exception& error) {
+            err << "waferscope-cli " << command << ": internal error: " << error.what() << "\n";
+            return kExitInternalError;
+        }
+    }
+    err << "waferscope-cli: error: unknown command '" << command << "'\n\n" << usage();
+    return kExitBadInput;
+}
+
+} // namespace waferscope::cli

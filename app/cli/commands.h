@@ -1,0 +1,13 @@
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string>
+
+namespace waferscope::cli {
+
+// One function per subcommand; each parses its own options (throwing UsageError) and returns
+// an ExitCode.
+int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+
+} // namespace waferscope::cli

@@ -1,0 +1,14 @@
+#include "app/cli/cli.h"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv)
+{
+    std::ios::sync_with_stdio(false);
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    const int code = waferscope::cli::runCli(args, std::cout, std::cerr);
+    std::cout.flush();
+    return code;
+}

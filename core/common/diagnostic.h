@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+namespace waferscope::core {
+
+// A problem in user input, located so that the user can go and fix it. Formats as the
+// compiler-style line every WaferScope front end prints: `FILE:LINE:COL: error: MESSAGE`.
+// Line and column are 1-based; 0 means "not known" and is left out of the text.
+struct Diagnostic {
+    std::string file; // path as the user gave it, or a name such as "<built-in cs2>"
+    int line = 0;
+    int column = 0;
+    std::string message; // what is wrong and what was expected
+
+    std::string format() const;
+};
+
+// Thrown across layers only where a value return would thread through many frames (parsers);
+// every public entry point converts it into an Expected<T>.
+struct InputError {
+    Diagnostic diagnostic;
+};
+
+} // namespace waferscope::core

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "core/hardware/memoryxspec.h"
+#include "core/hardware/swarmxspec.h"
+#include "core/hardware/waferspec.h"
+
+#include <map>
+#include <string>
+
+namespace waferscope::core {
+
+// Where a preset value comes from: a published source, or an assumption and its reason.
+struct Provenance {
+    enum class Kind { Source, Assumed };
+    Kind kind = Kind::Source;
+    std::string text;
+};
+
+// One CS-X system generation with the MemoryX and SwarmX of its era: a loaded preset.
+struct SystemSpec {
+    std::string name; // preset key: "cs2"
+    std::string displayName; // "CS-2"
+    WaferSpec wafer;
+    double ioBytesPerS = 0.0; // external I/O of one system
+    double interSystemLatencyS = 0.0; // one activation hop between systems
+    MemoryXSpec memoryx;
+    SwarmXSpec swarmx;
+    std::map<std::string, Provenance> provenance; // "wafer.clock_hz" -> where it comes from
+};
+
+} // namespace waferscope::core

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs WaferScope's build and test dependencies from Debian 12 packages.
+# Idempotent: packages already present are skipped, and `apt-get update` runs at most once.
+# Works as root or through sudo. Set WAFERSCOPE_DEPS=core to install only what the Qt-free
+# build (core, CLI, core tests) needs.
+set -euo pipefail
+
+core_packages=(build-essential cmake ninja-build pkg-config libtbb-dev nlohmann-json3-dev libyaml-cpp-dev)
+gui_packages=(qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqcustomplot-dev
+    libxkbcommon-dev xvfb xauth imagemagick fonts-dejavu-core)
+
+packages=("${core_packages[@]}")
+if [ "${WAFERSCOPE_DEPS:-all}" != core ]; then
+    packages+=("${gui_packages[@]}")
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$package")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+else
+    echo "install-deps: error: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
