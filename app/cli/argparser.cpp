@@ -15,7 +15,8 @@ void ArgParser::addFlag(const std::string& name, const std::string& help)
     m_specs.push_back(Spec { name, "", help, false });
 }
 
-void ArgParser::addOption(const std::string& name, const std::string& valueName, const std::string& help, bool repeatable)
+void ArgParser::addOption(
+    const std::string& name, const std::string& valueName, const std::string& help, bool repeatable)
 {
     m_specs.push_back(Spec { name, valueName, help, repeatable });
 }
@@ -70,7 +71,10 @@ bool ArgParser::parse(std::span<const std::string> args)
     return true;
 }
 
-bool ArgParser::has(const std::string& name) const { return m_values.count(name) > 0; }
+bool ArgParser::has(const std::string& name) const
+{
+    return m_values.count(name) > 0;
+}
 
 std::optional<std::string> ArgParser::value(const std::string& name) const
 {

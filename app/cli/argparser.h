@@ -20,8 +20,8 @@ public:
     ArgParser(std::string command, std::string summary);
 
     void addFlag(const std::string& name, const std::string& help);
-    void addOption(const std::string& name, const std::string& valueName, const std::string& help,
-        bool repeatable = false);
+    void addOption(
+        const std::string& name, const std::string& valueName, const std::string& help, bool repeatable = false);
     void addPositional(const std::string& name, const std::string& help);
 
     // Throws UsageError. Returns false when --help was given (help text is then in helpText()).

@@ -25,7 +25,10 @@ bool isAssumed(const SystemSpec& system, const std::vector<std::string>& keys)
     });
 }
 
-std::string dims(int width, int height) { return std::to_string(width) + " x " + std::to_string(height); }
+std::string dims(int width, int height)
+{
+    return std::to_string(width) + " x " + std::to_string(height);
+}
 
 std::vector<Row> rows()
 {
@@ -59,7 +62,8 @@ std::vector<Row> rows()
             [](const SystemSpec& s) { return std::to_string(s.wafer.routableColors); } },
         { "hop latency", { "wafer.hop_latency_cycles" },
             [](const SystemSpec& s) { return std::to_string(s.wafer.hopLatencyCycles) + " cycle"; } },
-        { "system I/O", { "system.io_bytes_per_s" }, [](const SystemSpec& s) { return formatSi(s.ioBytesPerS, "B/s"); } },
+        { "system I/O", { "system.io_bytes_per_s" },
+            [](const SystemSpec& s) { return formatSi(s.ioBytesPerS, "B/s"); } },
         { "inter-system hop", { "system.inter_system_latency_s" },
             [](const SystemSpec& s) { return formatSi(s.interSystemLatencyS, "s"); } },
         { "MemoryX capacity", { "memoryx.capacity_bytes" },

@@ -131,8 +131,8 @@ JsonLocator::JsonLocator(std::string_view text)
         } else if (c == '"') {
             scan.readString();
         } else {
-            while (!scan.atEnd() && scan.peek() != ',' && scan.peek() != '}' && scan.peek() != ']'
-                && scan.peek() != ' ' && scan.peek() != '\n' && scan.peek() != '\r' && scan.peek() != '\t')
+            while (!scan.atEnd() && scan.peek() != ',' && scan.peek() != '}' && scan.peek() != ']' && scan.peek() != ' '
+                && scan.peek() != '\n' && scan.peek() != '\r' && scan.peek() != '\t')
                 scan.advance();
         }
     }

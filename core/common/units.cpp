@@ -23,8 +23,8 @@ std::string formatSi(double value, const std::string& unit)
     static constexpr struct {
         double scale;
         const char* prefix;
-    } kPrefixes[] = { { 1e18, "E" }, { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" },
-        { 1, "" }, { 1e-3, "m" }, { 1e-6, "u" }, { 1e-9, "n" } };
+    } kPrefixes[] = { { 1e18, "E" }, { 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" }, { 1, "" },
+        { 1e-3, "m" }, { 1e-6, "u" }, { 1e-9, "n" } };
     if (value == 0 || !std::isfinite(value))
         return threeDigits(value) + " " + unit;
     for (const auto& prefix : kPrefixes) {
@@ -53,6 +53,8 @@ std::string formatCount(double count)
         if (std::fabs(count) >= suffix.scale * 0.9995)
             return threeDigits(count / suffix.scale) + suffix.suffix;
     }
+    if (count == std::floor(count))
+        return std::to_string(static_cast<long long>(count));
     return threeDigits(count);
 }
 

@@ -60,8 +60,8 @@ public:
         return value;
     }
 
-    void requireOnlyKeys(const Json& object, const std::string& pointer,
-        std::initializer_list<std::string_view> allowed) const
+    void requireOnlyKeys(
+        const Json& object, const std::string& pointer, std::initializer_list<std::string_view> allowed) const
     {
         for (auto it = object.begin(); it != object.end(); ++it) {
             bool known = false;
@@ -98,14 +98,17 @@ public:
         const bool hasSource = node.contains("source");
         const bool hasAssumed = node.contains("assumed");
         if (hasSource == hasAssumed)
-            fail(factPointer, "'" + name + "' needs exactly one of \"source\" (where the value is published) or "
-                                            "\"assumed\" (why it is assumed)");
+            fail(factPointer,
+                "'" + name
+                    + "' needs exactly one of \"source\" (where the value is published) or "
+                      "\"assumed\" (why it is assumed)");
         const Json& why = hasSource ? node["source"] : node["assumed"];
         if (!why.is_string() || why.get<std::string>().empty())
-            fail(factPointer + (hasSource ? "/source" : "/assumed"), "'" + name + "' must name its "
-                    + (hasSource ? "source" : "reason for the assumption") + " as a non-empty string");
-        m_provenance[name] = Provenance { hasSource ? Provenance::Kind::Source : Provenance::Kind::Assumed,
-            why.get<std::string>() };
+            fail(factPointer + (hasSource ? "/source" : "/assumed"),
+                "'" + name + "' must name its " + (hasSource ? "source" : "reason for the assumption")
+                    + " as a non-empty string");
+        m_provenance[name]
+            = Provenance { hasSource ? Provenance::Kind::Source : Provenance::Kind::Assumed, why.get<std::string>() };
         return member(node, factPointer, "value");
     }
 
@@ -125,20 +128,22 @@ public:
         return number;
     }
 
-    std::int64_t integer(const Json& object, const std::string& pointer, const std::string& key, std::int64_t min,
-        std::int64_t max)
+    std::int64_t integer(
+        const Json& object, const std::string& pointer, const std::string& key, std::int64_t min, std::int64_t max)
     {
         const std::string valuePointer = pointer + '/' + key + "/value";
         const Json& value = fact(object, pointer, key);
         if (!value.is_number_integer())
-            fail(valuePointer, "'" + dotted(pointer + '/' + key) + "' must be an integer, got "
+            fail(valuePointer,
+                "'" + dotted(pointer + '/' + key) + "' must be an integer, got "
                     + (value.is_number() ? std::string("a fractional number") : std::string(value.type_name())));
         const auto number = value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t(INT64_MAX)
             ? INT64_MAX
             : value.get<std::int64_t>();
         if (number < min || number > max)
-            fail(valuePointer, "'" + dotted(pointer + '/' + key) + "' is " + std::to_string(number)
-                    + ", expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+            fail(valuePointer,
+                "'" + dotted(pointer + '/' + key) + "' is " + std::to_string(number) + ", expected an integer in ["
+                    + std::to_string(min) + ", " + std::to_string(max) + "]");
         return number;
     }
 
@@ -162,9 +167,9 @@ WaferSpec readWafer(PresetReader& reader, const Json& wafer)
 {
     const std::string at = "/wafer";
     reader.requireOnlyKeys(wafer, at,
-        { "name", "cores", "fabric_width", "fabric_height", "usable_x", "usable_y", "usable_width", "usable_height", "sram_per_pe_bytes",
-            "clock_hz", "fmac_per_pe_per_cycle", "link_bytes_per_cycle", "routable_colors", "hop_latency_cycles",
-            "sram_read_bytes_per_cycle", "sram_write_bytes_per_cycle" });
+        { "name", "cores", "fabric_width", "fabric_height", "usable_x", "usable_y", "usable_width", "usable_height",
+            "sram_per_pe_bytes", "clock_hz", "fmac_per_pe_per_cycle", "link_bytes_per_cycle", "routable_colors",
+            "hop_latency_cycles", "sram_read_bytes_per_cycle", "sram_write_bytes_per_cycle" });
     WaferSpec spec;
     spec.name = reader.text(wafer, at, "name");
     spec.cores = reader.integer(wafer, at, "cores", 1, 100'000'000);
@@ -214,7 +219,8 @@ SwarmXSpec readSwarmX(PresetReader& reader, const Json& swarmx)
         reader.requireOnlyKeys(swarmx, at, { "supported" });
         return spec;
     }
-    reader.requireOnlyKeys(swarmx, at, { "supported", "max_systems", "fan_out", "link_bytes_per_s", "level_latency_s" });
+    reader.requireOnlyKeys(
+        swarmx, at, { "supported", "max_systems", "fan_out", "link_bytes_per_s", "level_latency_s" });
     spec.maxSystems = int(reader.integer(swarmx, at, "max_systems", 1, 1'000'000));
     spec.fanOut = int(reader.integer(swarmx, at, "fan_out", 2, 1024));
     spec.linkBytesPerS = reader.number(swarmx, at, "link_bytes_per_s", 1e6, 1e15);
@@ -224,7 +230,8 @@ SwarmXSpec readSwarmX(PresetReader& reader, const Json& swarmx)
 
 SystemSpec readSystem(PresetReader& reader, const Json& root)
 {
-    reader.requireOnlyKeys(root, "", { "schema", "name", "display_name", "description", "wafer", "system", "memoryx", "swarmx" });
+    reader.requireOnlyKeys(
+        root, "", { "schema", "name", "display_name", "description", "wafer", "system", "memoryx", "swarmx" });
     const std::string schema = reader.text(root, "", "schema");
     if (schema != kSchema)
         reader.fail("/schema", "unsupported preset schema '" + schema + "' (expected '" + std::string(kSchema) + "')");
@@ -266,7 +273,8 @@ Expected<SystemSpec> loadPresetText(std::string_view text, const std::string& fi
         return Diagnostic { fileName, position.line, position.column, "invalid JSON: " + what };
     }
     if (!root.is_object())
-        return Diagnostic { fileName, 1, 1, std::string("a hardware preset must be a JSON object, got ") + root.type_name() };
+        return Diagnostic { fileName, 1, 1,
+            std::string("a hardware preset must be a JSON object, got ") + root.type_name() };
     try {
         PresetReader reader(text, fileName);
         SystemSpec spec = readSystem(reader, root);

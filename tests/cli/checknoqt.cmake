@@ -1,0 +1,10 @@
+# Fails when BINARY links any Qt library (waferscope-cli must stay headless).
+execute_process(COMMAND ldd ${BINARY} OUTPUT_VARIABLE libraries RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+    message(FATAL_ERROR "ldd ${BINARY} failed")
+endif()
+string(REGEX MATCHALL "libQt[^ \t\n]*" qt_libraries "${libraries}")
+if(qt_libraries)
+    message(FATAL_ERROR "${BINARY} links Qt: ${qt_libraries}")
+endif()
+message(STATUS "${BINARY} links no Qt library")

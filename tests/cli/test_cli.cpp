@@ -1,0 +1,131 @@
+// waferscope-cli: the hardware contract and the exit codes, driven in-process and, for the
+// exit status as a shell sees it, through the real binary.
+#include "testing.h"
+
+#include "app/cli/cli.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+#include <sys/wait.h>
+#include <vector>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+Result run(std::vector<std::string> args)
+{
+    std::ostringstream out, err;
+    Result result;
+    result.code = waferscope::cli::runCli(args, out, err);
+    result.out = out.str();
+    result.err = err.str();
+    return result;
+}
+
+// Runs the installed-style binary through the shell; returns its exit status.
+int shellExitStatus(const std::string& arguments)
+{
+    const std::string command = std::string(WAFERSCOPE_CLI_PATH) + " " + arguments + " >/dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+WS_TEST(hardwareJsonHoldsTheContractKeys)
+{
+    const Result result = run({ "hardware", "--json" });
+    WS_REQUIRE(result.code == 0);
+    WS_CHECK(result.err.empty());
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    const auto& systems = document.at("systems");
+    WS_REQUIRE(systems.size() == 3);
+    std::vector<std::string> names;
+    for (const auto& system : systems)
+        names.push_back(system.at("name"));
+    WS_CHECK(names == (std::vector<std::string> { "cs1", "cs2", "cs3" }));
+
+    const auto& cs2 = systems.at(1);
+    const auto& wafer = cs2.at("wafer");
+    WS_CHECK_EQ(wafer.at("name").get<std::string>(), std::string("WSE-2"));
+    WS_CHECK_EQ(wafer.at("fabric_width").get<int>(), 757);
+    WS_CHECK_EQ(wafer.at("fabric_height").get<int>(), 996);
+    WS_CHECK_EQ(wafer.at("usable_width").get<int>(), 750);
+    WS_CHECK_EQ(wafer.at("usable_height").get<int>(), 994);
+    WS_CHECK_EQ(wafer.at("sram_per_pe_bytes").get<int>(), 49152);
+    WS_CHECK_NEAR(wafer.at("clock_hz").get<double>(), 1.1e9, 1e-12);
+    WS_CHECK_EQ(wafer.at("fmac_per_pe_per_cycle").get<int>(), 4);
+    WS_CHECK_NEAR(cs2.at("io_bytes_per_s").get<double>(), 1.5e11, 1e-12);
+    WS_CHECK(cs2.at("memoryx").is_object());
+    WS_CHECK_EQ(cs2.at("swarmx").at("max_systems").get<int>(), 192);
+    WS_CHECK_EQ(systems.at(2).at("swarmx").at("max_systems").get<int>(), 2048);
+    WS_CHECK_EQ(systems.at(2).at("wafer").at("fabric_height").get<int>(), 1172);
+    WS_CHECK(cs2.at("provenance").at("wafer.clock_hz").contains("source"));
+}
+
+WS_TEST(hardwareTableMarksAssumptions)
+{
+    const Result result = run({ "hardware" });
+    WS_REQUIRE(result.code == 0);
+    WS_CHECK_CONTAINS(result.out, "757 x 996");
+    WS_CHECK_CONTAINS(result.out, "762 x 1172");
+    WS_CHECK_CONTAINS(result.out, "* assumed");
+}
+
+WS_TEST(systemFilter)
+{
+    const Result result = run({ "hardware", "--json", "--system", "cs3" });
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    WS_CHECK_EQ(document.at("systems").size(), std::size_t(1));
+    WS_CHECK_EQ(run({ "hardware", "--system=cs9" }).code, 2);
+}
+
+WS_TEST(exitCodesFollowTheContract)
+{
+    WS_CHECK_EQ(run({}).code, 2);
+    WS_CHECK_EQ(run({ "--help" }).code, 0);
+    WS_CHECK_EQ(run({ "--version" }).code, 0);
+    WS_CHECK_EQ(run({ "frobnicate" }).code, 2);
+    WS_CHECK_EQ(run({ "hardware", "--help" }).code, 0);
+    WS_CHECK_EQ(run({ "hardware", "--jsn" }).code, 2);
+    WS_CHECK_EQ(run({ "hardware", "--system" }).code, 2);
+    WS_CHECK_EQ(run({ "hardware", "--json", "--json" }).code, 2);
+    WS_CHECK_EQ(run({ "hardware", "extra" }).code, 2);
+}
+
+WS_TEST(badPresetFileGivesALocatedError)
+{
+    const std::string path = waferscope::test::dataDir() + "/hardware/bad/negative_sram.json";
+    const Result result = run({ "hardware", "--preset", path });
+    WS_CHECK_EQ(result.code, 2);
+    WS_CHECK(result.out.empty());
+    // FILE:LINE:COL: error: ...
+    WS_CHECK_CONTAINS(result.err, path + ":");
+    WS_CHECK_CONTAINS(result.err, ": error: 'wafer.sram_per_pe_bytes' is -49152");
+    WS_CHECK_EQ(run({ "hardware", "--preset", "/nonexistent.json" }).code, 2);
+}
+
+WS_TEST(goodPresetFileIsAccepted)
+{
+    const std::string path = waferscope::test::sourceDir() + "/resources/hardware/cs3.json";
+    const Result result = run({ "hardware", "--json", "--preset", path });
+    WS_REQUIRE(result.code == 0);
+    WS_CHECK_EQ(
+        nlohmann::json::parse(result.out).at("systems").at(0).at("name").get<std::string>(), std::string("cs3"));
+}
+
+WS_TEST(realBinaryExitStatus)
+{
+    WS_CHECK_EQ(shellExitStatus("hardware --json"), 0);
+    WS_CHECK_EQ(shellExitStatus("no-such-command"), 2);
+    WS_CHECK_EQ(
+        shellExitStatus("hardware --preset " + waferscope::test::dataDir() + "/hardware/bad/truncated.json"), 2);
+}

@@ -1,0 +1,132 @@
+// Broken presets: every mutation of a good preset must fail with a diagnostic located on the
+// line of the mutation, computed here from the text rather than taken from the loader.
+#include "testing.h"
+
+#include "core/hardware/builtinpresets.h"
+#include "core/hardware/presetloader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+using namespace waferscope::core;
+
+namespace {
+
+std::string cs2Text()
+{
+    for (const EmbeddedPreset& preset : embeddedPresets())
+        if (preset.name == "cs2")
+            return std::string(preset.text);
+    return {};
+}
+
+int lineOf(const std::string& text, std::size_t offset)
+{
+    return 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(offset), '\n'));
+}
+
+struct Mutation {
+    const char* what;
+    std::string from; // unique text in cs2.json
+    std::string to;
+    const char* expectedMessage;
+};
+
+} // namespace
+
+WS_TEST(goodPresetRoundTripsThroughAFile)
+{
+    const std::string path = std::filesystem::temp_directory_path() / "waferscope-test-cs2.json";
+    std::ofstream(path) << cs2Text();
+    Expected<SystemSpec> spec = loadPresetFile(path);
+    WS_REQUIRE(spec.hasValue());
+    WS_CHECK_EQ(spec->wafer.fabricWidth, 757);
+    std::filesystem::remove(path);
+}
+
+WS_TEST(mutatedPresetsFailOnTheMutatedLine)
+{
+    const std::string good = cs2Text();
+    WS_REQUIRE(!good.empty());
+    const Mutation mutations[] = {
+        { "negative clock", "\"value\": 1100000000.0", "\"value\": -1.1e9", "expected a value in" },
+        { "absurd clock", "\"value\": 1100000000.0", "\"value\": 1e30", "expected a value in" },
+        { "string for a number", "\"value\": 1100000000.0", "\"value\": \"fast\"", "must be a number" },
+        { "fractional PE count", "\"value\": 757,", "\"value\": 757.5,", "must be an integer" },
+        { "zero width", "\"value\": 757,", "\"value\": 0,", "expected an integer in" },
+        { "usable wider than fabric", "\"value\": 750,", "\"value\": 760,", "lies inside the fabric" },
+        { "more PEs than cores", "\"value\": 850000,", "\"value\": 85000,", "every fabric PE is a core" },
+        { "typo in a key", "\"clock_hz\"", "\"clock_hx\"", "unknown key 'wafer.clock_hx'" },
+        { "no provenance", "\"source\": \"ALCF Cerebras user guide: 48 KB SRAM per PE\"",
+            "\"note\": \"ALCF Cerebras user guide: 48 KB SRAM per PE\"", "unknown key" },
+        { "empty source", "\"source\": \"ALCF Cerebras user guide: 48 KB SRAM per PE\"", "\"source\": \"\"",
+            "non-empty string" },
+        { "wrong schema", "\"waferscope-hardware/1\"", "\"waferscope-hardware/9\"", "unsupported preset schema" },
+        { "boolean as string", "\"value\": true", "\"value\": \"yes\"", "must be true or false" },
+        { "too many systems", "\"value\": 192,", "\"value\": 0,", "expected an integer in" },
+        { "syntax error", "\"cores\": {", "\"cores\" {", "invalid JSON" },
+    };
+    for (const Mutation& mutation : mutations) {
+        const std::size_t at = good.find(mutation.from);
+        WS_REQUIRE(at != std::string::npos);
+        std::string bad = good;
+        bad.replace(at, mutation.from.size(), mutation.to);
+        Expected<SystemSpec> spec = loadPresetText(bad, "bad.json");
+        if (spec.hasValue()) {
+            ::waferscope::test::reportFailure(__FILE__, __LINE__, std::string("accepted: ") + mutation.what);
+            continue;
+        }
+        const Diagnostic& error = spec.error();
+        WS_CHECK_CONTAINS(error.message, mutation.expectedMessage);
+        WS_CHECK_EQ(error.line, lineOf(bad, at));
+        WS_CHECK(error.column > 0);
+        WS_CHECK_CONTAINS(error.format(), "bad.json:" + std::to_string(lineOf(bad, at)) + ":");
+    }
+}
+
+WS_TEST(missingKeyPointsAtItsObject)
+{
+    std::string bad = cs2Text();
+    const std::size_t start = bad.find("\"routable_colors\"");
+    const std::size_t end = bad.find("\"hop_latency_cycles\"");
+    WS_REQUIRE(start != std::string::npos && end > start);
+    bad.erase(start, end - start);
+    Expected<SystemSpec> spec = loadPresetText(bad, "bad.json");
+    WS_REQUIRE(!spec.hasValue());
+    WS_CHECK_CONTAINS(spec.error().message, "missing key 'wafer.routable_colors'");
+    WS_CHECK_EQ(spec.error().line, lineOf(bad, bad.find("\"wafer\": {") + 9));
+}
+
+WS_TEST(nonObjectsAndGarbageAreRejected)
+{
+    for (const char* text : { "", "[]", "42", "\x01\x02\xff garbage", "{\"schema\": \"waferscope-hardware/1\"}" }) {
+        Expected<SystemSpec> spec = loadPresetText(text, "x.json");
+        WS_REQUIRE(!spec.hasValue());
+        WS_CHECK(spec.error().line >= 1);
+    }
+}
+
+WS_TEST(pathsThatAreNotPresetFiles)
+{
+    Expected<SystemSpec> missing = loadPresetFile("/nonexistent/waferscope/preset.json");
+    WS_REQUIRE(!missing.hasValue());
+    WS_CHECK_CONTAINS(missing.error().format(), "/nonexistent/waferscope/preset.json: error: no such file");
+    Expected<SystemSpec> directory = loadPresetFile(std::filesystem::temp_directory_path().string());
+    WS_REQUIRE(!directory.hasValue());
+    WS_CHECK_CONTAINS(directory.error().message, "is a directory");
+}
+
+WS_TEST(checkedInBadPresetsAllFail)
+{
+    const std::filesystem::path folder = waferscope::test::dataDir() + "/hardware/bad";
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+        Expected<SystemSpec> spec = loadPresetFile(entry.path().string());
+        WS_CHECK(!spec.hasValue());
+        if (!spec.hasValue())
+            WS_CHECK(spec.error().line > 0);
+        ++count;
+    }
+    WS_CHECK(count >= 3);
+}
