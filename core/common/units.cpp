@@ -58,4 +58,16 @@ std::string formatCount(double count)
     return threeDigits(count);
 }
 
+std::string formatThousands(long long value)
+{
+    const std::string digits = std::to_string(value < 0 ? -value : value);
+    std::string grouped = value < 0 ? "-" : "";
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            grouped += ',';
+        grouped += digits[i];
+    }
+    return grouped;
+}
+
 } // namespace waferscope::core

@@ -239,7 +239,7 @@ SystemSpec readSystem(PresetReader& reader, const Json& root)
     spec.name = reader.text(root, "", "name");
     spec.displayName = reader.text(root, "", "display_name");
     if (root.contains("description"))
-        reader.text(root, "", "description");
+        spec.description = reader.text(root, "", "description");
     spec.wafer = readWafer(reader, reader.section(root, "", "wafer"));
     const Json& system = reader.section(root, "", "system");
     reader.requireOnlyKeys(system, "/system", { "io_bytes_per_s", "inter_system_latency_s" });

@@ -20,6 +20,7 @@ struct Provenance {
 struct SystemSpec {
     std::string name; // preset key: "cs2"
     std::string displayName; // "CS-2"
+    std::string description; // one sentence for people, from the preset
     WaferSpec wafer;
     double ioBytesPerS = 0.0; // external I/O of one system
     double interSystemLatencyS = 0.0; // one activation hop between systems

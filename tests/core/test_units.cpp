@@ -23,3 +23,10 @@ WS_TEST(bytesAndCounts)
     WS_CHECK_EQ(formatCount(24e12), std::string("24.0 T"));
     WS_CHECK_EQ(formatCount(12), std::string("12"));
 }
+
+WS_TEST(thousandsSeparators)
+{
+    WS_CHECK_EQ(formatThousands(850000), std::string("850,000"));
+    WS_CHECK_EQ(formatThousands(999), std::string("999"));
+    WS_CHECK_EQ(formatThousands(-1234567), std::string("-1,234,567"));
+}

@@ -1,0 +1,170 @@
+// The GUI shell on the offscreen platform: system selection, cluster limits, drag and drop,
+// hover, the screenshot path and the launch options.
+#include "ui/hardwaretablemodel.h"
+#include "ui/launchoptions.h"
+#include "ui/mainwindow.h"
+#include "ui/messagepanel.h"
+#include "ui/modelpanel.h"
+#include "ui/screenshot.h"
+#include "ui/systempanel.h"
+#include "ui/waferview.h"
+
+#include "core/hardware/builtinpresets.h"
+
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+using namespace waferscope;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<ui::MainWindow> makeWindow()
+    {
+        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
+        if (!systems)
+            qFatal("%s", systems.error().format().c_str());
+        auto window = std::make_unique<ui::MainWindow>(std::move(systems).value());
+        window->resize(1400, 900);
+        window->show();
+        if (!QTest::qWaitForWindowExposed(window.get()))
+            qWarning("window not exposed");
+        return window;
+    }
+
+    static void drop(QWidget* target, const QList<QUrl>& urls)
+    {
+        auto* mime = new QMimeData;
+        mime->setUrls(urls);
+        const QPointF at(target->width() / 2.0, target->height() / 2.0);
+        QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(target, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent dropEvent(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(target, &dropEvent);
+        QVERIFY(dropEvent.isAccepted());
+        delete mime;
+    }
+
+private Q_SLOTS:
+    void systemSelectionDrivesViewAndPanel()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QCOMPARE(window->waferView()->scene().fabricWidth, 757);
+        QCOMPARE(window->waferView()->scene().fabricHeight, 996);
+        QCOMPARE(window->waferView()->scene().usable, QRect(4, 1, 750, 994));
+        QVERIFY(window->selectSystem(QStringLiteral("cs3")));
+        QCOMPARE(window->waferView()->scene().fabricWidth, 762);
+        QCOMPARE(window->waferView()->scene().fabricHeight, 1172);
+        const ui::HardwareTableModel* model = window->systemPanel()->model();
+        QVERIFY(model->rowCount() > 10);
+        QCOMPARE(model->index(0, ui::HardwareTableModel::ValueColumn).data().toString(), QStringLiteral("WSE-3"));
+        QVERIFY(!window->selectSystem(QStringLiteral("cs9")));
+        QCOMPARE(window->currentSystem().name, std::string("cs3"));
+    }
+
+    void clusterSizeFollowsTheGeneration()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(192).isEmpty());
+        QCOMPARE(window->numSystems(), 192);
+        QVERIFY(!window->setNumSystems(193).isEmpty());
+        QVERIFY(window->selectSystem(QStringLiteral("cs1")));
+        QCOMPARE(window->numSystems(), 1); // clamped: CS-1 has no SwarmX
+        QVERIFY(window->setNumSystems(2).contains(QStringLiteral("no SwarmX")));
+    }
+
+    void acceptsADroppedFileAndSaysWhatHappened()
+    {
+        auto window = makeWindow();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("params_gpt2.yaml"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("model:\n  hidden_size: 768\n");
+        file.close();
+        const int before = window->messagePanel()->count();
+        drop(window.get(), { QUrl::fromLocalFile(path) });
+        QCOMPARE(window->messagePanel()->count(), before + 1);
+        const QString message = window->messagePanel()->text(before);
+        QVERIFY2(message.startsWith(path), qPrintable(message));
+        QVERIFY(message.contains(QStringLiteral("model importer")));
+        QVERIFY(window->modelPanel()->statusText().contains(QStringLiteral("model importer")));
+    }
+
+    void droppedDirectoryAndMissingFileAreLocatedErrors()
+    {
+        auto window = makeWindow();
+        QTemporaryDir dir;
+        const int before = window->messagePanel()->count();
+        drop(window.get(), { QUrl::fromLocalFile(dir.path()), QUrl::fromLocalFile(dir.filePath("gone.yaml")) });
+        QCOMPARE(window->messagePanel()->count(), before + 2);
+        QCOMPARE(window->messagePanel()->text(before),
+            dir.path() + QStringLiteral(": error: is a directory, expected a Model Zoo params YAML"));
+        QCOMPARE(window->messagePanel()->text(before + 1),
+            dir.filePath("gone.yaml") + QStringLiteral(": error: no such file"));
+    }
+
+    void hoverReportsThePeUnderTheMouse()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        ui::WaferView* view = window->waferView();
+        QSignalSpy spy(view, &ui::WaferView::hoveredPeChanged);
+        const QPointF pixel = view->viewport().peToPixel(QPointF(100.5, 200.5));
+        QTest::mouseMove(view, pixel.toPoint());
+        QVERIFY(!spy.isEmpty());
+        const auto pe = spy.last().at(0).value<std::optional<QPoint>>();
+        QVERIFY(pe.has_value());
+        // One PE is at least half a pixel here, so rounding the pixel can move one PE at most.
+        QVERIFY(qAbs(pe->x() - 100) <= 1 && qAbs(pe->y() - 200) <= 1);
+    }
+
+    void screenshotShowsTheMesh()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("shot.png"));
+        QCOMPARE(ui::saveScreenshot(window.get(), path), QString());
+        const QImage image(path);
+        QCOMPARE(image.size(), window->size() * window->devicePixelRatio());
+        // The PE at the centre of the usable rectangle is drawn in the usable colour.
+        ui::WaferView* view = window->waferView();
+        const QPoint inView = view->viewport().peToPixel(QPointF(378.5, 497.5)).toPoint();
+        const QPoint inWindow = view->mapTo(window.get(), inView);
+        QCOMPARE(image.pixelColor(inWindow), ui::MeshPalette().usablePe);
+        QVERIFY(!ui::saveScreenshot(window.get(), QStringLiteral("/nonexistent-dir/x.png")).isEmpty());
+    }
+
+    void launchOptions()
+    {
+        QString error;
+        ui::LaunchOptions options = ui::LaunchOptions::parse(
+            { "waferscope", "model.yaml", "--system", "cs3", "--num_csx", "4", "--step", "5", "--screenshot", "a.png" },
+            &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(options.file, QStringLiteral("model.yaml"));
+        QCOMPARE(options.system, QStringLiteral("cs3"));
+        QCOMPARE(options.numCsx, 4);
+        QCOMPARE(options.step, std::optional<int>(5));
+        QCOMPARE(options.screenshot, QStringLiteral("a.png"));
+
+        ui::LaunchOptions::parse({ "waferscope", "--num_csx", "zero" }, &error);
+        QVERIFY(error.contains(QStringLiteral("--num_csx")));
+        ui::LaunchOptions::parse({ "waferscope", "--step", "-1" }, &error);
+        QVERIFY(error.contains(QStringLiteral("--step")));
+        ui::LaunchOptions::parse({ "waferscope", "a.yaml", "b.yaml" }, &error);
+        QVERIFY(error.contains(QStringLiteral("at most one FILE")));
+        ui::LaunchOptions::parse({ "waferscope", "--frobnicate" }, &error);
+        QVERIFY(!error.isEmpty());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_mainwindow.moc"

@@ -1,0 +1,71 @@
+#include "ui/launchoptions.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+namespace waferscope::ui {
+
+LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error, bool* helpShown)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("WaferScope: explore and simulate Cerebras-style wafer-scale systems."));
+    const QCommandLineOption helpOption = parser.addHelpOption();
+    const QCommandLineOption versionOption = parser.addVersionOption();
+    const QCommandLineOption systemOption(
+        QStringLiteral("system"), QStringLiteral("System generation: cs1, cs2 or cs3 (default cs2)."), "name");
+    const QCommandLineOption numCsxOption(
+        QStringLiteral("num_csx"), QStringLiteral("Number of CS-X systems in the cluster (default 1)."), "N");
+    const QCommandLineOption stepOption(
+        QStringLiteral("step"), QStringLiteral("Run to frame K before showing or saving the window."), "K");
+    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+        QStringLiteral("Render the window, save it as a PNG and exit (works offscreen)."), "OUT.png");
+    parser.addOptions({ systemOption, numCsxOption, stepOption, screenshotOption });
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A Model Zoo params YAML to open."), "[FILE]");
+
+    LaunchOptions options;
+    if (!parser.parse(arguments)) {
+        *error = parser.errorText() + QStringLiteral(" (see --help)");
+        return options;
+    }
+    if (parser.isSet(helpOption) || parser.isSet(versionOption)) {
+        if (helpShown)
+            *helpShown = true;
+        *error = parser.isSet(helpOption) ? parser.helpText()
+                                          : QCoreApplication::applicationName() + QLatin1Char(' ')
+                + QCoreApplication::applicationVersion() + QLatin1Char('\n');
+        return options;
+    }
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) {
+        *error = QStringLiteral("expected at most one FILE, got %1 (see --help)").arg(positional.size());
+        return options;
+    }
+    if (!positional.isEmpty())
+        options.file = positional.front();
+    if (parser.isSet(systemOption))
+        options.system = parser.value(systemOption);
+    if (parser.isSet(numCsxOption)) {
+        bool ok = false;
+        options.numCsx = parser.value(numCsxOption).toInt(&ok);
+        if (!ok || options.numCsx < 1) {
+            *error = QStringLiteral("--num_csx expects a positive integer, got '%1'").arg(parser.value(numCsxOption));
+            return options;
+        }
+    }
+    if (parser.isSet(stepOption)) {
+        bool ok = false;
+        const int step = parser.value(stepOption).toInt(&ok);
+        if (!ok || step < 0) {
+            *error = QStringLiteral("--step expects a non-negative integer, got '%1'").arg(parser.value(stepOption));
+            return options;
+        }
+        options.step = step;
+    }
+    if (parser.isSet(screenshotOption))
+        options.screenshot = parser.value(screenshotOption);
+    error->clear();
+    return options;
+}
+
+} // namespace waferscope::ui

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace waferscope::ui {
+
+// `waferscope [FILE] [--system cs2] [--num_csx N] [--step K] [--screenshot OUT.png]`, parsed
+// with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
+// decided against the loaded presets by the caller.
+struct LaunchOptions {
+    QString file; // model params YAML to open, empty for none
+    QString system = QStringLiteral("cs2");
+    int numCsx = 1;
+    std::optional<int> step; // frame index to run to before showing (or saving)
+    QString screenshot; // PNG path; when set the window is rendered, saved, and the app exits
+
+    // Returns the options, or an error message (already including "--help" advice). `arguments`
+    // starts with the program name, as QCoreApplication::arguments() does.
+    static LaunchOptions parse(const QStringList& arguments, QString* error, bool* helpShown = nullptr);
+};
+
+} // namespace waferscope::ui

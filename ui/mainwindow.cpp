@@ -1,0 +1,260 @@
+#include "ui/mainwindow.h"
+
+#include "ui/emptystatepanel.h"
+#include "ui/messagepanel.h"
+#include "ui/modelpanel.h"
+#include "ui/systempanel.h"
+#include "ui/waferview.h"
+
+#include "core/hardware/clusterspec.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QToolBar>
+
+namespace waferscope::ui {
+
+MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
+    : QMainWindow(parent)
+    , m_systems(std::move(systems))
+    , m_waferView(new WaferView(this))
+    , m_messages(new MessagePanel(this))
+    , m_modelPanel(new ModelPanel(this))
+    , m_systemPanel(new SystemPanel(this))
+{
+    Q_ASSERT(!m_systems.empty());
+    setWindowTitle(tr("WaferScope"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/waferscope.svg")));
+    setAcceptDrops(true);
+    setCentralWidget(m_waferView);
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+
+    createActions();
+    createToolBar();
+    createDocks();
+
+    m_hoverLabel = new QLabel(this);
+    m_zoomLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_hoverLabel);
+    statusBar()->addPermanentWidget(m_zoomLabel);
+    connect(m_waferView, &WaferView::hoveredPeChanged, this, &MainWindow::showHoveredPe);
+    connect(m_waferView, &WaferView::zoomChanged, this,
+        [this](double pixelsPerPe) { m_zoomLabel->setText(tr("zoom %1 px/PE").arg(pixelsPerPe, 0, 'f', 2)); });
+
+    systemChanged();
+    statusBar()->showMessage(tr("Drop a Model Zoo params YAML on the window to load a model."));
+}
+
+void MainWindow::createActions()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a Model Zoo params file"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)"));
+        if (!path.isEmpty())
+            openFile(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    m_viewMenu->addAction(tr("&Fit wafer"), QKeySequence(Qt::Key_F), m_waferView, &WaferView::fitToView);
+    m_viewMenu->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, m_waferView, [this] { m_waferView->zoomBy(1.25); });
+    m_viewMenu->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, m_waferView, [this] { m_waferView->zoomBy(0.8); });
+    m_viewMenu->addSeparator();
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About WaferScope"), this, [this] {
+        QMessageBox::about(this, tr("About WaferScope"),
+            tr("<b>WaferScope %1</b><p>Explorer and simulator of Cerebras-style wafer-scale systems: "
+               "WSE-1/2/3 wafers, CS-X systems, MemoryX and SwarmX clusters.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::createToolBar()
+{
+    QToolBar* bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolBar"));
+    bar->setMovable(false);
+    bar->addWidget(new QLabel(tr(" System "), bar));
+    m_systemBox = new QComboBox(bar);
+    for (const core::SystemSpec& system : m_systems)
+        m_systemBox->addItem(QStringLiteral("%1 (%2)").arg(
+                                 QString::fromStdString(system.displayName), QString::fromStdString(system.wafer.name)),
+            QString::fromStdString(system.name));
+    bar->addWidget(m_systemBox);
+    bar->addWidget(new QLabel(tr("  Systems (num_csx) "), bar));
+    m_numSystemsBox = new QSpinBox(bar);
+    m_numSystemsBox->setMinimum(1);
+    bar->addWidget(m_numSystemsBox);
+    bar->addSeparator();
+    bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Open…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a Model Zoo params file"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)"));
+        if (!path.isEmpty())
+            openFile(path);
+    });
+    bar->addAction(tr("Fit wafer"), m_waferView, &WaferView::fitToView);
+
+    connect(m_systemBox, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index >= 0 && std::size_t(index) != m_current) {
+            m_current = std::size_t(index);
+            systemChanged();
+        }
+    });
+    connect(m_numSystemsBox, &QSpinBox::valueChanged, this,
+        [this](int) { m_systemPanel->setSystem(currentSystem(), numSystems()); });
+}
+
+QDockWidget* MainWindow::addDock(
+    const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area)
+{
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    addDockWidget(area, dock);
+    m_viewMenu->addAction(dock->toggleViewAction());
+    return dock;
+}
+
+void MainWindow::createDocks()
+{
+    addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::LeftDockWidgetArea);
+    QDockWidget* system = addDock(tr("System"), QStringLiteral("systemDock"), m_systemPanel, Qt::RightDockWidgetArea);
+    QDockWidget* messages
+        = addDock(tr("Messages"), QStringLiteral("messagesDock"), m_messages, Qt::BottomDockWidgetArea);
+    QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"),
+        new EmptyStatePanel(tr("Timeline"),
+            tr("MemoryX, SwarmX and per-system lanes with stream-in, forward, backward and optimizer phases "
+               "appear here when a model runs."),
+            this),
+        Qt::BottomDockWidgetArea);
+    QDockWidget* scaling = addDock(tr("Scaling"), QStringLiteral("scalingDock"),
+        new EmptyStatePanel(tr("Scaling"),
+            tr("Throughput and efficiency against the number of systems, with the binding limit, "
+               "appear here for a loaded model."),
+            this),
+        Qt::BottomDockWidgetArea);
+    tabifyDockWidget(messages, timeline);
+    tabifyDockWidget(timeline, scaling);
+    messages->raise();
+    resizeDocks({ system }, { 460 }, Qt::Horizontal);
+    resizeDocks({ messages }, { 170 }, Qt::Vertical);
+}
+
+const core::SystemSpec& MainWindow::currentSystem() const
+{
+    return m_systems[m_current];
+}
+
+int MainWindow::numSystems() const
+{
+    return m_numSystemsBox->value();
+}
+
+bool MainWindow::selectSystem(const QString& name)
+{
+    const int index = m_systemBox->findData(name);
+    if (index < 0)
+        return false;
+    m_systemBox->setCurrentIndex(index);
+    return true;
+}
+
+QString MainWindow::setNumSystems(int numSystems)
+{
+    core::Expected<core::ClusterSpec> cluster = core::ClusterSpec::make(currentSystem(), numSystems);
+    if (!cluster)
+        return QString::fromStdString(cluster.error().message);
+    m_numSystemsBox->setValue(numSystems);
+    return {};
+}
+
+void MainWindow::systemChanged()
+{
+    const core::SystemSpec& system = currentSystem();
+    const core::WaferSpec& wafer = system.wafer;
+    m_numSystemsBox->setMaximum(system.swarmx.supported ? system.swarmx.maxSystems : 1);
+    m_systemPanel->setSystem(system, numSystems());
+    const MeshScene scene { wafer.fabricWidth, wafer.fabricHeight,
+        QRect(wafer.usableX, wafer.usableY, wafer.usableWidth, wafer.usableHeight) };
+    m_waferView->setScene(scene,
+        tr("%1 · %2 · %3 x %4 PEs (usable %5 x %6)")
+            .arg(QString::fromStdString(system.displayName), QString::fromStdString(wafer.name))
+            .arg(wafer.fabricWidth)
+            .arg(wafer.fabricHeight)
+            .arg(wafer.usableWidth)
+            .arg(wafer.usableHeight));
+}
+
+void MainWindow::showHoveredPe(std::optional<QPoint> pe)
+{
+    if (!pe) {
+        m_hoverLabel->clear();
+        return;
+    }
+    const bool usable = currentSystem().wafer.isUsable(pe->x(), pe->y());
+    m_hoverLabel->setText(
+        tr("PE (%1, %2) · %3").arg(pe->x()).arg(pe->y()).arg(usable ? tr("usable") : tr("I/O margin")));
+}
+
+void MainWindow::reportError(const QString& message)
+{
+    m_messages->addMessage(MessagePanel::Severity::Error, message);
+    statusBar()->showMessage(message, 10000);
+}
+
+void MainWindow::openFile(const QString& path)
+{
+    const QFileInfo info(path);
+    if (!info.exists()) {
+        reportError(tr("%1: error: no such file").arg(path));
+        return;
+    }
+    if (info.isDir()) {
+        reportError(tr("%1: error: is a directory, expected a Model Zoo params YAML").arg(path));
+        return;
+    }
+    // Reading the model graph arrives with the model importer; say so instead of doing nothing.
+    const QString status = tr("Model loading arrives with the model importer; the file was not read yet.");
+    m_modelPanel->showFile(info.absoluteFilePath(), status);
+    m_messages->addMessage(MessagePanel::Severity::Warning, QStringLiteral("%1: %2").arg(path, status));
+    statusBar()->showMessage(status, 10000);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty())
+        return;
+    event->acceptProposedAction();
+    for (const QUrl& url : urls) {
+        if (!url.isLocalFile()) {
+            reportError(tr("%1: error: only local files can be opened").arg(url.toString()));
+            continue;
+        }
+        openFile(url.toLocalFile());
+    }
+}
+
+} // namespace waferscope::ui

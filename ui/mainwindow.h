@@ -1,0 +1,69 @@
+#pragma once
+
+#include "core/hardware/systemspec.h"
+
+#include <QMainWindow>
+
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QSpinBox;
+
+namespace waferscope::ui {
+
+class MessagePanel;
+class ModelPanel;
+class SystemPanel;
+class WaferView;
+
+// The main window: wires the wafer view, the docks and the controls together; holds no engine
+// logic. GUI thread.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent = nullptr);
+
+    // Selects a system generation by preset name ("cs2"); false when there is no such preset.
+    bool selectSystem(const QString& name);
+    // Sets the cluster size; returns the error text when the generation cannot have that many.
+    QString setNumSystems(int numSystems);
+    // Opens a model file (File > Open, drag and drop, command line).
+    void openFile(const QString& path);
+
+    const core::SystemSpec& currentSystem() const;
+    int numSystems() const;
+    WaferView* waferView() const { return m_waferView; }
+    MessagePanel* messagePanel() const { return m_messages; }
+    ModelPanel* modelPanel() const { return m_modelPanel; }
+    SystemPanel* systemPanel() const { return m_systemPanel; }
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createActions();
+    void createToolBar();
+    void createDocks();
+    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
+    void systemChanged();
+    void showHoveredPe(std::optional<QPoint> pe);
+    void reportError(const QString& message);
+
+    std::vector<core::SystemSpec> m_systems; // the presets, in menu order
+    std::size_t m_current = 0; // index into m_systems
+    WaferView* m_waferView;
+    MessagePanel* m_messages;
+    ModelPanel* m_modelPanel;
+    SystemPanel* m_systemPanel;
+    QComboBox* m_systemBox = nullptr;
+    QSpinBox* m_numSystemsBox = nullptr;
+    QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse
+    QLabel* m_zoomLabel = nullptr; // status bar: pixels per PE
+    QMenu* m_viewMenu = nullptr;
+};
+
+} // namespace waferscope::ui

@@ -1,0 +1,197 @@
+#include "ui/waferview.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+
+#include <cmath>
+
+namespace waferscope::ui {
+
+WaferView::WaferView(QWidget* parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumSize(200, 150);
+}
+
+void WaferView::setScene(const MeshScene& scene, const QString& caption)
+{
+    const bool resized = scene.fabricWidth != m_scene.fabricWidth || scene.fabricHeight != m_scene.fabricHeight;
+    m_scene = scene;
+    m_caption = caption;
+    m_viewport.setFabricSize(scene.fabricWidth, scene.fabricHeight);
+    if (resized || m_followsFit) {
+        m_followsFit = true;
+        m_viewport.fit();
+    }
+    viewportChanged();
+}
+
+void WaferView::zoomBy(double factor)
+{
+    m_followsFit = false;
+    m_viewport.zoomAt(QPointF(width() / 2.0, height() / 2.0), factor);
+    viewportChanged();
+}
+
+void WaferView::fitToView()
+{
+    m_followsFit = true;
+    m_viewport.fit();
+    viewportChanged();
+}
+
+void WaferView::viewportChanged()
+{
+    m_image = QImage();
+    update();
+    Q_EMIT zoomChanged(m_viewport.pixelsPerPe());
+}
+
+void WaferView::paintEvent(QPaintEvent*)
+{
+    if (m_image.isNull() || m_image.size() != size())
+        m_image = renderMesh(m_scene, m_viewport, m_palette);
+    QPainter painter(this);
+    painter.drawImage(0, 0, m_image);
+    drawLegend(painter);
+}
+
+void WaferView::drawLegend(QPainter& painter) const
+{
+    painter.setRenderHint(QPainter::Antialiasing);
+    QFont font = painter.font();
+    font.setPointSizeF(font.pointSizeF() * 1.05);
+    painter.setFont(font);
+    const QFontMetrics metrics(font);
+    const int pad = 8;
+    const int line = metrics.height();
+
+    const QString zoom = m_viewport.pixelsPerPe() >= 1
+        ? tr("%1 px per PE").arg(m_viewport.pixelsPerPe(), 0, 'f', 1)
+        : tr("1 px = %1 PEs across").arg(1.0 / m_viewport.pixelsPerPe(), 0, 'f', 1);
+    const QStringList lines { m_caption, zoom };
+    int boxWidth = 0;
+    for (const QString& text : lines)
+        boxWidth = std::max(boxWidth, metrics.horizontalAdvance(text));
+    const int swatchRowWidth
+        = metrics.horizontalAdvance(tr("usable PE")) + metrics.horizontalAdvance(tr("I/O margin")) + 2 * line + 3 * pad;
+    boxWidth = std::max(boxWidth, swatchRowWidth);
+    const QRect box(pad, pad, boxWidth + 2 * pad, 3 * line + 2 * pad);
+    painter.setPen(Qt::NoPen);
+    painter.setBrush(QColor(0, 0, 0, 160));
+    painter.drawRoundedRect(box, 6, 6);
+
+    painter.setPen(m_palette.label);
+    int y = box.top() + pad;
+    for (const QString& text : lines) {
+        painter.drawText(QRect(box.left() + pad, y, boxWidth, line), Qt::AlignLeft | Qt::AlignVCenter, text);
+        y += line;
+    }
+    int x = box.left() + pad;
+    for (const auto& [color, text] :
+        { std::pair { m_palette.usablePe, tr("usable PE") }, std::pair { m_palette.marginPe, tr("I/O margin") } }) {
+        painter.fillRect(QRect(x, y + 3, line - 6, line - 6), color);
+        x += line;
+        painter.drawText(
+            QRect(x, y, metrics.horizontalAdvance(text) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, text);
+        x += metrics.horizontalAdvance(text) + pad;
+    }
+}
+
+void WaferView::resizeEvent(QResizeEvent*)
+{
+    m_viewport.setWidgetSize(size());
+    if (m_followsFit)
+        m_viewport.fit();
+    viewportChanged();
+}
+
+void WaferView::wheelEvent(QWheelEvent* event)
+{
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0)
+        return;
+    m_followsFit = false;
+    m_viewport.zoomAt(event->position(), std::pow(1.25, steps));
+    viewportChanged();
+    event->accept();
+}
+
+void WaferView::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() == Qt::LeftButton)
+        m_dragStart = event->position().toPoint();
+}
+
+void WaferView::mouseMoveEvent(QMouseEvent* event)
+{
+    const QPoint position = event->position().toPoint();
+    if (m_dragStart) {
+        m_followsFit = false;
+        m_viewport.panBy(position - *m_dragStart);
+        m_dragStart = position;
+        viewportChanged();
+    }
+    const std::optional<QPoint> pe = m_viewport.peAt(event->position());
+    if (pe != m_hovered) {
+        m_hovered = pe;
+        Q_EMIT hoveredPeChanged(pe);
+    }
+}
+
+void WaferView::mouseReleaseEvent(QMouseEvent*)
+{
+    m_dragStart.reset();
+}
+
+void WaferView::mouseDoubleClickEvent(QMouseEvent*)
+{
+    fitToView();
+}
+
+void WaferView::keyPressEvent(QKeyEvent* event)
+{
+    const double step = 48.0;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1.25);
+        return;
+    case Qt::Key_Minus:
+        zoomBy(0.8);
+        return;
+    case Qt::Key_0:
+        fitToView();
+        return;
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+    case Qt::Key_Up:
+    case Qt::Key_Down: {
+        const QPointF delta = event->key() == Qt::Key_Left ? QPointF(step, 0)
+            : event->key() == Qt::Key_Right                ? QPointF(-step, 0)
+            : event->key() == Qt::Key_Up                   ? QPointF(0, step)
+                                                           : QPointF(0, -step);
+        m_followsFit = false;
+        m_viewport.panBy(delta);
+        viewportChanged();
+        return;
+    }
+    default:
+        QWidget::keyPressEvent(event);
+    }
+}
+
+void WaferView::leaveEvent(QEvent*)
+{
+    if (m_hovered) {
+        m_hovered.reset();
+        Q_EMIT hoveredPeChanged(std::nullopt);
+    }
+}
+
+} // namespace waferscope::ui
