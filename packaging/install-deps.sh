@@ -5,7 +5,7 @@
 # build (core, CLI, core tests) needs.
 set -euo pipefail
 
-core_packages=(build-essential cmake ninja-build pkg-config libtbb-dev nlohmann-json3-dev libyaml-cpp-dev)
+core_packages=(build-essential cmake ninja-build pkg-config clang-format libtbb-dev nlohmann-json3-dev libyaml-cpp-dev)
 gui_packages=(qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqcustomplot-dev
     libxkbcommon-dev xvfb xauth imagemagick fonts-dejavu-core)
 

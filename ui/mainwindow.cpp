@@ -23,6 +23,9 @@
 #include <QStatusBar>
 #include <QToolBar>
 
+// Resources live in the static UI library; register them once before first use.
+static void initResources() { Q_INIT_RESOURCE(waferscope); }
+
 namespace waferscope::ui {
 
 MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
@@ -34,6 +37,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_systemPanel(new SystemPanel(this))
 {
     Q_ASSERT(!m_systems.empty());
+    initResources();
     setWindowTitle(tr("WaferScope"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/waferscope.svg")));
     setAcceptDrops(true);
@@ -133,7 +137,7 @@ QDockWidget* MainWindow::addDock(
 
 void MainWindow::createDocks()
 {
-    addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::LeftDockWidgetArea);
+    QDockWidget* model = addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::LeftDockWidgetArea);
     QDockWidget* system = addDock(tr("System"), QStringLiteral("systemDock"), m_systemPanel, Qt::RightDockWidgetArea);
     QDockWidget* messages
         = addDock(tr("Messages"), QStringLiteral("messagesDock"), m_messages, Qt::BottomDockWidgetArea);
@@ -152,7 +156,7 @@ void MainWindow::createDocks()
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, scaling);
     messages->raise();
-    resizeDocks({ system }, { 460 }, Qt::Horizontal);
+    resizeDocks({ model, system }, { 260, 460 }, Qt::Horizontal);
     resizeDocks({ messages }, { 170 }, Qt::Vertical);
 }
 

@@ -9,6 +9,10 @@
 
 namespace waferscope::ui {
 
+namespace {
+constexpr int kRulerPixels = 16; // thickness of the PE-coordinate rulers
+}
+
 WaferView::WaferView(QWidget* parent)
     : QWidget(parent)
 {
@@ -58,6 +62,7 @@ void WaferView::paintEvent(QPaintEvent*)
         m_image = renderMesh(m_scene, m_viewport, m_palette);
     QPainter painter(this);
     painter.drawImage(0, 0, m_image);
+    drawRulers(painter);
     drawLegend(painter);
 }
 
@@ -81,7 +86,8 @@ void WaferView::drawLegend(QPainter& painter) const
     const int swatchRowWidth
         = metrics.horizontalAdvance(tr("usable PE")) + metrics.horizontalAdvance(tr("I/O margin")) + 2 * line + 3 * pad;
     boxWidth = std::max(boxWidth, swatchRowWidth);
-    const QRect box(pad, pad, boxWidth + 2 * pad, 3 * line + 2 * pad);
+    const int boxHeight = 3 * line + 2 * pad;
+    const QRect box(kRulerPixels + pad, height() - boxHeight - pad, boxWidth + 2 * pad, boxHeight);
     painter.setPen(Qt::NoPen);
     painter.setBrush(QColor(0, 0, 0, 160));
     painter.drawRoundedRect(box, 6, 6);
@@ -101,6 +107,54 @@ void WaferView::drawLegend(QPainter& painter) const
             QRect(x, y, metrics.horizontalAdvance(text) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, text);
         x += metrics.horizontalAdvance(text) + pad;
     }
+}
+
+// PE-coordinate rulers along the top and left edges, with ticks at 1, 2 or 5 x 10^k PEs so that
+// labels stay at least kMinTickPixels apart at any zoom.
+void WaferView::drawRulers(QPainter& painter) const
+{
+    constexpr double kMinTickPixels = 64.0;
+    double step = 1.0;
+    for (double decade = 1.0; step * m_viewport.pixelsPerPe() < kMinTickPixels; decade *= 10) {
+        for (double mantissa : { 1.0, 2.0, 5.0 }) {
+            step = mantissa * decade;
+            if (step * m_viewport.pixelsPerPe() >= kMinTickPixels)
+                break;
+        }
+    }
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    const QColor band(0, 0, 0, 170);
+    painter.fillRect(QRect(0, 0, width(), kRulerPixels), band);
+    painter.fillRect(QRect(0, kRulerPixels, kRulerPixels, height() - kRulerPixels), band);
+    QFont font = painter.font();
+    font.setPixelSize(10);
+    painter.setFont(font);
+    painter.setPen(m_palette.label);
+    const QRect visible = m_viewport.visiblePes();
+    if (visible.isValid()) {
+        const auto firstTick = [step](int first) { return std::ceil(first / step) * step; };
+        for (double x = firstTick(visible.left()); x <= visible.right() + 1; x += step) {
+            const int px = int(std::round(m_viewport.peToPixel(QPointF(x, 0)).x()));
+            if (px < kRulerPixels)
+                continue;
+            painter.drawLine(px, kRulerPixels - 5, px, kRulerPixels - 1);
+            painter.drawText(px + 2, 0, 60, kRulerPixels - 3, Qt::AlignLeft | Qt::AlignBottom, QString::number(x));
+        }
+        for (double y = firstTick(visible.top()); y <= visible.bottom() + 1; y += step) {
+            const int py = int(std::round(m_viewport.peToPixel(QPointF(0, y)).y()));
+            if (py < kRulerPixels)
+                continue;
+            painter.drawLine(kRulerPixels - 5, py, kRulerPixels - 1, py);
+            painter.save();
+            painter.translate(kRulerPixels - 3, py + 2);
+            painter.rotate(-90);
+            painter.drawText(-60, -kRulerPixels + 3, 60, kRulerPixels - 3, Qt::AlignRight | Qt::AlignBottom,
+                QString::number(y));
+            painter.restore();
+        }
+    }
+    painter.restore();
 }
 
 void WaferView::resizeEvent(QResizeEvent*)

@@ -47,6 +47,7 @@ protected:
 private:
     void viewportChanged();
     void drawLegend(QPainter& painter) const;
+    void drawRulers(QPainter& painter) const;
 
     MeshScene m_scene;
     QString m_caption;
