@@ -24,7 +24,10 @@
 #include <QToolBar>
 
 // Resources live in the static UI library; register them once before first use.
-static void initResources() { Q_INIT_RESOURCE(waferscope); }
+static void initResources()
+{
+    Q_INIT_RESOURCE(waferscope);
+}
 
 namespace waferscope::ui {
 

@@ -149,8 +149,8 @@ void WaferView::drawRulers(QPainter& painter) const
             painter.save();
             painter.translate(kRulerPixels - 3, py + 2);
             painter.rotate(-90);
-            painter.drawText(-60, -kRulerPixels + 3, 60, kRulerPixels - 3, Qt::AlignRight | Qt::AlignBottom,
-                QString::number(y));
+            painter.drawText(
+                -60, -kRulerPixels + 3, 60, kRulerPixels - 3, Qt::AlignRight | Qt::AlignBottom, QString::number(y));
             painter.restore();
         }
     }

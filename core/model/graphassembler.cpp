@@ -1,0 +1,234 @@
+#include "core/model/graphassembler.h"
+
+#include <fnmatch.h>
+
+namespace waferscope::core {
+
+namespace {
+
+double normFlopsPerElement(ModelConfig::Norm type)
+{
+    return type == ModelConfig::Norm::RmsNorm ? 4.0 : 5.0;
+}
+
+double activationFlopsPerElement(ModelConfig::Activation type)
+{
+    switch (type) {
+    case ModelConfig::Activation::Relu:
+        return 1.0;
+    case ModelConfig::Activation::ReGlu:
+        return 2.0;
+    case ModelConfig::Activation::Silu:
+    case ModelConfig::Activation::Tanh:
+        return 4.0;
+    case ModelConfig::Activation::SwiGlu:
+        return 5.0; // silu + gate multiply
+    case ModelConfig::Activation::GeGlu:
+        return 9.0;
+    case ModelConfig::Activation::Gelu:
+        return 8.0; // tanh approximation
+    }
+    return 8.0;
+}
+
+bool isGated(ModelConfig::Activation type)
+{
+    return type == ModelConfig::Activation::SwiGlu || type == ModelConfig::Activation::GeGlu
+        || type == ModelConfig::Activation::ReGlu;
+}
+
+// Optimizer state bytes for one tensor (master weights when mixed precision, plus moments).
+std::int64_t optimizerBytes(const ModelConfig& config, const ParamTensor& tensor, std::int64_t rows)
+{
+    const std::int64_t master = config.mixedPrecision ? 4 : 0;
+    switch (config.optimizer) {
+    case ModelConfig::Optimizer::Sgd:
+        return tensor.count * (master + (config.optimizerMomentum ? 4 : 0));
+    case ModelConfig::Optimizer::AdaFactor: {
+        // Factored second moment: one row and one column vector per matrix.
+        const std::int64_t factored = tensor.isMatrix && rows > 0 ? (rows + tensor.count / rows) * 4 : tensor.count * 4;
+        return tensor.count * master + factored;
+    }
+    default:
+        return tensor.count * (master + 8); // Adam, AdamW, LAMB: two fp32 moments
+    }
+}
+
+} // namespace
+
+GraphAssembler::GraphAssembler(const ModelConfig& config)
+    : m_config(config)
+    , m_activationBytes(config.mixedPrecision ? 2 : 4)
+{
+}
+
+void GraphAssembler::setContext(std::string stack, int layer, std::int64_t tokensPerSample)
+{
+    m_stack = std::move(stack);
+    m_layer = layer;
+    m_tokens = tokensPerSample;
+}
+
+Op& GraphAssembler::append(std::string name, Op::Kind kind)
+{
+    Op op;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.layer = m_layer;
+    op.stack = m_stack;
+    m_ops.push_back(std::move(op));
+    m_tokensPerSample.push_back(m_tokens);
+    return m_ops.back();
+}
+
+void GraphAssembler::embedding(
+    const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width, Op::Kind kind)
+{
+    Op& op = append(name, kind);
+    op.inFeatures = rows;
+    op.outFeatures = width;
+    op.tensors.push_back({ tensor, rows * width, false, 0.0 });
+    op.fwdFlopsPerToken = kind == Op::Kind::Embedding ? 0.0 : double(width); // lookup; positions are added
+    op.bwdFlopsPerToken = double(width); // gradient rows accumulated
+    op.activationBytesPerToken = width * m_activationBytes;
+}
+
+void GraphAssembler::norm(
+    const std::string& name, const std::string& tensorPrefix, std::int64_t width, ModelConfig::Norm type)
+{
+    Op& op = append(name, Op::Kind::Norm);
+    op.inFeatures = op.outFeatures = width;
+    op.tensors.push_back({ tensorPrefix + ".weight", width, false, 0.0 });
+    if (type == ModelConfig::Norm::LayerNorm)
+        op.tensors.push_back({ tensorPrefix + ".bias", width, false, 0.0 });
+    op.fwdFlopsPerToken = normFlopsPerElement(type) * double(width);
+    op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
+    op.activationBytesPerToken = width * m_activationBytes;
+}
+
+void GraphAssembler::linear(const std::string& name, const std::string& tensorPrefix, std::int64_t in, std::int64_t out,
+    bool bias, Op::Kind kind)
+{
+    Op& op = append(name, kind);
+    op.inFeatures = in;
+    op.outFeatures = out;
+    op.tensors.push_back({ tensorPrefix + ".weight", in * out, true, 0.0 });
+    if (bias)
+        op.tensors.push_back({ tensorPrefix + ".bias", out, false, 0.0 });
+    op.fwdFlopsPerToken = 2.0 * double(in) * double(out) + (bias ? double(out) : 0.0);
+    op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
+    op.activationBytesPerToken = out * m_activationBytes;
+}
+
+void GraphAssembler::experts(const std::string& name, const std::string& tensorPrefix, std::int64_t hidden,
+    std::int64_t filter, std::int64_t numExperts, std::int64_t topK, bool gated)
+{
+    Op& op = append(name, Op::Kind::Experts);
+    op.inFeatures = hidden;
+    op.outFeatures = hidden;
+    for (std::int64_t e = 0; e < numExperts; ++e) {
+        const std::string prefix = tensorPrefix + ".experts." + std::to_string(e) + ".ffn.";
+        op.tensors.push_back({ prefix + "0.linear_layer.weight", hidden * filter, true, 0.0 });
+        if (gated)
+            op.tensors.push_back({ prefix + "0.linear_layer_for_glu.weight", hidden * filter, true, 0.0 });
+        op.tensors.push_back({ prefix + "1.linear_layer.weight", filter * hidden, true, 0.0 });
+    }
+    const double matricesPerExpert = gated ? 3.0 : 2.0;
+    op.fwdFlopsPerToken = double(topK)
+        * (2.0 * matricesPerExpert * double(hidden) * double(filter)
+            + activationFlopsPerElement(m_config.activation) * double(filter));
+    op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
+    op.activationBytesPerToken = topK * (filter + hidden) * m_activationBytes;
+}
+
+void GraphAssembler::attentionCore(
+    const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim)
+{
+    Op& op = append(name, Op::Kind::AttentionCore);
+    op.inFeatures = op.outFeatures = heads * headDim;
+    const double keys = double(keysPerToken);
+    op.fwdFlopsPerToken = 4.0 * keys * double(heads * headDim) + 5.0 * keys * double(heads);
+    op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
+    op.activationBytesPerToken = heads * headDim * m_activationBytes;
+}
+
+void GraphAssembler::activation(const std::string& name, std::int64_t width, ModelConfig::Activation type)
+{
+    Op& op = append(name, Op::Kind::Activation);
+    op.inFeatures = isGated(type) ? 2 * width : width;
+    op.outFeatures = width;
+    op.fwdFlopsPerToken = activationFlopsPerElement(type) * double(width);
+    op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
+    op.activationBytesPerToken = width * m_activationBytes;
+}
+
+void GraphAssembler::loss(const std::string& name, std::int64_t classes)
+{
+    Op& op = append(name, Op::Kind::Loss);
+    op.inFeatures = classes;
+    op.outFeatures = 1;
+    op.fwdFlopsPerToken = 3.0 * double(classes); // softmax cross-entropy: exp, sum, normalise
+    op.bwdFlopsPerToken = double(classes);
+    op.activationBytesPerToken = m_activationBytes;
+}
+
+void GraphAssembler::tieToEmbedding(const std::string& name)
+{
+    for (Op& op : m_ops) {
+        if (op.name == name) {
+            std::erase_if(op.tensors, [](const ParamTensor& tensor) { return tensor.isMatrix; });
+            return;
+        }
+    }
+}
+
+void GraphAssembler::extraTensor(const std::string& name, const std::string& tensor, std::int64_t count)
+{
+    for (Op& op : m_ops) {
+        if (op.name == name) {
+            op.tensors.push_back({ tensor, count, false, 0.0 });
+            return;
+        }
+    }
+}
+
+ModelGraph GraphAssembler::finish()
+{
+    ModelGraph graph;
+    graph.config = m_config;
+    double fwdPerSample = 0, bwdPerSample = 0;
+    for (std::size_t i = 0; i < m_ops.size(); ++i) {
+        Op& op = m_ops[i];
+        op.tokensPerSample = m_tokensPerSample[i];
+        for (ParamTensor& tensor : op.tensors) {
+            bool selected = false;
+            if (m_config.sparsity > 0) {
+                if (m_config.sparsityFilter.empty())
+                    selected = tensor.isMatrix;
+                for (const std::string& glob : m_config.sparsityFilter)
+                    selected = selected || fnmatch(glob.c_str(), tensor.name.c_str(), 0) == 0;
+            }
+            tensor.sparsity = selected ? m_config.sparsity : 0.0;
+            const auto nonzero = static_cast<std::int64_t>(double(tensor.count) * (1.0 - tensor.sparsity) + 0.5);
+            op.params += tensor.count;
+            op.nonzeroParams += nonzero;
+            op.optimizerStateBytes += optimizerBytes(m_config, tensor, op.inFeatures);
+        }
+        op.weightBytes = op.params * m_config.weightBytes;
+        graph.totalParams += op.params;
+        graph.nonzeroParams += op.nonzeroParams;
+        graph.weightBytes += op.weightBytes;
+        graph.optimizerStateBytes += op.optimizerStateBytes;
+        fwdPerSample += op.fwdFlopsPerToken * double(op.tokensPerSample);
+        bwdPerSample += op.bwdFlopsPerToken * double(op.tokensPerSample);
+    }
+    graph.fwdFlopsPerSample = fwdPerSample;
+    graph.bwdFlopsPerSample = bwdPerSample;
+    const double tokens = double(std::max<std::int64_t>(1, m_config.sequenceLength));
+    graph.fwdFlopsPerToken = fwdPerSample / tokens;
+    graph.bwdFlopsPerToken = bwdPerSample / tokens;
+    graph.ops = std::move(m_ops);
+    return graph;
+}
+
+} // namespace waferscope::core

@@ -1,0 +1,56 @@
+#pragma once
+
+// Internal to core/model: the op vocabulary the family builders assemble graphs from.
+
+#include "core/model/modelgraph.h"
+
+#include <string>
+
+namespace waferscope::core {
+
+// Appends ops with their parameters, FLOPs and activation sizes computed from shapes. FLOP
+// conventions: a K x N linear is 2KN forward and 4KN backward (delta and weight gradient) per
+// token; attention core is 4 * keys * inner forward per token (QK^T and AV over all `keys`,
+// the PaLM/MFU convention, causal masking not discounted) plus softmax; elementwise ops count
+// a few FLOPs per element; every backward is twice its forward.
+class GraphAssembler {
+public:
+    explicit GraphAssembler(const ModelConfig& config);
+
+    // Where the following ops belong: stack ("decoder", "encoder", ""), block index, and the
+    // tokens each op processes per sample (sequence length of that stack).
+    void setContext(std::string stack, int layer, std::int64_t tokensPerSample);
+
+    void embedding(const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width,
+        Op::Kind kind = Op::Kind::Embedding);
+    void norm(const std::string& name, const std::string& tensorPrefix, std::int64_t width, ModelConfig::Norm type);
+    // `activeFraction` < 1 for experts: all parameters exist, only top_k/E of them run per token.
+    void linear(const std::string& name, const std::string& tensorPrefix, std::int64_t in, std::int64_t out, bool bias,
+        Op::Kind kind = Op::Kind::Linear);
+    void experts(const std::string& name, const std::string& tensorPrefix, std::int64_t hidden, std::int64_t filter,
+        std::int64_t numExperts, std::int64_t topK, bool gated);
+    void attentionCore(const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim);
+    void activation(const std::string& name, std::int64_t width, ModelConfig::Activation type);
+    void loss(const std::string& name, std::int64_t classes);
+    // The op `name` reuses another op's weights (tied LM head): its tensors are dropped, its
+    // FLOPs stay.
+    void tieToEmbedding(const std::string& name);
+    // Adds a parameter tensor that belongs to no compute op of its own (T5 relative bias).
+    void extraTensor(const std::string& name, const std::string& tensor, std::int64_t count);
+
+    // Applies sparsity, byte sizes and optimizer state; returns the finished graph.
+    ModelGraph finish();
+
+private:
+    Op& append(std::string name, Op::Kind kind);
+
+    const ModelConfig& m_config;
+    std::vector<Op> m_ops;
+    std::vector<std::int64_t> m_tokensPerSample; // per op, parallel to m_ops
+    std::string m_stack;
+    int m_layer = -1;
+    std::int64_t m_tokens = 1;
+    int m_activationBytes = 2; // bytes per activation element
+};
+
+} // namespace waferscope::core

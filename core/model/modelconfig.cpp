@@ -1,0 +1,69 @@
+#include "core/model/modelconfig.h"
+#include "core/model/modelgraph.h"
+
+namespace waferscope::core {
+
+const char* toString(ModelConfig::Family family)
+{
+    switch (family) {
+    case ModelConfig::Family::Gpt2:
+        return "gpt2";
+    case ModelConfig::Family::Gpt3:
+        return "gpt3";
+    case ModelConfig::Family::Llama:
+        return "llama";
+    case ModelConfig::Family::Mixtral:
+        return "mixtral";
+    case ModelConfig::Family::Bert:
+        return "bert";
+    case ModelConfig::Family::T5:
+        return "t5";
+    case ModelConfig::Family::FcMnist:
+        return "fc_mnist";
+    }
+    return "unknown";
+}
+
+const char* toString(ModelConfig::Schema schema)
+{
+    switch (schema) {
+    case ModelConfig::Schema::Legacy:
+        return "legacy";
+    case ModelConfig::Schema::Trainer:
+        return "trainer";
+    case ModelConfig::Schema::TfWeightStreaming:
+        return "tf_weight_streaming";
+    }
+    return "unknown";
+}
+
+const char* toString(Op::Kind kind)
+{
+    switch (kind) {
+    case Op::Kind::Embedding:
+        return "embedding";
+    case Op::Kind::PositionEmbedding:
+        return "position_embedding";
+    case Op::Kind::Norm:
+        return "norm";
+    case Op::Kind::Linear:
+        return "linear";
+    case Op::Kind::AttentionCore:
+        return "attention_core";
+    case Op::Kind::Activation:
+        return "activation";
+    case Op::Kind::MoeRouter:
+        return "moe_router";
+    case Op::Kind::Experts:
+        return "experts";
+    case Op::Kind::LmHead:
+        return "lm_head";
+    case Op::Kind::Pooler:
+        return "pooler";
+    case Op::Kind::Loss:
+        return "loss";
+    }
+    return "unknown";
+}
+
+} // namespace waferscope::core

@@ -1,0 +1,73 @@
+#pragma once
+
+#include "core/model/modelconfig.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core {
+
+// One parameter tensor, named as the Model Zoo names it so that sparsity param_filter globs
+// select the same tensors ("transformer_decoder.layers.0.self_attn.proj_q_dense_layer.weight").
+struct ParamTensor {
+    std::string name;
+    std::int64_t count = 0;
+    bool isMatrix = false; // a weight matrix (sparsifiable by default), not a bias/norm/embedding
+    double sparsity = 0.0; // fraction of zeros applied to this tensor
+};
+
+// One operation of the model graph, with the costs every later stage is computed from.
+struct Op {
+    enum class Kind {
+        Embedding,
+        PositionEmbedding,
+        Norm,
+        Linear,
+        AttentionCore,
+        Activation,
+        MoeRouter,
+        Experts,
+        LmHead,
+        Pooler,
+        Loss
+    };
+
+    std::string name; // "layers.3.attn.qkv"
+    Kind kind = Kind::Linear;
+    int layer = -1; // transformer block index, -1 outside the blocks
+    std::string stack; // "decoder", "encoder" (T5/BERT), "" for the rest
+    std::int64_t tokensPerSample = 1; // tokens this op processes per sample (its stack's sequence length)
+
+    // Linear shape (K x N), when kind is Linear/LmHead/Experts/MoeRouter/Pooler.
+    std::int64_t inFeatures = 0;
+    std::int64_t outFeatures = 0;
+
+    std::vector<ParamTensor> tensors;
+    std::int64_t params = 0; // sum of tensors, all experts counted
+    std::int64_t nonzeroParams = 0; // after sparsity
+    double fwdFlopsPerToken = 0; // for attention core: at the configured sequence length
+    double bwdFlopsPerToken = 0;
+    std::int64_t weightBytes = 0; // params at the configured weight precision
+    std::int64_t activationBytesPerToken = 0; // output activations kept for backward
+    std::int64_t optimizerStateBytes = 0; // in MemoryX / SRAM for training
+};
+
+const char* toString(Op::Kind kind);
+
+// The whole model as ops in execution order, with its config and totals.
+struct ModelGraph {
+    ModelConfig config;
+    std::vector<Op> ops;
+
+    std::int64_t totalParams = 0;
+    std::int64_t nonzeroParams = 0;
+    double fwdFlopsPerSample = 0; // dense math incl. attention, summed over every op's tokens
+    double bwdFlopsPerSample = 0;
+    double fwdFlopsPerToken = 0; // per sample / sequenceLength
+    double bwdFlopsPerToken = 0;
+    std::int64_t weightBytes = 0;
+    std::int64_t optimizerStateBytes = 0;
+};
+
+} // namespace waferscope::core

@@ -1,0 +1,107 @@
+#include "core/model/modelloader.h"
+
+#include "core/model/modelsections.h"
+#include "core/model/yamldocument.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace waferscope::core {
+
+ParamsSections locateSections(const YamlFields& fields, const YamlSection& root, ModelConfig& config)
+{
+    ParamsSections sections;
+    if (fields.value(root, "trainer")) {
+        config.schema = ModelConfig::Schema::Trainer;
+        const YamlSection trainer = fields.section(root, "trainer", true);
+        const YamlSection init = fields.section(trainer, "init", true);
+        const YamlSection fit = fields.section(trainer, "fit");
+        sections.model = fields.section(init, "model", true);
+        sections.trainInput = fields.section(fit, "train_dataloader");
+        sections.evalInput = fields.section(fields.section(trainer, "validate"), "val_dataloader");
+        sections.optimizer = fields.section(init, "optimizer");
+        sections.precision = fields.section(init, "precision");
+        sections.sparsity = fields.section(init, "sparsity");
+        sections.loop = fields.section(init, "loop");
+        sections.checkpoint = fields.section(init, "checkpoint");
+        sections.cluster = fields.section(fields.section(init, "backend"), "cluster_config");
+        if (std::optional<YAML::Node> callbacks = fields.value(init, "callbacks"))
+            sections.callbacks = *callbacks;
+        return sections;
+    }
+    if (!fields.value(root, "model"))
+        fields.fail(root.keyMark,
+            "no 'model' section (legacy schema: train_input/model/optimizer/runconfig) and no 'trainer' section "
+            "(trainer schema); is this a Model Zoo params file?");
+    sections.model = fields.section(root, "model", true);
+    sections.trainInput = fields.section(root, "train_input");
+    sections.evalInput = fields.section(root, "eval_input");
+    sections.optimizer = fields.section(root, "optimizer");
+    sections.precision = sections.model;
+    sections.sparsity = fields.section(root, "sparsity");
+    sections.loop = fields.section(root, "runconfig");
+    sections.checkpoint = sections.loop;
+    sections.cluster = sections.loop;
+    // R1.6 TensorFlow weight-streaming files use TF-estimator run keys and TFRecord processors.
+    const std::string processor = fields.text(sections.trainInput, "data_processor").value_or("");
+    const bool tfEstimator = fields.value(sections.loop, "save_checkpoints_steps").has_value()
+        || processor.find("TfRecords") != std::string::npos;
+    config.schema = tfEstimator ? ModelConfig::Schema::TfWeightStreaming : ModelConfig::Schema::Legacy;
+    return sections;
+}
+
+Expected<ModelConfig> readParamsText(std::string_view text, const std::string& fileName)
+{
+    try {
+        const YAML::Node document = parseParamsDocument(text, fileName);
+        const YamlFields fields(fileName);
+        ModelConfig config;
+        config.fileName = fileName;
+        const ParamsSections sections = locateSections(fields, fields.root(document), config);
+        readFamily(fields, sections, config);
+        readModelShape(fields, sections, config);
+        readTraining(fields, sections, config);
+        return config;
+    } catch (const InputError& error) {
+        return error.diagnostic;
+    } catch (const YAML::Exception& error) {
+        // A yaml-cpp conversion the typed reader did not anticipate: still the user's input.
+        const int line = error.mark.is_null() ? 1 : error.mark.line + 1;
+        const int column = error.mark.is_null() ? 1 : error.mark.column + 1;
+        return Diagnostic { fileName, line, column, error.msg };
+    }
+}
+
+Expected<ModelConfig> readParamsFile(const std::string& path)
+{
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+        return Diagnostic { path, 1, 1, "no such file" };
+    if (std::filesystem::is_directory(status))
+        return Diagnostic { path, 1, 1, "is a directory, expected a Model Zoo params YAML file" };
+    if (!std::filesystem::is_regular_file(status))
+        return Diagnostic { path, 1, 1, "is not a regular file" };
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxParamsFileBytes)
+        return Diagnostic { path, 1, 1,
+            "file is " + std::to_string(size >> 20) + " MiB; a params YAML is expected to be under "
+                + std::to_string(kMaxParamsFileBytes >> 20) + " MiB" };
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Diagnostic { path, 1, 1, "cannot be read (permission denied?)" };
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        return Diagnostic { path, 1, 1, "read error" };
+    return readParamsText(text, path);
+}
+
+Expected<ModelGraph> loadModel(const std::string& path)
+{
+    Expected<ModelConfig> config = readParamsFile(path);
+    if (!config)
+        return config.error();
+    return buildModelGraph(config.value());
+}
+
+} // namespace waferscope::core

@@ -1,0 +1,192 @@
+#include "core/model/yamldocument.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace waferscope::core {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& fileName, int line, int column, const std::string& message)
+{
+    throw InputError { Diagnostic { fileName, line, column, message } };
+}
+
+[[noreturn]] void failAt(const std::string& fileName, const YAML::Mark& mark, const std::string& message)
+{
+    fail(fileName, mark.line + 1, mark.column + 1, message);
+}
+
+// Length of the UTF-8 sequence starting at `text[i]`, or 0 when it is malformed.
+std::size_t utf8SequenceLength(std::string_view text, std::size_t i)
+{
+    const auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = byte < 0x80 ? 1
+        : (byte >> 5) == 0x6         ? 2
+        : (byte >> 4) == 0xE         ? 3
+        : (byte >> 3) == 0x1E        ? 4
+                                     : 0;
+    if (length == 0 || i + length > text.size())
+        return 0;
+    for (std::size_t k = 1; k < length; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2)
+            return 0;
+    return length;
+}
+
+void checkText(std::string_view text, const std::string& fileName)
+{
+    if (text.size() > kMaxParamsFileBytes)
+        fail(fileName, 1, 1,
+            "file is " + std::to_string(text.size() >> 20) + " MiB; a params YAML is expected to be under "
+                + std::to_string(kMaxParamsFileBytes >> 20) + " MiB");
+    int line = 1, column = 1;
+    bool inIndentation = true;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const std::size_t length = utf8SequenceLength(text, i);
+        if (length == 0) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02X", byte);
+            fail(fileName, line, column,
+                std::string("not UTF-8 text (byte ") + hex + "); a params file is YAML text, is this a binary file?");
+        }
+        if (byte < 0x20 && byte != '\n' && byte != '\t' && byte != '\r')
+            fail(fileName, line, column, "control character in the text (not UTF-8 YAML text; is this a binary file?)");
+        if (byte == '\t' && inIndentation)
+            fail(fileName, line, column, "syntax error: tab character in indentation (YAML indents with spaces only)");
+        if (byte == '\n') {
+            ++line;
+            column = 1;
+            inIndentation = true;
+        } else {
+            ++column;
+            if (byte != ' ' && byte != '\t')
+                inIndentation = false;
+        }
+        i += length;
+    }
+}
+
+using MarkKey = std::tuple<int, int, int>; // pos, line, column: identifies a node, aliases included
+
+MarkKey keyOf(const YAML::Node& node)
+{
+    const YAML::Mark mark = node.Mark();
+    return { mark.pos, mark.line, mark.column };
+}
+
+// Counts the nodes of the tree with aliases expanded, memoised per node so that shared
+// subtrees are visited once; refuses the first node whose expansion passes the limit.
+class ExpansionGuard {
+public:
+    explicit ExpansionGuard(const std::string& fileName)
+        : m_fileName(fileName)
+    {
+    }
+
+    std::size_t expandedSize(const YAML::Node& node)
+    {
+        if (!node.IsSequence() && !node.IsMap())
+            return 1;
+        const MarkKey key = keyOf(node);
+        if (auto it = m_sizes.find(key); it != m_sizes.end())
+            return it->second;
+        std::size_t size = 1;
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            if (node.IsMap())
+                size += expandedSize(it->first) + expandedSize(it->second);
+            else
+                size += expandedSize(*it);
+            if (size > kMaxExpandedNodes)
+                failAt(m_fileName, node.Mark(),
+                    "alias expansion of this node exceeds " + std::to_string(kMaxExpandedNodes)
+                        + " nodes (nested anchors and aliases, a 'billion laughs' file?)");
+        }
+        m_sizes.emplace(key, size);
+        return size;
+    }
+
+private:
+    const std::string& m_fileName;
+    std::map<MarkKey, std::size_t> m_sizes; // expanded size per distinct node
+};
+
+// yaml-cpp keeps the last of repeated keys silently; a repeated key in a params file is
+// always a mistake, so it is an error at the second occurrence.
+void checkDuplicateKeys(const YAML::Node& node, const std::string& fileName, std::set<MarkKey>& visited)
+{
+    if (!node.IsSequence() && !node.IsMap())
+        return;
+    if (!visited.insert(keyOf(node)).second)
+        return;
+    if (node.IsSequence()) {
+        for (const YAML::Node& child : node)
+            checkDuplicateKeys(child, fileName, visited);
+        return;
+    }
+    std::map<std::string, int> seen; // key -> line of first occurrence
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        if (it->first.IsScalar()) {
+            const std::string key = it->first.Scalar();
+            auto [previous, inserted] = seen.emplace(key, it->first.Mark().line + 1);
+            if (!inserted)
+                failAt(fileName, it->first.Mark(),
+                    "duplicate key '" + key + "' (first given on line " + std::to_string(previous->second) + ")");
+        }
+        checkDuplicateKeys(it->second, fileName, visited);
+    }
+}
+
+bool onlyCommentsOrSpace(std::string_view text)
+{
+    bool inComment = false;
+    for (char c : text) {
+        if (c == '\n')
+            inComment = false;
+        else if (c == '#')
+            inComment = true;
+        else if (!inComment && c != ' ' && c != '\t' && c != '\r')
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName)
+{
+    if (onlyCommentsOrSpace(text))
+        fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
+    checkText(text, fileName);
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& error) {
+        const int line = error.mark.is_null() ? 1 : error.mark.line + 1;
+        const int column = error.mark.is_null() ? 1 : error.mark.column + 1;
+        std::string message = "syntax error: " + error.msg;
+        // yaml-cpp does not name the missing anchor; the alias token sits at the mark.
+        if (!error.mark.is_null() && error.msg.find("anchor") != std::string::npos
+            && std::size_t(error.mark.pos) < text.size() && text[std::size_t(error.mark.pos)] == '*') {
+            const std::size_t end = text.find_first_of(" \t\r\n,]}", std::size_t(error.mark.pos));
+            message += " (alias '"
+                + std::string(text.substr(std::size_t(error.mark.pos), end - std::size_t(error.mark.pos))) + "')";
+        }
+        fail(fileName, line, column, message);
+    }
+    if (root.IsNull())
+        fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
+    ExpansionGuard(fileName).expandedSize(root);
+    std::set<MarkKey> visited;
+    checkDuplicateKeys(root, fileName, visited);
+    if (!root.IsMap())
+        fail(fileName, root.Mark().line + 1, root.Mark().column + 1,
+            std::string(
+                "expected a mapping at the top level (train_input/model/optimizer/runconfig or trainer:), got a ")
+                + (root.IsSequence() ? "sequence" : "scalar"));
+    return root;
+}
+
+} // namespace waferscope::core

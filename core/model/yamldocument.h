@@ -1,0 +1,24 @@
+#pragma once
+
+// Internal to core/model: the only headers that include yaml-cpp are this one and yamlfields.h.
+
+#include "core/common/diagnostic.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+
+namespace waferscope::core {
+
+// Limits that keep hostile input from exhausting memory or time.
+inline constexpr std::size_t kMaxParamsFileBytes = 16u << 20; // real params files are a few KB
+inline constexpr std::size_t kMaxExpandedNodes = 1'000'000; // after alias expansion
+
+// Parses params text into a YAML tree after the checks yaml-cpp does not make: text must be
+// UTF-8 without control characters, indentation has no tabs, no mapping repeats a key, and
+// alias expansion stays bounded (a "billion laughs" file is refused at the anchor that blows
+// up). Throws InputError with a located diagnostic; an empty document is an error too.
+YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName);
+
+} // namespace waferscope::core
