@@ -2,11 +2,14 @@
 
 #include "ui/emptystatepanel.h"
 #include "ui/messagepanel.h"
+#include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/systempanel.h"
 #include "ui/waferview.h"
 
+#include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
+#include "core/model/graphjson.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -38,6 +41,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_messages(new MessagePanel(this))
     , m_modelPanel(new ModelPanel(this))
     , m_systemPanel(new SystemPanel(this))
+    , m_loader(new ModelLoadController(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -58,6 +62,14 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_waferView, &WaferView::hoveredPeChanged, this, &MainWindow::showHoveredPe);
     connect(m_waferView, &WaferView::zoomChanged, this,
         [this](double pixelsPerPe) { m_zoomLabel->setText(tr("zoom %1 px/PE").arg(pixelsPerPe, 0, 'f', 2)); });
+
+    connect(m_loader, &ModelLoadController::loaded, this,
+        [this](int, const QString& path, std::shared_ptr<const core::ModelGraph> graph) { modelLoaded(path, graph); });
+    connect(m_loader, &ModelLoadController::failed, this, [this](int, const QString& path, const QString& message) {
+        reportError(message);
+        m_modelPanel->setStatus(
+            tr("Could not load %1 (see Messages); the model shown is unchanged.").arg(QFileInfo(path).fileName()));
+    });
 
     systemChanged();
     statusBar()->showMessage(tr("Drop a Model Zoo params YAML on the window to load a model."));
@@ -227,20 +239,24 @@ void MainWindow::reportError(const QString& message)
 
 void MainWindow::openFile(const QString& path)
 {
-    const QFileInfo info(path);
-    if (!info.exists()) {
-        reportError(tr("%1: error: no such file").arg(path));
-        return;
-    }
-    if (info.isDir()) {
-        reportError(tr("%1: error: is a directory, expected a Model Zoo params YAML").arg(path));
-        return;
-    }
-    // Reading the model graph arrives with the model importer; say so instead of doing nothing.
-    const QString status = tr("Model loading arrives with the model importer; the file was not read yet.");
-    m_modelPanel->showFile(info.absoluteFilePath(), status);
-    m_messages->addMessage(MessagePanel::Severity::Warning, QStringLiteral("%1: %2").arg(path, status));
-    statusBar()->showMessage(status, 10000);
+    m_modelPanel->setStatus(tr("Loading %1 …").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(tr("Loading %1 …").arg(path));
+    m_loader->load(path);
+}
+
+void MainWindow::modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph)
+{
+    setWindowTitle(tr("%1 — WaferScope").arg(QFileInfo(path).fileName()));
+    const QString summary = tr("%1: loaded %2 (%3, %4 parameters, %5 ops)")
+                                .arg(path, QString::fromStdString(graph->config.name),
+                                    QString::fromLatin1(core::toString(graph->config.family)),
+                                    QString::fromStdString(core::formatCount(double(graph->totalParams))))
+                                .arg(graph->ops.size());
+    m_messages->addMessage(MessagePanel::Severity::Info, summary);
+    for (const std::string& warning : core::formatWarnings(graph->config))
+        m_messages->addMessage(MessagePanel::Severity::Warning, QString::fromStdString(warning));
+    statusBar()->showMessage(summary, 10000);
+    m_modelPanel->setGraph(path, std::move(graph));
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
 
 #include <QMainWindow>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -15,6 +17,7 @@ class QSpinBox;
 namespace waferscope::ui {
 
 class MessagePanel;
+class ModelLoadController;
 class ModelPanel;
 class SystemPanel;
 class WaferView;
@@ -30,8 +33,10 @@ public:
     bool selectSystem(const QString& name);
     // Sets the cluster size; returns the error text when the generation cannot have that many.
     QString setNumSystems(int numSystems);
-    // Opens a model file (File > Open, drag and drop, command line).
+    // Opens a model file (File > Open, drag and drop, command line); it loads on a worker
+    // thread, and on failure the previously loaded model stays.
     void openFile(const QString& path);
+    ModelLoadController* modelLoader() const { return m_loader; }
 
     const core::SystemSpec& currentSystem() const;
     int numSystems() const;
@@ -52,6 +57,7 @@ private:
     void systemChanged();
     void showHoveredPe(std::optional<QPoint> pe);
     void reportError(const QString& message);
+    void modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph);
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
     std::size_t m_current = 0; // index into m_systems
@@ -59,6 +65,7 @@ private:
     MessagePanel* m_messages;
     ModelPanel* m_modelPanel;
     SystemPanel* m_systemPanel;
+    ModelLoadController* m_loader;
     QComboBox* m_systemBox = nullptr;
     QSpinBox* m_numSystemsBox = nullptr;
     QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse

@@ -1,24 +1,39 @@
 #pragma once
 
+#include "core/model/modelgraph.h"
+
 #include <QWidget>
 
+#include <memory>
+
 class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
 
 namespace waferscope::ui {
 
-// The "Model" dock: the model file the user brought and what became of it. GUI thread.
+class LayerTableModel;
+
+// The "Model" dock: the loaded model's totals and its ops as a sortable table. GUI thread.
 class ModelPanel : public QWidget {
     Q_OBJECT
 public:
     explicit ModelPanel(QWidget* parent = nullptr);
 
-    // Shows the file and a status line ("loaded", or why not).
-    void showFile(const QString& path, const QString& status);
+    void setGraph(const QString& path, std::shared_ptr<const core::ModelGraph> graph);
+    // A line under the summary: "loading …", or why the last file was refused (the model shown
+    // stays the previous one).
+    void setStatus(const QString& status);
     QString statusText() const;
+    QString summaryText() const;
+    LayerTableModel* layerModel() const { return m_model; }
 
 private:
-    QLabel* m_file;
+    QLabel* m_summary;
     QLabel* m_status;
+    QTableView* m_table;
+    LayerTableModel* m_model;
+    QSortFilterProxyModel* m_sorted;
 };
 
 } // namespace waferscope::ui

@@ -19,9 +19,10 @@ struct Subcommand {
     int (*run)(std::span<const std::string>, std::ostream&, std::ostream&);
 };
 
-// Subcommands appear here as their capability lands (inspect, compile, run, scale, fabric).
+// Subcommands appear here as their capability lands (compile, run, scale, fabric next).
 constexpr Subcommand kSubcommands[] = {
     { "hardware", "list the CS-1/CS-2/CS-3 hardware presets and where each value comes from", runHardwareCommand },
+    { "inspect", "read a Model Zoo params YAML and print its exact model graph", runInspectCommand },
 };
 
 std::string usage()

@@ -9,5 +9,6 @@ namespace waferscope::cli {
 // One function per subcommand; each parses its own options (throwing UsageError) and returns
 // an ExitCode.
 int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runInspectCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

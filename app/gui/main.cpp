@@ -2,6 +2,7 @@
 // [--screenshot OUT.png]`; with --screenshot the window is rendered, saved and the app exits.
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
+#include "ui/modelloadcontroller.h"
 #include "ui/screenshot.h"
 
 #include "core/hardware/builtinpresets.h"
@@ -59,13 +60,23 @@ int main(int argc, char** argv)
     if (options.screenshot.isEmpty())
         return app.exec();
 
+    // Save once the window shows its final state: after the model file (if any) has loaded or
+    // been refused.
     int code = 0;
-    QTimer::singleShot(0, &window, [&] {
+    auto save = [&] {
         const QString problem = waferscope::ui::saveScreenshot(&window, options.screenshot);
         if (!problem.isEmpty())
             code = fail(1, problem);
         app.quit();
-    });
+    };
+    if (options.file.isEmpty()) {
+        QTimer::singleShot(0, &window, save);
+    } else {
+        QObject::connect(window.modelLoader(), &waferscope::ui::ModelLoadController::loaded, &window,
+            [&] { QTimer::singleShot(0, &window, save); });
+        QObject::connect(window.modelLoader(), &waferscope::ui::ModelLoadController::failed, &window,
+            [&] { QTimer::singleShot(0, &window, save); });
+    }
     app.exec();
     return code;
 }

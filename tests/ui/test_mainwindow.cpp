@@ -2,8 +2,10 @@
 // hover, the screenshot path and the launch options.
 #include "ui/hardwaretablemodel.h"
 #include "ui/launchoptions.h"
+#include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
 #include "ui/messagepanel.h"
+#include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/screenshot.h"
 #include "ui/systempanel.h"
@@ -79,35 +81,67 @@ private Q_SLOTS:
         QVERIFY(window->setNumSystems(2).contains(QStringLiteral("no SwarmX")));
     }
 
-    void acceptsADroppedFileAndSaysWhatHappened()
+    void droppedModelLoadsOffTheGuiThreadIntoTheModelPanel()
     {
         auto window = makeWindow();
-        QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("params_gpt2.yaml"));
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("model:\n  hidden_size: 768\n");
-        file.close();
-        const int before = window->messagePanel()->count();
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
         drop(window.get(), { QUrl::fromLocalFile(path) });
-        QCOMPARE(window->messagePanel()->count(), before + 1);
-        const QString message = window->messagePanel()->text(before);
-        QVERIFY2(message.startsWith(path), qPrintable(message));
-        QVERIFY(message.contains(QStringLiteral("model importer")));
-        QVERIFY(window->modelPanel()->statusText().contains(QStringLiteral("model importer")));
+        QVERIFY(loaded.wait(20000));
+        const ui::LayerTableModel* layers = window->modelPanel()->layerModel();
+        QVERIFY(layers->graph() != nullptr);
+        // GPT-3 XL: 24 blocks of 10 ops, embedding, positions, final norm, head and loss.
+        QCOMPARE(layers->rowCount(), 24 * 10 + 5);
+        QCOMPARE(layers->graph()->totalParams, std::int64_t(1'315'723'264)); // closed form in the sample's header
+        QVERIFY(window->modelPanel()->summaryText().contains(QStringLiteral("1,315,723,264")));
+        QVERIFY(window->windowTitle().startsWith(QStringLiteral("gpt3_xl.yaml")));
+    }
+
+    void refusedFileKeepsThePreviousModel()
+    {
+        auto window = makeWindow();
+        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
+        QVERIFY(loaded.wait(20000));
+        const QString bad
+            = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/legacy_num_heads_not_dividing_hidden.yaml");
+        const int before = window->messagePanel()->count();
+        window->openFile(bad);
+        QVERIFY(failed.wait(20000));
+        QCOMPARE(window->messagePanel()->text(before),
+            bad + QStringLiteral(":15:16: error: num_heads must divide hidden_size (got 4096 and 30)"));
+        QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+        QVERIFY(window->modelPanel()->statusText().contains(QStringLiteral("unchanged")));
     }
 
     void droppedDirectoryAndMissingFileAreLocatedErrors()
     {
         auto window = makeWindow();
         QTemporaryDir dir;
+        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
         const int before = window->messagePanel()->count();
-        drop(window.get(), { QUrl::fromLocalFile(dir.path()), QUrl::fromLocalFile(dir.filePath("gone.yaml")) });
+        window->openFile(dir.path());
+        QVERIFY(failed.wait(20000));
+        window->openFile(dir.filePath("gone.yaml"));
+        QVERIFY(failed.wait(20000));
         QCOMPARE(window->messagePanel()->count(), before + 2);
         QCOMPARE(window->messagePanel()->text(before),
-            dir.path() + QStringLiteral(": error: is a directory, expected a Model Zoo params YAML"));
+            dir.path() + QStringLiteral(":1:1: error: is a directory, expected a Model Zoo params YAML file"));
         QCOMPARE(window->messagePanel()->text(before + 1),
-            dir.filePath("gone.yaml") + QStringLiteral(": error: no such file"));
+            dir.filePath("gone.yaml") + QStringLiteral(":1:1: error: no such file"));
+    }
+
+    void onlyTheNewestRequestIsDelivered()
+    {
+        auto window = makeWindow();
+        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt_1t_synthetic.yaml"));
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
+        QVERIFY(loaded.wait(20000));
+        QTest::qWait(300); // give the first job time to finish; its result must be dropped
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY(loaded.first().at(1).toString().endsWith(QStringLiteral("fc_mnist.yaml")));
     }
 
     void hoverReportsThePeUnderTheMouse()
