@@ -78,7 +78,8 @@ MarkKey keyOf(const YAML::Node& node)
 }
 
 // Counts the nodes of the tree with aliases expanded, memoised per node so that shared
-// subtrees are visited once; refuses the first node whose expansion passes the limit.
+// subtrees are visited once; refuses the first node whose expansion passes the limit, an alias
+// that refers to an ancestor of itself (a cycle), and nesting deeper than kMaxNestingDepth.
 class ExpansionGuard {
 public:
     explicit ExpansionGuard(const std::string& fileName)
@@ -86,37 +87,99 @@ public:
     {
     }
 
-    std::size_t expandedSize(const YAML::Node& node)
+    std::size_t expandedSize(const YAML::Node& node, int depth = 0)
     {
         if (!node.IsSequence() && !node.IsMap())
             return 1;
+        if (depth > kMaxNestingDepth)
+            failAt(m_fileName, node.Mark(),
+                "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels (through aliases)");
         const MarkKey key = keyOf(node);
-        if (auto it = m_sizes.find(key); it != m_sizes.end())
+        if (auto it = m_sizes.find(key); it != m_sizes.end()) {
+            if (it->second == kInProgress)
+                failAt(m_fileName, node.Mark(), "alias refers to a node that contains it (recursive alias)");
             return it->second;
+        }
+        m_sizes.emplace(key, kInProgress);
         std::size_t size = 1;
         for (auto it = node.begin(); it != node.end(); ++it) {
             if (node.IsMap())
-                size += expandedSize(it->first) + expandedSize(it->second);
+                size += expandedSize(it->first, depth + 1) + expandedSize(it->second, depth + 1);
             else
-                size += expandedSize(*it);
+                size += expandedSize(*it, depth + 1);
             if (size > kMaxExpandedNodes)
                 failAt(m_fileName, node.Mark(),
                     "alias expansion of this node exceeds " + std::to_string(kMaxExpandedNodes)
                         + " nodes (nested anchors and aliases, a 'billion laughs' file?)");
         }
-        m_sizes.emplace(key, size);
+        m_sizes[key] = size;
         return size;
     }
 
 private:
+    static constexpr std::size_t kInProgress = ~std::size_t(0);
     const std::string& m_fileName;
-    std::map<MarkKey, std::size_t> m_sizes; // expanded size per distinct node
+    std::map<MarkKey, std::size_t> m_sizes; // expanded size per distinct node; kInProgress while visiting
 };
+
+// yaml-cpp's parser recurses once per nesting level; refuse deep nesting before it runs.
+// Block nesting shows as the column where a line's content starts (after indentation and
+// compact "- " / "? " indicators), flow nesting as open brackets.
+void checkNestingDepth(std::string_view text, const std::string& fileName)
+{
+    int line = 1;
+    std::size_t lineStart = 0;
+    int flowDepth = 0;
+    bool inSingle = false, inDouble = false, inComment = false, atLineStart = true;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        const char c = i < text.size() ? text[i] : '\n';
+        if (c == '\n') {
+            ++line;
+            lineStart = i + 1;
+            inComment = false;
+            atLineStart = true;
+            continue;
+        }
+        if (atLineStart) {
+            if (c == ' ' || ((c == '-' || c == '?') && i + 1 < text.size() && text[i + 1] == ' '))
+                continue;
+            atLineStart = false;
+            if (i - lineStart > std::size_t(kMaxNestingDepth))
+                fail(fileName, line, int(i - lineStart) + 1,
+                    "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+        }
+        if (inComment)
+            continue;
+        if (inDouble) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inDouble = false;
+            continue;
+        }
+        if (inSingle) {
+            inSingle = c != '\'';
+            continue;
+        }
+        if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t'))
+            inComment = true;
+        else if (c == '"')
+            inDouble = true;
+        else if (c == '\'' && (i == 0 || std::string_view(" [{,:").find(text[i - 1]) != std::string_view::npos))
+            inSingle = true;
+        else if ((c == '[' || c == '{') && ++flowDepth > kMaxNestingDepth)
+            fail(fileName, line, int(i - lineStart) + 1,
+                "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+        else if ((c == ']' || c == '}') && flowDepth > 0)
+            --flowDepth;
+    }
+}
 
 // yaml-cpp keeps the last of repeated keys silently; a repeated key in a params file is
 // always a mistake, so it is an error at the second occurrence.
 void checkDuplicateKeys(const YAML::Node& node, const std::string& fileName, std::set<MarkKey>& visited)
 {
+    // Runs after ExpansionGuard, so the graph is acyclic and its depth bounded.
     if (!node.IsSequence() && !node.IsMap())
         return;
     if (!visited.insert(keyOf(node)).second)
@@ -160,6 +223,7 @@ YAML::Node parseParamsDocument(std::string_view text, const std::string& fileNam
     if (onlyCommentsOrSpace(text))
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
     checkText(text, fileName);
+    checkNestingDepth(text, fileName);
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));

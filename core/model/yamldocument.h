@@ -14,6 +14,7 @@ namespace waferscope::core {
 // Limits that keep hostile input from exhausting memory or time.
 inline constexpr std::size_t kMaxParamsFileBytes = 16u << 20; // real params files are a few KB
 inline constexpr std::size_t kMaxExpandedNodes = 1'000'000; // after alias expansion
+inline constexpr int kMaxNestingDepth = 256; // mappings/sequences within each other; configs use < 10
 
 // Parses params text into a YAML tree after the checks yaml-cpp does not make: text must be
 // UTF-8 without control characters, indentation has no tabs, no mapping repeats a key, and

@@ -1,6 +1,7 @@
 // waferscope-bench: one JSON object of named figures (`--json`), or a readable list. Each
 // capability adds its figures here; targets are compared against this output, not asserted.
 #include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,18 @@ int main(int argc, char** argv)
         rounds, quick ? 5 : 200, [&] { loaded = loaded && waferscope::core::loadBuiltinPresets().hasValue(); });
     if (!loaded) {
         std::cerr << "waferscope-bench: built-in presets failed to load\n";
+        return 1;
+    }
+
+    // Reading and building the graph of a ~400B-parameter model (Llama 3.1 405B, 126 blocks).
+    const std::string largeModel = WAFERSCOPE_SOURCE_DIR "/samples/llama3p1_405b.yaml";
+    std::int64_t params = 0;
+    figures["inspect_ms_405b_class"] = bestAverageMs(rounds, quick ? 1 : 20, [&] {
+        waferscope::core::Expected<waferscope::core::ModelGraph> graph = waferscope::core::loadModel(largeModel);
+        params = graph ? graph->totalParams : -1;
+    });
+    if (params < 400'000'000'000) {
+        std::cerr << "waferscope-bench: " << largeModel << " did not load as a ~400B model\n";
         return 1;
     }
 

@@ -129,3 +129,49 @@ WS_TEST(realBinaryExitStatus)
     WS_CHECK_EQ(
         shellExitStatus("hardware --preset " + waferscope::test::dataDir() + "/hardware/bad/truncated.json"), 2);
 }
+
+WS_TEST(inspectJsonHoldsTheContractKeys)
+{
+    const std::string path = waferscope::test::sourceDir() + "/samples/llama3_8b.yaml";
+    const Result result = run({ "inspect", "--params", path, "--json" });
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    for (const char* key : { "name", "family", "schema", "total_params", "nonzero_params", "num_layers", "hidden_size",
+             "seq_len", "batch_size", "micro_batch_size", "precision", "flops_per_token_fwd", "layers", "warnings" })
+        WS_CHECK(document.contains(key));
+    WS_CHECK_EQ(document.at("family").get<std::string>(), std::string("llama"));
+    WS_CHECK_EQ(document.at("schema").get<std::string>(), std::string("trainer"));
+    // Llama 3 8B closed form: 2Vh + L(2h^2 + 2h*8*128 + 3hf + 2h) + h.
+    const std::int64_t h = 4096, v = 128256, f = 14336, l = 32;
+    WS_CHECK_EQ(document.at("total_params").get<std::int64_t>(),
+        2 * v * h + l * (2 * h * h + 2 * h * 1024 + 3 * h * f + 2 * h) + h);
+    WS_CHECK_EQ(document.at("num_layers").get<int>(), 32);
+    WS_CHECK_EQ(document.at("seq_len").get<int>(), 8192);
+    std::int64_t sum = 0;
+    for (const auto& layer : document.at("layers")) {
+        for (const char* key : { "name", "kind", "params", "fwd_flops_per_token", "weight_bytes" })
+            WS_CHECK(layer.contains(key));
+        sum += layer.at("params").get<std::int64_t>();
+    }
+    WS_CHECK_EQ(sum, document.at("total_params").get<std::int64_t>());
+}
+
+WS_TEST(inspectTableCollapsesIdenticalBlocks)
+{
+    const Result result = run({ "inspect", "--params", waferscope::test::sourceDir() + "/samples/gpt3_xl.yaml" });
+    WS_REQUIRE(result.code == 0);
+    WS_CHECK_CONTAINS(result.out, "1,315,723,264");
+    WS_CHECK_CONTAINS(result.out, "decoder blocks 0-23 (24 identical blocks, per block):");
+}
+
+WS_TEST(inspectBadInputIsALocatedErrorWithExitTwo)
+{
+    const std::string path = waferscope::test::dataDir() + "/bad/legacy_num_heads_not_dividing_hidden.yaml";
+    const Result result = run({ "inspect", "--params", path });
+    WS_CHECK_EQ(result.code, 2);
+    WS_CHECK(result.out.empty());
+    WS_CHECK_EQ(result.err, path + ":15:16: error: num_heads must divide hidden_size (got 4096 and 30)\n");
+    WS_CHECK_EQ(run({ "inspect" }).code, 2);
+    WS_CHECK_EQ(run({ "inspect", "--params", waferscope::test::dataDir() + "/bad/a_directory.yaml" }).code, 2);
+    WS_CHECK_EQ(shellExitStatus("inspect --params " + waferscope::test::dataDir() + "/bad/binary_garbage.yaml"), 2);
+}
