@@ -1,13 +1,12 @@
 #include "core/hardware/presetloader.h"
 
 #include "core/common/jsonlocator.h"
+#include "core/common/textfile.h"
 #include "core/hardware/presetvalidator.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <sstream>
 
@@ -288,20 +287,10 @@ Expected<SystemSpec> loadPresetText(std::string_view text, const std::string& fi
 
 Expected<SystemSpec> loadPresetFile(const std::string& path)
 {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status))
-        return Diagnostic { path, 0, 0, "no such file" };
-    if (std::filesystem::is_directory(status))
-        return Diagnostic { path, 0, 0, "is a directory, expected a hardware preset JSON file" };
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Diagnostic { path, 0, 0, "cannot be read (permission denied?)" };
-    std::string text;
-    text.resize(kMaxPresetBytes + 1);
-    in.read(text.data(), std::streamsize(text.size()));
-    text.resize(std::size_t(in.gcount()));
-    return loadPresetText(text, path);
+    Expected<std::string> text = readTextFile(path, kMaxPresetBytes, "hardware preset JSON file");
+    if (!text)
+        return text.error();
+    return loadPresetText(text.value(), path);
 }
 
 } // namespace waferscope::core

@@ -1,10 +1,8 @@
 #include "core/model/modelloader.h"
 
+#include "core/common/textfile.h"
 #include "core/model/modelsections.h"
 #include "core/model/yamldocument.h"
-
-#include <filesystem>
-#include <fstream>
 
 namespace waferscope::core {
 
@@ -74,26 +72,10 @@ Expected<ModelConfig> readParamsText(std::string_view text, const std::string& f
 
 Expected<ModelConfig> readParamsFile(const std::string& path)
 {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status))
-        return Diagnostic { path, 1, 1, "no such file" };
-    if (std::filesystem::is_directory(status))
-        return Diagnostic { path, 1, 1, "is a directory, expected a Model Zoo params YAML file" };
-    if (!std::filesystem::is_regular_file(status))
-        return Diagnostic { path, 1, 1, "is not a regular file" };
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > kMaxParamsFileBytes)
-        return Diagnostic { path, 1, 1,
-            "file is " + std::to_string(size >> 20) + " MiB; a params YAML is expected to be under "
-                + std::to_string(kMaxParamsFileBytes >> 20) + " MiB" };
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Diagnostic { path, 1, 1, "cannot be read (permission denied?)" };
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        return Diagnostic { path, 1, 1, "read error" };
-    return readParamsText(text, path);
+    Expected<std::string> text = readTextFile(path, kMaxParamsFileBytes, "Model Zoo params YAML file");
+    if (!text)
+        return text.error();
+    return readParamsText(text.value(), path);
 }
 
 Expected<ModelGraph> loadModel(const std::string& path)

@@ -63,6 +63,23 @@ ModelConfig::Activation parseActivation(const std::string& name)
     return A::Gelu; // gelu, gelu_new, quick_gelu
 }
 
+// The sizes every BERT/GPT-style transformer has, with num_heads dividing hidden_size.
+void readTransformerSizes(
+    const YamlFields& fields, const YamlSection& model, const YamlSection& vocabSection, ModelConfig& config)
+{
+    config.vocabSize = fields.requiredInteger(vocabSection, "vocab_size", 1, kMaxVocab);
+    config.hiddenSize = fields.requiredInteger(model, "hidden_size", 1, kMaxHidden);
+    config.numLayers = fields.requiredInteger(model, "num_hidden_layers", 1, kMaxLayers);
+    config.numHeads = fields.requiredInteger(model, "num_heads", 1, kMaxHidden);
+    config.numKvGroups = config.numHeads;
+    config.filterSize = fields.requiredInteger(model, "filter_size", 1, kMaxFilter);
+    config.maxPositions = fields.requiredInteger(model, "max_position_embeddings", 1, kMaxPositions);
+    if (config.hiddenSize % config.numHeads != 0)
+        fields.fail(fields.valueMark(model, "num_heads"),
+            "num_heads must divide hidden_size (got " + std::to_string(config.hiddenSize) + " and "
+                + std::to_string(config.numHeads) + ")");
+}
+
 #define WS_ACTIVATIONS "gelu", "gelu_new", "quick_gelu", "relu", "silu", "swish", "tanh", "swiglu", "geglu", "reglu"
 
 void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlSection& input, ModelConfig& config)
@@ -70,12 +87,7 @@ void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlS
     // R1.6 TF weight-streaming files keep vocab_size with the input pipeline.
     const bool vocabWithInput = !fields.value(model, "vocab_size")
         && config.schema == ModelConfig::Schema::TfWeightStreaming && fields.value(input, "vocab_size");
-    config.vocabSize = fields.requiredInteger(vocabWithInput ? input : model, "vocab_size", 1, kMaxVocab);
-    config.hiddenSize = fields.requiredInteger(model, "hidden_size", 1, kMaxHidden);
-    config.numLayers = fields.requiredInteger(model, "num_hidden_layers", 1, kMaxLayers);
-    config.numHeads = fields.requiredInteger(model, "num_heads", 1, kMaxHidden);
-    config.filterSize = fields.requiredInteger(model, "filter_size", 1, kMaxFilter);
-    config.maxPositions = fields.requiredInteger(model, "max_position_embeddings", 1, kMaxPositions);
+    readTransformerSizes(fields, model, vocabWithInput ? input : model, config);
 
     using P = ModelConfig::Positions;
     const std::string positions
@@ -100,11 +112,6 @@ void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlS
     config.biasInOutput = fields.boolean(model, "use_bias_in_output").value_or(false);
     config.slidingWindow = fields.integer(model, "attention_sliding_window_length", 1, kMaxPositions).value_or(0);
 
-    if (config.hiddenSize % config.numHeads != 0)
-        fields.fail(fields.valueMark(model, "num_heads"),
-            "num_heads must divide hidden_size (got " + std::to_string(config.hiddenSize) + " and "
-                + std::to_string(config.numHeads) + ")");
-    config.numKvGroups = config.numHeads;
     const std::string module
         = fields.choice(model, "attention_module", { "aiayn_attention", "multiquery_attention" }).value_or("");
     const YamlSection extra = fields.section(model, "extra_attention_params");
@@ -138,17 +145,7 @@ void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlS
 
 void readBert(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
 {
-    config.vocabSize = fields.requiredInteger(model, "vocab_size", 1, kMaxVocab);
-    config.hiddenSize = fields.requiredInteger(model, "hidden_size", 1, kMaxHidden);
-    config.numLayers = fields.requiredInteger(model, "num_hidden_layers", 1, kMaxLayers);
-    config.numHeads = fields.requiredInteger(model, "num_heads", 1, kMaxHidden);
-    config.numKvGroups = config.numHeads;
-    config.filterSize = fields.requiredInteger(model, "filter_size", 1, kMaxFilter);
-    config.maxPositions = fields.requiredInteger(model, "max_position_embeddings", 1, kMaxPositions);
-    if (config.hiddenSize % config.numHeads != 0)
-        fields.fail(fields.valueMark(model, "num_heads"),
-            "num_heads must divide hidden_size (got " + std::to_string(config.hiddenSize) + " and "
-                + std::to_string(config.numHeads) + ")");
+    readTransformerSizes(fields, model, model, config);
     config.activation
         = parseActivation(fields.choice(model, "encoder_nonlinearity", { WS_ACTIVATIONS })
                               .value_or(fields.choice(model, "nonlinearity", { WS_ACTIVATIONS }).value_or("gelu")));

@@ -111,7 +111,7 @@ WS_TEST(pathsThatAreNotPresetFiles)
 {
     Expected<SystemSpec> missing = loadPresetFile("/nonexistent/waferscope/preset.json");
     WS_REQUIRE(!missing.hasValue());
-    WS_CHECK_CONTAINS(missing.error().format(), "/nonexistent/waferscope/preset.json: error: no such file");
+    WS_CHECK_CONTAINS(missing.error().format(), "/nonexistent/waferscope/preset.json:1:1: error: no such file");
     Expected<SystemSpec> directory = loadPresetFile(std::filesystem::temp_directory_path().string());
     WS_REQUIRE(!directory.hasValue());
     WS_CHECK_CONTAINS(directory.error().message, "is a directory");
