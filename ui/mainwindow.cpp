@@ -171,7 +171,7 @@ void MainWindow::createDocks()
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, scaling);
     messages->raise();
-    resizeDocks({ model, system }, { 430, 420 }, Qt::Horizontal);
+    resizeDocks({ model, system }, { 500, 400 }, Qt::Horizontal);
     resizeDocks({ messages }, { 170 }, Qt::Vertical);
 }
 
