@@ -78,14 +78,14 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
 void MainWindow::createActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open…"), this, [this] {
+    // One Open action for the menu and the toolbar.
+    m_openAction = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Open a Model Zoo params file"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
-    open->setShortcut(QKeySequence::Open);
-    open->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
+    m_openAction->setShortcut(QKeySequence::Open);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
 
@@ -121,12 +121,7 @@ void MainWindow::createToolBar()
     m_numSystemsBox->setMinimum(1);
     bar->addWidget(m_numSystemsBox);
     bar->addSeparator();
-    bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Open…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a Model Zoo params file"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)"));
-        if (!path.isEmpty())
-            openFile(path);
-    });
+    bar->addAction(m_openAction);
     bar->addAction(tr("Fit wafer"), m_waferView, &WaferView::fitToView);
 
     connect(m_systemBox, &QComboBox::currentIndexChanged, this, [this](int index) {

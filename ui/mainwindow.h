@@ -71,6 +71,7 @@ private:
     QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse
     QLabel* m_zoomLabel = nullptr; // status bar: pixels per PE
     QMenu* m_viewMenu = nullptr;
+    QAction* m_openAction = nullptr; // File > Open, shared by the menu and the toolbar
 };
 
 } // namespace waferscope::ui

@@ -11,13 +11,7 @@ namespace waferscope::ui {
 
 ModelLoadController::ModelLoadController(QObject* parent)
     : QObject(parent)
-    , m_alive(std::make_shared<bool>(true))
 {
-}
-
-ModelLoadController::~ModelLoadController()
-{
-    *m_alive = false;
 }
 
 int ModelLoadController::load(const QString& path)

@@ -16,7 +16,6 @@ class ModelLoadController : public QObject {
     Q_OBJECT
 public:
     explicit ModelLoadController(QObject* parent = nullptr);
-    ~ModelLoadController() override;
 
     // Starts reading `path`; returns the job id that loaded()/failed() will carry.
     int load(const QString& path);
@@ -27,8 +26,7 @@ Q_SIGNALS:
     void failed(int jobId, const QString& path, const QString& message);
 
 private:
-    int m_latestJob = 0;
-    std::shared_ptr<bool> m_alive; // lets pool threads know the controller is gone
+    int m_latestJob = 0; // id of the newest request; older results are dropped
 };
 
 } // namespace waferscope::ui

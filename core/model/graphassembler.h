@@ -24,7 +24,6 @@ public:
     void embedding(const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width,
         Op::Kind kind = Op::Kind::Embedding);
     void norm(const std::string& name, const std::string& tensorPrefix, std::int64_t width, ModelConfig::Norm type);
-    // `activeFraction` < 1 for experts: all parameters exist, only top_k/E of them run per token.
     void linear(const std::string& name, const std::string& tensorPrefix, std::int64_t in, std::int64_t out, bool bias,
         Op::Kind kind = Op::Kind::Linear);
     void experts(const std::string& name, const std::string& tensorPrefix, std::int64_t hidden, std::int64_t filter,

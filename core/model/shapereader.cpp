@@ -1,4 +1,5 @@
 // Model family and shape from the `model` section, for every supported family.
+#include "core/common/text.h"
 #include "core/model/modelsections.h"
 
 #include <algorithm>
@@ -233,9 +234,7 @@ void readFamily(const YamlFields& fields, const ParamsSections& sections, ModelC
         config.name = toString(config.family);
         return;
     }
-    std::string lowered;
-    for (char c : *name)
-        lowered += char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lowered = toLowerAscii(*name);
     static const std::pair<const char*, F> kNames[]
         = { { "gpt2", F::Gpt2 }, { "gpt3", F::Gpt3 }, { "llama", F::Llama }, { "mistral", F::Llama },
               { "mixtral", F::Mixtral }, { "bert", F::Bert }, { "t5", F::T5 }, { "fc_mnist", F::FcMnist } };

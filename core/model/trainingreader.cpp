@@ -1,4 +1,5 @@
 // Batch, sequence, precision, optimizer, sparsity and run settings, from either schema.
+#include "core/common/text.h"
 #include "core/model/modelsections.h"
 
 namespace waferscope::core {
@@ -39,10 +40,9 @@ std::int64_t microBatchFromCallbacks(const YamlFields& fields, const YAML::Node&
     return 0;
 }
 
-ModelConfig::Optimizer parseOptimizer(std::string name)
+ModelConfig::Optimizer parseOptimizer(const std::string& given)
 {
-    for (char& c : name)
-        c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string name = toLowerAscii(given);
     using O = ModelConfig::Optimizer;
     if (name == "adamw")
         return O::AdamW;

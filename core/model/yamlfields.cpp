@@ -1,6 +1,7 @@
 #include "core/model/yamlfields.h"
 
 #include "core/common/diagnostic.h"
+#include "core/common/text.h"
 
 #include <cerrno>
 #include <cmath>
@@ -197,9 +198,7 @@ std::optional<std::string> YamlFields::choice(
     std::optional<std::string> result = text(section, key);
     if (!result)
         return std::nullopt;
-    std::string lowered;
-    for (char c : *result)
-        lowered += char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lowered = toLowerAscii(*result);
     std::string list;
     for (const char* option : accepted) {
         if (lowered == option)
