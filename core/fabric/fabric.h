@@ -1,0 +1,138 @@
+#pragma once
+
+#include "core/fabric/pe.h"
+#include "core/fabric/wavelet.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::fabric {
+
+struct TrafficGenerator;
+
+// How routers pick output ports: statically per color (kernels, as on the WSE), or by the
+// destination carried in the wavelet with X-then-Y dimension-order routing (synthetic traffic).
+enum class Routing : std::uint8_t { StaticColor, DimensionOrder };
+
+struct FabricConfig {
+    int width = 0;
+    int height = 0;
+    Routing routing = Routing::StaticColor;
+    int colors = kMaxColors; // StaticColor: input queues per router, one per color
+    int queueDepth = 4; // wavelets per input queue; senders see backpressure when it is full
+    int simdWidth = 8; // FP16 FMACs per PE per cycle (from the preset)
+};
+
+// The cycle-level PE mesh. Each router has input queues (one per color; with DimensionOrder
+// routing one per input port: N, S, E, W, ramp) and one output register per link. A cycle reads
+// only the current state and writes the next state of its own PE (its queues are updated in
+// place; neighbours see only published occupancies and output registers, which are double
+// buffered), so rows can be stepped in parallel and any partition gives the bit-identical state
+// of the serial run.
+class Fabric {
+public:
+    explicit Fabric(const FabricConfig& config);
+    ~Fabric();
+    Fabric(const Fabric&) = delete;
+    Fabric& operator=(const Fabric&) = delete;
+
+    int width() const { return m_width; }
+    int height() const { return m_height; }
+    std::int64_t peCount() const { return std::int64_t(m_width) * m_height; }
+    std::uint64_t cycle() const { return m_cycle; }
+    const FabricConfig& config() const { return m_config; }
+
+    // Static routing. rx: the direction a color arrives from (kRampPort for the PE's own
+    // sends); tx: directionBit()s and/or kRampBit (several bits multicast).
+    static constexpr int kRampPort = 4;
+    void setRoute(int x, int y, int color, int rx, std::uint8_t txMask);
+    // Checks every route against its neighbours and tasks; a message names the first bad one.
+    std::optional<std::string> validateRoutes() const;
+    PeState& pe(int x, int y) { return m_pes[std::size_t(index(x, y))]; }
+    const PeState& pe(int x, int y) const { return m_pes[std::size_t(index(x, y))]; }
+    // A stream entering the mesh from off-wafer I/O through the edge link `from` of PE (x, y).
+    void addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream);
+    int pendingResults() const;
+    bool quiescent() const; // nothing queued, in flight or pending anywhere
+
+    // Synthetic traffic (DimensionOrder routing only).
+    void attachTraffic(std::unique_ptr<TrafficGenerator> traffic);
+    const TrafficGenerator* traffic() const { return m_traffic.get(); }
+
+    // Threads for step(): 1 runs the serial reference path; more use tbb::parallel_for over
+    // row bands inside a private arena.
+    void setThreads(int threads);
+    int threads() const { return m_threads; }
+    void step();
+    void run(std::uint64_t cycles);
+
+    // Counters since construction, one per PE (router) or per PE and outgoing direction (link,
+    // index pe * 4 + direction).
+    const std::vector<std::uint32_t>& routedWavelets() const { return m_routed; }
+    const std::vector<std::uint32_t>& routerBusyCycles() const { return m_routerBusy; }
+    const std::vector<std::uint32_t>& routerStallCycles() const { return m_routerStall; }
+    const std::vector<std::uint32_t>& linkWavelets() const { return m_linkWavelets; }
+    const std::vector<std::uint32_t>& linkStallCycles() const { return m_linkStall; }
+    std::uint64_t totalLinkWavelets() const;
+    std::uint64_t totalRoutedWavelets() const;
+
+    // A hash over every piece of simulation state and every counter (for determinism checks).
+    std::uint64_t digest() const;
+    std::size_t memoryBytes() const;
+
+private:
+    struct Buffer {
+        std::vector<Wavelet> out; // per PE and direction: the wavelet on that link next cycle
+        std::vector<std::uint8_t> occupancy; // [pe * stride + queue]: published queue fill
+        std::vector<std::uint8_t> rowActive; // per row: anything queued or in flight
+    };
+    std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
+    void stepRows(int rowBegin, int rowEnd);
+    bool skipRow(int y, const Buffer& current, Buffer& next) const;
+    bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
+    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
+
+    FabricConfig m_config;
+    int m_width = 0;
+    int m_height = 0;
+    int m_queues = 0; // input queues per router
+    int m_stride = 0; // per-router stride of the count/head/occupancy arrays (queues rounded up to 8)
+    int m_depth = 0;
+    std::uint64_t m_cycle = 0;
+    int m_threads = 1;
+    struct Arena; // a tbb::task_arena sized to m_threads
+    std::unique_ptr<Arena> m_arena;
+
+    // Router state, structure of arrays.
+    std::vector<Wavelet> m_queueData; // [pe][queue][depth] ring buffers
+    // [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
+    std::vector<std::uint8_t> m_queueHead;
+    std::vector<std::uint8_t> m_queueCount;
+    std::vector<std::uint8_t> m_arbiter; // round-robin start queue per router
+    std::vector<std::uint8_t> m_routeTx; // StaticColor: [pe * stride + color] tx mask
+    std::vector<std::uint8_t> m_routeRx; // StaticColor: [pe * stride + color] rx port, 0xff = unrouted
+    Buffer m_buffers[2];
+    int m_current = 0;
+
+    std::vector<std::uint32_t> m_routed;
+    std::vector<std::uint32_t> m_routerBusy;
+    std::vector<std::uint32_t> m_routerStall;
+    std::vector<std::uint32_t> m_linkWavelets;
+    std::vector<std::uint32_t> m_linkStall;
+
+    std::vector<PeState> m_pes; // StaticColor only
+    struct EdgeSource {
+        std::int64_t pe;
+        int from;
+        std::vector<Wavelet> stream;
+        std::size_t next = 0;
+    };
+    std::vector<EdgeSource> m_edgeSources;
+    std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
+    std::unique_ptr<TrafficGenerator> m_traffic;
+};
+
+} // namespace waferscope::core::fabric

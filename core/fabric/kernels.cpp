@@ -1,0 +1,168 @@
+#include "core/fabric/kernels.h"
+
+#include "core/fabric/fabric.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace waferscope::core::fabric {
+
+namespace {
+
+constexpr KernelKind kKinds[] = { KernelKind::Gemv, KernelKind::GemmStream, KernelKind::RowBroadcast,
+    KernelKind::ColumnBroadcast, KernelKind::RowReduce, KernelKind::ColumnReduce };
+
+Diagnostic optionError(const std::string& option, const std::string& message)
+{
+    return { option, 0, 0, message };
+}
+
+std::string size(int a, int b)
+{
+    return std::to_string(a) + "x" + std::to_string(b);
+}
+
+// The largest share of the operands one PE holds, in bytes, as the builders allocate it.
+std::int64_t sramNeed(const KernelConfig& config)
+{
+    const auto ceilDiv = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+    const std::int64_t mr = ceilDiv(config.matrixRows, config.regionRows);
+    const std::int64_t nc = ceilDiv(config.matrixCols, config.regionCols);
+    const int tokens = config.tokensPerPe > 0 ? config.tokensPerPe : config.simdWidth;
+    switch (config.kind) {
+    case KernelKind::Gemv:
+        return mr * nc * 2 + mr * 4 + nc * 4; // A block (FP16), y, x block (top row)
+    case KernelKind::GemmStream:
+        return std::int64_t(config.matrixCols) * tokens * 2 + mr * tokens * 4; // activations, Y block
+    default:
+        return std::int64_t(config.matrixCols) * 4;
+    }
+}
+
+} // namespace
+
+const char* kernelName(KernelKind kind)
+{
+    switch (kind) {
+    case KernelKind::Gemv:
+        return "gemv";
+    case KernelKind::GemmStream:
+        return "gemm_stream";
+    case KernelKind::RowBroadcast:
+        return "row_broadcast";
+    case KernelKind::ColumnBroadcast:
+        return "column_broadcast";
+    case KernelKind::RowReduce:
+        return "row_reduce";
+    case KernelKind::ColumnReduce:
+        return "column_reduce";
+    }
+    return "?";
+}
+
+std::optional<KernelKind> parseKernel(const std::string& name)
+{
+    for (KernelKind kind : kKinds)
+        if (name == kernelName(kind))
+            return kind;
+    return std::nullopt;
+}
+
+std::string kernelNames()
+{
+    std::string names;
+    for (KernelKind kind : kKinds)
+        names += (names.empty() ? "" : "|") + std::string(kernelName(kind));
+    return names;
+}
+
+Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
+{
+    const bool collective = config.kind != KernelKind::Gemv && config.kind != KernelKind::GemmStream;
+    const int maxCoord = 2047;
+    if (config.regionRows < 1 || config.regionCols < 1 || config.regionRows > maxCoord || config.regionCols > maxCoord)
+        return optionError(
+            "--region", "region " + size(config.regionRows, config.regionCols) + " is outside 1x1..2047x2047");
+    if (config.matrixCols < 1 || config.matrixCols > 65534
+        || (!collective && (config.matrixRows < 1 || config.matrixRows > 1'000'000)))
+        return optionError(collective ? "--length" : "--matrix",
+            "size " + (collective ? std::to_string(config.matrixCols) : size(config.matrixRows, config.matrixCols))
+                + " is out of range (N is 1..65534, M is 1..1000000)");
+    if (!(config.sparsity >= 0.0 && config.sparsity < 1.0))
+        return optionError("--sparsity", "sparsity must be at least 0 and below 1");
+    if (config.sparsity > 0.0 && config.kind != KernelKind::GemmStream)
+        return optionError("--sparsity", "only gemm_stream streams sparse weights");
+    if (config.threads < 1 || config.threads > 1024)
+        return optionError("--threads", "threads must be between 1 and 1024");
+    if (config.tokensPerPe < 0 || config.tokensPerPe > 1024)
+        return optionError("--tokens", "tokens per PE must be between 1 and 1024");
+    const bool rowWise = config.kind == KernelKind::RowBroadcast || config.kind == KernelKind::RowReduce;
+    if (collective && (rowWise ? config.regionCols : config.regionRows) < 2)
+        return optionError("--region",
+            std::string(kernelName(config.kind)) + " needs at least two PEs along each "
+                + (rowWise ? "row" : "column"));
+    if (const std::int64_t need = sramNeed(config); need > config.sramPerPeBytes)
+        return optionError("--region",
+            "does not fit: " + std::string(kernelName(config.kind)) + " on a "
+                + size(config.regionRows, config.regionCols) + " region needs " + std::to_string(need)
+                + " bytes of SRAM per PE, more than the " + std::to_string(config.sramPerPeBytes)
+                + " a PE has; use a larger region");
+
+    FabricConfig fabricConfig;
+    fabricConfig.width = config.regionCols;
+    fabricConfig.height = config.regionRows;
+    fabricConfig.routing = Routing::StaticColor;
+    fabricConfig.colors = 3; // one multicast color and the two alternating reduction colors
+    fabricConfig.queueDepth = config.queueDepth;
+    fabricConfig.simdWidth = config.simdWidth;
+    Fabric fabric(fabricConfig);
+    fabric.setThreads(config.threads);
+    const KernelSetup setup = buildKernel(config, fabric);
+    if (const std::optional<std::string> error = fabric.validateRoutes())
+        return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
+            "internal route error: " + *error };
+
+    // Generous bound: every wavelet could wait for every FMAC of its PE.
+    const auto start = std::chrono::steady_clock::now();
+    int pending = fabric.pendingResults();
+    while (pending > 0) {
+        fabric.step();
+        if ((fabric.cycle() & 15) == 0 || fabric.quiescent()) {
+            pending = fabric.pendingResults();
+            if (pending > 0 && fabric.quiescent())
+                return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
+                    "stalled at cycle " + std::to_string(fabric.cycle()) + " with " + std::to_string(pending)
+                        + " PEs waiting for data" };
+        }
+        if (observer && fabric.cycle() % std::max<std::uint64_t>(1, observeEvery) == 0 && !observer(fabric))
+            return optionError("--kernel", "run cancelled at cycle " + std::to_string(fabric.cycle()));
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    KernelResult result;
+    result.kind = config.kind;
+    result.wallS = wall;
+    std::uint64_t busy = 0;
+    for (int y = 0; y < fabric.height(); ++y) {
+        for (int x = 0; x < fabric.width(); ++x) {
+            const PeState& pe = fabric.pe(x, y);
+            result.cycles = std::max<std::uint64_t>(result.cycles, std::uint64_t(std::max<std::int64_t>(0, pe.doneAt)));
+            result.fmacs += pe.fmacs;
+            busy += pe.busyCycles;
+            result.maxSramBytes = std::max(result.maxSramBytes, pe.sramBytes());
+        }
+    }
+    const std::vector<double> values = setup.gather(fabric);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        result.maxAbsError = std::max(result.maxAbsError, std::abs(values[i] - setup.reference[i]));
+    const double peCycles = double(fabric.peCount()) * double(std::max<std::uint64_t>(1, result.cycles));
+    result.peBusyFraction = std::min(1.0, double(busy) / peCycles);
+    result.linkWavelets = fabric.totalLinkWavelets();
+    const std::uint64_t lanes = std::uint64_t(fabric.peCount()) * std::uint64_t(config.simdWidth);
+    result.fmacLowerBoundCycles = (result.fmacs + lanes - 1) / lanes;
+    result.streamedWavelets = setup.streamedWavelets;
+    return result;
+}
+
+} // namespace waferscope::core::fabric

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "core/common/expected.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::fabric {
+
+class Fabric;
+
+// Kernels built the way the public SDK examples build them: routes per color plus data tasks
+// on a rectangle of PEs (region rows x columns).
+enum class KernelKind : std::uint8_t {
+    Gemv, // y = A x: A block-distributed, x multicast down columns, partial y reduced west to east
+    GemmStream, // Y = W X: activations resident, weights streamed in from the west edge (zeros skipped)
+    RowBroadcast, // column 0 of each row sends a vector to every PE of its row
+    ColumnBroadcast, // row 0 of each column sends a vector to every PE of its column
+    RowReduce, // each row sums its PEs' vectors into the last column
+    ColumnReduce, // each column sums its PEs' vectors into the last row
+};
+const char* kernelName(KernelKind kind);
+std::optional<KernelKind> parseKernel(const std::string& name);
+std::string kernelNames(); // "gemv|gemm_stream|..."
+
+struct KernelConfig {
+    KernelKind kind = KernelKind::Gemv;
+    int matrixRows = 1024; // M (collectives: ignored)
+    int matrixCols = 1024; // N (collectives: vector length)
+    int regionRows = 32;
+    int regionCols = 32;
+    double sparsity = 0.0; // GemmStream: share of weights that are zero (only non-zeros are streamed)
+    int tokensPerPe = 0; // GemmStream: activation columns per PE; 0 = the SIMD width
+    int simdWidth = 8; // FP16 FMACs per PE per cycle, from the preset
+    std::int64_t sramPerPeBytes = 48 * 1024;
+    int queueDepth = 4;
+    int threads = 1;
+    std::uint64_t seed = 1;
+};
+
+// Called every `observeEvery` cycles of a run with the fabric as it is; returning false
+// cancels the run. Used for progress and for publishing frames to a GUI.
+using FabricObserver = std::function<bool(const Fabric&)>;
+
+struct KernelResult {
+    KernelKind kind = KernelKind::Gemv;
+    std::uint64_t cycles = 0; // cycle at which the last output element was final
+    double maxAbsError = 0.0; // against a double-precision reference on the same FP16 operands
+    double peBusyFraction = 0.0; // PE compute-busy cycles / (PEs x cycles)
+    std::uint64_t linkWavelets = 0; // wavelets moved over mesh links
+    double wallS = 0.0;
+    std::uint64_t fmacs = 0; // FMACs executed by all PEs
+    std::uint64_t fmacLowerBoundCycles = 0; // ceil(FMACs / (PEs x SIMD width))
+    std::uint64_t streamedWavelets = 0; // GemmStream: weights and row markers sent in
+    std::int64_t maxSramBytes = 0; // largest per-PE allocation
+};
+
+// Builds the kernel on a region-sized fabric, runs it to completion and checks the result.
+// Errors: bad sizes (Diagnostic on the option), or a region whose PEs cannot hold their share
+// (message starts with "does not fit").
+Expected<KernelResult> runKernel(
+    const KernelConfig& config, const FabricObserver& observer = {}, std::uint64_t observeEvery = 1024);
+
+// Internal to the kernel builders (kernelbuild.cpp): the operands, the placed fabric and the
+// reference result, so that tests can look at the fabric after a run.
+struct KernelSetup {
+    std::vector<double> reference; // expected outputs, row-major
+    std::function<std::vector<double>(const Fabric&)> gather; // outputs read back from the PEs
+    std::uint64_t streamedWavelets = 0;
+};
+KernelSetup buildKernel(const KernelConfig& config, Fabric& fabric);
+
+} // namespace waferscope::core::fabric

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "core/fabric/wavelet.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace waferscope::core::fabric {
+
+constexpr std::uint8_t kNoColor = 0xff;
+constexpr std::uint16_t kRowMarker = 0xffff; // streamed-weight wavelet that ends an output row
+
+// What a data task does with each wavelet that arrives on its color (the SDK's data tasks).
+enum class TaskKind : std::uint8_t {
+    None,
+    Store, // vector[k] = w                                        (broadcast receive)
+    AddForward, // s = vector[k] + w; send s on outColor, or keep it   (chain reduction)
+    FmacColumn, // vector[0..n) += A[:, k] * w, A stored FP16 column-major (GEMV)
+    FmacStream, // w = (fp16 weight, column j): out[row][0..t) += weight * act[j][0..t)  (weight streaming)
+};
+
+// A local task that a data task activates when it has consumed all the wavelets it expects.
+enum class ActionKind : std::uint8_t { None, StartSend, Unblock };
+
+struct DataTask {
+    TaskKind kind = TaskKind::None;
+    bool blocked = false; // a blocked task leaves its wavelets queued in the router
+    bool result = false; // completing it produces part of the kernel's output
+    std::uint8_t outColor = kNoColor;
+    ActionKind then = ActionKind::None;
+    std::uint8_t thenColor = kNoColor;
+    std::uint32_t received = 0; // wavelets consumed so far
+    std::uint32_t expected = 0; // wavelets (FmacStream: row markers) that complete the task
+    std::uint32_t vector = 0; // FP32 offset: accumulator or store target
+    std::uint32_t length = 0; // FP32 elements per operation (FmacStream: tokens per row)
+    std::uint32_t matrix = 0; // FP16 offset: GEMV block or resident activations
+    std::uint32_t row = 0; // FmacStream: current local output row
+};
+
+// An asynchronous send of an FP32 vector from local memory onto a color, one wavelet per cycle.
+struct SendStream {
+    std::uint8_t color = kNoColor;
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+    std::uint32_t next = 0;
+    bool active() const { return color != kNoColor && next < length; }
+};
+
+// One PE's compute engine: its SRAM contents (FP32 and FP16 arrays; their bytes are accounted
+// against the 48 KiB of the preset), its data tasks by color, and busy/work counters.
+struct PeState {
+    std::vector<DataTask> tasks; // indexed by color
+    std::vector<float> f32;
+    std::vector<std::uint16_t> f16;
+    SendStream send;
+    SendStream deferredSend; // started by a task's StartSend action, on the action's color
+    std::uint64_t busyUntil = 0; // the engine accepts the next wavelet at this cycle
+    std::uint64_t busyCycles = 0;
+    std::uint64_t fmacs = 0;
+    std::int64_t doneAt = -1; // cycle at which its last result task finished
+    int pendingResults = 0;
+
+    std::int64_t sramBytes() const { return std::int64_t(f32.size()) * 4 + std::int64_t(f16.size()) * 2; }
+    std::uint32_t allocF32(std::size_t count, float value = 0.0f);
+    std::uint32_t allocF16(std::size_t count);
+    bool idle() const { return !send.active(); }
+};
+
+// Cycles one wavelet costs the engine, from the preset's FP16 SIMD width.
+std::uint64_t taskCost(const DataTask& task, std::uint32_t payload, int simdWidth);
+
+// Runs the task for one wavelet (the router has checked that it may). Returns the wavelet the
+// task emits on task.outColor, if any (valid() false otherwise).
+Wavelet executeTask(PeState& pe, int color, std::uint32_t payload, std::uint64_t cycle, int simdWidth);
+
+} // namespace waferscope::core::fabric

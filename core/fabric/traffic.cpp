@@ -1,0 +1,187 @@
+#include "core/fabric/traffic.h"
+
+#include "core/fabric/fabric.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+namespace waferscope::core::fabric {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t value)
+{
+    value += 0x9e3779b97f4a7c15ull;
+    value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+    value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+    return value ^ (value >> 31);
+}
+
+// A counter-based random number: the same (seed, pe, packet, stream) always gives the same bits.
+std::uint64_t randomBits(std::uint64_t seed, std::int64_t pe, std::uint32_t packet, std::uint64_t stream)
+{
+    return mix(mix(mix(seed ^ stream) ^ std::uint64_t(pe)) ^ packet);
+}
+
+double unitInterval(std::uint64_t bits)
+{
+    return double(bits >> 11) * 0x1.0p-53;
+}
+
+Diagnostic optionError(const std::string& option, const std::string& message)
+{
+    return { option, 0, 0, message };
+}
+
+} // namespace
+
+const char* trafficPatternName(TrafficPattern pattern)
+{
+    switch (pattern) {
+    case TrafficPattern::Uniform:
+        return "uniform";
+    case TrafficPattern::Transpose:
+        return "transpose";
+    case TrafficPattern::Hotspot:
+        return "hotspot";
+    }
+    return "?";
+}
+
+std::optional<TrafficPattern> parseTrafficPattern(const std::string& name)
+{
+    for (TrafficPattern pattern : { TrafficPattern::Uniform, TrafficPattern::Transpose, TrafficPattern::Hotspot })
+        if (name == trafficPatternName(pattern))
+            return pattern;
+    return std::nullopt;
+}
+
+TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t from, std::uint64_t to)
+    : pattern(config.pattern)
+    , rate(config.rate)
+    , logNoPacket(config.rate < 1.0 ? std::log1p(-config.rate) : 0.0)
+    , seed(config.seed)
+    , width(config.width)
+    , height(config.height)
+    , hotspotFraction(config.hotspotFraction)
+    , measureFrom(from)
+    , measureTo(to)
+{
+    const auto pes = std::size_t(width) * std::size_t(height);
+    headPacket.assign(pes, 0);
+    generatePacket.assign(pes, 0);
+    headTime.resize(pes);
+    for (std::size_t pe = 0; pe < pes; ++pe)
+        headTime[pe] = gap(std::int64_t(pe), 0) - 1; // packet 0 comes at cycle gap - 1
+    generateTime = headTime;
+    rows.assign(std::size_t(height), RowTotals {});
+}
+
+// Cycles between packet `packet - 1` and `packet` of a Bernoulli(rate) process: geometric.
+std::uint64_t TrafficGenerator::gap(std::int64_t pe, std::uint32_t packet) const
+{
+    constexpr std::uint64_t never = std::uint64_t(1) << 62;
+    if (rate <= 0.0)
+        return never;
+    if (rate >= 1.0)
+        return 1;
+    const double u = 1.0 - unitInterval(randomBits(seed, pe, packet, 1)); // (0, 1]
+    const double cycles = std::floor(std::log(u) / logNoPacket);
+    return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
+}
+
+void TrafficGenerator::destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
+{
+    const std::uint64_t bits = randomBits(seed, pe, packet, 2);
+    switch (pattern) {
+    case TrafficPattern::Transpose:
+        // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
+        destX = int(std::int64_t(y) * width / height);
+        destY = int(std::int64_t(x) * height / width);
+        return;
+    case TrafficPattern::Hotspot:
+        if (unitInterval(randomBits(seed, pe, packet, 3)) < hotspotFraction) {
+            destX = width / 2;
+            destY = height / 2;
+            return;
+        }
+        [[fallthrough]];
+    case TrafficPattern::Uniform:
+        destX = int((bits & 0xffffffffu) % std::uint64_t(width));
+        destY = int((bits >> 32) % std::uint64_t(height));
+        return;
+    }
+}
+
+TrafficGenerator::RowTotals TrafficGenerator::totals() const
+{
+    RowTotals sum;
+    for (const RowTotals& row : rows) {
+        sum.generated += row.generated;
+        sum.injected += row.injected;
+        sum.hops += row.hops;
+        sum.ejected += row.ejected;
+        sum.latencyPackets += row.latencyPackets;
+        sum.latencySum += row.latencySum;
+    }
+    return sum;
+}
+
+Expected<TrafficResult> runTraffic(const TrafficConfig& config, const std::function<bool(std::uint64_t)>& progress)
+{
+    const int maxCoord = int(Wavelet::kCoordMask);
+    if (config.width < 2 || config.height < 2 || config.width > maxCoord || config.height > maxCoord)
+        return optionError("--mesh",
+            "mesh " + std::to_string(config.width) + "x" + std::to_string(config.height) + " is outside 2x2.."
+                + std::to_string(maxCoord) + "x" + std::to_string(maxCoord));
+    if (!(config.rate >= 0.0 && config.rate <= 1.0))
+        return optionError("--rate", "injection rate must be between 0 and 1 packets per PE per cycle");
+    if (config.cycles < 2 || config.cycles > std::numeric_limits<std::uint32_t>::max())
+        return optionError("--cycles", "cycles must be between 2 and 4294967295");
+    const std::uint64_t warmup = config.warmup ? config.warmup : config.cycles / 4;
+    if (warmup >= config.cycles)
+        return optionError("--warmup", "warm-up must be shorter than the run");
+    if (config.threads < 1 || config.threads > 1024)
+        return optionError("--threads", "threads must be between 1 and 1024");
+    if (config.queueDepth < 2 || config.queueDepth > 64)
+        return optionError("--queue-depth", "queue depth must be between 2 and 64");
+    if (!(config.hotspotFraction >= 0.0 && config.hotspotFraction <= 1.0))
+        return optionError("--hotspot-fraction", "hotspot fraction must be between 0 and 1");
+
+    FabricConfig fabricConfig;
+    fabricConfig.width = config.width;
+    fabricConfig.height = config.height;
+    fabricConfig.routing = Routing::DimensionOrder;
+    fabricConfig.queueDepth = config.queueDepth;
+    Fabric fabric(fabricConfig);
+    fabric.setThreads(config.threads);
+    fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, warmup, config.cycles));
+
+    const auto start = std::chrono::steady_clock::now();
+    for (std::uint64_t cycle = 0; cycle < config.cycles; ++cycle) {
+        fabric.step();
+        if (progress && (cycle & 4095) == 4095 && !progress(cycle + 1))
+            return optionError("--cycles", "run cancelled at cycle " + std::to_string(cycle + 1));
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    const TrafficGenerator::RowTotals totals = fabric.traffic()->totals();
+    const double window = double(config.cycles - warmup) * double(fabric.peCount());
+    TrafficResult result;
+    result.width = config.width;
+    result.height = config.height;
+    result.cycles = config.cycles;
+    result.warmup = warmup;
+    result.avgHops = totals.injected ? double(totals.hops) / double(totals.injected) : 0.0;
+    result.avgLatencyCycles = totals.latencyPackets ? double(totals.latencySum) / double(totals.latencyPackets) : 0.0;
+    result.offeredRate = double(totals.generated) / window;
+    result.acceptedRate = double(totals.ejected) / window;
+    result.packetsMeasured = totals.latencyPackets;
+    result.wallS = wall;
+    result.routerCyclesPerS = wall > 0.0 ? double(config.cycles) * double(fabric.peCount()) / wall : 0.0;
+    result.linkWavelets = fabric.totalLinkWavelets();
+    return result;
+}
+
+} // namespace waferscope::core::fabric

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "core/common/expected.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::fabric {
+
+enum class TrafficPattern : std::uint8_t { Uniform, Transpose, Hotspot };
+const char* trafficPatternName(TrafficPattern pattern);
+std::optional<TrafficPattern> parseTrafficPattern(const std::string& name);
+
+// An open-loop synthetic-traffic run: every PE generates single-wavelet packets as a Bernoulli
+// process of `rate` per cycle into an unbounded source queue; the ramp injects at most one per
+// cycle when its router queue has room. Statistics cover the cycles after `warmup`.
+struct TrafficConfig {
+    int width = 32;
+    int height = 32;
+    TrafficPattern pattern = TrafficPattern::Uniform;
+    double rate = 0.02; // packets per PE per cycle, 0..1
+    std::uint64_t cycles = 10000; // total simulated cycles, warm-up included
+    std::uint64_t warmup = 0; // 0: a quarter of `cycles`
+    int threads = 1;
+    int queueDepth = 4;
+    std::uint64_t seed = 1;
+    double hotspotFraction = 0.2; // Hotspot: share of packets sent to the centre PE
+};
+
+struct TrafficResult {
+    int width = 0;
+    int height = 0;
+    std::uint64_t cycles = 0;
+    std::uint64_t warmup = 0;
+    double avgHops = 0.0; // over packets generated in the measurement window
+    double avgLatencyCycles = 0.0; // generation to ejection, packets generated and ejected in the window
+    double offeredRate = 0.0; // generated packets per PE per cycle in the window
+    double acceptedRate = 0.0; // ejected packets per PE per cycle in the window
+    std::uint64_t packetsMeasured = 0;
+    double routerCyclesPerS = 0.0;
+    double wallS = 0.0;
+    std::uint64_t linkWavelets = 0;
+};
+
+// Validates the configuration (a message on error) and runs it. `progress` (optional) is
+// called every few thousand cycles with the cycle reached; returning false stops the run.
+Expected<TrafficResult> runTraffic(
+    const TrafficConfig& config, const std::function<bool(std::uint64_t)>& progress = {});
+
+// The injection process and the measurement totals, attached to a DimensionOrder fabric.
+// Random numbers are a pure function of (seed, PE, packet index), so the run is identical
+// for any thread count or row partition.
+struct TrafficGenerator {
+    TrafficGenerator(const TrafficConfig& config, std::uint64_t measureFrom, std::uint64_t measureTo);
+
+    struct RowTotals {
+        std::uint64_t generated = 0;
+        std::uint64_t injected = 0;
+        std::uint64_t hops = 0;
+        std::uint64_t ejected = 0;
+        std::uint64_t latencyPackets = 0;
+        std::uint64_t latencySum = 0;
+    };
+
+    std::uint64_t gap(std::int64_t pe, std::uint32_t packet) const;
+    void destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
+    bool measuring(std::uint64_t cycle) const { return cycle >= measureFrom && cycle < measureTo; }
+    RowTotals totals() const;
+
+    TrafficPattern pattern;
+    double rate;
+    double logNoPacket; // log(1 - rate)
+    std::uint64_t seed;
+    int width;
+    int height;
+    double hotspotFraction;
+    std::uint64_t measureFrom;
+    std::uint64_t measureTo;
+    std::vector<std::uint64_t> headTime; // generation cycle of the next packet to inject
+    std::vector<std::uint32_t> headPacket;
+    std::vector<std::uint64_t> generateTime; // generation cycle of the next packet to count
+    std::vector<std::uint32_t> generatePacket;
+    std::vector<RowTotals> rows;
+};
+
+} // namespace waferscope::core::fabric
