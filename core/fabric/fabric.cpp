@@ -2,7 +2,7 @@
 
 #include "core/fabric/traffic.h"
 
-#include <tbb/blocked_range.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
@@ -60,6 +60,7 @@ Fabric::Fabric(const FabricConfig& config)
     m_routerStall.assign(pes, 0);
     m_linkWavelets.assign(pes * kDirections, 0);
     m_linkStall.assign(pes * kDirections, 0);
+    m_rowSteps.assign(std::size_t(m_height), 0);
     if (config.routing == Routing::StaticColor) {
         m_routeTx.assign(slots, 0);
         m_routeRx.assign(slots, 0xff);
@@ -106,19 +107,21 @@ void Fabric::setThreads(int threads)
     m_threads = std::max(1, threads);
     m_arena.reset();
     if (m_threads > 1)
-        m_arena = std::make_unique<Arena>(m_threads);
+        m_arena = std::make_unique<Arena>(std::min(m_threads, tbb::info::default_concurrency()));
 }
 
 void Fabric::step()
 {
     const auto body = [this](int begin, int end) { stepRows(begin, end); };
-    if (m_threads == 1 || m_height == 1) {
+    // One band of rows per requested thread: the partition (and so the test of bit-identity)
+    // does not depend on how many cores the machine has; the arena runs at most that many.
+    const int bands = std::min(m_threads, m_height);
+    if (bands == 1) {
         body(0, m_height);
     } else {
         m_arena->arena.execute([&] {
             tbb::parallel_for(
-                tbb::blocked_range<int>(0, m_height),
-                [&](const tbb::blocked_range<int>& rows) { body(rows.begin(), rows.end()); },
+                0, bands, [&](int band) { body(band * m_height / bands, (band + 1) * m_height / bands); },
                 tbb::static_partitioner());
         });
     }
@@ -156,6 +159,7 @@ void Fabric::stepRows(int rowBegin, int rowEnd)
     for (int y = rowBegin; y < rowEnd; ++y) {
         if (skipRow(y, current, next))
             continue;
+        ++m_rowSteps[std::size_t(y)];
         if (m_config.routing == Routing::DimensionOrder) {
             stepRowDimensionOrder(y, current, next);
         } else {

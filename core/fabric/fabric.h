@@ -4,6 +4,7 @@
 #include "core/fabric/wavelet.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ public:
     const std::vector<std::uint32_t>& routerStallCycles() const { return m_routerStall; }
     const std::vector<std::uint32_t>& linkWavelets() const { return m_linkWavelets; }
     const std::vector<std::uint32_t>& linkStallCycles() const { return m_linkStall; }
+    // Cycles in which each row was stepped; rows with nothing queued, in flight or pending
+    // nearby are skipped, so idle regions cost one flag test per row.
+    const std::vector<std::uint32_t>& rowStepCounts() const { return m_rowSteps; }
     std::uint64_t totalLinkWavelets() const;
     std::uint64_t totalRoutedWavelets() const;
 
@@ -122,6 +126,7 @@ private:
     std::vector<std::uint32_t> m_routerStall;
     std::vector<std::uint32_t> m_linkWavelets;
     std::vector<std::uint32_t> m_linkStall;
+    std::vector<std::uint32_t> m_rowSteps;
 
     std::vector<PeState> m_pes; // StaticColor only
     struct EdgeSource {
@@ -134,5 +139,9 @@ private:
     std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
     std::unique_ptr<TrafficGenerator> m_traffic;
 };
+
+// Called every few cycles of a run (traffic or kernel) with the fabric as it is, between two
+// steps; returning false cancels the run. Used for progress and to publish frames to a GUI.
+using FabricObserver = std::function<bool(const Fabric&)>;
 
 } // namespace waferscope::core::fabric

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/fabric/fabric.h"
 
 #include <cstdint>
 #include <functional>
@@ -9,8 +10,6 @@
 #include <vector>
 
 namespace waferscope::core::fabric {
-
-class Fabric;
 
 // Kernels built the way the public SDK examples build them: routes per color plus data tasks
 // on a rectangle of PEs (region rows x columns).
@@ -40,10 +39,6 @@ struct KernelConfig {
     int threads = 1;
     std::uint64_t seed = 1;
 };
-
-// Called every `observeEvery` cycles of a run with the fabric as it is; returning false
-// cancels the run. Used for progress and for publishing frames to a GUI.
-using FabricObserver = std::function<bool(const Fabric&)>;
 
 struct KernelResult {
     KernelKind kind = KernelKind::Gemv;

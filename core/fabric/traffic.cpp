@@ -128,7 +128,8 @@ TrafficGenerator::RowTotals TrafficGenerator::totals() const
     return sum;
 }
 
-Expected<TrafficResult> runTraffic(const TrafficConfig& config, const std::function<bool(std::uint64_t)>& progress)
+Expected<TrafficResult> runTraffic(
+    const TrafficConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
 {
     const int maxCoord = int(Wavelet::kCoordMask);
     if (config.width < 2 || config.height < 2 || config.width > maxCoord || config.height > maxCoord)
@@ -159,10 +160,11 @@ Expected<TrafficResult> runTraffic(const TrafficConfig& config, const std::funct
     fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, warmup, config.cycles));
 
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t cycle = 0; cycle < config.cycles; ++cycle) {
+    const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
+    while (fabric.cycle() < config.cycles) {
         fabric.step();
-        if (progress && (cycle & 4095) == 4095 && !progress(cycle + 1))
-            return optionError("--cycles", "run cancelled at cycle " + std::to_string(cycle + 1));
+        if (observer && fabric.cycle() % every == 0 && !observer(fabric))
+            return optionError("--cycles", "run cancelled at cycle " + std::to_string(fabric.cycle()));
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/fabric/fabric.h"
 
 #include <cmath>
 #include <cstdint>
@@ -46,10 +47,10 @@ struct TrafficResult {
     std::uint64_t linkWavelets = 0;
 };
 
-// Validates the configuration (a message on error) and runs it. `progress` (optional) is
-// called every few thousand cycles with the cycle reached; returning false stops the run.
+// Validates the configuration (a message on error) and runs it, calling `observer` (if any)
+// every `observeEvery` cycles.
 Expected<TrafficResult> runTraffic(
-    const TrafficConfig& config, const std::function<bool(std::uint64_t)>& progress = {});
+    const TrafficConfig& config, const FabricObserver& observer = {}, std::uint64_t observeEvery = 4096);
 
 // The injection process and the measurement totals, attached to a DimensionOrder fabric.
 // Random numbers are a pure function of (seed, PE, packet index), so the run is identical

@@ -1,0 +1,56 @@
+#include "core/fabric/frame.h"
+
+#include "core/fabric/fabric.h"
+
+#include <algorithm>
+
+namespace waferscope::core::fabric {
+
+void FramePublisher::publish(const Fabric& fabric)
+{
+    const auto pes = std::size_t(fabric.peCount());
+    if (m_lastRouterBusy.size() != pes) {
+        m_lastRouterBusy.assign(pes, 0);
+        m_lastPeBusy.assign(pes, 0);
+        m_lastLinks.assign(pes * kDirections, 0);
+        m_lastCycle = 0;
+    }
+    auto frame = std::make_shared<FabricFrame>();
+    frame->cycle = fabric.cycle();
+    frame->intervalCycles = fabric.cycle() - m_lastCycle;
+    frame->width = fabric.width();
+    frame->height = fabric.height();
+    frame->peActivity.resize(pes);
+    frame->linkWavelets.resize(pes * kDirections);
+    const double interval = double(std::max<std::uint64_t>(1, frame->intervalCycles));
+    const std::vector<std::uint32_t>& routerBusy = fabric.routerBusyCycles();
+    const bool hasPes = fabric.config().routing == Routing::StaticColor;
+    for (std::size_t pe = 0; pe < pes; ++pe) {
+        double busy = double(routerBusy[pe] - m_lastRouterBusy[pe]);
+        m_lastRouterBusy[pe] = routerBusy[pe];
+        if (hasPes) {
+            const PeState& state
+                = fabric.pe(int(pe % std::size_t(fabric.width())), int(pe / std::size_t(fabric.width())));
+            busy = std::max(busy, double(state.busyCycles - m_lastPeBusy[pe]));
+            m_lastPeBusy[pe] = state.busyCycles;
+        }
+        frame->peActivity[pe] = float(std::min(1.0, busy / interval));
+    }
+    const std::vector<std::uint32_t>& links = fabric.linkWavelets();
+    for (std::size_t i = 0; i < links.size(); ++i) {
+        frame->linkWavelets[i] = links[i] - m_lastLinks[i];
+        m_lastLinks[i] = links[i];
+    }
+    m_lastCycle = fabric.cycle();
+    std::lock_guard lock(m_mutex);
+    frame->generation = ++m_generation;
+    m_latest = std::move(frame);
+}
+
+std::shared_ptr<const FabricFrame> FramePublisher::latest() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_latest;
+}
+
+} // namespace waferscope::core::fabric

@@ -1,0 +1,162 @@
+// The mesh against NoC theory (REFERENCE.md): mean hops of uniform and transpose traffic,
+// offered = accepted below saturation, zero-load latency = hops x 1 cycle, saturation near
+// the bisection bound 4/k; and the determinism contract: any thread count gives the serial
+// run's state bit for bit.
+#include "testing.h"
+
+#include "core/fabric/fabric.h"
+#include "core/fabric/half.h"
+#include "core/fabric/traffic.h"
+
+#include <cstdlib>
+
+using namespace waferscope::core;
+using namespace waferscope::core::fabric;
+
+namespace {
+
+TrafficResult traffic(
+    int k, double rate, std::uint64_t cycles, TrafficPattern pattern = TrafficPattern::Uniform, int threads = 1)
+{
+    TrafficConfig config;
+    config.width = k;
+    config.height = k;
+    config.rate = rate;
+    config.cycles = cycles;
+    config.pattern = pattern;
+    config.threads = threads;
+    Expected<TrafficResult> result = runTraffic(config);
+    if (!result)
+        throw std::runtime_error(result.error().format());
+    return *result;
+}
+
+std::uint64_t trafficDigest(int width, int height, double rate, std::uint64_t cycles, int threads)
+{
+    TrafficConfig config;
+    config.width = width;
+    config.height = height;
+    config.rate = rate;
+    config.cycles = cycles;
+    FabricConfig fabricConfig;
+    fabricConfig.width = width;
+    fabricConfig.height = height;
+    fabricConfig.routing = Routing::DimensionOrder;
+    Fabric fabric(fabricConfig);
+    fabric.setThreads(threads);
+    fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, cycles / 4, cycles));
+    fabric.run(cycles);
+    return fabric.digest();
+}
+
+} // namespace
+
+WS_TEST(halfPrecisionRoundTripsEveryValueAndRoundsToNearestEven)
+{
+    for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+        const auto half = std::uint16_t(bits);
+        if ((half & 0x7c00) == 0x7c00 && (half & 0x3ff)) // NaN payloads are not preserved bit for bit
+            continue;
+        if (floatToHalf(halfToFloat(half)) != half) {
+            WS_CHECK_EQ(floatToHalf(halfToFloat(half)), half);
+            return;
+        }
+    }
+    WS_CHECK_EQ(floatToHalf(1.0f), std::uint16_t(0x3c00));
+    WS_CHECK_EQ(floatToHalf(65504.0f), std::uint16_t(0x7bff)); // largest finite half
+    WS_CHECK_EQ(floatToHalf(65520.0f), std::uint16_t(0x7c00)); // rounds up to infinity
+    WS_CHECK_EQ(floatToHalf(std::ldexp(1.0f, -24)), std::uint16_t(0x0001)); // smallest subnormal
+    WS_CHECK_EQ(floatToHalf(std::ldexp(1.0f, -25)), std::uint16_t(0x0000)); // tie rounds to even (zero)
+    WS_CHECK_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), std::uint16_t(0x3c00)); // tie to even
+    WS_CHECK_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), std::uint16_t(0x3c02)); // tie to even (up)
+    WS_CHECK_EQ(floatToHalf(-2.0f), std::uint16_t(0xc000));
+}
+
+WS_TEST(uniformTrafficMatchesMeshTheoryAtLowLoad)
+{
+    const int k = 32;
+    const TrafficResult result = traffic(k, 0.02, 20000);
+    const double theoryHops = 2.0 * (k * k - 1) / (3.0 * k); // 21.3
+    WS_CHECK_NEAR(result.avgHops, theoryHops, 0.03);
+    WS_CHECK_NEAR(result.acceptedRate, result.offeredRate, 0.05);
+    WS_CHECK_NEAR(result.offeredRate, 0.02, 0.05); // Bernoulli process at the configured rate
+    // Zero-load latency is hops x 1 cycle per hop (injection and ejection take no extra cycle
+    // in this router model); at 2% load queueing adds only a few percent.
+    WS_CHECK(result.avgLatencyCycles >= result.avgHops * 0.99);
+    WS_CHECK(result.avgLatencyCycles <= result.avgHops * 1.08);
+    WS_CHECK(result.packetsMeasured > 100000);
+}
+
+WS_TEST(uniformTrafficSaturatesNearTheBisectionBound)
+{
+    const int k = 32;
+    const TrafficResult result = traffic(k, 0.3, 8000);
+    const double bound = 4.0 / k;
+    WS_CHECK(result.acceptedRate >= 0.6 * bound);
+    WS_CHECK(result.acceptedRate <= 1.0 * bound);
+    WS_CHECK(result.offeredRate > 0.29); // open loop: the sources keep offering
+}
+
+WS_TEST(transposeTrafficTravelsTheExpectedDistance)
+{
+    const int k = 16;
+    double hops = 0.0; // brute force: PE (x, y) sends to (y, x), |x - y| hops in each dimension
+    for (int y = 0; y < k; ++y)
+        for (int x = 0; x < k; ++x)
+            hops += 2.0 * std::abs(x - y);
+    hops /= k * k;
+    const TrafficResult result = traffic(k, 0.02, 8000, TrafficPattern::Transpose);
+    WS_CHECK_NEAR(result.avgHops, hops, 0.03);
+    WS_CHECK_NEAR(result.acceptedRate, result.offeredRate, 0.05);
+}
+
+WS_TEST(hotspotTrafficIsLimitedByTheHotspotsEjectionPort)
+{
+    // 20% of 256 PEs x 0.05 = 2.56 packets/cycle aim at one PE that ejects one per cycle, so
+    // accepted traffic cannot exceed (1 + uniform share) and stays well below offered.
+    TrafficConfig config;
+    config.width = 16;
+    config.height = 16;
+    config.rate = 0.05;
+    config.cycles = 6000;
+    config.pattern = TrafficPattern::Hotspot;
+    const Expected<TrafficResult> result = runTraffic(config);
+    WS_REQUIRE(result.hasValue());
+    WS_CHECK(result->acceptedRate < 0.6 * result->offeredRate);
+    const double perPe = 1.0 / (16 * 16);
+    WS_CHECK(result->acceptedRate <= 0.8 * 0.05 + perPe * 1.01);
+}
+
+WS_TEST(parallelStepsAreBitIdenticalToTheSerialReference)
+{
+    const std::uint64_t serial = trafficDigest(24, 17, 0.08, 600, 1);
+    WS_CHECK_EQ(trafficDigest(24, 17, 0.08, 600, 2), serial);
+    WS_CHECK_EQ(trafficDigest(24, 17, 0.08, 600, 3), serial);
+    WS_CHECK_EQ(trafficDigest(24, 17, 0.08, 600, 8), serial);
+    WS_CHECK(trafficDigest(24, 17, 0.08, 601, 1) != serial); // the digest does see the state
+    const TrafficResult one = traffic(32, 0.05, 3000, TrafficPattern::Uniform, 1);
+    const TrafficResult two = traffic(32, 0.05, 3000, TrafficPattern::Uniform, 2);
+    WS_CHECK_EQ(one.avgLatencyCycles, two.avgLatencyCycles);
+    WS_CHECK_EQ(one.linkWavelets, two.linkWavelets);
+}
+
+WS_TEST(badTrafficConfigurationsAreNamedErrors)
+{
+    const auto error = [](TrafficConfig config) {
+        const Expected<TrafficResult> result = runTraffic(config);
+        return result ? std::string() : result.error().format();
+    };
+    TrafficConfig config;
+    config.rate = 1.5;
+    WS_CHECK_CONTAINS(error(config), "--rate: error:");
+    config = {};
+    config.width = 1;
+    WS_CHECK_CONTAINS(error(config), "--mesh: error:");
+    config = {};
+    config.cycles = 100;
+    config.warmup = 100;
+    WS_CHECK_CONTAINS(error(config), "--warmup: error:");
+    config = {};
+    config.width = 5000;
+    WS_CHECK_CONTAINS(error(config), "--mesh: error:");
+}
