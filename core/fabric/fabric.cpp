@@ -1,11 +1,7 @@
 #include "core/fabric/fabric.h"
 
+#include "core/fabric/fabricarena.h"
 #include "core/fabric/traffic.h"
-
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
 
 #include <bit>
 #include <numeric>
@@ -13,13 +9,7 @@
 
 namespace waferscope::core::fabric {
 
-struct Fabric::Arena {
-    explicit Arena(int threads)
-        : arena(threads)
-    {
-    }
-    tbb::task_arena arena;
-};
+Fabric::~Fabric() = default;
 
 const char* directionName(int direction)
 {
@@ -53,7 +43,7 @@ Fabric::Fabric(const FabricConfig& config)
     for (Buffer& buffer : m_buffers) {
         buffer.out.assign(pes * kDirections, Wavelet {});
         buffer.occupancy.assign(slots, 0);
-        buffer.rowActive.assign(std::size_t(m_height), 1);
+        buffer.rowActive.assign(std::size_t(m_height), RowFlag { 1 });
     }
     m_routed.assign(pes, 0);
     m_routerBusy.assign(pes, 0);
@@ -69,8 +59,6 @@ Fabric::Fabric(const FabricConfig& config)
             state.tasks.resize(std::size_t(m_queues));
     }
 }
-
-Fabric::~Fabric() = default;
 
 void Fabric::setRoute(int x, int y, int color, int rx, std::uint8_t txMask)
 {
@@ -92,7 +80,7 @@ void Fabric::addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream)
         m_edgeSourceOf.assign(std::size_t(peCount()), -1);
     m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
     m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0 });
-    std::fill(m_buffers[m_current].rowActive.begin(), m_buffers[m_current].rowActive.end(), 1);
+    std::fill(m_buffers[m_current].rowActive.begin(), m_buffers[m_current].rowActive.end(), RowFlag { 1 });
 }
 
 void Fabric::attachTraffic(std::unique_ptr<TrafficGenerator> traffic)
@@ -100,39 +88,6 @@ void Fabric::attachTraffic(std::unique_ptr<TrafficGenerator> traffic)
     if (m_config.routing != Routing::DimensionOrder)
         throw std::invalid_argument("synthetic traffic needs dimension-order routing");
     m_traffic = std::move(traffic);
-}
-
-void Fabric::setThreads(int threads)
-{
-    m_threads = std::max(1, threads);
-    m_arena.reset();
-    if (m_threads > 1)
-        m_arena = std::make_unique<Arena>(std::min(m_threads, tbb::info::default_concurrency()));
-}
-
-void Fabric::step()
-{
-    const auto body = [this](int begin, int end) { stepRows(begin, end); };
-    // One band of rows per requested thread: the partition (and so the test of bit-identity)
-    // does not depend on how many cores the machine has; the arena runs at most that many.
-    const int bands = std::min(m_threads, m_height);
-    if (bands == 1) {
-        body(0, m_height);
-    } else {
-        m_arena->arena.execute([&] {
-            tbb::parallel_for(
-                0, bands, [&](int band) { body(band * m_height / bands, (band + 1) * m_height / bands); },
-                tbb::static_partitioner());
-        });
-    }
-    m_current ^= 1;
-    ++m_cycle;
-}
-
-void Fabric::run(std::uint64_t cycles)
-{
-    for (std::uint64_t i = 0; i < cycles; ++i)
-        step();
 }
 
 bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
@@ -147,7 +102,7 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
         const auto first = std::size_t(index(0, y));
         std::fill_n(next.out.begin() + std::ptrdiff_t(first * kDirections), m_width * kDirections, Wavelet {});
         std::fill_n(next.occupancy.begin() + std::ptrdiff_t(first * std::size_t(m_stride)), m_width * m_stride, 0);
-        next.rowActive[std::size_t(y)] = 0;
+        next.rowActive[std::size_t(y)] = RowFlag { 0 };
     }
     return true;
 }
@@ -166,7 +121,7 @@ void Fabric::stepRows(int rowBegin, int rowEnd)
             bool active = false;
             for (int x = 0; x < m_width; ++x)
                 active |= stepPeStatic(x, y, current, next);
-            next.rowActive[std::size_t(y)] = active ? 1 : 0;
+            next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(active ? 1 : 0) };
         }
     }
 }

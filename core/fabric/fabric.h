@@ -68,7 +68,10 @@ public:
     void setThreads(int threads);
     int threads() const { return m_threads; }
     void step();
-    void run(std::uint64_t cycles);
+    void run(std::uint64_t cycles); // at least one
+    // Steps until continueAfterStep() returns false (it runs between two cycles, on the
+    // calling thread). Prefer this to step() in a loop: the worker threads stay with the run.
+    void runWhile(const std::function<bool()>& continueAfterStep);
 
     // Counters since construction, one per PE (router) or per PE and outgoing direction (link,
     // index pe * 4 + direction).
@@ -88,12 +91,18 @@ public:
     std::size_t memoryBytes() const;
 
 private:
+    // One flag per row on its own cache line: bands on different cores write them every cycle.
+    struct alignas(64) RowFlag {
+        std::uint8_t value = 0;
+        operator std::uint8_t() const { return value; }
+    };
     struct Buffer {
         std::vector<Wavelet> out; // per PE and direction: the wavelet on that link next cycle
         std::vector<std::uint8_t> occupancy; // [pe * stride + queue]: published queue fill
-        std::vector<std::uint8_t> rowActive; // per row: anything queued or in flight
+        std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
+    void stepInArena();
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp

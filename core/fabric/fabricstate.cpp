@@ -173,8 +173,10 @@ std::uint64_t Fabric::digest() const
         hash.vector(m_traffic->headTime);
         hash.vector(m_traffic->headPacket);
         hash.vector(m_traffic->generateTime);
-        const TrafficGenerator::RowTotals totals = m_traffic->totals();
-        hash.scalar(totals);
+        const TrafficGenerator::RowTotals totals = m_traffic->totals(); // fields only: it has padding
+        for (const std::uint64_t value : { totals.generated, totals.injected, totals.hops, totals.ejected,
+                 totals.latencyPackets, totals.latencySum })
+            hash.scalar(value);
     }
     return hash.value ^ (hash.value >> 29);
 }
@@ -184,7 +186,8 @@ std::size_t Fabric::memoryBytes() const
     std::size_t bytes = m_queueData.capacity() * sizeof(Wavelet) + m_queueHead.capacity() + m_queueCount.capacity()
         + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
     for (const Buffer& buffer : m_buffers)
-        bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity() + buffer.rowActive.capacity();
+        bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity()
+            + buffer.rowActive.capacity() * sizeof(RowFlag);
     bytes += (m_routed.capacity() + m_routerBusy.capacity() + m_routerStall.capacity() + m_linkWavelets.capacity()
                  + m_linkStall.capacity())
         * sizeof(std::uint32_t);

@@ -56,14 +56,18 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 
     for (int x = 0; x < width; ++x) {
         const std::int64_t pe = std::int64_t(y) * width + x;
-        std::uint8_t* __restrict count = counts + pe * stride;
+        // The router's queue fills live in one register word (byte q = queue q) while it is
+        // stepped: no byte stores followed by a wide load (a store-forwarding stall).
+        std::uint64_t fill = 0;
+        std::memcpy(&fill, counts + pe * stride, 8);
+        const auto count = [&](int queue) { return int((fill >> (8 * queue)) & 0xffu); };
         std::uint8_t* __restrict head = heads + pe * stride;
         Wavelet* __restrict data = queueData + pe * kQueues * depth;
         const auto append = [&](int queue, Wavelet wavelet) {
-            int position = head[queue] + count[queue];
+            int position = head[queue] + count(queue);
             position -= position >= depth ? depth : 0;
             data[queue * depth + position] = wavelet;
-            ++count[queue];
+            fill += std::uint64_t(1) << (8 * queue);
         };
 
         // 1. Arrivals from the four links (room was checked by the senders).
@@ -83,7 +87,7 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
                 rowTotals.generated += traffic->measuring(traffic->generateTime[p]) ? 1 : 0;
                 traffic->generateTime[p] += traffic->gap(pe, ++traffic->generatePacket[p]);
             }
-            if (traffic->headTime[p] <= cycle && count[Fabric::kRampPort] < depth) {
+            if (traffic->headTime[p] <= cycle && count(Fabric::kRampPort) < depth) {
                 int destX = 0;
                 int destY = 0;
                 traffic->destination(pe, traffic->headPacket[p], x, y, destX, destY);
@@ -97,8 +101,6 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
         }
 
         // 3. Switch over the non-empty queues in round-robin order.
-        std::uint64_t fill = 0;
-        std::memcpy(&fill, count, 8);
         const unsigned nonEmpty = nonZeroBytes(fill);
         Wavelet sent[kDirections] = {};
         unsigned freePorts = 0x1f;
@@ -137,7 +139,7 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
             }
             freePorts &= ~(1u << port);
             head[queue] = std::uint8_t(head[queue] + 1 == depth ? 0 : head[queue] + 1);
-            --count[queue];
+            fill -= std::uint64_t(1) << (8 * queue);
             ++moved;
         }
         arbiter[pe] = std::uint8_t(start + 1 == kQueues ? 0 : start + 1);
@@ -147,11 +149,11 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 
         // 4. Publish: output registers and queue fill (one 8-byte word).
         std::memcpy(nextOut + pe * kDirections, sent, sizeof sent);
-        std::memcpy(nextOccupancy + pe * stride, count, 8);
-        std::memcpy(&fill, count, 8);
+        std::memcpy(counts + pe * stride, &fill, 8);
+        std::memcpy(nextOccupancy + pe * stride, &fill, 8);
         rowActive = rowActive || fill != 0 || moved != 0;
     }
-    next.rowActive[std::size_t(y)] = rowActive ? 1 : 0;
+    next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(rowActive ? 1 : 0) };
     if (traffic) {
         TrafficGenerator::RowTotals& totals = traffic->rows[std::size_t(y)];
         totals.generated += rowTotals.generated;

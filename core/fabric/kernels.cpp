@@ -125,19 +125,32 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
 
     // Generous bound: every wavelet could wait for every FMAC of its PE.
     const auto start = std::chrono::steady_clock::now();
-    int pending = fabric.pendingResults();
-    while (pending > 0) {
-        fabric.step();
-        if ((fabric.cycle() & 15) == 0 || fabric.quiescent()) {
-            pending = fabric.pendingResults();
-            if (pending > 0 && fabric.quiescent())
-                return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
-                    "stalled at cycle " + std::to_string(fabric.cycle()) + " with " + std::to_string(pending)
+    // Completion is checked every 16 cycles (the result's cycle is recorded exactly by the PEs);
+    // a fabric with nothing left in flight while results are missing has deadlocked.
+    const std::string name = "<kernel " + std::string(kernelName(config.kind)) + ">";
+    const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
+    std::optional<Diagnostic> failure;
+    if (fabric.pendingResults() > 0) {
+        fabric.runWhile([&] {
+            const std::uint64_t cycle = fabric.cycle();
+            if (observer && cycle % every == 0 && !observer(fabric)) {
+                failure = optionError("--kernel", "run cancelled at cycle " + std::to_string(cycle));
+                return false;
+            }
+            if (cycle % 16 != 0)
+                return true;
+            const int pending = fabric.pendingResults();
+            if (pending > 0 && fabric.quiescent()) {
+                failure = Diagnostic { name, 0, 0,
+                    "stalled at cycle " + std::to_string(cycle) + " with " + std::to_string(pending)
                         + " PEs waiting for data" };
-        }
-        if (observer && fabric.cycle() % std::max<std::uint64_t>(1, observeEvery) == 0 && !observer(fabric))
-            return optionError("--kernel", "run cancelled at cycle " + std::to_string(fabric.cycle()));
+                return false;
+            }
+            return pending > 0;
+        });
     }
+    if (failure)
+        return *failure;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     KernelResult result;

@@ -161,11 +161,16 @@ Expected<TrafficResult> runTraffic(
 
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
-    while (fabric.cycle() < config.cycles) {
-        fabric.step();
-        if (observer && fabric.cycle() % every == 0 && !observer(fabric))
-            return optionError("--cycles", "run cancelled at cycle " + std::to_string(fabric.cycle()));
-    }
+    bool cancelled = false;
+    fabric.runWhile([&] {
+        if (observer && fabric.cycle() % every == 0 && !observer(fabric)) {
+            cancelled = true;
+            return false;
+        }
+        return fabric.cycle() < config.cycles;
+    });
+    if (cancelled)
+        return optionError("--cycles", "run cancelled at cycle " + std::to_string(fabric.cycle()));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     const TrafficGenerator::RowTotals totals = fabric.traffic()->totals();

@@ -58,7 +58,7 @@ Expected<TrafficResult> runTraffic(
 struct TrafficGenerator {
     TrafficGenerator(const TrafficConfig& config, std::uint64_t measureFrom, std::uint64_t measureTo);
 
-    struct RowTotals {
+    struct alignas(64) RowTotals { // one cache line per row: rows are written by different threads
         std::uint64_t generated = 0;
         std::uint64_t injected = 0;
         std::uint64_t hops = 0;

@@ -1,5 +1,8 @@
 // waferscope-bench: one JSON object of named figures (`--json`), or a readable list. Each
 // capability adds its figures here; targets are compared against this output, not asserted.
+#include "core/fabric/fabric.h"
+#include "core/fabric/kernels.h"
+#include "core/fabric/traffic.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
@@ -7,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -27,6 +31,75 @@ double bestAverageMs(int rounds, int iterations, const std::function<void()>& bo
         best = std::min(best, ms);
     }
     return best;
+}
+
+// Peak resident set of this process so far (VmHWM), in MB.
+double peakRssMb()
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0)
+            return std::stod(line.substr(6)) / 1024.0;
+    return 0.0;
+}
+
+// Router-cycles per second of a synthetic-traffic run (the best of `rounds`).
+double trafficSpeed(int width, int height, double rate, std::uint64_t cycles, int threads, int rounds)
+{
+    waferscope::core::fabric::TrafficConfig config;
+    config.width = width;
+    config.height = height;
+    config.rate = rate;
+    config.cycles = cycles;
+    config.threads = threads;
+    double best = 0.0;
+    for (int round = 0; round < rounds; ++round) {
+        const auto result = waferscope::core::fabric::runTraffic(config);
+        best = std::max(best, result ? result->routerCyclesPerS : 0.0);
+    }
+    return best;
+}
+
+// The fabric figures of issue 4.
+bool fabricFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
+{
+    using namespace waferscope::core::fabric;
+    const std::uint64_t cycles = quick ? 2000 : 20000;
+    const double oneThread = trafficSpeed(32, 32, 0.05, cycles, 1, rounds);
+    const double twoThreads = trafficSpeed(32, 32, 0.05, cycles, 2, rounds);
+    figures["fabric_router_cycles_per_s_uniform_32x32"] = twoThreads; // rate 0.05, 2 threads
+    figures["fabric_router_cycles_per_s_uniform_32x32_1_thread"] = oneThread;
+    figures["fabric_parallel_speedup_2_threads"] = oneThread > 0 ? twoThreads / oneThread : 0.0;
+    const int large = quick ? 128 : 256;
+    const std::uint64_t largeCycles = quick ? 100 : 1000;
+    const double largeOne = trafficSpeed(large, large, 0.05, largeCycles, 1, 1);
+    figures["fabric_parallel_speedup_2_threads_256x256"]
+        = largeOne > 0 ? trafficSpeed(large, large, 0.05, largeCycles, 2, 1) / largeOne : 0.0;
+
+    KernelConfig gemv; // 1024 x 1024 on a 32 x 32 region of CS-3 PEs
+    const auto result = runKernel(gemv);
+    if (!result || result->maxAbsError > 1e-2)
+        return false;
+    figures["fabric_gemv_1024_cycles"] = result->cycles;
+
+    // A whole WSE-3 fabric (762 x 1172 PEs) at a low rate: speed, then this process's peak RSS.
+    const auto cs3 = waferscope::core::loadBuiltinPreset("cs3");
+    if (!cs3)
+        return false;
+    TrafficConfig full;
+    full.width = cs3->wafer.fabricWidth;
+    full.height = cs3->wafer.fabricHeight;
+    full.rate = 0.001;
+    full.cycles = quick ? 4 : 100;
+    full.warmup = 1;
+    full.threads = 2;
+    const auto wafer = runTraffic(full);
+    if (!wafer)
+        return false;
+    figures["fabric_router_cycles_per_s_full_wse3"] = wafer->routerCyclesPerS;
+    figures["fabric_peak_rss_mb_full_wse3"] = peakRssMb();
+    return true;
 }
 
 } // namespace
@@ -66,6 +139,11 @@ int main(int argc, char** argv)
     });
     if (params < 400'000'000'000) {
         std::cerr << "waferscope-bench: " << largeModel << " did not load as a ~400B model\n";
+        return 1;
+    }
+
+    if (!fabricFigures(figures, quick, rounds)) {
+        std::cerr << "waferscope-bench: a fabric run failed\n";
         return 1;
     }
 

@@ -175,3 +175,51 @@ WS_TEST(inspectBadInputIsALocatedErrorWithExitTwo)
     WS_CHECK_EQ(run({ "inspect", "--params", waferscope::test::dataDir() + "/bad/a_directory.yaml" }).code, 2);
     WS_CHECK_EQ(shellExitStatus("inspect --params " + waferscope::test::dataDir() + "/bad/binary_garbage.yaml"), 2);
 }
+
+WS_TEST(fabricTrafficJsonHoldsTheContractKeys)
+{
+    const Result result = run({ "fabric", "--mesh", "16x8", "--traffic", "uniform", "--rate", "0.02", "--cycles",
+        "2000", "--threads", "2", "--json" });
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    for (const char* key : { "mesh", "cycles", "avg_hops", "avg_latency_cycles", "offered_rate", "accepted_rate",
+             "router_cycles_per_s", "wall_s" })
+        WS_CHECK(document.contains(key));
+    WS_CHECK_EQ(document.at("mesh"), nlohmann::json({ 16, 8 }));
+    WS_CHECK_EQ(document.at("cycles").get<int>(), 2000);
+    // Mean XY distance on a 16 x 8 mesh: (16^2 - 1)/48 + (8^2 - 1)/24 = 7.9375.
+    WS_CHECK_NEAR(document.at("avg_hops").get<double>(), 7.9375, 0.05);
+    WS_CHECK_NEAR(document.at("theory").at("uniform_avg_hops").get<double>(), 7.9375, 1e-12);
+}
+
+WS_TEST(fabricKernelJsonHoldsTheContractKeys)
+{
+    const Result result
+        = run({ "fabric", "--kernel", "gemv", "--matrix", "256x128", "--region", "8x4", "--system", "cs2", "--json" });
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    for (const char* key : { "kernel", "cycles", "max_abs_error", "pe_busy_fraction", "link_wavelets", "wall_s" })
+        WS_CHECK(document.contains(key));
+    WS_CHECK_EQ(document.at("kernel").get<std::string>(), std::string("gemv"));
+    WS_CHECK_EQ(document.at("simd_width").get<int>(), 4); // CS-2's FP16 SIMD width from the preset
+    WS_CHECK_EQ(document.at("link_wavelets").get<int>(), 128 * 7 + 256 * 3);
+    WS_CHECK(document.at("max_abs_error").get<double>() <= 1e-2);
+    const Result sparse = run({ "fabric", "--kernel", "gemm_stream", "--matrix", "64x64", "--region", "4x4",
+        "--sparsity", "0.5", "--json" });
+    WS_REQUIRE(sparse.code == 0);
+    WS_CHECK_EQ(nlohmann::json::parse(sparse.out).at("kernel").get<std::string>(), std::string("gemm_stream"));
+}
+
+WS_TEST(fabricErrorsUseTheExitCodes)
+{
+    const Result tooBig = run({ "fabric", "--kernel", "gemv", "--matrix", "4096x4096", "--region", "8x8" });
+    WS_CHECK_EQ(tooBig.code, 3);
+    WS_CHECK_CONTAINS(tooBig.err, "--region: error: does not fit");
+    const Result badRate = run({ "fabric", "--rate", "1.5" });
+    WS_CHECK_EQ(badRate.code, 2);
+    WS_CHECK_CONTAINS(badRate.err, "--rate: error:");
+    WS_CHECK_EQ(run({ "fabric", "--mesh", "32" }).code, 2);
+    WS_CHECK_EQ(run({ "fabric", "--kernel", "fft" }).code, 2);
+    WS_CHECK_EQ(run({ "fabric", "--traffic", "tornado" }).code, 2);
+    WS_CHECK_EQ(shellExitStatus("fabric --kernel gemv --matrix 4096x4096 --region 8x8"), 3);
+}
