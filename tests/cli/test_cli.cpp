@@ -204,8 +204,8 @@ WS_TEST(fabricKernelJsonHoldsTheContractKeys)
     WS_CHECK_EQ(document.at("simd_width").get<int>(), 4); // CS-2's FP16 SIMD width from the preset
     WS_CHECK_EQ(document.at("link_wavelets").get<int>(), 128 * 7 + 256 * 3);
     WS_CHECK(document.at("max_abs_error").get<double>() <= 1e-2);
-    const Result sparse = run({ "fabric", "--kernel", "gemm_stream", "--matrix", "64x64", "--region", "4x4",
-        "--sparsity", "0.5", "--json" });
+    const Result sparse = run(
+        { "fabric", "--kernel", "gemm_stream", "--matrix", "64x64", "--region", "4x4", "--sparsity", "0.5", "--json" });
     WS_REQUIRE(sparse.code == 0);
     WS_CHECK_EQ(nlohmann::json::parse(sparse.out).at("kernel").get<std::string>(), std::string("gemm_stream"));
 }
