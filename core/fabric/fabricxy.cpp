@@ -154,15 +154,8 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
         rowActive = rowActive || fill != 0 || moved != 0;
     }
     next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(rowActive ? 1 : 0) };
-    if (traffic) {
-        TrafficGenerator::RowTotals& totals = traffic->rows[std::size_t(y)];
-        totals.generated += rowTotals.generated;
-        totals.injected += rowTotals.injected;
-        totals.hops += rowTotals.hops;
-        totals.ejected += rowTotals.ejected;
-        totals.latencyPackets += rowTotals.latencyPackets;
-        totals.latencySum += rowTotals.latencySum;
-    }
+    if (traffic)
+        traffic->rows[std::size_t(y)] += rowTotals;
 }
 
 } // namespace waferscope::core::fabric

@@ -63,7 +63,6 @@ struct PeState {
     std::int64_t sramBytes() const { return std::int64_t(f32.size()) * 4 + std::int64_t(f16.size()) * 2; }
     std::uint32_t allocF32(std::size_t count, float value = 0.0f);
     std::uint32_t allocF16(std::size_t count);
-    bool idle() const { return !send.active(); }
 };
 
 // Cycles one wavelet costs the engine, from the preset's FP16 SIMD width.

@@ -117,14 +117,8 @@ void TrafficGenerator::destination(std::int64_t pe, std::uint32_t packet, int x,
 TrafficGenerator::RowTotals TrafficGenerator::totals() const
 {
     RowTotals sum;
-    for (const RowTotals& row : rows) {
-        sum.generated += row.generated;
-        sum.injected += row.injected;
-        sum.hops += row.hops;
-        sum.ejected += row.ejected;
-        sum.latencyPackets += row.latencyPackets;
-        sum.latencySum += row.latencySum;
-    }
+    for (const RowTotals& row : rows)
+        sum += row;
     return sum;
 }
 

@@ -65,6 +65,17 @@ struct TrafficGenerator {
         std::uint64_t ejected = 0;
         std::uint64_t latencyPackets = 0;
         std::uint64_t latencySum = 0;
+
+        RowTotals& operator+=(const RowTotals& other)
+        {
+            generated += other.generated;
+            injected += other.injected;
+            hops += other.hops;
+            ejected += other.ejected;
+            latencyPackets += other.latencyPackets;
+            latencySum += other.latencySum;
+            return *this;
+        }
     };
 
     std::uint64_t gap(std::int64_t pe, std::uint32_t packet) const;
