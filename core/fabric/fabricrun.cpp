@@ -4,10 +4,11 @@
 //
 // step() runs one cycle with a tbb::parallel_for. runWhile() runs many: a small mesh's cycle
 // (tens of microseconds) is shorter than the time a TBB worker spins before it goes to sleep,
-// so a parallel_for per cycle would pay a wake-up every cycle. Instead the workers stay in
-// the run: each cycle the calling thread opens the bands (an epoch-tagged claim counter), every
-// thread claims bands until none is left, and the caller waits for the last one. A helper that
-// never gets a thread cannot block the run: the caller claims whatever is left itself.
+// so a parallel_for per cycle would pay a wake-up every cycle, and bands would wander between
+// cores. Instead the workers stay in the run, each with its own bands: each cycle the calling
+// thread opens the bands (epoch-tagged), every thread claims its own and then any left over,
+// and the caller waits for the last one. A helper that never gets a thread cannot block the
+// run: the caller claims whatever is left itself.
 #include "core/fabric/fabric.h"
 #include "core/fabric/fabricarena.h"
 
@@ -18,6 +19,7 @@
 #include <tbb/task_group.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -77,32 +79,41 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         while (continueAfterStep());
         return;
     }
-    // claim: (epoch << 32) | next band to hand out. done: bands finished in this epoch.
-    std::atomic<std::uint64_t> claim { 0 };
-    std::atomic<int> done { 0 };
-    std::atomic<bool> stop { false };
-    const auto runBand = [&](std::uint64_t ticket) {
-        const int band = int(ticket & 0xffffffffu);
+    // Band b belongs to participant b % participants (the caller is participant 0), so a band's
+    // rows stay in one core's cache from cycle to cycle. A band is claimed for epoch e by moving
+    // its tag from e - 1 to e; an owner claims its own bands first, then anyone takes what is
+    // left, so a helper that never gets a thread only costs speed.
+    struct alignas(64) Tag {
+        std::atomic<std::uint64_t> epoch { 0 };
+    };
+    const int participants = std::min(m_arena->concurrency, bands);
+    const std::unique_ptr<Tag[]> tags(new Tag[std::size_t(bands)]);
+    alignas(64) std::atomic<std::uint64_t> open { 0 }; // the epoch whose bands may be claimed
+    alignas(64) std::atomic<std::uint64_t> done { 0 }; // bands finished, all epochs together
+    alignas(64) std::atomic<bool> stop { false };
+    const auto claim = [&](int band, std::uint64_t epoch) {
+        std::uint64_t expected = epoch - 1;
+        if (!tags[std::size_t(band)].epoch.compare_exchange_strong(expected, epoch, std::memory_order_acq_rel))
+            return false;
         stepRows(band * m_height / bands, (band + 1) * m_height / bands);
         done.fetch_add(1, std::memory_order_acq_rel);
+        return true;
     };
-    // Claims bands of the current epoch until there are none; false if none was left.
-    const auto claimBands = [&] {
-        bool worked = false;
-        std::uint64_t ticket = claim.load(std::memory_order_acquire);
-        while (int(ticket & 0xffffffffu) < bands) {
-            if (claim.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) {
-                runBand(ticket);
-                worked = true;
-                ticket = claim.load(std::memory_order_acquire);
-            }
-        }
-        return worked;
+    const auto work = [&](int participant, std::uint64_t epoch) {
+        for (int band = participant; band < bands; band += participants)
+            claim(band, epoch);
+        for (int band = 0; band < bands; ++band)
+            if (band % participants != participant)
+                claim(band, epoch);
     };
-    const auto helper = [&] {
+    const auto helper = [&](int participant) {
+        std::uint64_t seen = 0;
         int idle = 0;
         while (!stop.load(std::memory_order_acquire)) {
-            if (claimBands()) {
+            const std::uint64_t epoch = open.load(std::memory_order_acquire);
+            if (epoch != seen) {
+                work(participant, epoch);
+                seen = epoch;
                 idle = 0;
             } else if (++idle < 4096) {
                 WAFERSCOPE_PAUSE();
@@ -113,20 +124,16 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
     };
     m_arena->arena.execute([&] {
         tbb::task_group helpers;
-        for (int i = 1; i < m_arena->concurrency; ++i)
-            helpers.run(helper);
-        std::uint64_t epoch = 0;
+        for (int i = 1; i < participants; ++i)
+            helpers.run([&helper, i] { helper(i); });
         bool more = true;
-        while (more) {
-            done.store(0, std::memory_order_relaxed);
-            claim.store(++epoch << 32, std::memory_order_release); // opens bands 0.. of this cycle
-            claimBands();
-            while (done.load(std::memory_order_acquire) < bands)
+        for (std::uint64_t epoch = 1; more; ++epoch) {
+            open.store(epoch, std::memory_order_release);
+            work(0, epoch);
+            while (done.load(std::memory_order_acquire) < epoch * std::uint64_t(bands))
                 WAFERSCOPE_PAUSE();
             m_current ^= 1;
             ++m_cycle;
-            // Close the epoch before anything else runs, so no helper starts a band early.
-            claim.store((epoch << 32) | std::uint64_t(bands), std::memory_order_release);
             more = continueAfterStep();
         }
         stop.store(true, std::memory_order_release);

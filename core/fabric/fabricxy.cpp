@@ -96,7 +96,11 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
                     ++rowTotals.injected;
                     rowTotals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
                 }
-                traffic->headTime[p] += traffic->gap(pe, ++traffic->headPacket[p]);
+                // The generation pass above has usually just computed this packet's time.
+                const std::uint32_t packet = ++traffic->headPacket[p];
+                traffic->headTime[p] = packet == traffic->generatePacket[p]
+                    ? traffic->generateTime[p]
+                    : traffic->headTime[p] + traffic->gap(pe, packet);
             }
         }
 
