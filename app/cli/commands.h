@@ -10,6 +10,7 @@ namespace waferscope::cli {
 // an ExitCode.
 int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runInspectCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runCompileCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

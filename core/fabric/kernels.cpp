@@ -89,6 +89,13 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
         return optionError(collective ? "--length" : "--matrix",
             "size " + (collective ? std::to_string(config.matrixCols) : size(config.matrixRows, config.matrixCols))
                 + " is out of range (N is 1..65534, M is 1..1000000)");
+    if (!collective
+        && (config.regionRows > config.matrixRows
+            || (config.kind == KernelKind::Gemv && config.regionCols > config.matrixCols)))
+        return optionError("--region",
+            "region " + size(config.regionRows, config.regionCols) + " is larger than the "
+                + size(config.matrixRows, config.matrixCols) + " matrix: every PE row needs a matrix row"
+                + (config.kind == KernelKind::Gemv ? " and every PE column a matrix column" : ""));
     if (!(config.sparsity >= 0.0 && config.sparsity < 1.0))
         return optionError("--sparsity", "sparsity must be at least 0 and below 1");
     if (config.sparsity > 0.0 && config.kind != KernelKind::GemmStream)
@@ -130,6 +137,16 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     const std::string name = "<kernel " + std::string(kernelName(config.kind)) + ">";
     const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
     std::optional<Diagnostic> failure;
+    // A livelock (wavelets circling with results still missing) is caught by a bound far above
+    // any legitimate run: every streamed wavelet, matrix element of a PE and hop, 64 times over.
+    const auto m = std::uint64_t(config.matrixRows);
+    const auto n = std::uint64_t(config.matrixCols);
+    const auto pes = std::uint64_t(config.regionRows) * std::uint64_t(config.regionCols);
+    const std::uint64_t perWavelet
+        = std::max<std::uint64_t>(1, std::uint64_t(std::max(1, config.tokensPerPe)) / std::max(1, config.simdWidth));
+    const std::uint64_t limit = 100'000
+        + 64 * perWavelet
+            * (setup.streamedWavelets + m * n / pes + m + n + std::uint64_t(config.regionRows + config.regionCols));
     if (fabric.pendingResults() > 0) {
         fabric.runWhile([&] {
             const std::uint64_t cycle = fabric.cycle();
@@ -140,6 +157,12 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
             if (cycle % 16 != 0)
                 return true;
             const int pending = fabric.pendingResults();
+            if (pending > 0 && cycle > limit) {
+                failure = Diagnostic { name, 0, 0,
+                    "internal error: no result after " + std::to_string(cycle) + " cycles (" + std::to_string(pending)
+                        + " PEs waiting); the kernel's routes livelock on this region shape" };
+                return false;
+            }
             if (pending > 0 && fabric.quiescent()) {
                 failure = Diagnostic { name, 0, 0,
                     "stalled at cycle " + std::to_string(cycle) + " with " + std::to_string(pending)

@@ -468,6 +468,7 @@ WS_TEST(everySampleLoadsWithItsDocumentedCount)
         { "gpt_1t_synthetic.yaml", gptParams(50257, 2048, 25600, 102400, 128) },
         { "llama2_70b.yaml", llamaParams(32000, 8192, 64, 8, 28672, 80) },
         { "llama3_8b.yaml", llamaParams(128256, 4096, 32, 8, 14336, 32) },
+        { "llama3p1_70b.yaml", llamaParams(128256, 8192, 64, 8, 28672, 80) },
         { "llama3p1_405b.yaml", llamaParams(128256, 16384, 128, 8, 53248, 126) },
     };
 

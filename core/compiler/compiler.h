@@ -1,0 +1,35 @@
+#pragma once
+
+#include "core/common/expected.h"
+#include "core/compiler/plan.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <string>
+#include <vector>
+
+namespace waferscope::core {
+
+struct CompileOptions {
+    RunMode mode = RunMode::Train;
+    ExecutionChoice execution = ExecutionChoice::Auto;
+    int numSystems = 0; // training: CS-X systems (0: the config's num_csx); inference: ignored
+    // SRAM per PE kept back for the program: code, task and route tables, I/O buffers. Not
+    // published; an assumption of 4 KiB of the 48 KiB (the SDK examples' code is a few KiB).
+    std::int64_t sramReservePerPe = 4096;
+};
+
+// Chooses the execution mode and places every op. A model that cannot be mapped (does not fit,
+// a forced mode that is infeasible, a system without MemoryX) gives a Diagnostic whose message
+// is the reason; its `file` is the option or input that decided it.
+Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options);
+
+// The plan's invariants: regions disjoint (per wafer, for spatial modes) and inside the usable
+// rectangle, SRAM per PE within capacity, every op placed exactly once, at most 24 colors per
+// router. Returns one message per violation; empty when the plan is sound.
+std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system);
+
+// The plan as the JSON object `waferscope-cli compile --json` prints.
+std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int indent = -1);
+
+} // namespace waferscope::core

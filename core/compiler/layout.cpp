@@ -1,0 +1,161 @@
+// Serpentine strip layout of pipeline stages inside a rectangle of PEs.
+#include "core/compiler/units.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace waferscope::core::compiler {
+
+namespace {
+
+struct Stage {
+    std::size_t first = 0;
+    std::size_t last = 0; // one past
+    int rows = 0;
+};
+
+struct Sizer {
+    const std::vector<Unit>& units;
+    const ModelGraph& graph;
+    const SystemSpec& system;
+    std::int64_t capacity;
+    bool training;
+    int width;
+
+    double cycles(const Unit& unit, int rows, int columns) const
+    {
+        if (unit.work <= 0.0)
+            return 0.0;
+        Region region;
+        region.rect = { 0, 0, columns, rows };
+        planKernel(region, unit, graph, system, training);
+        return region.computeCycles;
+    }
+    // Fewest columns (at `rows` rows) that hold the unit's bytes and run it within `target`
+    // cycles; width + 1 when no width does.
+    int columns(const Unit& unit, int rows, double target) const
+    {
+        int low = int(ceilDiv(memoryPes(unit, capacity), rows));
+        if (low > width)
+            return width + 1;
+        if (cycles(unit, rows, low) <= target)
+            return low;
+        if (cycles(unit, rows, width) > target)
+            return width + 1;
+        int high = width; // cycles never grow with more columns
+        while (high - low > 1) {
+            const int middle = (low + high) / 2;
+            (cycles(unit, rows, middle) <= target ? high : low) = middle;
+        }
+        return high;
+    }
+    std::int64_t stageColumns(const Stage& stage, int rows, double target) const
+    {
+        std::int64_t total = 0;
+        for (std::size_t u = stage.first; u < stage.last && total <= width; ++u)
+            total += columns(units[u], rows, target);
+        return total;
+    }
+    // Fewest rows at which the stage's ops fit side by side within `target`; 0 if none.
+    int stageRows(const Stage& stage, int height, double target) const
+    {
+        if (stageColumns(stage, height, target) > width)
+            return 0;
+        int low = 0;
+        int high = height;
+        while (high - low > 1) {
+            const int middle = (low + high) / 2;
+            (stageColumns(stage, middle, target) <= width ? high : low) = middle;
+        }
+        return high;
+    }
+};
+
+} // namespace
+
+std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std::size_t last, const Rect& band,
+    std::int64_t capacityPerPe, const ModelGraph& graph, const SystemSpec& system, bool training, int wafer,
+    int replica, std::vector<Region>& regions)
+{
+    std::vector<Stage> stages;
+    for (std::size_t u = first; u < last; ++u) {
+        if (stages.empty() || units[u].stage != units[stages.back().first].stage)
+            stages.push_back({ u, u, 0 });
+        stages.back().last = u + 1;
+    }
+    const Sizer sizer { units, graph, system, capacityPerPe, training, band.w };
+    // The smallest bottleneck (compute cycles of the slowest region) at which every stage fits
+    // its strip and the strips fit the band; each op then gets the fewest PEs that meet it.
+    const auto rowsAt = [&](double target, std::vector<int>* rows) {
+        std::int64_t total = 0;
+        for (std::size_t s = 0; s < stages.size(); ++s) {
+            const int need = sizer.stageRows(stages[s], band.h, target);
+            if (need == 0)
+                return std::int64_t(band.h) + 1;
+            total += need;
+            if (rows)
+                (*rows)[s] = need;
+        }
+        return total;
+    };
+    double slowest = 0.0;
+    for (std::size_t u = first; u < last; ++u)
+        slowest = std::max(slowest, sizer.cycles(units[u], 1, 1));
+    double high = std::max(slowest, 1.0);
+    if (rowsAt(high, nullptr) > band.h)
+        return std::to_string(stages.size()) + " pipeline stages do not fit " + std::to_string(band.w) + " x "
+            + std::to_string(band.h) + " PEs with the SRAM their ops need";
+    double low = 0.0;
+    for (int iteration = 0; iteration < 48 && high - low > 1e-3 * high; ++iteration) {
+        const double middle = 0.5 * (low + high);
+        (rowsAt(middle, nullptr) <= band.h ? high : low) = middle;
+    }
+    std::vector<int> rows(stages.size());
+    rowsAt(high, &rows);
+    for (std::size_t s = 0; s < stages.size(); ++s)
+        stages[s].rows = rows[s];
+    const double target = high;
+
+    int y = band.y;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        const Stage& stage = stages[s];
+        const std::size_t count = stage.last - stage.first;
+        std::vector<int> width(count);
+        for (std::size_t i = 0; i < count; ++i)
+            width[i] = sizer.columns(units[stage.first + i], stage.rows, target);
+        // Serpentine: even strips run west to east, odd ones east to west.
+        int x = s % 2 == 0 ? band.x : band.x + band.w;
+        for (std::size_t i = 0; i < count; ++i) {
+            const Unit& unit = units[stage.first + i];
+            Region region;
+            region.op = unit.op;
+            region.fused = unit.fused;
+            region.opName = graph.ops[std::size_t(unit.op)].name;
+            region.layer = graph.ops[std::size_t(unit.op)].layer;
+            region.stage = unit.stage;
+            region.system = wafer;
+            region.replica = replica;
+            if (s % 2 == 0) {
+                region.rect = { x, y, width[i], stage.rows };
+                x += width[i];
+            } else {
+                x -= width[i];
+                region.rect = { x, y, width[i], stage.rows };
+            }
+            region.weightBytes = unit.weightBytes;
+            region.stateBytes = unit.stateBytes;
+            region.activationBytes = unit.activationBytes;
+            region.kvCacheBytes = unit.kvCacheBytes;
+            region.sramBytesPerPe = ceilDiv(unit.bytes(), region.rect.area());
+            region.sizedByMemory = unit.work <= 0.0
+                || (width[i] == int(ceilDiv(memoryPes(unit, capacityPerPe), stage.rows))
+                    && sizer.cycles(unit, stage.rows, width[i]) < 0.8 * target);
+            planKernel(region, unit, graph, system, training);
+            regions.push_back(std::move(region));
+        }
+        y += stage.rows;
+    }
+    return {};
+}
+
+} // namespace waferscope::core::compiler

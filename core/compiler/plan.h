@@ -1,0 +1,120 @@
+#pragma once
+
+#include "core/fabric/wavelet.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core {
+
+// What the compiler decided for one model on one cluster: the execution mode, where every op
+// runs on the wafer(s), and the kernel each region executes. The engine runs this plan; the GUI
+// draws it; `waferscope-cli compile --json` prints it.
+
+enum class RunMode { Train, Inference };
+enum class ExecutionChoice { Auto, Pipelined, WeightStreaming };
+enum class ExecutionMode { Pipelined, WeightStreaming, Inference };
+const char* toString(ExecutionMode mode); // "pipelined", "weight_streaming", "inference"
+
+// A rectangle of PEs in fabric coordinates (x columns, y rows).
+struct Rect {
+    int x = 0;
+    int y = 0;
+    int w = 0;
+    int h = 0;
+    std::int64_t area() const { return std::int64_t(w) * h; }
+    bool intersects(const Rect& other) const
+    {
+        return x < other.x + other.w && other.x < x + w && y < other.y + other.h && other.y < y + h;
+    }
+    bool inside(const Rect& outer) const
+    {
+        return x >= outer.x && y >= outer.y && x + w <= outer.x + outer.w && y + h <= outer.y + outer.h;
+    }
+};
+
+// How a region computes its op, in the terms the fabric engine executes (core/fabric/kernels.h).
+struct KernelPlan {
+    enum class Kind {
+        Gemv, // Linear on a pipelined/inference region: y = A x per token (fabric KernelKind::Gemv)
+        StreamedGemm, // weight streaming: weights stream in along rows, activations resident
+        Attention, // QK^T, softmax, AV over the region's heads (cost model only)
+        Gather, // embedding lookup and its gradient scatter (cost model only)
+    };
+    Kind kind = Kind::Gemv;
+    // The matrix the region holds or receives: rows x cols (Gemv: outputs x inputs).
+    std::int64_t matrixRows = 0;
+    std::int64_t matrixCols = 0;
+    // Elements of that matrix per PE (rows x cols of the tile), or for StreamedGemm the resident
+    // activation tile (input features x tokens).
+    std::int64_t tileRows = 0;
+    std::int64_t tileCols = 0;
+    int broadcast = fabric::South; // direction operands are multicast in
+    int reduce = fabric::East; // direction partial sums are reduced in
+    std::vector<int> colors; // multicast color, the two alternating reduce colors, output color
+    std::int64_t broadcastHops = 0; // longest multicast path in the region
+    std::int64_t reduceHops = 0; // longest reduction chain
+};
+const char* toString(KernelPlan::Kind kind);
+
+// One op (plus the elementwise ops fused into it) on one rectangle of one wafer.
+struct Region {
+    int op = -1; // index into ModelGraph::ops
+    std::vector<int> fused; // elementwise ops executed in place by the same PEs (norms, activations, ...)
+    std::string opName;
+    int layer = -1;
+    int stage = 0; // pipeline stage (block) the region belongs to
+    int system = 0; // wafer index (multi-wafer inference); 0 otherwise
+    int replica = 0; // data-parallel copy of the pipeline on one wafer
+    Rect rect;
+    std::int64_t weightBytes = 0; // resident weights (pipelined, inference)
+    std::int64_t stateBytes = 0; // gradients and optimizer state (pipelined training)
+    std::int64_t activationBytes = 0; // activations held (in flight, or the resident micro-batch)
+    std::int64_t kvCacheBytes = 0; // inference: keys and values for the configured sequence
+    std::int64_t sramBytesPerPe = 0; // the largest per-PE share of all of the above
+    double computeCycles = 0.0; // per sample (training) or per token (inference), all PEs in parallel
+    bool sizedByMemory = false; // the region is larger than its compute share because of its bytes
+    KernelPlan kernel;
+};
+
+// Weight streaming: one op at a time on the whole usable fabric.
+struct StreamedLayer {
+    int region = -1; // index into ExecutionPlan::regions
+    std::int64_t bytesInForward = 0; // weights streamed in for the forward pass (non-zero only)
+    std::int64_t bytesInBackward = 0; // the same weights again for the backward pass
+    std::int64_t bytesOutGradients = 0; // weight gradients streamed out to MemoryX
+    std::int64_t activationSramBytes = 0; // resident activations of the micro-batch while it runs
+    std::int64_t maxMicroBatch = 0; // largest micro-batch whose activations fit with this op's working set
+};
+
+// Multi-wafer inference: an activation crossing from one wafer to the next, per token.
+struct WaferTransfer {
+    int from = 0;
+    int to = 0;
+    std::int64_t bytesPerToken = 0;
+};
+
+struct ExecutionPlan {
+    ExecutionMode mode = ExecutionMode::Pipelined;
+    std::string system; // preset key
+    int numSystems = 1; // CS-X systems used (data parallel in training, wafers in inference)
+    int fabricWidth = 0;
+    int fabricHeight = 0;
+    Rect usable; // the program rectangle of one wafer
+    std::int64_t sramPerPeBytes = 0; // capacity the plan may use per PE (reserve subtracted)
+    int replicas = 1; // pipelined: data-parallel copies of the pipeline on each wafer
+    int stages = 0; // pipelined: layer-pipeline depth
+    std::int64_t microBatch = 0; // weight streaming: the micro-batch the plan is built for
+    std::int64_t maxMicroBatch = 0; // weight streaming: the largest that fits
+    std::vector<Region> regions;
+    std::vector<StreamedLayer> streamed; // weight streaming only
+    std::vector<WaferTransfer> transfers; // inference only
+    double peUtilization = 0.0; // PEs inside regions / usable PEs (over all wafers used)
+    double sramUtilization = 0.0; // bytes held / usable SRAM (over all wafers used)
+    double loadImbalance = 1.0; // largest / smallest compute cycles per PE among compute-sized regions
+    double compileMs = 0.0;
+    std::vector<std::string> notes; // the choices made and why, for people
+};
+
+} // namespace waferscope::core

@@ -1,0 +1,137 @@
+// The plan's invariants and its JSON form.
+#include "core/compiler/compiler.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+namespace waferscope::core {
+
+std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system)
+{
+    std::vector<std::string> problems;
+    const int copies = std::max(1, plan.replicas);
+    // Every op exactly once per pipeline copy (as a region's op or fused into one).
+    std::vector<std::vector<int>> placed(std::size_t(copies), std::vector<int>(graph.ops.size(), 0));
+    for (const Region& region : plan.regions) {
+        if (region.replica < 0 || region.replica >= copies || region.op < 0 || region.op >= int(graph.ops.size())) {
+            problems.push_back("region " + region.opName + " names an op or copy that does not exist");
+            continue;
+        }
+        auto& counts = placed[std::size_t(region.replica)];
+        ++counts[std::size_t(region.op)];
+        for (int fused : region.fused)
+            if (fused >= 0 && fused < int(graph.ops.size()))
+                ++counts[std::size_t(fused)];
+        if (!region.rect.inside(plan.usable) || region.rect.area() <= 0)
+            problems.push_back("region " + region.opName + " is outside the usable rectangle");
+        if (region.sramBytesPerPe > plan.sramPerPeBytes || plan.sramPerPeBytes > system.wafer.sramPerPeBytes)
+            problems.push_back("region " + region.opName + " needs " + std::to_string(region.sramBytesPerPe)
+                + " bytes per PE; " + std::to_string(plan.sramPerPeBytes) + " are available");
+        // The region's own colors plus one that carries its output to the next region.
+        if (int(region.kernel.colors.size()) + 1 > fabric::kMaxColors)
+            problems.push_back("region " + region.opName + " uses more than 24 colors");
+    }
+    for (int copy = 0; copy < copies; ++copy)
+        for (std::size_t op = 0; op < graph.ops.size(); ++op)
+            if (placed[std::size_t(copy)][op] != 1)
+                problems.push_back("op " + graph.ops[op].name + " is placed "
+                    + std::to_string(placed[std::size_t(copy)][op]) + " times"
+                    + (copies > 1 ? " in copy " + std::to_string(copy) : ""));
+    // Spatial modes: regions of one wafer do not overlap (weight streaming shares the fabric in time).
+    if (plan.mode != ExecutionMode::WeightStreaming) {
+        std::map<int, std::vector<const Region*>> byWafer;
+        for (const Region& region : plan.regions)
+            byWafer[region.system].push_back(&region);
+        for (auto& [wafer, regions] : byWafer) {
+            std::sort(
+                regions.begin(), regions.end(), [](const Region* a, const Region* b) { return a->rect.x < b->rect.x; });
+            for (std::size_t i = 0; i < regions.size(); ++i)
+                for (std::size_t j = i + 1;
+                     j < regions.size() && regions[j]->rect.x < regions[i]->rect.x + regions[i]->rect.w; ++j)
+                    if (regions[i]->rect.intersects(regions[j]->rect))
+                        problems.push_back("regions " + regions[i]->opName + " and " + regions[j]->opName
+                            + " overlap on wafer " + std::to_string(wafer));
+        }
+    }
+    return problems;
+}
+
+std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int indent)
+{
+    using nlohmann::json;
+    json regions = json::array();
+    for (const Region& region : plan.regions) {
+        json fused = json::array();
+        for (int op : region.fused)
+            fused.push_back(graph.ops[std::size_t(op)].name);
+        const KernelPlan& kernel = region.kernel;
+        regions.push_back({
+            { "op", region.opName },
+            { "layer", region.layer },
+            { "system", region.system },
+            { "x", region.rect.x },
+            { "y", region.rect.y },
+            { "w", region.rect.w },
+            { "h", region.rect.h },
+            { "sram_bytes_per_pe", region.sramBytesPerPe },
+            { "compute_cycles", region.computeCycles },
+            { "kind", toString(graph.ops[std::size_t(region.op)].kind) },
+            { "fused", fused },
+            { "stage", region.stage },
+            { "replica", region.replica },
+            { "weight_bytes", region.weightBytes },
+            { "state_bytes", region.stateBytes },
+            { "activation_bytes", region.activationBytes },
+            { "kv_cache_bytes", region.kvCacheBytes },
+            { "sized_by_memory", region.sizedByMemory },
+            { "kernel",
+                { { "kind", toString(kernel.kind) }, { "matrix_rows", kernel.matrixRows },
+                    { "matrix_cols", kernel.matrixCols }, { "tile_rows", kernel.tileRows },
+                    { "tile_cols", kernel.tileCols }, { "broadcast", fabric::directionName(kernel.broadcast) },
+                    { "reduce", fabric::directionName(kernel.reduce) }, { "colors", kernel.colors },
+                    { "broadcast_hops", kernel.broadcastHops }, { "reduce_hops", kernel.reduceHops } } },
+        });
+    }
+    json out = {
+        { "mode", toString(plan.mode) },
+        { "system", plan.system },
+        { "num_systems", plan.numSystems },
+        { "fabric",
+            { { "width", plan.fabricWidth }, { "height", plan.fabricHeight }, { "usable_width", plan.usable.w },
+                { "usable_height", plan.usable.h }, { "usable_x", plan.usable.x }, { "usable_y", plan.usable.y },
+                { "sram_bytes_per_pe_available", plan.sramPerPeBytes } } },
+        { "regions", regions },
+        { "pe_utilization", plan.peUtilization },
+        { "sram_utilization", plan.sramUtilization },
+        { "load_imbalance", plan.loadImbalance },
+        { "compile_ms", plan.compileMs },
+        { "notes", plan.notes },
+    };
+    if (plan.mode == ExecutionMode::Pipelined) {
+        out["replicas"] = plan.replicas;
+        out["stages"] = plan.stages;
+    }
+    if (plan.mode == ExecutionMode::WeightStreaming) {
+        json layers = json::array();
+        for (const StreamedLayer& layer : plan.streamed)
+            layers.push_back({ { "op", plan.regions[std::size_t(layer.region)].opName },
+                { "layer", plan.regions[std::size_t(layer.region)].layer },
+                { "bytes_in_forward", layer.bytesInForward }, { "bytes_in_backward", layer.bytesInBackward },
+                { "bytes_out_gradients", layer.bytesOutGradients },
+                { "activation_sram_bytes", layer.activationSramBytes }, { "max_micro_batch", layer.maxMicroBatch } });
+        out["micro_batch"] = plan.microBatch;
+        out["max_micro_batch"] = plan.maxMicroBatch;
+        out["weight_streaming"] = layers;
+    }
+    if (plan.mode == ExecutionMode::Inference) {
+        json transfers = json::array();
+        for (const WaferTransfer& transfer : plan.transfers)
+            transfers.push_back(
+                { { "from", transfer.from }, { "to", transfer.to }, { "bytes_per_token", transfer.bytesPerToken } });
+        out["transfers"] = transfers;
+    }
+    return out.dump(indent);
+}
+
+} // namespace waferscope::core

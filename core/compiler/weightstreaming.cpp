@@ -1,0 +1,153 @@
+// Weight streaming: each op runs on the whole usable fabric with the micro-batch's activations
+// resident; its weights stream in from MemoryX (forward, and again for backward) and its weight
+// gradients stream back out.
+#include "core/common/units.h"
+#include "core/compiler/units.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace waferscope::core::compiler {
+
+namespace {
+
+bool isMatrix(const Op& op)
+{
+    return op.kind == Op::Kind::Linear || op.kind == Op::Kind::LmHead || op.kind == Op::Kind::Pooler
+        || op.kind == Op::Kind::MoeRouter || op.kind == Op::Kind::Experts;
+}
+
+// Bytes of one streamed copy of an op's weights: dense at the weight precision, or for a
+// sparse op each non-zero with its 16-bit column index (the wavelet the fabric receives).
+std::int64_t streamedBytes(const Op& op, int weightBytesPerParam)
+{
+    if (op.params <= 0)
+        return 0;
+    if (op.nonzeroParams >= op.params)
+        return op.weightBytes;
+    return op.nonzeroParams * (weightBytesPerParam + 2);
+}
+
+} // namespace
+
+std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph& graph, const SystemSpec& system,
+    std::int64_t capacity, ExecutionPlan& plan)
+{
+    const ModelConfig& config = graph.config;
+    const std::int64_t usablePes = plan.usable.area();
+    const std::int64_t sram = usablePes * capacity;
+    const int simd = std::max(1, system.wafer.fmacPerPePerCycle);
+    const int activationBytes = 2;
+
+    // Activations kept for the backward pass: each block's output (activation checkpointing;
+    // the inside of a block is recomputed from it), per sample.
+    std::int64_t checkpointPerSample = 0;
+    for (std::size_t u = 0; u < units.size(); ++u)
+        if (u + 1 == units.size() || units[u + 1].stage != units[u].stage) {
+            const Op& last = graph.ops[std::size_t(units[u].op)];
+            checkpointPerSample += last.activationBytesPerToken * last.tokensPerSample;
+        }
+    // The largest micro-batch that fits next to each op's own working set (its inputs and
+    // outputs for the whole micro-batch).
+    std::int64_t maxMicroBatch = std::numeric_limits<std::int64_t>::max();
+    std::vector<std::int64_t> workingPerSample(units.size());
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const Op& op = graph.ops[std::size_t(units[u].op)];
+        workingPerSample[u] = isMatrix(op) ? (op.inFeatures + op.outFeatures) * activationBytes * op.tokensPerSample
+                                           : 2 * op.activationBytesPerToken * op.tokensPerSample;
+        maxMicroBatch
+            = std::min(maxMicroBatch, sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]));
+    }
+    if (maxMicroBatch < 1)
+        return "the activations of one sample (" + formatBytes(double(checkpointPerSample))
+            + " of block outputs) do not fit in " + formatBytes(double(sram)) + " of SRAM";
+    const std::int64_t perSystem = std::max<std::int64_t>(1, config.batchSize / std::max(1, plan.numSystems));
+    std::int64_t microBatch = config.microBatchSize > 0 ? config.microBatchSize : std::min(maxMicroBatch, perSystem);
+    if (microBatch > maxMicroBatch) {
+        plan.notes.push_back("micro_batch_size " + std::to_string(microBatch) + " does not fit: the largest is "
+            + std::to_string(maxMicroBatch) + ", which this plan uses");
+        microBatch = maxMicroBatch;
+    }
+    plan.microBatch = microBatch;
+    plan.maxMicroBatch = maxMicroBatch;
+
+    const int rows = plan.usable.h;
+    const int cols = plan.usable.w;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const Unit& unit = units[u];
+        const Op& op = graph.ops[std::size_t(unit.op)];
+        Region region;
+        region.op = unit.op;
+        region.fused = unit.fused;
+        region.opName = op.name;
+        region.layer = op.layer;
+        region.stage = unit.stage;
+        region.rect = plan.usable;
+        region.activationBytes = microBatch * (checkpointPerSample + workingPerSample[u]);
+        region.sramBytesPerPe = ceilDiv(region.activationBytes, usablePes);
+        KernelPlan& kernel = region.kernel;
+        const std::int64_t tokens = microBatch * op.tokensPerSample;
+        double work = 0.0;
+        for (int index : unit.fused) {
+            const Op& fused = graph.ops[std::size_t(index)];
+            work += (fused.fwdFlopsPerToken + fused.bwdFlopsPerToken) * double(fused.tokensPerSample);
+        }
+        if (isMatrix(op) && op.kind != Op::Kind::Experts) {
+            // Input features over rows, tokens over columns: PE (r, c) holds x[k in block r, t in
+            // block c]. A weight w[n, k] enters row r(k) from the west edge and is multicast
+            // along it; every PE multiplies it into its tokens, and the partial y[n, t] are
+            // reduced down the columns.
+            kernel.kind = KernelPlan::Kind::StreamedGemm;
+            kernel.matrixRows = op.outFeatures;
+            kernel.matrixCols = op.inFeatures;
+            kernel.tileRows = ceilDiv(op.inFeatures, rows);
+            kernel.tileCols = ceilDiv(tokens, cols);
+            kernel.broadcast = fabric::East;
+            kernel.reduce = fabric::South;
+            kernel.broadcastHops = cols - 1;
+            kernel.reduceHops = rows - 1;
+            const double density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
+            const double perBatch
+                = double(kernel.tileRows) * double(op.outFeatures) * density * double(ceilDiv(kernel.tileCols, simd));
+            region.computeCycles = 3.0 * perBatch / double(microBatch) + work / (2.0 * simd * double(usablePes));
+        } else {
+            kernel.kind = op.kind == Op::Kind::AttentionCore ? KernelPlan::Kind::Attention
+                : op.kind == Op::Kind::Experts               ? KernelPlan::Kind::StreamedGemm
+                                                             : KernelPlan::Kind::Gather;
+            kernel.matrixRows = op.kind == Op::Kind::Experts ? op.outFeatures : op.tokensPerSample;
+            kernel.matrixCols = op.kind == Op::Kind::Experts ? op.inFeatures : config.hiddenSize;
+            kernel.tileRows = ceilDiv(kernel.matrixCols, rows);
+            kernel.tileCols = ceilDiv(tokens, cols);
+            kernel.broadcast = fabric::East;
+            kernel.reduce = fabric::South;
+            kernel.broadcastHops = cols - 1;
+            kernel.reduceHops = rows - 1;
+            work += (op.fwdFlopsPerToken + op.bwdFlopsPerToken) * double(op.tokensPerSample);
+            region.computeCycles = work / (2.0 * simd * double(usablePes));
+        }
+        kernel.colors = { 0, 1, 2, 3 };
+        StreamedLayer layer;
+        layer.region = int(plan.regions.size());
+        // The op's weights and those of the ops fused into it (norm scales, position tables).
+        std::int64_t streamed = streamedBytes(op, config.weightBytes);
+        std::int64_t gradients = op.nonzeroParams * config.weightBytes;
+        for (int index : unit.fused) {
+            streamed += streamedBytes(graph.ops[std::size_t(index)], config.weightBytes);
+            gradients += graph.ops[std::size_t(index)].nonzeroParams * config.weightBytes;
+        }
+        layer.bytesInForward = streamed;
+        layer.bytesInBackward = streamed;
+        layer.bytesOutGradients = gradients;
+        layer.activationSramBytes = region.activationBytes;
+        layer.maxMicroBatch = sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]);
+        plan.streamed.push_back(layer);
+        plan.regions.push_back(std::move(region));
+    }
+    plan.notes.push_back("weight streaming: one op at a time on all " + std::to_string(cols) + " x "
+        + std::to_string(rows) + " usable PEs; weights stream in from MemoryX for forward and again for "
+        + "backward, gradients stream out; micro-batch " + std::to_string(microBatch) + " of at most "
+        + std::to_string(maxMicroBatch) + " (block outputs kept for backward, the rest recomputed)");
+    return {};
+}
+
+} // namespace waferscope::core::compiler

@@ -1,0 +1,272 @@
+// The compiler against every sample and Model Zoo config: invariants checked here with an
+// independent PE bitmap, mode choice by size, inference wafer counts derived from bytes, the
+// published 1- and 4-wafer splits, streamed bytes in closed form, and a placed layer executed
+// on the cycle-level fabric.
+#include "testing.h"
+
+#include "core/compiler/compiler.h"
+#include "core/fabric/kernels.h"
+#include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+using namespace waferscope::core;
+using namespace waferscope::test;
+
+namespace {
+
+ModelGraph load(const std::string& path)
+{
+    Expected<ModelGraph> graph = loadModel(path);
+    if (!graph)
+        throw std::runtime_error(graph.error().format());
+    return *graph;
+}
+
+SystemSpec preset(const std::string& name)
+{
+    Expected<SystemSpec> system = loadBuiltinPreset(name);
+    if (!system)
+        throw std::runtime_error(system.error().format());
+    return *system;
+}
+
+ExecutionPlan plan(const ModelGraph& graph, const SystemSpec& system, RunMode mode = RunMode::Train,
+    ExecutionChoice execution = ExecutionChoice::Auto)
+{
+    CompileOptions options;
+    options.mode = mode;
+    options.execution = execution;
+    Expected<ExecutionPlan> result = compile(graph, system, options);
+    if (!result)
+        throw std::runtime_error(result.error().message);
+    return *result;
+}
+
+std::string sample(const std::string& name)
+{
+    return sourceDir() + "/samples/" + name;
+}
+
+std::vector<std::filesystem::path> allConfigs()
+{
+    std::vector<std::filesystem::path> files;
+    for (const auto& root :
+        { std::filesystem::path(sourceDir()) / "samples", std::filesystem::path(sharedDir()) / "modelzoo" })
+        if (std::filesystem::is_directory(root))
+            for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+                if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+                    files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// Paints every region on a per-wafer bitmap: no PE twice, none outside the usable rectangle;
+// every op exactly once per pipeline copy; SRAM per PE within the 48 KiB.
+void checkIndependently(
+    const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system, const std::string& what)
+{
+    const WaferSpec& wafer = system.wafer;
+    std::map<int, std::vector<std::uint8_t>> painted;
+    std::map<std::pair<int, int>, int> placed; // (copy, op) -> times
+    for (const Region& region : plan.regions) {
+        for (int op : region.fused)
+            ++placed[{ region.replica, op }];
+        ++placed[{ region.replica, region.op }];
+        if (region.sramBytesPerPe > wafer.sramPerPeBytes)
+            reportFailure(__FILE__, __LINE__,
+                what + ": " + region.opName + " needs " + std::to_string(region.sramBytesPerPe) + " B per PE");
+        for (int y = region.rect.y; y < region.rect.y + region.rect.h; y += std::max(1, region.rect.h - 1))
+            for (int x = region.rect.x; x < region.rect.x + region.rect.w; x += std::max(1, region.rect.w - 1))
+                if (!wafer.isUsable(x, y))
+                    reportFailure(__FILE__, __LINE__, what + ": " + region.opName + " leaves the usable rectangle");
+        if (plan.mode == ExecutionMode::WeightStreaming)
+            continue;
+        auto& bitmap = painted[region.system];
+        bitmap.resize(std::size_t(wafer.fabricPes()), 0);
+        for (int y = region.rect.y; y < region.rect.y + region.rect.h; ++y)
+            for (int x = region.rect.x; x < region.rect.x + region.rect.w; ++x) {
+                auto& pe = bitmap[std::size_t(y) * std::size_t(wafer.fabricWidth) + std::size_t(x)];
+                if (pe++ == 1)
+                    reportFailure(__FILE__, __LINE__,
+                        what + ": PE (" + std::to_string(x) + ", " + std::to_string(y) + ") is in two regions");
+            }
+    }
+    for (int copy = 0; copy < std::max(1, plan.replicas); ++copy)
+        for (int op = 0; op < int(graph.ops.size()); ++op)
+            if (placed[{ copy, op }] != 1)
+                reportFailure(__FILE__, __LINE__,
+                    what + ": " + graph.ops[std::size_t(op)].name + " placed " + std::to_string(placed[{ copy, op }])
+                        + " times");
+}
+
+} // namespace
+
+WS_TEST(everyConfigCompilesToASoundPlanOnCs2AndCs3)
+{
+    int plans = 0;
+    for (const auto& file : allConfigs()) {
+        const ModelGraph graph = load(file.string());
+        for (const std::string name : { "cs2", "cs3" }) {
+            const SystemSpec system = preset(name);
+            for (RunMode mode : { RunMode::Train, RunMode::Inference }) {
+                CompileOptions options;
+                options.mode = mode;
+                const Expected<ExecutionPlan> result = compile(graph, system, options);
+                const std::string what = file.filename().string() + " on " + name;
+                if (!result) {
+                    // Only one mapping is refused: 405B training on CS-2, whose block outputs for
+                    // one 8k-token sample exceed the wafer (checked in closed form below).
+                    WS_CHECK(file.filename() == "llama3p1_405b.yaml" && name == "cs2" && mode == RunMode::Train);
+                    continue;
+                }
+                ++plans;
+                WS_CHECK(checkPlan(*result, graph, system).empty());
+                checkIndependently(*result, graph, system, what);
+            }
+        }
+    }
+    WS_CHECK(plans >= 4 * 9 - 1);
+}
+
+WS_TEST(modeFollowsModelSize)
+{
+    const SystemSpec cs2 = preset("cs2");
+    const std::string zoo = sharedDir() + "/modelzoo/";
+    if (!std::filesystem::is_directory(zoo))
+        WS_SKIP("no ../shared/modelzoo");
+    const ModelGraph gpt2 = load(zoo + "legacy-params/params_gpt2_small.yaml");
+    const ExecutionPlan small = plan(gpt2, cs2);
+    WS_CHECK(small.mode == ExecutionMode::Pipelined);
+    std::set<int> layers;
+    for (const Region& region : small.regions)
+        layers.insert(region.layer);
+    for (int layer = 0; layer < gpt2.config.numLayers; ++layer)
+        WS_CHECK(layers.count(layer) == 1);
+    WS_CHECK(small.loadImbalance < 1.25);
+
+    for (const std::string file : { "legacy-params/params_gpt3_xl.yaml", "trainer/params_gpt3_xl.yaml",
+             "legacy-params/params_llama2_7b.yaml", "trainer/params_llama3p1_8b_msl_8k.yaml" })
+        WS_CHECK(plan(load(zoo + file), cs2).mode == ExecutionMode::WeightStreaming);
+
+    // Forcing an infeasible mode is refused with the reason.
+    CompileOptions forced;
+    forced.execution = ExecutionChoice::Pipelined;
+    const Expected<ExecutionPlan> refused = compile(load(zoo + "legacy-params/params_gpt3_xl.yaml"), cs2, forced);
+    WS_REQUIRE(!refused);
+    WS_CHECK_CONTAINS(refused.error().message, "pipelined execution is infeasible");
+    forced.execution = ExecutionChoice::WeightStreaming;
+    const Expected<ExecutionPlan> noMemoryX = compile(gpt2, preset("cs1"), forced);
+    WS_REQUIRE(!noMemoryX);
+    WS_CHECK_CONTAINS(noMemoryX.error().message, "MemoryX");
+}
+
+WS_TEST(aTrillionParametersStreamWithoutMemoryPerParameter)
+{
+    const ModelGraph graph = load(sample("gpt_1t_synthetic.yaml"));
+    WS_CHECK(graph.totalParams > 1'000'000'000'000);
+    const ExecutionPlan result = plan(graph, preset("cs3"));
+    WS_CHECK(result.mode == ExecutionMode::WeightStreaming);
+    struct rusage usage { };
+    getrusage(RUSAGE_SELF, &usage);
+    WS_CHECK(usage.ru_maxrss < 512 * 1024); // KiB: far below one byte per parameter
+}
+
+WS_TEST(inferenceWafersFollowFromWeightAndKvBytes)
+{
+    const SystemSpec cs3 = preset("cs3");
+    const double perWafer
+        = double(cs3.wafer.usablePes()) * double(cs3.wafer.sramPerPeBytes - CompileOptions {}.sramReservePerPe);
+    const auto expectedWafers = [&](const ModelGraph& graph) {
+        const ModelConfig& c = graph.config;
+        const double kv = 2.0 * double(c.numLayers) * double(c.numKvGroups) * double(c.hiddenSize / c.numHeads)
+            * double(c.sequenceLength) * 2.0;
+        return int(std::ceil((double(graph.weightBytes) + kv) / perWafer));
+    };
+    const ModelGraph llama8b = load(sample("llama3_8b.yaml"));
+    const ModelGraph llama70b = load(sample("llama3p1_70b.yaml"));
+    const ExecutionPlan one = plan(llama8b, cs3, RunMode::Inference);
+    const ExecutionPlan four = plan(llama70b, cs3, RunMode::Inference);
+    WS_CHECK_EQ(one.numSystems, expectedWafers(llama8b));
+    WS_CHECK_EQ(four.numSystems, expectedWafers(llama70b));
+    WS_CHECK_EQ(one.numSystems, 1); // the published splits
+    WS_CHECK_EQ(four.numSystems, 4);
+    // Only activations cross: one hidden vector per token between consecutive wafers.
+    int forward = 0;
+    for (const WaferTransfer& transfer : four.transfers)
+        if (transfer.to == transfer.from + 1) {
+            ++forward;
+            WS_CHECK_EQ(transfer.bytesPerToken, llama70b.config.hiddenSize * 2);
+        }
+    WS_CHECK_EQ(forward, 3);
+    std::int64_t kv = 0;
+    for (const Region& region : four.regions)
+        kv += region.kvCacheBytes;
+    WS_CHECK_EQ(kv, std::int64_t(2) * 80 * 8 * 128 * 8192 * 2);
+}
+
+WS_TEST(weightStreamingBytesInClosedForm)
+{
+    const SystemSpec cs3 = preset("cs3");
+    const std::string zoo = sharedDir() + "/modelzoo/legacy-params/params_gpt3_125m_static75.yaml";
+    if (!std::filesystem::exists(zoo))
+        WS_SKIP("no ../shared/modelzoo");
+    const ModelGraph graph = load(zoo);
+    const ExecutionPlan result = plan(graph, cs3, RunMode::Train, ExecutionChoice::WeightStreaming);
+    std::int64_t in = 0;
+    std::int64_t out = 0;
+    for (const StreamedLayer& layer : result.streamed) {
+        in += layer.bytesInForward;
+        out += layer.bytesOutGradients;
+        WS_CHECK_EQ(layer.bytesInBackward, layer.bytesInForward);
+    }
+    // REFERENCE.md: 84.93 M filtered weights at 75% sparsity. Dense tensors stream 2 B per
+    // weight; sparse ones 2 B per non-zero plus a 2 B column index.
+    const double sparseWeights = 84.93e6;
+    const double expectedIn = 2.0 * (double(graph.totalParams) - sparseWeights) + 4.0 * 0.25 * sparseWeights;
+    WS_CHECK_NEAR(double(in), expectedIn, 0.005);
+    WS_CHECK_EQ(out, graph.nonzeroParams * 2);
+    WS_CHECK(result.maxMicroBatch >= 1);
+    WS_CHECK(result.microBatch <= result.maxMicroBatch);
+}
+
+WS_TEST(aPlacedLayerRunsOnTheFabric)
+{
+    const SystemSpec cs3 = preset("cs3");
+    const ModelGraph graph = load(sample("fc_mnist.yaml"));
+    const ExecutionPlan result = plan(graph, cs3);
+    WS_REQUIRE(result.mode == ExecutionMode::Pipelined);
+    // The first matrix region of at least two rows (one-row GEMV regions livelock in the fabric's
+    // kernel builder: a known defect, reported by runKernel rather than hanging).
+    const Region* found = nullptr;
+    for (const Region& candidate : result.regions)
+        if (!found && candidate.rect.h >= 2 && candidate.rect.w >= 2 && candidate.kernel.kind == KernelPlan::Kind::Gemv)
+            found = &candidate;
+    WS_REQUIRE(found != nullptr);
+    const Region& region = *found;
+    const Op& op = graph.ops[std::size_t(region.op)];
+    WS_REQUIRE(region.kernel.kind == KernelPlan::Kind::Gemv);
+    fabric::KernelConfig config;
+    config.kind = fabric::KernelKind::Gemv;
+    const bool turned = region.kernel.broadcast == fabric::East;
+    config.matrixRows = int(op.outFeatures);
+    config.matrixCols = int(op.inFeatures);
+    // A quarter turn of the same kernel; a side longer than the matrix leaves PEs idle.
+    config.regionRows = int(std::min<std::int64_t>(turned ? region.rect.w : region.rect.h, op.outFeatures));
+    config.regionCols = int(std::min<std::int64_t>(turned ? region.rect.h : region.rect.w, op.inFeatures));
+    config.simdWidth = cs3.wafer.fmacPerPePerCycle;
+    const Expected<fabric::KernelResult> run = fabric::runKernel(config);
+    WS_REQUIRE(run.hasValue());
+    WS_CHECK(run->maxAbsError <= 1e-2);
+    // The plan's per-token compute cycles are a lower bound of the cycle-level run (which adds
+    // the multicast and reduction latency across the region).
+    const double perToken
+        = double(region.kernel.tileCols) * std::ceil(double(region.kernel.tileRows) / config.simdWidth);
+    WS_CHECK(double(run->cycles) >= perToken);
+    WS_CHECK(double(run->cycles) <= perToken + 4.0 * (config.regionRows + config.regionCols) + 64.0);
+}
