@@ -89,13 +89,6 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
         return optionError(collective ? "--length" : "--matrix",
             "size " + (collective ? std::to_string(config.matrixCols) : size(config.matrixRows, config.matrixCols))
                 + " is out of range (N is 1..65534, M is 1..1000000)");
-    if (!collective
-        && (config.regionRows > config.matrixRows
-            || (config.kind == KernelKind::Gemv && config.regionCols > config.matrixCols)))
-        return optionError("--region",
-            "region " + size(config.regionRows, config.regionCols) + " is larger than the "
-                + size(config.matrixRows, config.matrixCols) + " matrix: every PE row needs a matrix row"
-                + (config.kind == KernelKind::Gemv ? " and every PE column a matrix column" : ""));
     if (!(config.sparsity >= 0.0 && config.sparsity < 1.0))
         return optionError("--sparsity", "sparsity must be at least 0 and below 1");
     if (config.sparsity > 0.0 && config.kind != KernelKind::GemmStream)
