@@ -15,22 +15,16 @@ namespace waferscope::cli {
 
 namespace {
 
-std::string fixed(double value, int decimals)
-{
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
-
 void printPlan(const core::ExecutionPlan& plan, const core::ModelGraph& graph, const core::SystemSpec& system,
     bool allRegions, std::ostream& out)
 {
     out << graph.config.name << " on " << system.displayName << ": " << core::toString(plan.mode) << ", "
         << plan.numSystems << (plan.mode == core::ExecutionMode::Inference ? " wafer(s)" : " system(s)") << ", "
         << plan.regions.size() << " regions\n";
-    out << "  PEs used " << fixed(100.0 * plan.peUtilization, 1) << "%   SRAM used "
-        << fixed(100.0 * plan.sramUtilization, 1) << "%   load imbalance " << fixed(plan.loadImbalance, 3)
-        << "   compiled in " << fixed(plan.compileMs, 1) << " ms\n";
+    out << "  PEs used " << core::formatFixed(100.0 * plan.peUtilization, 1) << "%   SRAM used "
+        << core::formatFixed(100.0 * plan.sramUtilization, 1) << "%   load imbalance "
+        << core::formatFixed(plan.loadImbalance, 3) << "   compiled in " << core::formatFixed(plan.compileMs, 1)
+        << " ms\n";
     for (const std::string& note : plan.notes)
         out << "  - " << note << "\n";
     out << "\n  op                                 wafer  x     y     w     h     SRAM/PE   cycles      kernel\n";

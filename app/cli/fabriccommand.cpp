@@ -2,6 +2,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
 
+#include "core/common/units.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/traffic.h"
 #include "core/hardware/builtinpresets.h"
@@ -43,13 +44,6 @@ std::pair<int, int> parseDims(const std::string& option, const std::string& text
         throw UsageError { "--" + option + " expects AxB (for example 32x32), got '" + text + "'" };
     return { int(parseInteger(option, text.substr(0, cross), 1, 1'000'000)),
         int(parseInteger(option, text.substr(cross + 1), 1, 1'000'000)) };
-}
-
-std::string fixed(double value, int decimals)
-{
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
 }
 
 int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std::ostream& out, std::ostream& err)
@@ -117,14 +111,15 @@ int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std:
     out << "Synthetic traffic: " << core::fabric::trafficPatternName(config.pattern) << " on a " << r.width << " x "
         << r.height << " mesh, XY routing, " << config.threads << " thread(s)\n"
         << "  cycles            " << r.cycles << " (" << r.warmup << " warm-up)\n"
-        << "  offered rate      " << fixed(r.offeredRate, 4) << " packets/PE/cycle\n"
-        << "  accepted rate     " << fixed(r.acceptedRate, 4) << " packets/PE/cycle   (bisection bound "
-        << fixed(bisectionBound, 4) << " for uniform)\n"
-        << "  mean hops         " << fixed(r.avgHops, 2) << "   (uniform theory " << fixed(theoryHops, 2) << ")\n"
-        << "  mean latency      " << fixed(r.avgLatencyCycles, 2) << " cycles over " << r.packetsMeasured
+        << "  offered rate      " << core::formatFixed(r.offeredRate, 4) << " packets/PE/cycle\n"
+        << "  accepted rate     " << core::formatFixed(r.acceptedRate, 4) << " packets/PE/cycle   (bisection bound "
+        << core::formatFixed(bisectionBound, 4) << " for uniform)\n"
+        << "  mean hops         " << core::formatFixed(r.avgHops, 2) << "   (uniform theory "
+        << core::formatFixed(theoryHops, 2) << ")\n"
+        << "  mean latency      " << core::formatFixed(r.avgLatencyCycles, 2) << " cycles over " << r.packetsMeasured
         << " packets\n"
-        << "  speed             " << fixed(r.routerCyclesPerS / 1e6, 1) << " M router-cycles/s (" << fixed(r.wallS, 3)
-        << " s)\n";
+        << "  speed             " << core::formatFixed(r.routerCyclesPerS / 1e6, 1) << " M router-cycles/s ("
+        << core::formatFixed(r.wallS, 3) << " s)\n";
     return kExitOk;
 }
 
@@ -185,7 +180,7 @@ int runKernelMode(const ArgParser& parser, const core::SystemSpec& system, std::
         << " region of " << system.displayName << " PEs (FP16 SIMD " << config.simdWidth << ")\n"
         << "  cycles            " << r.cycles << "   (FMAC lower bound " << r.fmacLowerBoundCycles << ")\n"
         << "  max abs error     " << r.maxAbsError << "   (vs double-precision reference)\n"
-        << "  PE busy           " << fixed(100.0 * r.peBusyFraction, 1) << " %\n"
+        << "  PE busy           " << core::formatFixed(100.0 * r.peBusyFraction, 1) << " %\n"
         << "  link wavelets     " << r.linkWavelets << "\n"
         << "  SRAM per PE       " << r.maxSramBytes << " of " << config.sramPerPeBytes << " bytes\n";
     if (r.kind == core::fabric::KernelKind::GemmStream)

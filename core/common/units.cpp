@@ -70,4 +70,11 @@ std::string formatThousands(long long value)
     return grouped;
 }
 
+std::string formatFixed(double value, int decimals)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
 } // namespace waferscope::core

@@ -26,13 +26,13 @@ bool fusesBackward(Op::Kind kind)
     return kind == Op::Kind::Activation || kind == Op::Kind::Loss || kind == Op::Kind::PositionEmbedding;
 }
 
+} // namespace
+
 bool isMatrixOp(Op::Kind kind)
 {
     return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
         || kind == Op::Kind::MoeRouter || kind == Op::Kind::Experts;
 }
-
-} // namespace
 
 std::vector<Unit> buildUnits(const ModelGraph& graph, const SystemSpec& system, int& stages)
 {

@@ -51,4 +51,7 @@ void planKernel(Region& region, const Unit& unit, const ModelGraph& graph, const
 
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b);
 
+// Ops whose work is a weight matrix times activations (GEMV on a region, streamed GEMM).
+bool isMatrixOp(Op::Kind kind);
+
 } // namespace waferscope::core::compiler

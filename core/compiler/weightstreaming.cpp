@@ -11,12 +11,6 @@ namespace waferscope::core::compiler {
 
 namespace {
 
-bool isMatrix(const Op& op)
-{
-    return op.kind == Op::Kind::Linear || op.kind == Op::Kind::LmHead || op.kind == Op::Kind::Pooler
-        || op.kind == Op::Kind::MoeRouter || op.kind == Op::Kind::Experts;
-}
-
 // Bytes of one streamed copy of an op's weights: dense at the weight precision, or for a
 // sparse op each non-zero with its 16-bit column index (the wavelet the fabric receives).
 std::int64_t streamedBytes(const Op& op, int weightBytesPerParam)
@@ -51,12 +45,14 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
     // outputs for the whole micro-batch).
     std::int64_t maxMicroBatch = std::numeric_limits<std::int64_t>::max();
     std::vector<std::int64_t> workingPerSample(units.size());
+    std::vector<std::int64_t> fitsPerOp(units.size());
     for (std::size_t u = 0; u < units.size(); ++u) {
         const Op& op = graph.ops[std::size_t(units[u].op)];
-        workingPerSample[u] = isMatrix(op) ? (op.inFeatures + op.outFeatures) * activationBytes * op.tokensPerSample
-                                           : 2 * op.activationBytesPerToken * op.tokensPerSample;
-        maxMicroBatch
-            = std::min(maxMicroBatch, sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]));
+        workingPerSample[u] = isMatrixOp(op.kind)
+            ? (op.inFeatures + op.outFeatures) * activationBytes * op.tokensPerSample
+            : 2 * op.activationBytesPerToken * op.tokensPerSample;
+        fitsPerOp[u] = sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]);
+        maxMicroBatch = std::min(maxMicroBatch, fitsPerOp[u]);
     }
     if (maxMicroBatch < 1)
         return "the activations of one sample (" + formatBytes(double(checkpointPerSample))
@@ -85,47 +81,42 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         region.rect = plan.usable;
         region.activationBytes = microBatch * (checkpointPerSample + workingPerSample[u]);
         region.sramBytesPerPe = ceilDiv(region.activationBytes, usablePes);
+        // Every op: its matrix (or features) over rows, the micro-batch's tokens over columns,
+        // operands multicast along rows from the west edge, partial sums reduced down columns.
         KernelPlan& kernel = region.kernel;
         const std::int64_t tokens = microBatch * op.tokensPerSample;
+        const bool streamedMatrix = isMatrixOp(op.kind);
+        kernel.kind = streamedMatrix             ? KernelPlan::Kind::StreamedGemm
+            : op.kind == Op::Kind::AttentionCore ? KernelPlan::Kind::Attention
+                                                 : KernelPlan::Kind::Gather;
+        kernel.matrixRows = streamedMatrix ? op.outFeatures : op.tokensPerSample;
+        kernel.matrixCols = streamedMatrix ? op.inFeatures : config.hiddenSize;
+        kernel.tileRows = ceilDiv(kernel.matrixCols, rows);
+        kernel.tileCols = ceilDiv(tokens, cols);
+        kernel.broadcast = fabric::East;
+        kernel.reduce = fabric::South;
+        kernel.broadcastHops = cols - 1;
+        kernel.reduceHops = rows - 1;
+        kernel.colors = { 0, 1, 2, 3 };
         double work = 0.0;
         for (int index : unit.fused) {
             const Op& fused = graph.ops[std::size_t(index)];
             work += (fused.fwdFlopsPerToken + fused.bwdFlopsPerToken) * double(fused.tokensPerSample);
         }
-        if (isMatrix(op) && op.kind != Op::Kind::Experts) {
+        if (isMatrixOp(op.kind) && op.kind != Op::Kind::Experts) {
             // Input features over rows, tokens over columns: PE (r, c) holds x[k in block r, t in
             // block c]. A weight w[n, k] enters row r(k) from the west edge and is multicast
             // along it; every PE multiplies it into its tokens, and the partial y[n, t] are
             // reduced down the columns.
-            kernel.kind = KernelPlan::Kind::StreamedGemm;
-            kernel.matrixRows = op.outFeatures;
-            kernel.matrixCols = op.inFeatures;
-            kernel.tileRows = ceilDiv(op.inFeatures, rows);
-            kernel.tileCols = ceilDiv(tokens, cols);
-            kernel.broadcast = fabric::East;
-            kernel.reduce = fabric::South;
-            kernel.broadcastHops = cols - 1;
-            kernel.reduceHops = rows - 1;
             const double density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
             const double perBatch
                 = double(kernel.tileRows) * double(op.outFeatures) * density * double(ceilDiv(kernel.tileCols, simd));
             region.computeCycles = 3.0 * perBatch / double(microBatch) + work / (2.0 * simd * double(usablePes));
         } else {
-            kernel.kind = op.kind == Op::Kind::AttentionCore ? KernelPlan::Kind::Attention
-                : op.kind == Op::Kind::Experts               ? KernelPlan::Kind::StreamedGemm
-                                                             : KernelPlan::Kind::Gather;
-            kernel.matrixRows = op.kind == Op::Kind::Experts ? op.outFeatures : op.tokensPerSample;
-            kernel.matrixCols = op.kind == Op::Kind::Experts ? op.inFeatures : config.hiddenSize;
-            kernel.tileRows = ceilDiv(kernel.matrixCols, rows);
-            kernel.tileCols = ceilDiv(tokens, cols);
-            kernel.broadcast = fabric::East;
-            kernel.reduce = fabric::South;
-            kernel.broadcastHops = cols - 1;
-            kernel.reduceHops = rows - 1;
+            // Experts (top_k of them per token, in the FLOPs) and the unweighted ops: by FLOPs.
             work += (op.fwdFlopsPerToken + op.bwdFlopsPerToken) * double(op.tokensPerSample);
             region.computeCycles = work / (2.0 * simd * double(usablePes));
         }
-        kernel.colors = { 0, 1, 2, 3 };
         StreamedLayer layer;
         layer.region = int(plan.regions.size());
         // The op's weights and those of the ops fused into it (norm scales, position tables).
@@ -139,7 +130,7 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         layer.bytesInBackward = streamed;
         layer.bytesOutGradients = gradients;
         layer.activationSramBytes = region.activationBytes;
-        layer.maxMicroBatch = sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]);
+        layer.maxMicroBatch = fitsPerOp[u];
         plan.streamed.push_back(layer);
         plan.regions.push_back(std::move(region));
     }
