@@ -237,8 +237,9 @@ bool Fabric::stepPeStatic(int x, int y, const Buffer& current, Buffer& next)
     m_routerBusy[std::size_t(pe)] += moved ? 1 : 0;
     m_routerStall[std::size_t(pe)] += stalled ? 1 : 0;
 
-    // 4. Publish the next state that neighbours read.
-    bool active = pending;
+    // 4. Publish the next state that neighbours read. A task that completed this cycle may
+    // have started a send, which keeps the row active although nothing was pending before.
+    bool active = pending || state.send.active();
     for (int direction = 0; direction < kDirections; ++direction) {
         next.out[std::size_t(pe) * kDirections + std::size_t(direction)] = sent[direction];
         active = active || sent[direction].valid();

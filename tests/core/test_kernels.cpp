@@ -50,7 +50,10 @@ WS_TEST(gemvHandlesSizesThatDoNotDivideAndThinRegions)
         int m, n, rows, cols;
     };
     for (const Case c : { Case { 1000, 999, 7, 13 }, Case { 100, 50, 1, 32 }, Case { 100, 50, 32, 1 },
-             Case { 5, 3, 8, 8 }, Case { 1, 1, 1, 1 }, Case { 64, 7, 3, 16 } }) {
+             Case { 5, 3, 8, 8 }, Case { 1, 1, 1, 1 }, Case { 64, 7, 3, 16 },
+             // One-row regions: the reduction send starts when the PE's own FMACs end, with nothing
+             // else in flight on the row (this once left the row asleep and the run hung).
+             Case { 64, 64, 1, 32 }, Case { 4, 4, 1, 2 }, Case { 64, 64, 1, 8 } }) {
         const KernelResult result = kernel(KernelKind::Gemv, c.m, c.n, c.rows, c.cols);
         WS_CHECK(result.maxAbsError <= 1e-2);
         WS_CHECK_EQ(result.fmacs, std::uint64_t(c.m) * std::uint64_t(c.n));
