@@ -140,6 +140,8 @@ std::string planPipelined(std::vector<Unit> units, int stages, const ModelGraph&
             plan.notes.push_back("one copy of the pipeline cannot use the whole wafer, so " + std::to_string(copies)
                 + " copies run data-parallel, each on " + std::to_string(band.w) + " x " + std::to_string(band.h)
                 + " PEs");
+        plan.notes.push_back("regions are sized for a bottleneck 1% above the smallest feasible one; a region that "
+                             "would finish early takes fewer rows than its strip (the rest of the strip stays idle)");
         return {};
     }
 }

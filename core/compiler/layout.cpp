@@ -49,6 +49,21 @@ struct Sizer {
         }
         return high;
     }
+    // Fewest rows (at most `rows`) at which `columns` columns still hold the unit's bytes and
+    // meet `target`: a region that would finish early on the full strip height gives rows back.
+    int shrinkRows(const Unit& unit, int rows, int columns, double target) const
+    {
+        const std::int64_t pes = memoryPes(unit, capacity);
+        int low = int(std::min<std::int64_t>(rows, std::max<std::int64_t>(1, ceilDiv(pes, columns))));
+        if (cycles(unit, low, columns) <= target)
+            return low;
+        int high = rows; // cycles never grow with more rows
+        while (high - low > 1) {
+            const int middle = (low + high) / 2;
+            (cycles(unit, middle, columns) <= target ? high : low) = middle;
+        }
+        return high;
+    }
     std::int64_t stageColumns(const Stage& stage, int rows, double target) const
     {
         std::int64_t total = 0;
@@ -110,19 +125,27 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
         const double middle = 0.5 * (low + high);
         (rowsAt(middle, nullptr) <= band.h ? high : low) = middle;
     }
+    // Cycle counts are steps (tiles are whole wavelets and SIMD-wide instructions), so a region
+    // one step below the bottleneck may finish a quarter early. Regions are sized for a
+    // bottleneck kBalanceSlack above the smallest feasible one: that costs at most that much
+    // throughput and lets such a region take the step up on fewer PEs.
+    constexpr double kBalanceSlack = 0.01;
+    const double target = high * (1.0 + kBalanceSlack);
     std::vector<int> rows(stages.size());
-    rowsAt(high, &rows);
+    rowsAt(target, &rows);
     for (std::size_t s = 0; s < stages.size(); ++s)
         stages[s].rows = rows[s];
-    const double target = high;
 
     int y = band.y;
     for (std::size_t s = 0; s < stages.size(); ++s) {
         const Stage& stage = stages[s];
         const std::size_t count = stage.last - stage.first;
         std::vector<int> width(count);
-        for (std::size_t i = 0; i < count; ++i)
+        std::vector<int> height(count);
+        for (std::size_t i = 0; i < count; ++i) {
             width[i] = sizer.columns(units[stage.first + i], stage.rows, target);
+            height[i] = sizer.shrinkRows(units[stage.first + i], stage.rows, width[i], target);
+        }
         // Serpentine: even strips run west to east, odd ones east to west.
         int x = s % 2 == 0 ? band.x : band.x + band.w;
         for (std::size_t i = 0; i < count; ++i) {
@@ -136,11 +159,11 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
             region.system = wafer;
             region.replica = replica;
             if (s % 2 == 0) {
-                region.rect = { x, y, width[i], stage.rows };
+                region.rect = { x, y, width[i], height[i] };
                 x += width[i];
             } else {
                 x -= width[i];
-                region.rect = { x, y, width[i], stage.rows };
+                region.rect = { x, y, width[i], height[i] };
             }
             region.weightBytes = unit.weightBytes;
             region.stateBytes = unit.stateBytes;
@@ -148,8 +171,8 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
             region.kvCacheBytes = unit.kvCacheBytes;
             region.sramBytesPerPe = ceilDiv(unit.bytes(), region.rect.area());
             region.sizedByMemory = unit.work <= 0.0
-                || (width[i] == int(ceilDiv(memoryPes(unit, capacityPerPe), stage.rows))
-                    && sizer.cycles(unit, stage.rows, width[i]) < 0.8 * target);
+                || (width[i] == int(ceilDiv(memoryPes(unit, capacityPerPe), height[i]))
+                    && sizer.cycles(unit, height[i], width[i]) < 0.8 * target);
             planKernel(region, unit, graph, system, training);
             regions.push_back(std::move(region));
         }

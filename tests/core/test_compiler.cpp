@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 using namespace waferscope::core;
@@ -96,6 +97,20 @@ void checkIndependently(
                     reportFailure(__FILE__, __LINE__,
                         what + ": PE (" + std::to_string(x) + ", " + std::to_string(y) + ") is in two regions");
             }
+    }
+    // Placement quality: regions sized by compute finish within 25% of each other.
+    if (plan.mode == ExecutionMode::Pipelined) {
+        double slowest = 0.0;
+        double fastest = std::numeric_limits<double>::infinity();
+        for (const Region& region : plan.regions)
+            if (!region.sizedByMemory && region.computeCycles > 0.0) {
+                slowest = std::max(slowest, region.computeCycles);
+                fastest = std::min(fastest, region.computeCycles);
+            }
+        if (slowest > 1.25 * fastest)
+            reportFailure(
+                __FILE__, __LINE__, what + ": load imbalance " + std::to_string(slowest / fastest) + " above 1.25");
+        WS_CHECK_NEAR(plan.loadImbalance, slowest / fastest, 1e-9);
     }
     for (int copy = 0; copy < std::max(1, plan.replicas); ++copy)
         for (int op = 0; op < int(graph.ops.size()); ++op)
