@@ -1,5 +1,6 @@
 // waferscope-bench: one JSON object of named figures (`--json`), or a readable list. Each
 // capability adds its figures here; targets are compared against this output, not asserted.
+#include "core/compiler/compiler.h"
 #include "core/fabric/fabric.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/traffic.h"
@@ -8,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -140,6 +142,31 @@ int main(int argc, char** argv)
     if (params < 400'000'000'000) {
         std::cerr << "waferscope-bench: " << largeModel << " did not load as a ~400B model\n";
         return 1;
+    }
+
+    // Compiling it: weight streaming for training on CS-3, and the multi-wafer inference split
+    // (the graph is loaded once; the figure is the slower of the two).
+    {
+        const waferscope::core::Expected<waferscope::core::ModelGraph> graph = waferscope::core::loadModel(largeModel);
+        const waferscope::core::Expected<waferscope::core::SystemSpec> cs3 = waferscope::core::loadBuiltinPreset("cs3");
+        bool compiled = graph && cs3;
+        const auto compileMs = [&](waferscope::core::RunMode mode) {
+            waferscope::core::CompileOptions options;
+            options.mode = mode;
+            return bestAverageMs(rounds, quick ? 1 : 10,
+                [&] { compiled = compiled && waferscope::core::compile(*graph, *cs3, options).hasValue(); });
+        };
+        if (compiled) {
+            const double streaming = compileMs(waferscope::core::RunMode::Train);
+            const double inference = compileMs(waferscope::core::RunMode::Inference);
+            figures["compile_ms_405b_class"] = std::max(streaming, inference);
+            figures["compile_ms_405b_class_weight_streaming"] = streaming;
+            figures["compile_ms_405b_class_inference"] = inference;
+        }
+        if (!compiled) {
+            std::cerr << "waferscope-bench: " << largeModel << " did not compile on CS-3\n";
+            return 1;
+        }
     }
 
     if (!fabricFigures(figures, quick, rounds)) {
