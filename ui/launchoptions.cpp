@@ -20,7 +20,9 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("step"), QStringLiteral("Run to frame K before showing or saving the window."), "K");
     const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
         QStringLiteral("Render the window, save it as a PNG and exit (works offscreen)."), "OUT.png");
-    parser.addOptions({ systemOption, numCsxOption, stepOption, screenshotOption });
+    const QCommandLineOption modeOption(QStringLiteral("mode"),
+        QStringLiteral("Compile the model for training or inference: train or inference (default train)."), "mode");
+    parser.addOptions({ systemOption, numCsxOption, modeOption, stepOption, screenshotOption });
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A Model Zoo params YAML to open."), "[FILE]");
 
     LaunchOptions options;
@@ -50,6 +52,13 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         options.numCsx = parser.value(numCsxOption).toInt(&ok);
         if (!ok || options.numCsx < 1) {
             *error = QStringLiteral("--num_csx expects a positive integer, got '%1'").arg(parser.value(numCsxOption));
+            return options;
+        }
+    }
+    if (parser.isSet(modeOption)) {
+        options.mode = parser.value(modeOption);
+        if (options.mode != QLatin1String("train") && options.mode != QLatin1String("inference")) {
+            *error = QStringLiteral("--mode expects train or inference, got '%1'").arg(options.mode);
             return options;
         }
     }

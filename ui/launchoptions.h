@@ -7,13 +7,15 @@
 
 namespace waferscope::ui {
 
-// `waferscope [FILE] [--system cs2] [--num_csx N] [--step K] [--screenshot OUT.png]`, parsed
+// `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--step K]
+// [--screenshot OUT.png]`, parsed
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
     QString file; // model params YAML to open, empty for none
     QString system = QStringLiteral("cs2");
     int numCsx = 1;
+    QString mode = QStringLiteral("train"); // what the model is compiled for: train or inference
     std::optional<int> step; // frame index to run to before showing (or saving)
     QString screenshot; // PNG path; when set the window is rendered, saved, and the app exits
 

@@ -1,9 +1,12 @@
 #include "ui/mainwindow.h"
 
+#include "ui/compilecontroller.h"
 #include "ui/emptystatepanel.h"
 #include "ui/messagepanel.h"
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
+#include "ui/placementoverlay.h"
+#include "ui/placementpanel.h"
 #include "ui/systempanel.h"
 #include "ui/waferview.h"
 
@@ -13,6 +16,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QCursor>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -25,6 +29,7 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QToolTip>
 
 // Resources live in the static UI library; register them once before first use.
 static void initResources()
@@ -34,6 +39,15 @@ static void initResources()
 
 namespace waferscope::ui {
 
+namespace {
+
+QString modeName(core::ExecutionMode mode)
+{
+    return QString::fromLatin1(core::toString(mode)).replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
+} // namespace
+
 MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     : QMainWindow(parent)
     , m_systems(std::move(systems))
@@ -42,6 +56,8 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_modelPanel(new ModelPanel(this))
     , m_systemPanel(new SystemPanel(this))
     , m_loader(new ModelLoadController(this))
+    , m_compiler(new CompileController(this))
+    , m_placementPanel(new PlacementPanel(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -69,6 +85,15 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         reportError(message);
         m_modelPanel->setStatus(
             tr("Could not load %1 (see Messages); the model shown is unchanged.").arg(QFileInfo(path).fileName()));
+        Q_EMIT settled();
+    });
+    connect(m_compiler, &CompileController::compiled, this,
+        [this](int, std::shared_ptr<const core::ExecutionPlan> plan) { planCompiled(std::move(plan)); });
+    connect(m_compiler, &CompileController::failed, this, [this](int, const QString& message) { planFailed(message); });
+    connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
+    connect(m_waferView, &WaferView::peClicked, this, [this](WaferPe pe) {
+        const int placed = m_waferView->scene().regionAt(pe);
+        selectRegion(placed >= 0 ? (*m_waferView->scene().regions)[std::size_t(placed)].planIndex : -1);
     });
 
     systemChanged();
@@ -120,6 +145,13 @@ void MainWindow::createToolBar()
     m_numSystemsBox = new QSpinBox(bar);
     m_numSystemsBox->setMinimum(1);
     bar->addWidget(m_numSystemsBox);
+    bar->addWidget(new QLabel(tr("  Compile for "), bar));
+    m_modeBox = new QComboBox(bar);
+    m_modeBox->addItem(tr("training"), int(core::RunMode::Train));
+    m_modeBox->addItem(tr("inference"), int(core::RunMode::Inference));
+    m_modeBox->setToolTip(tr("Training: layer-pipelined when the model fits the wafer, weight streaming otherwise. "
+                             "Inference: the blocks on as many wafers as the weights and KV cache need."));
+    bar->addWidget(m_modeBox);
     bar->addSeparator();
     bar->addAction(m_openAction);
     bar->addAction(tr("Fit wafer"), m_waferView, &WaferView::fitToView);
@@ -130,8 +162,11 @@ void MainWindow::createToolBar()
             systemChanged();
         }
     });
-    connect(m_numSystemsBox, &QSpinBox::valueChanged, this,
-        [this](int) { m_systemPanel->setSystem(currentSystem(), numSystems()); });
+    connect(m_numSystemsBox, &QSpinBox::valueChanged, this, [this](int) {
+        m_systemPanel->setSystem(currentSystem(), numSystems());
+        recompile();
+    });
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int) { recompile(); });
 }
 
 QDockWidget* MainWindow::addDock(
@@ -148,6 +183,9 @@ QDockWidget* MainWindow::addDock(
 void MainWindow::createDocks()
 {
     QDockWidget* model = addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::LeftDockWidgetArea);
+    QDockWidget* placement
+        = addDock(tr("Placement"), QStringLiteral("placementDock"), m_placementPanel, Qt::LeftDockWidgetArea);
+    splitDockWidget(model, placement, Qt::Vertical);
     QDockWidget* system = addDock(tr("System"), QStringLiteral("systemDock"), m_systemPanel, Qt::RightDockWidgetArea);
     QDockWidget* messages
         = addDock(tr("Messages"), QStringLiteral("messagesDock"), m_messages, Qt::BottomDockWidgetArea);
@@ -166,7 +204,8 @@ void MainWindow::createDocks()
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, scaling);
     messages->raise();
-    resizeDocks({ model, system }, { 500, 400 }, Qt::Horizontal);
+    resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
+    resizeDocks({ model, placement }, { 320, 480 }, Qt::Vertical);
     resizeDocks({ messages }, { 170 }, Qt::Vertical);
 }
 
@@ -201,29 +240,170 @@ QString MainWindow::setNumSystems(int numSystems)
 void MainWindow::systemChanged()
 {
     const core::SystemSpec& system = currentSystem();
-    const core::WaferSpec& wafer = system.wafer;
     m_numSystemsBox->setMaximum(system.swarmx.supported ? system.swarmx.maxSystems : 1);
     m_systemPanel->setSystem(system, numSystems());
-    const MeshScene scene { wafer.fabricWidth, wafer.fabricHeight,
-        QRect(wafer.usableX, wafer.usableY, wafer.usableWidth, wafer.usableHeight) };
-    m_waferView->setScene(scene,
-        tr("%1 · %2 · %3 x %4 PEs (usable %5 x %6)")
-            .arg(QString::fromStdString(system.displayName), QString::fromStdString(wafer.name))
-            .arg(wafer.fabricWidth)
-            .arg(wafer.fabricHeight)
-            .arg(wafer.usableWidth)
-            .arg(wafer.usableHeight));
+    m_plan.reset(); // placed for another wafer
+    showScene();
+    recompile();
 }
 
-void MainWindow::showHoveredPe(std::optional<QPoint> pe)
+void MainWindow::showScene()
 {
-    if (!pe) {
-        m_hoverLabel->clear();
+    const core::SystemSpec& system = currentSystem();
+    const core::WaferSpec& wafer = system.wafer;
+    MeshScene scene { wafer.fabricWidth, wafer.fabricHeight,
+        QRect(wafer.usableX, wafer.usableY, wafer.usableWidth, wafer.usableHeight) };
+    QString caption = tr("%1 · %2 · %3 x %4 PEs (usable %5 x %6)")
+                          .arg(QString::fromStdString(system.displayName), QString::fromStdString(wafer.name))
+                          .arg(wafer.fabricWidth)
+                          .arg(wafer.fabricHeight)
+                          .arg(wafer.usableWidth)
+                          .arg(wafer.usableHeight);
+    if (m_plan) {
+        const bool streaming = m_plan->mode == core::ExecutionMode::WeightStreaming;
+        scene.wafers = wafersShown(*m_plan);
+        scene.regions = std::make_shared<const std::vector<PlacedRegion>>(
+            placedRegions(*m_plan, streaming ? std::max(0, m_selectedRegion) : 0));
+        scene.highlighted = streaming ? (m_selectedRegion >= 0 ? 0 : -1) : m_selectedRegion;
+        const QString model = m_graph ? QString::fromStdString(m_graph->config.name) : QString();
+        if (streaming && !scene.regions->empty())
+            caption
+                += tr("\n%1 · weight streaming: %2 on the whole fabric")
+                       .arg(model,
+                           QString::fromStdString(m_plan->regions[std::size_t((*scene.regions)[0].planIndex)].opName));
+        else
+            caption += tr("\n%1 · %2 · %3 regions on %4")
+                           .arg(model, modeName(m_plan->mode))
+                           .arg(m_plan->regions.size())
+                           .arg(scene.wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(scene.wafers));
+    }
+    m_waferView->setScene(scene, caption);
+}
+
+void MainWindow::setRunMode(core::RunMode mode)
+{
+    m_modeBox->setCurrentIndex(m_modeBox->findData(int(mode)));
+}
+
+core::RunMode MainWindow::runMode() const
+{
+    return core::RunMode(m_modeBox->currentData().toInt());
+}
+
+void MainWindow::recompile()
+{
+    if (!m_graph) {
+        m_compiler->cancel();
         return;
     }
-    const bool usable = currentSystem().wafer.isUsable(pe->x(), pe->y());
-    m_hoverLabel->setText(
-        tr("PE (%1, %2) · %3").arg(pe->x()).arg(pe->y()).arg(usable ? tr("usable") : tr("I/O margin")));
+    core::CompileOptions options;
+    options.mode = runMode();
+    options.numSystems = numSystems();
+    m_placementPanel->clearPlan(tr("Compiling %1 for %2 (%3) …")
+                                    .arg(QString::fromStdString(m_graph->config.name),
+                                        QString::fromStdString(currentSystem().displayName), m_modeBox->currentText()));
+    m_compiler->compile(m_graph, currentSystem(), options);
+}
+
+void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
+{
+    m_plan = std::move(plan);
+    m_selectedRegion = -1;
+    if (m_plan->mode == core::ExecutionMode::WeightStreaming) {
+        // Show the first streamed matrix op rather than the embedding lookup.
+        for (std::size_t i = 0; i < m_plan->regions.size(); ++i)
+            if (m_plan->regions[i].kernel.kind == core::KernelPlan::Kind::StreamedGemm) {
+                m_selectedRegion = int(i);
+                break;
+            }
+    }
+    m_placementPanel->setPlan(m_plan, m_graph);
+    m_placementPanel->selectRegion(m_selectedRegion);
+    showScene();
+    const int wafers = wafersShown(*m_plan);
+    QString summary = tr("compiled %1 for %2: %3, %4 regions on %5, PEs used %6%")
+                          .arg(QString::fromStdString(m_graph->config.name),
+                              QString::fromStdString(currentSystem().displayName), modeName(m_plan->mode))
+                          .arg(m_plan->regions.size())
+                          .arg(wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(wafers))
+                          .arg(100.0 * m_plan->peUtilization, 0, 'f', 1);
+    if (m_plan->mode != core::ExecutionMode::WeightStreaming)
+        summary += tr(", load imbalance %1").arg(m_plan->loadImbalance, 0, 'f', 3);
+    m_messages->addMessage(MessagePanel::Severity::Info, summary);
+    statusBar()->showMessage(summary, 10000);
+    Q_EMIT settled();
+}
+
+void MainWindow::planFailed(const QString& message)
+{
+    m_plan.reset();
+    m_selectedRegion = -1;
+    const QString text = tr("%1 cannot be mapped onto %2: %3")
+                             .arg(QString::fromStdString(m_graph ? m_graph->config.name : std::string()),
+                                 QString::fromStdString(currentSystem().displayName), message);
+    m_placementPanel->clearPlan(text);
+    m_messages->addMessage(MessagePanel::Severity::Warning, text);
+    statusBar()->showMessage(text, 10000);
+    showScene();
+    Q_EMIT settled();
+}
+
+void MainWindow::selectRegion(int planIndex)
+{
+    if (!m_plan || planIndex >= int(m_plan->regions.size()))
+        planIndex = -1;
+    if (planIndex == m_selectedRegion)
+        return;
+    m_selectedRegion = planIndex;
+    m_placementPanel->selectRegion(planIndex);
+    if (m_plan && m_plan->mode == core::ExecutionMode::WeightStreaming) {
+        if (planIndex >= 0)
+            showScene(); // the selected op's kernel on the whole fabric
+        else
+            m_waferView->setHighlighted(-1);
+    } else {
+        m_waferView->setHighlighted(planIndex);
+    }
+    if (planIndex >= 0)
+        statusBar()->showMessage(describeRegion(*m_plan, m_graph.get(), planIndex));
+}
+
+void MainWindow::showHoveredPe(std::optional<WaferPe> pe)
+{
+    m_hoverLabel->setText(hoverText());
+    if (!pe) {
+        QToolTip::hideText();
+        return;
+    }
+    const int placed = m_waferView->scene().regionAt(*pe);
+    if (placed >= 0 && m_plan)
+        QToolTip::showText(QCursor::pos(),
+            describeRegion(*m_plan, m_graph.get(), (*m_waferView->scene().regions)[std::size_t(placed)].planIndex),
+            m_waferView);
+    else
+        QToolTip::hideText();
+}
+
+QString MainWindow::hoverText() const
+{
+    const std::optional<WaferPe> pe = m_waferView->hovered();
+    if (!pe)
+        return {};
+    const bool usable = currentSystem().wafer.isUsable(pe->pe.x(), pe->pe.y());
+    QString text = m_waferView->scene().wafers > 1 ? tr("wafer %1 · ").arg(pe->wafer) : QString();
+    text += tr("PE (%1, %2)").arg(pe->pe.x()).arg(pe->pe.y());
+    const int placed = m_waferView->scene().regionAt(*pe);
+    if (placed >= 0 && m_plan) {
+        const core::Region& region
+            = m_plan->regions[std::size_t((*m_waferView->scene().regions)[std::size_t(placed)].planIndex)];
+        text += tr(" · %1 · SRAM %2 of %3 per PE")
+                    .arg(QString::fromStdString(region.opName),
+                        QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe))),
+                        QString::fromStdString(core::formatBytes(double(m_plan->sramPerPeBytes))));
+    } else {
+        text += usable ? (m_plan ? tr(" · idle") : tr(" · usable")) : tr(" · I/O margin");
+    }
+    return text;
 }
 
 void MainWindow::reportError(const QString& message)
@@ -251,7 +431,11 @@ void MainWindow::modelLoaded(const QString& path, std::shared_ptr<const core::Mo
     for (const std::string& warning : core::formatWarnings(graph->config))
         m_messages->addMessage(MessagePanel::Severity::Warning, QString::fromStdString(warning));
     statusBar()->showMessage(summary, 10000);
+    m_graph = graph;
+    m_plan.reset();
     m_modelPanel->setGraph(path, std::move(graph));
+    showScene();
+    recompile();
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)

@@ -1,7 +1,9 @@
 #pragma once
 
+#include "core/compiler/plan.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "ui/meshrenderer.h"
 
 #include <QMainWindow>
 
@@ -16,8 +18,10 @@ class QSpinBox;
 
 namespace waferscope::ui {
 
+class CompileController;
 class MessagePanel;
 class ModelLoadController;
+class PlacementPanel;
 class ModelPanel;
 class SystemPanel;
 class WaferView;
@@ -37,6 +41,14 @@ public:
     // thread, and on failure the previously loaded model stays.
     void openFile(const QString& path);
     ModelLoadController* modelLoader() const { return m_loader; }
+    // Train or inference: what the loaded model is compiled for.
+    void setRunMode(core::RunMode mode);
+    core::RunMode runMode() const;
+    // The placement shown (null before a model is compiled or when it cannot be mapped).
+    std::shared_ptr<const core::ExecutionPlan> plan() const { return m_plan; }
+    // Selects a region of the plan: highlighted in the view, selected in the Placement dock;
+    // under weight streaming the view shows that op's kernel on the whole fabric.
+    void selectRegion(int planIndex);
 
     const core::SystemSpec& currentSystem() const;
     int numSystems() const;
@@ -44,6 +56,13 @@ public:
     MessagePanel* messagePanel() const { return m_messages; }
     ModelPanel* modelPanel() const { return m_modelPanel; }
     SystemPanel* systemPanel() const { return m_systemPanel; }
+    PlacementPanel* placementPanel() const { return m_placementPanel; }
+    QString hoverText() const;
+
+Q_SIGNALS:
+    // The model and placement on screen are final for the latest request: the model was
+    // compiled or could not be mapped, or the file was refused.
+    void settled();
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -55,9 +74,13 @@ private:
     void createDocks();
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
     void systemChanged();
-    void showHoveredPe(std::optional<QPoint> pe);
+    void showHoveredPe(std::optional<WaferPe> pe);
     void reportError(const QString& message);
     void modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph);
+    void recompile();
+    void planCompiled(std::shared_ptr<const core::ExecutionPlan> plan);
+    void planFailed(const QString& message);
+    void showScene(); // the system's wafer(s) with the current plan's regions, if any
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
     std::size_t m_current = 0; // index into m_systems
@@ -66,6 +89,12 @@ private:
     ModelPanel* m_modelPanel;
     SystemPanel* m_systemPanel;
     ModelLoadController* m_loader;
+    CompileController* m_compiler;
+    PlacementPanel* m_placementPanel;
+    std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
+    std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system
+    int m_selectedRegion = -1; // index into m_plan->regions
+    QComboBox* m_modeBox = nullptr;
     QComboBox* m_systemBox = nullptr;
     QSpinBox* m_numSystemsBox = nullptr;
     QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse

@@ -2,16 +2,63 @@
 
 #include <QPainter>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace waferscope::ui {
 
+int MeshScene::columns() const
+{
+    // A near-square grid: tall wafers side by side, then further rows.
+    return int(std::ceil(std::sqrt(double(std::max(1, wafers)))));
+}
+
+int MeshScene::gap() const
+{
+    return wafers > 1 ? std::max(8, fabricWidth / 16) : 0;
+}
+
+QSize MeshScene::extent() const
+{
+    const int across = columns();
+    const int down = (std::max(1, wafers) + across - 1) / across;
+    return QSize(across * fabricWidth + (across - 1) * gap(), down * fabricHeight + (down - 1) * gap());
+}
+
+QPoint MeshScene::waferOrigin(int wafer) const
+{
+    return QPoint((wafer % columns()) * (fabricWidth + gap()), (wafer / columns()) * (fabricHeight + gap()));
+}
+
+std::optional<WaferPe> MeshScene::locate(QPoint view) const
+{
+    if (fabricWidth <= 0 || fabricHeight <= 0 || view.x() < 0 || view.y() < 0)
+        return std::nullopt;
+    const int pitchX = fabricWidth + gap();
+    const int pitchY = fabricHeight + gap();
+    const QPoint pe(view.x() % pitchX, view.y() % pitchY);
+    const int wafer = view.y() / pitchY * columns() + view.x() / pitchX;
+    if (pe.x() >= fabricWidth || pe.y() >= fabricHeight || view.x() / pitchX >= columns() || wafer >= wafers)
+        return std::nullopt;
+    return WaferPe { wafer, pe };
+}
+
+int MeshScene::regionAt(const WaferPe& pe) const
+{
+    if (!regions)
+        return -1;
+    for (std::size_t i = 0; i < regions->size(); ++i)
+        if ((*regions)[i].wafer == pe.wafer && (*regions)[i].rect.contains(pe.pe))
+            return int(i);
+    return -1;
+}
+
 namespace {
 
-// For each pixel column (or row): the PE index under its centre, or -1 outside the fabric or
-// in the gap between tiles.
-std::vector<int> peIndexPerPixel(int pixels, double origin, double pixelsPerPe, int pes, bool tiled)
+// For each pixel column (or row): the view coordinate under its centre, or -1 outside the
+// grid or in the gap between tiles.
+std::vector<int> viewIndexPerPixel(int pixels, double origin, double pixelsPerPe, int pes, bool tiled)
 {
     std::vector<int> index(std::size_t(pixels), -1);
     for (int p = 0; p < pixels; ++p) {
@@ -27,7 +74,19 @@ std::vector<int> peIndexPerPixel(int pixels, double origin, double pixelsPerPe, 
     return index;
 }
 
-void drawLabels(QImage& image, const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette)
+// The pixels a view rectangle of PEs covers, clipped to the image.
+QRect pixelRect(const WaferViewport& viewport, const QRect& view, const QSize& image)
+{
+    const QPointF topLeft = viewport.peToPixel(QPointF(view.left(), view.top()));
+    const QPointF bottomRight = viewport.peToPixel(QPointF(view.right() + 1, view.bottom() + 1));
+    const int x0 = std::max(0, int(std::floor(topLeft.x())));
+    const int y0 = std::max(0, int(std::floor(topLeft.y())));
+    const int x1 = std::min(image.width(), int(std::ceil(bottomRight.x())));
+    const int y1 = std::min(image.height(), int(std::ceil(bottomRight.y())));
+    return x1 > x0 && y1 > y0 ? QRect(x0, y0, x1 - x0, y1 - y0) : QRect();
+}
+
+void drawCoordinates(QImage& image, const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette)
 {
     QPainter painter(&image);
     QFont font = painter.font();
@@ -37,10 +96,57 @@ void drawLabels(QImage& image, const MeshScene& scene, const WaferViewport& view
     const QRect visible = viewport.visiblePes();
     for (int y = visible.top(); y <= visible.bottom(); ++y) {
         for (int x = visible.left(); x <= visible.right(); ++x) {
+            const std::optional<WaferPe> pe = scene.locate(QPoint(x, y));
+            if (!pe)
+                continue;
             const QRectF tile = viewport.peRect(x, y).adjusted(0, 0, -1, -1);
-            const bool usable = scene.usable.contains(x, y);
-            painter.drawText(tile, Qt::AlignCenter, QStringLiteral("%1,%2%3").arg(x).arg(y).arg(usable ? "" : "\nI/O"));
+            const bool usable = scene.usable.contains(pe->pe);
+            painter.drawText(tile, Qt::AlignCenter,
+                QStringLiteral("%1,%2%3").arg(pe->pe.x()).arg(pe->pe.y()).arg(usable ? "" : "\nI/O"));
         }
+    }
+}
+
+// Outlines, labels and the highlight over the filled regions.
+void drawRegionDecorations(
+    QImage& image, const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette)
+{
+    QPainter painter(&image);
+    QFont font = painter.font();
+    font.setPixelSize(11);
+    painter.setFont(font);
+    const QFontMetrics metrics(font);
+    const QRect bounds(QPoint(0, 0), image.size());
+    for (std::size_t i = 0; i < scene.regions->size(); ++i) {
+        const PlacedRegion& region = (*scene.regions)[i];
+        const QRect view = region.rect.translated(scene.waferOrigin(region.wafer));
+        const QPointF topLeft = viewport.peToPixel(QPointF(view.left(), view.top()));
+        const QPointF bottomRight = viewport.peToPixel(QPointF(view.right() + 1, view.bottom() + 1));
+        const QRectF onScreen(topLeft, bottomRight);
+        if (!onScreen.intersects(bounds) || onScreen.width() < kOutlinePixels || onScreen.height() < kOutlinePixels)
+            continue;
+        painter.setPen(QPen(region.color.darker(170), 1));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(onScreen.adjusted(0, 0, -1, -1));
+        const QRectF shown = onScreen.intersected(QRectF(bounds)).adjusted(3, 2, -3, -2);
+        if (metrics.horizontalAdvance(region.label) <= shown.width() && metrics.height() <= shown.height()) {
+            const bool light = region.color.lightnessF() > 0.55;
+            painter.setPen(light ? QColor(0x10, 0x14, 0x18) : palette.label);
+            painter.drawText(shown, Qt::AlignCenter, region.label);
+        }
+    }
+    if (scene.highlighted >= 0 && std::size_t(scene.highlighted) < scene.regions->size()) {
+        const PlacedRegion& region = (*scene.regions)[std::size_t(scene.highlighted)];
+        const QRect view = region.rect.translated(scene.waferOrigin(region.wafer));
+        QRectF onScreen(viewport.peToPixel(QPointF(view.left(), view.top())),
+            viewport.peToPixel(QPointF(view.right() + 1, view.bottom() + 1)));
+        // A region smaller than a few pixels still gets a visible box around it.
+        const QPointF centre = onScreen.center();
+        onScreen.setWidth(std::max(onScreen.width(), 7.0));
+        onScreen.setHeight(std::max(onScreen.height(), 7.0));
+        onScreen.moveCenter(centre);
+        painter.setPen(QPen(palette.highlight, 2));
+        painter.drawRect(onScreen.adjusted(-1, -1, 1, 1));
     }
 }
 
@@ -58,26 +164,59 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
     const double scale = viewport.pixelsPerPe();
     const bool tiled = scale >= kTilePixelsPerPe;
     const QPointF origin = viewport.peToPixel(QPointF(0, 0));
-    const std::vector<int> columns = peIndexPerPixel(width, origin.x(), scale, scene.fabricWidth, tiled);
-    const std::vector<int> rows = peIndexPerPixel(height, origin.y(), scale, scene.fabricHeight, tiled);
+    const QSize extent = scene.extent();
+    const std::vector<int> columns = viewIndexPerPixel(width, origin.x(), scale, extent.width(), tiled);
+    const std::vector<int> rows = viewIndexPerPixel(height, origin.y(), scale, extent.height(), tiled);
+    // View coordinate -> PE coordinate on its wafer (-1 between wafers) and the wafer's grid cell.
+    const int pitchX = scene.fabricWidth + scene.gap();
+    const int pitchY = scene.fabricHeight + scene.gap();
+    std::vector<int> localX(columns.size(), -1);
+    std::vector<int> cellX(columns.size(), 0);
+    for (std::size_t p = 0; p < columns.size(); ++p)
+        if (columns[p] >= 0 && columns[p] % pitchX < scene.fabricWidth) {
+            localX[p] = columns[p] % pitchX;
+            cellX[p] = columns[p] / pitchX;
+        }
 
-    const QRgb usable = palette.usablePe.rgb();
+    const QRgb usable = (scene.regions ? palette.unplacedPe : palette.usablePe).rgb();
     const QRgb margin = palette.marginPe.rgb();
     for (int py = 0; py < height; ++py) {
-        const int y = rows[std::size_t(py)];
-        if (y < 0)
+        const int view = rows[std::size_t(py)];
+        if (view < 0 || view % pitchY >= scene.fabricHeight)
             continue;
+        const int y = view % pitchY;
+        const int firstWafer = view / pitchY * scene.columns();
         const bool rowUsable = y >= scene.usable.top() && y <= scene.usable.bottom();
         auto* line = reinterpret_cast<QRgb*>(image.scanLine(py));
         for (int px = 0; px < width; ++px) {
-            const int x = columns[std::size_t(px)];
-            if (x < 0)
+            const int x = localX[std::size_t(px)];
+            if (x < 0 || firstWafer + cellX[std::size_t(px)] >= scene.wafers)
                 continue;
             line[px] = (rowUsable && x >= scene.usable.left() && x <= scene.usable.right()) ? usable : margin;
         }
     }
+
+    if (scene.regions) {
+        for (const PlacedRegion& region : *scene.regions) {
+            const QRect view = region.rect.translated(scene.waferOrigin(region.wafer));
+            const QRect pixels = pixelRect(viewport, view, image.size());
+            const QRgb color = region.color.rgb();
+            for (int py = pixels.top(); py <= pixels.bottom(); ++py) {
+                const int y = rows[std::size_t(py)];
+                if (y < view.top() || y > view.bottom())
+                    continue;
+                auto* line = reinterpret_cast<QRgb*>(image.scanLine(py));
+                for (int px = pixels.left(); px <= pixels.right(); ++px) {
+                    const int x = columns[std::size_t(px)];
+                    if (x >= view.left() && x <= view.right())
+                        line[px] = color;
+                }
+            }
+        }
+        drawRegionDecorations(image, scene, viewport, palette);
+    }
     if (scale >= kLabelPixelsPerPe)
-        drawLabels(image, scene, viewport, palette);
+        drawCoordinates(image, scene, viewport, palette);
     return image;
 }
 

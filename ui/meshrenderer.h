@@ -5,15 +5,58 @@
 #include <QColor>
 #include <QImage>
 #include <QRect>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace waferscope::ui {
 
-// What the wafer view draws before any model is placed: the fabric, its usable rectangle and
-// the I/O margins around it. Later overlays (placement, activity, traffic) extend this scene.
+// One PE of one wafer.
+struct WaferPe {
+    int wafer = 0;
+    QPoint pe; // PE coordinates on that wafer
+    bool operator==(const WaferPe&) const = default;
+};
+
+// A compiled region drawn over the mesh (see placementoverlay.h).
+struct PlacedRegion {
+    int wafer = 0;
+    QRect rect; // PE coordinates on its wafer
+    QColor color;
+    QString label; // drawn inside the region once it is large enough on screen
+    int planIndex = -1; // index into ExecutionPlan::regions
+};
+
+// What the wafer view draws: one or more wafers of the same generation (multi-wafer
+// inference shows each), their usable rectangles and I/O margins, and optionally the
+// compiler's placement. Wafers are laid out left to right in a grid with a gap between them,
+// all in one "view" coordinate space of PEs that the viewport zooms and pans.
 struct MeshScene {
-    int fabricWidth = 0; // PEs
-    int fabricHeight = 0; // PEs
+    MeshScene() = default;
+    MeshScene(int width, int height, QRect usableRect)
+        : fabricWidth(width)
+        , fabricHeight(height)
+        , usable(usableRect)
+    {
+    }
+
+    int fabricWidth = 0; // PEs of one wafer
+    int fabricHeight = 0; // PEs of one wafer
     QRect usable; // usable rectangle in PE coordinates
+    int wafers = 1;
+    std::shared_ptr<const std::vector<PlacedRegion>> regions; // null: no placement shown
+    int highlighted = -1; // index into *regions, drawn with a bright outline
+
+    int columns() const; // wafers per grid row
+    int gap() const; // PEs of background between wafers
+    QSize extent() const; // the whole grid, in PEs
+    QPoint waferOrigin(int wafer) const; // view coordinates of the wafer's PE (0, 0)
+    // The wafer PE at a view coordinate, or nothing in a gap or outside.
+    std::optional<WaferPe> locate(QPoint view) const;
+    // The index into *regions of the region holding the PE, or -1.
+    int regionAt(const WaferPe& pe) const;
 };
 
 // The colours of the mesh, named so tests can compare pixels against them.
@@ -22,15 +65,21 @@ struct MeshPalette {
     QColor usablePe { 0x4a, 0x6f, 0x8f };
     QColor marginPe { 0x6b, 0x55, 0x3f };
     QColor label { 0xe8, 0xec, 0xf1 };
+    QColor unplacedPe { 0x33, 0x3b, 0x45 }; // usable PEs outside every region, under a placement
+    QColor highlight { 0xff, 0xff, 0xff };
 };
 
 // Level of detail: from this zoom on, PEs are drawn as tiles separated by a one-pixel gap;
-// from kLabelPixelsPerPe on, each tile carries its coordinate.
+// from kLabelPixelsPerPe on, each tile carries its coordinate. Region outlines appear once a
+// region spans kOutlinePixels on screen.
 inline constexpr double kTilePixelsPerPe = 4.0;
 inline constexpr double kLabelPixelsPerPe = 56.0;
+inline constexpr int kOutlinePixels = 6;
 
-// Pure function from scene and viewport to an image of viewport.widgetSize(): every pixel is
-// background, a usable PE, a margin PE or (when tiled) the gap between PEs.
+// Pure function from scene and viewport to an image of viewport.widgetSize(). The viewport's
+// fabric is scene.extent(). Every pixel is background (outside, between wafers, or the gap
+// between tiles), a margin PE, a usable PE, or with a placement a region's colour or an
+// unplaced usable PE; outlines and labels are drawn over regions that are large enough.
 QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette = {});
 
 } // namespace waferscope::ui

@@ -1,5 +1,7 @@
 #include "ui/waferview.h"
 
+#include "ui/placementoverlay.h"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -24,13 +26,29 @@ WaferView::WaferView(QWidget* parent)
 
 void WaferView::setScene(const MeshScene& scene, const QString& caption)
 {
-    const bool resized = scene.fabricWidth != m_scene.fabricWidth || scene.fabricHeight != m_scene.fabricHeight;
+    const bool resized = scene.extent() != m_scene.extent();
     m_scene = scene;
     m_caption = caption;
-    m_viewport.setFabricSize(scene.fabricWidth, scene.fabricHeight);
+    const QSize extent = scene.extent();
+    m_viewport.setFabricSize(extent.width(), extent.height());
     if (resized || m_followsFit) {
         m_followsFit = true;
         m_viewport.fit();
+    }
+    viewportChanged();
+}
+
+void WaferView::setHighlighted(int region)
+{
+    m_scene.highlighted = region;
+    if (m_scene.regions && region >= 0 && std::size_t(region) < m_scene.regions->size()) {
+        const PlacedRegion& placed = (*m_scene.regions)[std::size_t(region)];
+        const QRect view = placed.rect.translated(m_scene.waferOrigin(placed.wafer));
+        if (!m_viewport.visiblePes().contains(view.center())) {
+            m_followsFit = false;
+            const QPointF centre = m_viewport.peToPixel(QRectF(view).center());
+            m_viewport.panBy(QPointF(width() / 2.0, height() / 2.0) - centre);
+        }
     }
     viewportChanged();
 }
@@ -62,8 +80,28 @@ void WaferView::paintEvent(QPaintEvent*)
         m_image = renderMesh(m_scene, m_viewport, m_palette);
     QPainter painter(this);
     painter.drawImage(0, 0, m_image);
+    drawWaferCaptions(painter);
     drawRulers(painter);
     drawLegend(painter);
+}
+
+// Multi-wafer scenes: "wafer k" at the top-left corner of each wafer that is on screen.
+void WaferView::drawWaferCaptions(QPainter& painter) const
+{
+    if (m_scene.wafers <= 1)
+        return;
+    const QFontMetrics metrics(painter.font());
+    for (int wafer = 0; wafer < m_scene.wafers; ++wafer) {
+        const QPointF corner = m_viewport.peToPixel(QPointF(m_scene.waferOrigin(wafer)));
+        const QString text = tr("wafer %1").arg(wafer);
+        const QRect box(
+            int(corner.x()) + 4, int(corner.y()) + 4, metrics.horizontalAdvance(text) + 10, metrics.height() + 4);
+        if (!rect().intersects(box))
+            continue;
+        painter.fillRect(box, QColor(0, 0, 0, 170));
+        painter.setPen(m_palette.label);
+        painter.drawText(box, Qt::AlignCenter, text);
+    }
 }
 
 void WaferView::drawLegend(QPainter& painter) const
@@ -79,14 +117,25 @@ void WaferView::drawLegend(QPainter& painter) const
     const QString zoom = m_viewport.pixelsPerPe() >= 1
         ? tr("%1 px per PE").arg(m_viewport.pixelsPerPe(), 0, 'f', 1)
         : tr("1 px = %1 PEs across").arg(1.0 / m_viewport.pixelsPerPe(), 0, 'f', 1);
-    const QStringList lines { m_caption, zoom };
+    QStringList lines = m_caption.split(QLatin1Char('\n'));
+    lines << zoom;
     int boxWidth = 0;
     for (const QString& text : lines)
         boxWidth = std::max(boxWidth, metrics.horizontalAdvance(text));
-    const int swatchRowWidth
-        = metrics.horizontalAdvance(tr("usable PE")) + metrics.horizontalAdvance(tr("I/O margin")) + 2 * line + 3 * pad;
+    // With a placement: the layer colours, the usable PEs no region holds, and the margins.
+    std::vector<std::pair<QColor, QString>> swatches;
+    if (m_scene.regions) {
+        swatches = { { layerColor(0, 0), QString() }, { layerColor(1, 0), QString() }, { layerColor(2, 0), QString() },
+            { layerColor(3, 0), tr("layers") }, { layerColor(-1, 0), tr("outside blocks") },
+            { m_palette.unplacedPe, tr("idle PE") }, { m_palette.marginPe, tr("I/O margin") } };
+    } else {
+        swatches = { { m_palette.usablePe, tr("usable PE") }, { m_palette.marginPe, tr("I/O margin") } };
+    }
+    int swatchRowWidth = pad;
+    for (const auto& swatch : swatches)
+        swatchRowWidth += line + (swatch.second.isEmpty() ? 0 : metrics.horizontalAdvance(swatch.second) + pad);
     boxWidth = std::max(boxWidth, swatchRowWidth);
-    const int boxHeight = 3 * line + 2 * pad;
+    const int boxHeight = int(lines.size() + 1) * line + 2 * pad;
     const QRect box(kRulerPixels + pad, height() - boxHeight - pad, boxWidth + 2 * pad, boxHeight);
     painter.setPen(Qt::NoPen);
     painter.setBrush(QColor(0, 0, 0, 160));
@@ -99,10 +148,11 @@ void WaferView::drawLegend(QPainter& painter) const
         y += line;
     }
     int x = box.left() + pad;
-    for (const auto& [color, text] :
-        { std::pair { m_palette.usablePe, tr("usable PE") }, std::pair { m_palette.marginPe, tr("I/O margin") } }) {
+    for (const auto& [color, text] : swatches) {
         painter.fillRect(QRect(x, y + 3, line - 6, line - 6), color);
         x += line;
+        if (text.isEmpty())
+            continue;
         painter.drawText(
             QRect(x, y, metrics.horizontalAdvance(text) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, text);
         x += metrics.horizontalAdvance(text) + pad;
@@ -132,26 +182,38 @@ void WaferView::drawRulers(QPainter& painter) const
     painter.setFont(font);
     painter.setPen(m_palette.label);
     const QRect visible = m_viewport.visiblePes();
-    if (visible.isValid()) {
+    if (visible.isValid() && m_scene.fabricWidth > 0 && m_scene.fabricHeight > 0) {
+        // Ticks in each wafer's own PE coordinates.
         const auto firstTick = [step](int first) { return std::ceil(first / step) * step; };
-        for (double x = firstTick(visible.left()); x <= visible.right() + 1; x += step) {
-            const int px = int(std::round(m_viewport.peToPixel(QPointF(x, 0)).x()));
-            if (px < kRulerPixels)
-                continue;
-            painter.drawLine(px, kRulerPixels - 5, px, kRulerPixels - 1);
-            painter.drawText(px + 2, 0, 60, kRulerPixels - 3, Qt::AlignLeft | Qt::AlignBottom, QString::number(x));
+        const int pitchX = m_scene.fabricWidth + m_scene.gap();
+        const int pitchY = m_scene.fabricHeight + m_scene.gap();
+        const int gridRows = (m_scene.wafers + m_scene.columns() - 1) / m_scene.columns();
+        for (int cell = 0; cell < m_scene.columns(); ++cell) {
+            const int base = cell * pitchX;
+            const int last = std::min(visible.right() - base, m_scene.fabricWidth - 1);
+            for (double x = firstTick(std::max(0, visible.left() - base)); x <= last + 1; x += step) {
+                const int px = int(std::round(m_viewport.peToPixel(QPointF(base + x, 0)).x()));
+                if (px < kRulerPixels)
+                    continue;
+                painter.drawLine(px, kRulerPixels - 5, px, kRulerPixels - 1);
+                painter.drawText(px + 2, 0, 60, kRulerPixels - 3, Qt::AlignLeft | Qt::AlignBottom, QString::number(x));
+            }
         }
-        for (double y = firstTick(visible.top()); y <= visible.bottom() + 1; y += step) {
-            const int py = int(std::round(m_viewport.peToPixel(QPointF(0, y)).y()));
-            if (py < kRulerPixels)
-                continue;
-            painter.drawLine(kRulerPixels - 5, py, kRulerPixels - 1, py);
-            painter.save();
-            painter.translate(kRulerPixels - 3, py + 2);
-            painter.rotate(-90);
-            painter.drawText(
-                -60, -kRulerPixels + 3, 60, kRulerPixels - 3, Qt::AlignRight | Qt::AlignBottom, QString::number(y));
-            painter.restore();
+        for (int cell = 0; cell < gridRows; ++cell) {
+            const int base = cell * pitchY;
+            const int last = std::min(visible.bottom() - base, m_scene.fabricHeight - 1);
+            for (double y = firstTick(std::max(0, visible.top() - base)); y <= last + 1; y += step) {
+                const int py = int(std::round(m_viewport.peToPixel(QPointF(0, base + y)).y()));
+                if (py < kRulerPixels)
+                    continue;
+                painter.drawLine(kRulerPixels - 5, py, kRulerPixels - 1, py);
+                painter.save();
+                painter.translate(kRulerPixels - 3, py + 2);
+                painter.rotate(-90);
+                painter.drawText(
+                    -60, -kRulerPixels + 3, 60, kRulerPixels - 3, Qt::AlignRight | Qt::AlignBottom, QString::number(y));
+                painter.restore();
+            }
         }
     }
     painter.restore();
@@ -178,28 +240,37 @@ void WaferView::wheelEvent(QWheelEvent* event)
 
 void WaferView::mousePressEvent(QMouseEvent* event)
 {
-    if (event->button() == Qt::LeftButton)
+    if (event->button() == Qt::LeftButton) {
         m_dragStart = event->position().toPoint();
+        m_dragged = false;
+    }
 }
 
 void WaferView::mouseMoveEvent(QMouseEvent* event)
 {
     const QPoint position = event->position().toPoint();
-    if (m_dragStart) {
+    if (m_dragStart && (m_dragged || (position - *m_dragStart).manhattanLength() >= 3)) {
+        m_dragged = true;
         m_followsFit = false;
         m_viewport.panBy(position - *m_dragStart);
         m_dragStart = position;
         viewportChanged();
     }
-    const std::optional<QPoint> pe = m_viewport.peAt(event->position());
+    std::optional<WaferPe> pe;
+    if (const std::optional<QPoint> view = m_viewport.peAt(event->position()))
+        pe = m_scene.locate(*view);
     if (pe != m_hovered) {
         m_hovered = pe;
         Q_EMIT hoveredPeChanged(pe);
     }
 }
 
-void WaferView::mouseReleaseEvent(QMouseEvent*)
+void WaferView::mouseReleaseEvent(QMouseEvent* event)
 {
+    if (m_dragStart && !m_dragged && event->button() == Qt::LeftButton)
+        if (const std::optional<QPoint> view = m_viewport.peAt(event->position()))
+            if (const std::optional<WaferPe> pe = m_scene.locate(*view))
+                Q_EMIT peClicked(*pe);
     m_dragStart.reset();
 }
 

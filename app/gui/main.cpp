@@ -1,5 +1,6 @@
-// waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N] [--step K]
-// [--screenshot OUT.png]`; with --screenshot the window is rendered, saved and the app exits.
+// waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
+// [--mode train|inference] [--step K] [--screenshot OUT.png]`; with --screenshot the window is rendered, saved and the
+// app exits.
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
 #include "ui/modelloadcontroller.h"
@@ -52,6 +53,8 @@ int main(int argc, char** argv)
         return fail(2, QStringLiteral("error: unknown system '%1' (expected cs1, cs2 or cs3)").arg(options.system));
     if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
         return fail(2, QStringLiteral("error: ") + clusterError);
+    window.setRunMode(options.mode == QLatin1String("inference") ? waferscope::core::RunMode::Inference
+                                                                 : waferscope::core::RunMode::Train);
     if (!options.file.isEmpty())
         window.openFile(options.file);
 
@@ -60,8 +63,8 @@ int main(int argc, char** argv)
     if (options.screenshot.isEmpty())
         return app.exec();
 
-    // Save once the window shows its final state: after the model file (if any) has loaded or
-    // been refused.
+    // Save once the window shows its final state: the model file (if any) loaded and compiled,
+    // or refused.
     int code = 0;
     auto save = [&] {
         const QString problem = waferscope::ui::saveScreenshot(&window, options.screenshot);
@@ -69,14 +72,11 @@ int main(int argc, char** argv)
             code = fail(1, problem);
         app.quit();
     };
-    if (options.file.isEmpty()) {
+    if (options.file.isEmpty())
         QTimer::singleShot(0, &window, save);
-    } else {
-        QObject::connect(window.modelLoader(), &waferscope::ui::ModelLoadController::loaded, &window,
-            [&] { QTimer::singleShot(0, &window, save); });
-        QObject::connect(window.modelLoader(), &waferscope::ui::ModelLoadController::failed, &window,
-            [&] { QTimer::singleShot(0, &window, save); });
-    }
+    else
+        QObject::connect(
+            &window, &waferscope::ui::MainWindow::settled, &window, [&] { QTimer::singleShot(0, &window, save); });
     app.exec();
     return code;
 }

@@ -153,10 +153,11 @@ private Q_SLOTS:
         const QPointF pixel = view->viewport().peToPixel(QPointF(100.5, 200.5));
         QTest::mouseMove(view, pixel.toPoint());
         QVERIFY(!spy.isEmpty());
-        const auto pe = spy.last().at(0).value<std::optional<QPoint>>();
+        const auto pe = spy.last().at(0).value<std::optional<ui::WaferPe>>();
         QVERIFY(pe.has_value());
+        QCOMPARE(pe->wafer, 0);
         // One PE is at least half a pixel here, so rounding the pixel can move one PE at most.
-        QVERIFY(qAbs(pe->x() - 100) <= 1 && qAbs(pe->y() - 200) <= 1);
+        QVERIFY(qAbs(pe->pe.x() - 100) <= 1 && qAbs(pe->pe.y() - 200) <= 1);
     }
 
     void screenshotShowsTheMesh()

@@ -1,0 +1,85 @@
+#include "ui/placementoverlay.h"
+
+#include "core/common/units.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace waferscope::ui {
+
+QColor layerColor(int layer, int opInLayer)
+{
+    static constexpr double kValues[] = { 0.86, 0.70, 0.78 };
+    const double value = kValues[std::size_t(std::max(0, opInLayer)) % 3];
+    if (layer < 0)
+        return QColor::fromHsvF(0.6f, 0.08f, float(value - 0.1));
+    // Golden-angle steps keep consecutive layers far apart on the colour wheel.
+    const double hue = std::fmod(0.58 + 0.381966 * layer, 1.0);
+    return QColor::fromHsvF(float(hue), 0.55f, float(value));
+}
+
+int wafersShown(const core::ExecutionPlan& plan)
+{
+    int wafers = 1;
+    for (const core::Region& region : plan.regions)
+        wafers = std::max(wafers, region.system + 1);
+    return wafers;
+}
+
+std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shownStreamedRegion)
+{
+    std::vector<PlacedRegion> placed;
+    const auto add = [&](std::size_t index, int opInLayer) {
+        const core::Region& region = plan.regions[index];
+        placed.push_back({ region.system, QRect(region.rect.x, region.rect.y, region.rect.w, region.rect.h),
+            layerColor(region.layer, opInLayer), QString::fromStdString(region.opName), int(index) });
+    };
+    if (plan.mode == core::ExecutionMode::WeightStreaming) {
+        if (shownStreamedRegion >= 0 && std::size_t(shownStreamedRegion) < plan.regions.size())
+            add(std::size_t(shownStreamedRegion), 0);
+        return placed;
+    }
+    placed.reserve(plan.regions.size());
+    std::map<std::tuple<int, int, int>, int> seen; // (wafer, copy, layer) -> ops so far
+    for (std::size_t i = 0; i < plan.regions.size(); ++i) {
+        const core::Region& region = plan.regions[i];
+        add(i, seen[{ region.system, region.replica, region.layer }]++);
+    }
+    return placed;
+}
+
+QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* graph, int planIndex)
+{
+    if (planIndex < 0 || std::size_t(planIndex) >= plan.regions.size())
+        return {};
+    const core::Region& region = plan.regions[std::size_t(planIndex)];
+    QString text = QString::fromStdString(region.opName);
+    text += region.layer >= 0 ? QStringLiteral(" · layer %1").arg(region.layer)
+                              : QStringLiteral(" · outside the blocks");
+    if (graph && !region.fused.empty()) {
+        QStringList fused;
+        for (int op : region.fused)
+            fused << QString::fromStdString(graph->ops[std::size_t(op)].name);
+        text += QStringLiteral(" (+ %1)").arg(fused.join(QStringLiteral(", ")));
+    }
+    if (plan.replicas > 1)
+        text += QStringLiteral(" · copy %1 of %2").arg(region.replica + 1).arg(plan.replicas);
+    text += QStringLiteral(" · %1 x %2 PEs at (%3, %4)")
+                .arg(region.rect.w)
+                .arg(region.rect.h)
+                .arg(region.rect.x)
+                .arg(region.rect.y);
+    text += QStringLiteral(" · SRAM %1 of %2 per PE")
+                .arg(QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe))),
+                    QString::fromStdString(core::formatBytes(double(plan.sramPerPeBytes))));
+    const char* per = plan.mode == core::ExecutionMode::Inference ? "token" : "sample";
+    text += QStringLiteral(" · %1 cycles per %2 (%3, tile %4 x %5)")
+                .arg(QString::fromStdString(core::formatCount(region.computeCycles)), QString::fromLatin1(per),
+                    QString::fromLatin1(core::toString(region.kernel.kind)))
+                .arg(region.kernel.tileRows)
+                .arg(region.kernel.tileCols);
+    return text;
+}
+
+} // namespace waferscope::ui

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "ui/meshrenderer.h"
+
+#include "core/compiler/plan.h"
+#include "core/model/modelgraph.h"
+
+#include <QColor>
+#include <QString>
+
+#include <vector>
+
+namespace waferscope::ui {
+
+// Colour of a region: the hue follows the layer (neighbouring layers far apart on the colour
+// wheel), ops within a layer alternate in lightness so neighbours in a strip stay distinct;
+// ops outside the blocks (layer -1: embeddings, LM head) are neutral.
+QColor layerColor(int layer, int opInLayer);
+
+// The regions the wafer view draws for a plan. Pipelined and inference plans show every region
+// (on its wafer); a weight-streaming plan runs one op at a time on the whole fabric, so it
+// shows the region of plan.regions[shownStreamedRegion] only.
+std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shownStreamedRegion = 0);
+
+// Wafers the plan occupies (the view draws each).
+int wafersShown(const core::ExecutionPlan& plan);
+
+// One line about a region for the status bar and tooltips: op, layer, fused ops, rectangle,
+// SRAM per PE against the capacity, compute cycles.
+QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* graph, int planIndex);
+
+} // namespace waferscope::ui

@@ -1,0 +1,147 @@
+#include "ui/regiontablemodel.h"
+
+#include "ui/placementoverlay.h"
+
+#include "core/common/units.h"
+
+#include <map>
+#include <tuple>
+
+namespace waferscope::ui {
+
+RegionTableModel::RegionTableModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void RegionTableModel::setPlan(
+    std::shared_ptr<const core::ExecutionPlan> plan, std::shared_ptr<const core::ModelGraph> graph)
+{
+    beginResetModel();
+    m_plan = std::move(plan);
+    m_graph = std::move(graph);
+    m_colors.clear();
+    m_streamedIn.clear();
+    if (m_plan) {
+        // The same colours as the view: weight streaming draws each region alone, so every
+        // region is the first op of its layer there.
+        std::map<std::tuple<int, int, int>, int> seen;
+        const bool streaming = m_plan->mode == core::ExecutionMode::WeightStreaming;
+        for (const core::Region& region : m_plan->regions)
+            m_colors.push_back(
+                layerColor(region.layer, streaming ? 0 : seen[{ region.system, region.replica, region.layer }]++));
+        m_streamedIn.assign(m_plan->regions.size(), -1);
+        for (const core::StreamedLayer& layer : m_plan->streamed)
+            if (layer.region >= 0 && std::size_t(layer.region) < m_streamedIn.size())
+                m_streamedIn[std::size_t(layer.region)] = layer.bytesInForward + layer.bytesInBackward;
+    }
+    endResetModel();
+}
+
+int RegionTableModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() || !m_plan ? 0 : int(m_plan->regions.size());
+}
+
+int RegionTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RegionTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!m_plan || !index.isValid() || index.row() >= int(m_plan->regions.size()))
+        return {};
+    const std::size_t row = std::size_t(index.row());
+    const core::Region& region = m_plan->regions[row];
+    const std::int64_t pes = region.rect.area();
+    if (role == Qt::UserRole) {
+        switch (index.column()) {
+        case OpColumn:
+            return index.row(); // plan order
+        case LayerColumn:
+            return region.layer;
+        case WaferColumn:
+            return region.system;
+        case PositionColumn:
+            return region.rect.y * 100000 + region.rect.x;
+        case SizeColumn:
+        case PesColumn:
+            return qlonglong(pes);
+        case SramColumn:
+            return qlonglong(region.sramBytesPerPe);
+        case CyclesColumn:
+            return region.computeCycles;
+        case KernelColumn:
+            return QString::fromLatin1(core::toString(region.kernel.kind));
+        case StreamedColumn:
+            return qlonglong(m_streamedIn[row]);
+        }
+    }
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case OpColumn:
+            return QString::fromStdString(region.opName);
+        case LayerColumn:
+            return region.layer >= 0 ? QString::number(region.layer) : QStringLiteral("–");
+        case WaferColumn:
+            return region.system;
+        case PositionColumn:
+            return QStringLiteral("%1, %2").arg(region.rect.x).arg(region.rect.y);
+        case SizeColumn:
+            return QStringLiteral("%1 x %2").arg(region.rect.w).arg(region.rect.h);
+        case PesColumn:
+            return QString::fromStdString(core::formatThousands(pes));
+        case SramColumn:
+            return QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe)));
+        case CyclesColumn:
+            return QString::fromStdString(core::formatCount(region.computeCycles));
+        case KernelColumn:
+            return QStringLiteral("%1 %2 x %3")
+                .arg(QString::fromLatin1(core::toString(region.kernel.kind)))
+                .arg(region.kernel.tileRows)
+                .arg(region.kernel.tileCols);
+        case StreamedColumn:
+            return m_streamedIn[row] >= 0 ? QString::fromStdString(core::formatBytes(double(m_streamedIn[row])))
+                                          : QStringLiteral("–");
+        }
+    }
+    if (role == Qt::DecorationRole && index.column() == OpColumn)
+        return m_colors[row];
+    if (role == Qt::ToolTipRole)
+        return describeRegion(*m_plan, m_graph.get(), index.row());
+    if (role == Qt::TextAlignmentRole && index.column() >= PesColumn && index.column() != KernelColumn)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant RegionTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case OpColumn:
+        return tr("Op");
+    case LayerColumn:
+        return tr("Layer");
+    case WaferColumn:
+        return tr("Wafer");
+    case PositionColumn:
+        return tr("x, y");
+    case SizeColumn:
+        return tr("w x h");
+    case PesColumn:
+        return tr("PEs");
+    case SramColumn:
+        return tr("SRAM/PE");
+    case CyclesColumn:
+        return m_plan && m_plan->mode == core::ExecutionMode::Inference ? tr("Cycles/token") : tr("Cycles/sample");
+    case KernelColumn:
+        return tr("Kernel (tile)");
+    case StreamedColumn:
+        return tr("Streamed in");
+    }
+    return {};
+}
+
+} // namespace waferscope::ui
