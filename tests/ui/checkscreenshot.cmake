@@ -1,5 +1,5 @@
 # Runs `waferscope --system cs2 --screenshot OUT` as a user would and checks a PNG of the window
-# size was written (PNG signature and IHDR width/height).
+# size was written (PNG signature and IHDR width/height); then the same with a model to place.
 file(REMOVE ${OUT})
 execute_process(COMMAND ${GUI} --system cs2 --num_csx 4 --screenshot ${OUT} RESULT_VARIABLE result
     ERROR_VARIABLE errors TIMEOUT 60)
@@ -20,6 +20,14 @@ math(EXPR width "0x${width_hex}")
 math(EXPR height "0x${height_hex}")
 if(NOT width EQUAL 1600 OR NOT height EQUAL 1000)
     message(FATAL_ERROR "screenshot is ${width} x ${height}, expected the 1600 x 1000 window")
+endif()
+# With a model: the window is saved once the model is loaded and compiled (four wafers of
+# Llama 3.1 70B inference on CS-3); a run that never settles times out.
+file(REMOVE ${OUT}.model.png)
+execute_process(COMMAND ${GUI} ${SAMPLE} --system cs3 --mode inference --screenshot ${OUT}.model.png
+    RESULT_VARIABLE model_result ERROR_VARIABLE model_errors TIMEOUT 60)
+if(NOT model_result EQUAL 0 OR NOT EXISTS ${OUT}.model.png)
+    message(FATAL_ERROR "waferscope ${SAMPLE} --screenshot exited with ${model_result}: ${model_errors}")
 endif()
 # Bad options exit with 2 and write nothing.
 execute_process(COMMAND ${GUI} --system cs9 --screenshot ${OUT}.bad RESULT_VARIABLE bad_result

@@ -7,14 +7,19 @@
 #include "ui/messagepanel.h"
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
+#include "ui/placementpanel.h"
+#include "ui/regiontablemodel.h"
 #include "ui/screenshot.h"
 #include "ui/systempanel.h"
 #include "ui/waferview.h"
 
+#include "core/compiler/compiler.h"
 #include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
 
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
@@ -100,10 +105,12 @@ private Q_SLOTS:
     void refusedFileKeepsThePreviousModel()
     {
         auto window = makeWindow();
-        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
-        QVERIFY(loaded.wait(20000));
+        QVERIFY(settled.wait(20000)); // loaded and compiled: no message still on its way
+        const auto plan = window->plan();
+        QVERIFY(plan != nullptr);
         const QString bad
             = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/legacy_num_heads_not_dividing_hidden.yaml");
         const int before = window->messagePanel()->count();
@@ -113,6 +120,7 @@ private Q_SLOTS:
             bad + QStringLiteral(":15:16: error: num_heads must divide hidden_size (got 4096 and 30)"));
         QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
         QVERIFY(window->modelPanel()->statusText().contains(QStringLiteral("unchanged")));
+        QCOMPARE(window->plan(), plan); // and so does its placement
     }
 
     void droppedDirectoryAndMissingFileAreLocatedErrors()
@@ -177,6 +185,104 @@ private Q_SLOTS:
         QVERIFY(!ui::saveScreenshot(window.get(), QStringLiteral("/nonexistent-dir/x.png")).isEmpty());
     }
 
+    // The placement shown is the compiler's plan for the model and system, computed here
+    // independently with core::compile; hover and click name the region under the mouse.
+    void loadedModelIsPlacedOnTheWafer()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
+        window->openFile(path);
+        QVERIFY(settled.wait(30000));
+        const auto plan = window->plan();
+        QVERIFY(plan != nullptr);
+
+        const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
+        const core::ExecutionPlan expected
+            = core::compile(graph, window->currentSystem(), core::CompileOptions {}).value();
+        QCOMPARE(plan->mode, core::ExecutionMode::Pipelined);
+        QCOMPARE(plan->regions.size(), expected.regions.size());
+        ui::WaferView* view = window->waferView();
+        QVERIFY(view->scene().regions != nullptr);
+        QCOMPARE(view->scene().regions->size(), expected.regions.size());
+        QCOMPARE(view->scene().wafers, 1);
+        QCOMPARE(window->placementPanel()->regionModel()->rowCount(), int(expected.regions.size()));
+        QVERIFY(window->placementPanel()->summaryText().contains(QStringLiteral("pipelined")));
+
+        // Hover the middle of the LM head's region: the status bar names it and its SRAM.
+        std::size_t head = 0;
+        while (head < expected.regions.size() && expected.regions[head].opName != "lm_head")
+            ++head;
+        QVERIFY(head < expected.regions.size());
+        const core::Rect rect = expected.regions[head].rect;
+        view->zoomBy(1.0); // stop following the fit so the pixel stays put
+        const QPoint pixel
+            = view->viewport().peToPixel(QPointF(rect.x + rect.w / 2 + 0.5, rect.y + rect.h / 2 + 0.5)).toPoint();
+        QTest::mouseMove(view, pixel);
+        QVERIFY2(window->hoverText().contains(QStringLiteral("lm_head")), qPrintable(window->hoverText()));
+        QVERIFY(window->hoverText().contains(QStringLiteral("SRAM")));
+
+        // A click selects it in the Placement dock and outlines it.
+        QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, pixel);
+        QCOMPARE(view->scene().highlighted, int(head));
+        QVERIFY(window->statusBar()->currentMessage().contains(QStringLiteral("lm_head")));
+
+        // The rendered view shows the head's colour in its interior.
+        const QImage image = view->grab().toImage();
+        const QColor colour = (*view->scene().regions)[head].color;
+        const QPoint inside
+            = view->viewport().peToPixel(QPointF(rect.x + rect.w / 4 + 0.5, rect.y + rect.h / 4 + 0.5)).toPoint();
+        QCOMPARE(image.pixelColor(inside * image.devicePixelRatio()).rgb(), colour.rgb());
+    }
+
+    void inferenceShowsEveryWafer()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs3")));
+        window->setRunMode(core::RunMode::Inference);
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/llama3p1_70b.yaml");
+        window->openFile(path);
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->plan() != nullptr);
+        QCOMPARE(window->plan()->mode, core::ExecutionMode::Inference);
+        core::CompileOptions options;
+        options.mode = core::RunMode::Inference;
+        const core::ExecutionPlan expected
+            = core::compile(core::loadModel(path.toStdString()).value(), window->currentSystem(), options).value();
+        QCOMPARE(window->waferView()->scene().wafers, expected.numSystems);
+        QVERIFY(expected.numSystems > 1);
+        // Every region is drawn on its own wafer.
+        for (const ui::PlacedRegion& region : *window->waferView()->scene().regions)
+            QCOMPARE(region.wafer, expected.regions[std::size_t(region.planIndex)].system);
+
+        // Back to training: the same model streams its weights, one op on the whole fabric.
+        window->setRunMode(core::RunMode::Train);
+        QVERIFY(settled.wait(30000));
+        QCOMPARE(window->plan()->mode, core::ExecutionMode::WeightStreaming);
+        const ui::MeshScene& scene = window->waferView()->scene();
+        QCOMPARE(scene.wafers, 1);
+        QCOMPARE(scene.regions->size(), std::size_t(1));
+        QCOMPARE(scene.regions->front().rect, scene.usable);
+        const int shown = scene.regions->front().planIndex;
+        window->selectRegion(shown + 1);
+        QCOMPARE(window->waferView()->scene().regions->front().planIndex, shown + 1);
+    }
+
+    void unmappableModelSaysWhyAndShowsNoPlacement()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs1"))); // no MemoryX: GPT-3 XL cannot stream
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->plan() == nullptr);
+        QVERIFY(window->waferView()->scene().regions == nullptr);
+        QVERIFY(window->placementPanel()->summaryText().contains(QStringLiteral("cannot be mapped")));
+        QVERIFY(window->messagePanel()->text(window->messagePanel()->count() - 1).contains(QStringLiteral("MemoryX")));
+    }
+
     void launchOptions()
     {
         QString error;
@@ -190,6 +296,11 @@ private Q_SLOTS:
         QCOMPARE(options.step, std::optional<int>(5));
         QCOMPARE(options.screenshot, QStringLiteral("a.png"));
 
+        QCOMPARE(options.mode, QStringLiteral("train"));
+        options = ui::LaunchOptions::parse({ "waferscope", "--mode", "inference" }, &error);
+        QCOMPARE(options.mode, QStringLiteral("inference"));
+        ui::LaunchOptions::parse({ "waferscope", "--mode", "eval" }, &error);
+        QVERIFY(error.contains(QStringLiteral("--mode")));
         ui::LaunchOptions::parse({ "waferscope", "--num_csx", "zero" }, &error);
         QVERIFY(error.contains(QStringLiteral("--num_csx")));
         ui::LaunchOptions::parse({ "waferscope", "--step", "-1" }, &error);
