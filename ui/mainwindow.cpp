@@ -397,9 +397,8 @@ QString MainWindow::hoverText() const
         const core::Region& region
             = m_plan->regions[std::size_t((*m_waferView->scene().regions)[std::size_t(placed)].planIndex)];
         text += tr(" · %1 · SRAM %2 of %3 per PE")
-                    .arg(QString::fromStdString(region.opName),
-                        QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe))),
-                        QString::fromStdString(core::formatBytes(double(m_plan->sramPerPeBytes))));
+                    .arg(QString::fromStdString(region.opName), formatKib(region.sramBytesPerPe),
+                        formatKib(m_plan->sramPerPeBytes));
     } else {
         text += usable ? (m_plan ? tr(" · idle") : tr(" · usable")) : tr(" · I/O margin");
     }

@@ -128,11 +128,16 @@ void drawRegionDecorations(
         painter.setPen(QPen(region.color.darker(170), 1));
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(onScreen.adjusted(0, 0, -1, -1));
+        // The label sits on a dark plate in the middle of the region's visible part, readable
+        // over tiles and any region colour.
         const QRectF shown = onScreen.intersected(QRectF(bounds)).adjusted(3, 2, -3, -2);
-        if (metrics.horizontalAdvance(region.label) <= shown.width() && metrics.height() <= shown.height()) {
-            const bool light = region.color.lightnessF() > 0.55;
-            painter.setPen(light ? QColor(0x10, 0x14, 0x18) : palette.label);
-            painter.drawText(shown, Qt::AlignCenter, region.label);
+        const QSizeF text(metrics.horizontalAdvance(region.label) + 8, metrics.height() + 2);
+        if (!region.label.isEmpty() && text.width() <= shown.width() && text.height() <= shown.height()) {
+            QRectF plate(QPointF(), text);
+            plate.moveCenter(shown.center());
+            painter.fillRect(plate, QColor(0, 0, 0, 150));
+            painter.setPen(palette.label);
+            painter.drawText(plate, Qt::AlignCenter, region.label);
         }
     }
     if (scene.highlighted >= 0 && std::size_t(scene.highlighted) < scene.regions->size()) {

@@ -49,6 +49,11 @@ std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int sho
     return placed;
 }
 
+QString formatKib(std::int64_t bytes)
+{
+    return QStringLiteral("%1 KiB").arg(double(bytes) / 1024.0, 0, 'f', 1);
+}
+
 QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* graph, int planIndex)
 {
     if (planIndex < 0 || std::size_t(planIndex) >= plan.regions.size())
@@ -71,8 +76,7 @@ QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* 
                 .arg(region.rect.x)
                 .arg(region.rect.y);
     text += QStringLiteral(" · SRAM %1 of %2 per PE")
-                .arg(QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe))),
-                    QString::fromStdString(core::formatBytes(double(plan.sramPerPeBytes))));
+                .arg(formatKib(region.sramBytesPerPe), formatKib(plan.sramPerPeBytes));
     const char* per = plan.mode == core::ExecutionMode::Inference ? "token" : "sample";
     text += QStringLiteral(" · %1 cycles per %2 (%3, tile %4 x %5)")
                 .arg(QString::fromStdString(core::formatCount(region.computeCycles)), QString::fromLatin1(per),

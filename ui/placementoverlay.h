@@ -25,6 +25,9 @@ std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int sho
 // Wafers the plan occupies (the view draws each).
 int wafersShown(const core::ExecutionPlan& plan);
 
+// SRAM per PE in KiB with one decimal ("15.2 KiB"), the unit of the 48 KiB a PE has.
+QString formatKib(std::int64_t bytes);
+
 // One line about a region for the status bar and tooltips: op, layer, fused ops, rectangle,
 // SRAM per PE against the capacity, compute cycles.
 QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* graph, int planIndex);

@@ -93,7 +93,7 @@ QVariant RegionTableModel::data(const QModelIndex& index, int role) const
         case PesColumn:
             return QString::fromStdString(core::formatThousands(pes));
         case SramColumn:
-            return QString::fromStdString(core::formatBytes(double(region.sramBytesPerPe)));
+            return formatKib(region.sramBytesPerPe);
         case CyclesColumn:
             return QString::fromStdString(core::formatCount(region.computeCycles));
         case KernelColumn:
