@@ -2,6 +2,7 @@
 
 #include "ui/compilecontroller.h"
 #include "ui/emptystatepanel.h"
+#include "ui/kernelruncontroller.h"
 #include "ui/messagepanel.h"
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
@@ -31,6 +32,8 @@
 #include <QToolBar>
 #include <QToolTip>
 
+#include <cmath>
+
 // Resources live in the static UI library; register them once before first use.
 static void initResources()
 {
@@ -58,6 +61,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_loader(new ModelLoadController(this))
     , m_compiler(new CompileController(this))
     , m_placementPanel(new PlacementPanel(this))
+    , m_kernelRunner(new KernelRunController(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -91,6 +95,24 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         [this](int, std::shared_ptr<const core::ExecutionPlan> plan) { planCompiled(std::move(plan)); });
     connect(m_compiler, &CompileController::failed, this, [this](int, const QString& message) { planFailed(message); });
     connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
+    connect(m_placementPanel, &PlacementPanel::runRequested, this, &MainWindow::runSelectedRegion);
+    connect(
+        m_kernelRunner, &KernelRunController::finished, this, [this](int, const core::fabric::KernelResult& result) {
+            const QString text = tr("%1: %2 cycles on the fabric; the plan's FMAC bound is %3 cycles, the rest is "
+                                    "multicast and reduction latency; max |error| %4 against a double-precision "
+                                    "reference; %5 s")
+                                     .arg(m_runWhat)
+                                     .arg(result.cycles)
+                                     .arg(m_runBound, 0, 'f', 0)
+                                     .arg(result.maxAbsError, 0, 'g', 2)
+                                     .arg(result.wallS, 0, 'f', 2);
+            m_placementPanel->setRunStatus(text);
+            m_messages->addMessage(MessagePanel::Severity::Info, text);
+        });
+    connect(m_kernelRunner, &KernelRunController::failed, this, [this](int, const QString& message) {
+        m_placementPanel->setRunStatus(tr("The cycle-level run failed: %1").arg(message));
+        reportError(message);
+    });
     connect(m_waferView, &WaferView::peClicked, this, [this](WaferPe pe) {
         const int placed = m_waferView->scene().regionAt(pe);
         selectRegion(placed >= 0 ? (*m_waferView->scene().regions)[std::size_t(placed)].planIndex : -1);
@@ -307,19 +329,19 @@ void MainWindow::recompile()
 
 void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
 {
+    m_kernelRunner->cancel();
     m_plan = std::move(plan);
     m_selectedRegion = -1;
+    int initial = -1;
     if (m_plan->mode == core::ExecutionMode::WeightStreaming) {
         // Show the first streamed matrix op rather than the embedding lookup.
-        for (std::size_t i = 0; i < m_plan->regions.size(); ++i)
-            if (m_plan->regions[i].kernel.kind == core::KernelPlan::Kind::StreamedGemm) {
-                m_selectedRegion = int(i);
-                break;
-            }
+        for (std::size_t i = 0; i < m_plan->regions.size() && initial < 0; ++i)
+            if (m_plan->regions[i].kernel.kind == core::KernelPlan::Kind::StreamedGemm)
+                initial = int(i);
     }
     m_placementPanel->setPlan(m_plan, m_graph);
-    m_placementPanel->selectRegion(m_selectedRegion);
     showScene();
+    selectRegion(initial);
     const int wafers = wafersShown(*m_plan);
     QString summary = tr("compiled %1 for %2: %3, %4 regions on %5, PEs used %6%")
                           .arg(QString::fromStdString(m_graph->config.name),
@@ -336,6 +358,7 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
 
 void MainWindow::planFailed(const QString& message)
 {
+    m_kernelRunner->cancel();
     m_plan.reset();
     m_selectedRegion = -1;
     const QString text = tr("%1 cannot be mapped onto %2: %3")
@@ -366,6 +389,39 @@ void MainWindow::selectRegion(int planIndex)
     }
     if (planIndex >= 0)
         statusBar()->showMessage(describeRegion(*m_plan, m_graph.get(), planIndex));
+    if (planIndex < 0 || !m_graph) {
+        m_placementPanel->setRunnable(false, tr("Select a region to run its kernel on the cycle-level fabric."));
+        return;
+    }
+    const core::Expected<core::fabric::KernelConfig> kernel
+        = core::fabricKernelFor(m_plan->regions[std::size_t(planIndex)], *m_graph, currentSystem());
+    m_placementPanel->setRunnable(kernel.hasValue(),
+        kernel ? tr("Run this region's GEMV for one token on the cycle-level fabric and check it against a reference.")
+               : QString::fromStdString(kernel.error().message));
+}
+
+void MainWindow::runSelectedRegion()
+{
+    if (!m_plan || !m_graph || m_selectedRegion < 0)
+        return;
+    const core::Region& region = m_plan->regions[std::size_t(m_selectedRegion)];
+    const core::Expected<core::fabric::KernelConfig> kernel = core::fabricKernelFor(region, *m_graph, currentSystem());
+    if (!kernel)
+        return;
+    const core::fabric::KernelConfig config = *kernel;
+    // The plan's bound for one token: each PE's FMACs over its tile, SIMD wide.
+    const double simd = std::max(1, config.simdWidth);
+    const double bound = double(region.kernel.tileCols) * std::ceil(double(region.kernel.tileRows) / simd);
+    const QString what = tr("%1 (%2 x %3 GEMV on %4 x %5 PEs, one token)")
+                             .arg(QString::fromStdString(region.opName))
+                             .arg(config.matrixRows)
+                             .arg(config.matrixCols)
+                             .arg(config.regionCols)
+                             .arg(config.regionRows);
+    m_placementPanel->setRunStatus(tr("Running %1 at cycle level …").arg(what));
+    m_runWhat = what;
+    m_runBound = bound;
+    m_kernelRunner->run(config);
 }
 
 void MainWindow::showHoveredPe(std::optional<WaferPe> pe)

@@ -19,6 +19,7 @@ class QSpinBox;
 namespace waferscope::ui {
 
 class CompileController;
+class KernelRunController;
 class MessagePanel;
 class ModelLoadController;
 class PlacementPanel;
@@ -46,6 +47,7 @@ public:
     core::RunMode runMode() const;
     // The placement shown (null before a model is compiled or when it cannot be mapped).
     std::shared_ptr<const core::ExecutionPlan> plan() const { return m_plan; }
+    KernelRunController* kernelRunner() const { return m_kernelRunner; }
     // Selects a region of the plan: highlighted in the view, selected in the Placement dock;
     // under weight streaming the view shows that op's kernel on the whole fabric.
     void selectRegion(int planIndex);
@@ -81,6 +83,7 @@ private:
     void planCompiled(std::shared_ptr<const core::ExecutionPlan> plan);
     void planFailed(const QString& message);
     void showScene(); // the system's wafer(s) with the current plan's regions, if any
+    void runSelectedRegion(); // its kernel on the cycle-level fabric
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
     std::size_t m_current = 0; // index into m_systems
@@ -91,9 +94,12 @@ private:
     ModelLoadController* m_loader;
     CompileController* m_compiler;
     PlacementPanel* m_placementPanel;
+    KernelRunController* m_kernelRunner;
     std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
     std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system
     int m_selectedRegion = -1; // index into m_plan->regions
+    QString m_runWhat; // the region running on the fabric, for its result line
+    double m_runBound = 0.0; // the plan's FMAC bound for that run, in cycles
     QComboBox* m_modeBox = nullptr;
     QComboBox* m_systemBox = nullptr;
     QSpinBox* m_numSystemsBox = nullptr;

@@ -4,9 +4,11 @@
 
 #include "core/common/units.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -17,6 +19,8 @@ PlacementPanel::PlacementPanel(QWidget* parent)
     : QWidget(parent)
     , m_summary(new QLabel(this))
     , m_table(new QTableView(this))
+    , m_runButton(new QPushButton(tr("Run on fabric"), this))
+    , m_runStatus(new QLabel(this))
     , m_model(new RegionTableModel(this))
     , m_sorted(new QSortFilterProxyModel(this))
 {
@@ -38,6 +42,15 @@ PlacementPanel::PlacementPanel(QWidget* parent)
     layout->setContentsMargins(6, 6, 6, 6);
     layout->addWidget(m_summary);
     layout->addWidget(m_table, 1);
+    auto* run = new QHBoxLayout;
+    run->addWidget(m_runButton);
+    run->addWidget(m_runStatus, 1);
+    layout->addLayout(run);
+    m_runStatus->setWordWrap(true);
+    m_runStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_runButton->setEnabled(false);
+    m_runButton->setToolTip(tr("Select a region to run its kernel on the cycle-level fabric."));
+    connect(m_runButton, &QPushButton::clicked, this, &PlacementPanel::runRequested);
     connect(
         m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
             if (m_selecting)
@@ -85,6 +98,8 @@ void PlacementPanel::setPlan(
                            .arg(notes));
     m_model->setPlan(std::move(plan), std::move(graph));
     m_table->setEnabled(true);
+    m_runStatus->clear();
+    setRunnable(false, tr("Select a region to run its kernel on the cycle-level fabric."));
 }
 
 void PlacementPanel::clearPlan(const QString& status)
@@ -92,6 +107,8 @@ void PlacementPanel::clearPlan(const QString& status)
     m_summary->setText(status.toHtmlEscaped());
     m_model->setPlan(nullptr, nullptr);
     m_table->setEnabled(false);
+    setRunnable(false, tr("No placement."));
+    m_runStatus->clear();
 }
 
 void PlacementPanel::selectRegion(int planIndex)
@@ -107,6 +124,22 @@ void PlacementPanel::selectRegion(int planIndex)
         m_table->scrollTo(index);
     }
     m_selecting = false;
+}
+
+void PlacementPanel::setRunnable(bool runnable, const QString& reason)
+{
+    m_runButton->setEnabled(runnable);
+    m_runButton->setToolTip(reason);
+}
+
+void PlacementPanel::setRunStatus(const QString& status)
+{
+    m_runStatus->setText(status);
+}
+
+QString PlacementPanel::runStatusText() const
+{
+    return m_runStatus->text();
 }
 
 QString PlacementPanel::summaryText() const

@@ -2,6 +2,7 @@
 
 #include "core/common/expected.h"
 #include "core/compiler/plan.h"
+#include "core/fabric/kernels.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 
@@ -28,6 +29,10 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
 // rectangle, SRAM per PE within capacity, every op placed exactly once, at most 24 colors per
 // router. Returns one message per violation; empty when the plan is sound.
 std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system);
+
+// The fabric kernel that executes a region's plan at cycle level (fabric::runKernel), for one
+// token: GEMV regions of pipelined and inference plans. Other kinds give the reason they cannot.
+Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const ModelGraph& graph, const SystemSpec& system);
 
 // The plan as the JSON object `waferscope-cli compile --json` prints.
 std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int indent = -1);

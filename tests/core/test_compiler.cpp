@@ -256,25 +256,25 @@ WS_TEST(aPlacedLayerRunsOnTheFabric)
     const ModelGraph graph = load(sample("fc_mnist.yaml"));
     const ExecutionPlan result = plan(graph, cs3);
     WS_REQUIRE(result.mode == ExecutionMode::Pipelined);
-    // The first matrix region of at least two rows (one-row GEMV regions livelock in the fabric's
-    // kernel builder: a known defect, reported by runKernel rather than hanging).
+    // The first matrix region, and every region's kernel shape against the plan's tiles.
     const Region* found = nullptr;
     for (const Region& candidate : result.regions)
-        if (!found && candidate.rect.h >= 2 && candidate.rect.w >= 2 && candidate.kernel.kind == KernelPlan::Kind::Gemv)
+        if (!found && candidate.kernel.kind == KernelPlan::Kind::Gemv)
             found = &candidate;
     WS_REQUIRE(found != nullptr);
     const Region& region = *found;
     const Op& op = graph.ops[std::size_t(region.op)];
-    WS_REQUIRE(region.kernel.kind == KernelPlan::Kind::Gemv);
-    fabric::KernelConfig config;
-    config.kind = fabric::KernelKind::Gemv;
-    const bool turned = region.kernel.broadcast == fabric::East;
-    config.matrixRows = int(op.outFeatures);
-    config.matrixCols = int(op.inFeatures);
-    // A quarter turn of the same kernel; a side longer than the matrix leaves PEs idle.
-    config.regionRows = int(std::min<std::int64_t>(turned ? region.rect.w : region.rect.h, op.outFeatures));
-    config.regionCols = int(std::min<std::int64_t>(turned ? region.rect.h : region.rect.w, op.inFeatures));
-    config.simdWidth = cs3.wafer.fmacPerPePerCycle;
+    const Expected<fabric::KernelConfig> made = fabricKernelFor(region, graph, cs3);
+    WS_REQUIRE(made.hasValue());
+    const fabric::KernelConfig& config = *made;
+    WS_CHECK_EQ(config.matrixRows, int(op.outFeatures));
+    WS_CHECK_EQ(config.matrixCols, int(op.inFeatures));
+    WS_CHECK_EQ(config.simdWidth, cs3.wafer.fmacPerPePerCycle);
+    // Tiles: the plan's outputs and inputs per PE are the fabric's block sizes.
+    WS_CHECK_EQ(std::int64_t((config.matrixRows + config.regionRows - 1) / config.regionRows), region.kernel.tileRows);
+    WS_CHECK_EQ(std::int64_t((config.matrixCols + config.regionCols - 1) / config.regionCols), region.kernel.tileCols);
+    // The PEs the fabric uses are those of the region (turned or not).
+    WS_CHECK(std::int64_t(config.regionRows) * config.regionCols <= region.rect.area());
     const Expected<fabric::KernelResult> run = fabric::runKernel(config);
     WS_REQUIRE(run.hasValue());
     WS_CHECK(run->maxAbsError <= 1e-2);
@@ -284,4 +284,17 @@ WS_TEST(aPlacedLayerRunsOnTheFabric)
         = double(region.kernel.tileCols) * std::ceil(double(region.kernel.tileRows) / config.simdWidth);
     WS_CHECK(double(run->cycles) >= perToken);
     WS_CHECK(double(run->cycles) <= perToken + 4.0 * (config.regionRows + config.regionCols) + 64.0);
+
+    // Regions without a cycle-level kernel (attention, embedding lookups) say so.
+    const ModelGraph gpt2 = load(sample("gpt2_small.yaml"));
+    const ExecutionPlan gpt2Plan = plan(gpt2, cs3);
+    int refusedCount = 0;
+    for (const Region& other : gpt2Plan.regions)
+        if (other.kernel.kind != KernelPlan::Kind::Gemv) {
+            const Expected<fabric::KernelConfig> refused = fabricKernelFor(other, gpt2, cs3);
+            WS_REQUIRE(!refused);
+            WS_CHECK_CONTAINS(refused.error().message, "no cycle-level kernel");
+            ++refusedCount;
+        }
+    WS_CHECK(refusedCount >= 12 + 1); // an attention core per block and the embedding
 }

@@ -1,6 +1,7 @@
 // The GUI shell on the offscreen platform: system selection, cluster limits, drag and drop,
 // hover, the screenshot path and the launch options.
 #include "ui/hardwaretablemodel.h"
+#include "ui/kernelruncontroller.h"
 #include "ui/launchoptions.h"
 #include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
@@ -18,6 +19,7 @@
 #include "core/model/modelloader.h"
 
 #include <QMimeData>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -234,6 +236,32 @@ private Q_SLOTS:
         const QPoint inside
             = view->viewport().peToPixel(QPointF(rect.x + rect.w / 4 + 0.5, rect.y + rect.h / 4 + 0.5)).toPoint();
         QCOMPARE(image.pixelColor(inside * image.devicePixelRatio()).rgb(), colour.rgb());
+
+        // A GEMV region runs on the cycle-level fabric from the Placement dock; the result is
+        // checked against the reference by the kernel and its cycles are at least the plan's
+        // FMAC bound for one token. Attention has no cycle-level kernel and says so.
+        const auto indexOf = [&](const std::string& name) {
+            for (std::size_t i = 0; i < expected.regions.size(); ++i)
+                if (expected.regions[i].opName == name)
+                    return int(i);
+            return -1;
+        };
+        window->selectRegion(indexOf("layers.0.attn.core"));
+        QVERIFY(!window->placementPanel()->runButton()->isEnabled());
+        QVERIFY(window->placementPanel()->runButton()->toolTip().contains(QStringLiteral("no cycle-level kernel")));
+        const int k = indexOf("layers.0.attn.k");
+        window->selectRegion(k);
+        QVERIFY(window->placementPanel()->runButton()->isEnabled());
+        QSignalSpy ran(window->kernelRunner(), &ui::KernelRunController::finished);
+        QTest::mouseClick(window->placementPanel()->runButton(), Qt::LeftButton);
+        QVERIFY(ran.wait(60000));
+        const auto result = ran.first().at(1).value<core::fabric::KernelResult>();
+        QVERIFY(result.maxAbsError <= 1e-2);
+        const core::KernelPlan& kernel = expected.regions[std::size_t(k)].kernel;
+        const int simd = window->currentSystem().wafer.fmacPerPePerCycle;
+        QVERIFY(double(result.cycles) >= double(kernel.tileCols) * double((kernel.tileRows + simd - 1) / simd));
+        QCOMPARE(result.fmacs, std::uint64_t(768) * 768); // GPT-2 small: a 768 x 768 projection
+        QVERIFY(window->placementPanel()->runStatusText().contains(QStringLiteral("layers.0.attn.k")));
     }
 
     void inferenceShowsEveryWafer()
