@@ -78,8 +78,10 @@ std::string planPipelined(std::vector<Unit> units, int stages, const ModelGraph&
     std::int64_t usefulPes = 0;
     for (const Unit& unit : units) {
         needPes += compiler::memoryPes(unit, capacity);
-        usefulPes = std::min<std::int64_t>(std::numeric_limits<std::int64_t>::max() / 4,
-            usefulPes + std::max(compiler::memoryPes(unit, capacity), unit.maxUsefulPes));
+        // Saturates: ops that any number of PEs would speed up count as "the whole wafer".
+        const std::int64_t cap = std::numeric_limits<std::int64_t>::max() / 4;
+        usefulPes = std::min(
+            cap, usefulPes + std::min(cap, std::max(compiler::memoryPes(unit, capacity), unit.maxUsefulPes)));
     }
     // Copies of the pipeline running data-parallel on one wafer: a small model cannot use the
     // whole fabric (its ops reach the most PEs that make them faster), so smaller copies side by
