@@ -80,6 +80,18 @@ void PlacementPanel::setPlan(
         break;
     }
     QString notes;
+    if (!p.transfers.empty()) {
+        QStringList hops;
+        for (const core::WaferTransfer& transfer : p.transfers)
+            hops << tr("%1 → %2: %3")
+                        .arg(transfer.from)
+                        .arg(transfer.to)
+                        .arg(transfer.bytesPerToken < 1024
+                                ? tr("%1 B").arg(transfer.bytesPerToken)
+                                : QString::fromStdString(core::formatBytes(double(transfer.bytesPerToken))));
+        notes += QStringLiteral("<li>%1</li>")
+                     .arg(tr("activations crossing wafers per token: %1").arg(hops.join(QStringLiteral(", "))));
+    }
     for (const std::string& note : p.notes)
         notes += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(note).toHtmlEscaped());
     m_summary->setText(tr("<b>%1</b> on %2 · %3 regions · %4<br>"
