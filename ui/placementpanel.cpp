@@ -81,16 +81,25 @@ void PlacementPanel::setPlan(
     }
     QString notes;
     if (!p.transfers.empty()) {
+        // Chains of equal hops collapse: "0 → 1 → … → 21: 32 KiB each".
+        const auto bytes = [this](std::int64_t count) {
+            return count < 1024 ? tr("%1 B").arg(count) : QString::fromStdString(core::formatBytes(double(count)));
+        };
         QStringList hops;
-        for (const core::WaferTransfer& transfer : p.transfers)
-            hops << tr("%1 → %2: %3")
-                        .arg(transfer.from)
-                        .arg(transfer.to)
-                        .arg(transfer.bytesPerToken < 1024
-                                ? tr("%1 B").arg(transfer.bytesPerToken)
-                                : QString::fromStdString(core::formatBytes(double(transfer.bytesPerToken))));
+        for (std::size_t i = 0; i < p.transfers.size();) {
+            std::size_t j = i;
+            while (j + 1 < p.transfers.size() && p.transfers[j + 1].from == p.transfers[j].to
+                && p.transfers[j + 1].bytesPerToken == p.transfers[i].bytesPerToken)
+                ++j;
+            const QString path = j == i ? tr("%1 → %2").arg(p.transfers[i].from).arg(p.transfers[i].to)
+                : j == i + 1
+                ? tr("%1 → %2 → %3").arg(p.transfers[i].from).arg(p.transfers[i].to).arg(p.transfers[j].to)
+                : tr("%1 → %2 → … → %3").arg(p.transfers[i].from).arg(p.transfers[i].to).arg(p.transfers[j].to);
+            hops << tr("%1: %2%3").arg(path, bytes(p.transfers[i].bytesPerToken), j > i ? tr(" each") : QString());
+            i = j + 1;
+        }
         notes += QStringLiteral("<li>%1</li>")
-                     .arg(tr("activations crossing wafers per token: %1").arg(hops.join(QStringLiteral(", "))));
+                     .arg(tr("activations crossing wafers per token: %1").arg(hops.join(QStringLiteral("; "))));
     }
     for (const std::string& note : p.notes)
         notes += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(note).toHtmlEscaped());

@@ -285,6 +285,11 @@ private Q_SLOTS:
         for (const ui::PlacedRegion& region : *window->waferView()->scene().regions)
             QCOMPARE(region.wafer, expected.regions[std::size_t(region.planIndex)].system);
 
+        // Activations cross from each wafer to the next; the sampled token id (4 bytes) returns.
+        QVERIFY2(window->placementPanel()->summaryText().contains(
+                     QStringLiteral("%1 → 0: 4 B").arg(expected.numSystems - 1)),
+            qPrintable(window->placementPanel()->summaryText()));
+
         // Back to training: the same model streams its weights, one op on the whole fabric.
         window->setRunMode(core::RunMode::Train);
         QVERIFY(settled.wait(30000));
