@@ -14,6 +14,21 @@ struct Stage {
     int rows = 0;
 };
 
+// The smallest n in [low, high] for which `holds` (monotone: once true, true for every larger
+// n); high + 1 when it does not hold even at high.
+template <typename Predicate>
+int fewest(int low, int high, Predicate holds)
+{
+    if (low > high || !holds(high))
+        return high + 1;
+    --low; // invariant: holds(high), and low is below the answer
+    while (high - low > 1) {
+        const int middle = low + (high - low) / 2;
+        (holds(middle) ? high : low) = middle;
+    }
+    return high;
+}
+
 struct Sizer {
     const std::vector<Unit>& units;
     const ModelGraph& graph;
@@ -32,37 +47,20 @@ struct Sizer {
         return region.computeCycles;
     }
     // Fewest columns (at `rows` rows) that hold the unit's bytes and run it within `target`
-    // cycles; width + 1 when no width does.
+    // cycles; width + 1 when no width does (cycles never grow with more columns).
     int columns(const Unit& unit, int rows, double target) const
     {
-        int low = int(ceilDiv(memoryPes(unit, capacity), rows));
-        if (low > width)
-            return width + 1;
-        if (cycles(unit, rows, low) <= target)
-            return low;
-        if (cycles(unit, rows, width) > target)
-            return width + 1;
-        int high = width; // cycles never grow with more columns
-        while (high - low > 1) {
-            const int middle = (low + high) / 2;
-            (cycles(unit, rows, middle) <= target ? high : low) = middle;
-        }
-        return high;
+        const int low = int(std::min<std::int64_t>(width + 1, ceilDiv(memoryPes(unit, capacity), rows)));
+        return fewest(low, width, [&](int n) { return cycles(unit, rows, n) <= target; });
     }
     // Fewest rows (at most `rows`) at which `columns` columns still hold the unit's bytes and
     // meet `target`: a region that would finish early on the full strip height gives rows back.
     int shrinkRows(const Unit& unit, int rows, int columns, double target) const
     {
-        const std::int64_t pes = memoryPes(unit, capacity);
-        int low = int(std::min<std::int64_t>(rows, std::max<std::int64_t>(1, ceilDiv(pes, columns))));
-        if (cycles(unit, low, columns) <= target)
-            return low;
-        int high = rows; // cycles never grow with more rows
-        while (high - low > 1) {
-            const int middle = (low + high) / 2;
-            (cycles(unit, middle, columns) <= target ? high : low) = middle;
-        }
-        return high;
+        const std::int64_t low = std::max<std::int64_t>(1, ceilDiv(memoryPes(unit, capacity), columns));
+        return std::min(rows, fewest(int(std::min<std::int64_t>(rows, low)), rows, [&](int n) {
+            return cycles(unit, n, columns) <= target;
+        }));
     }
     std::int64_t stageColumns(const Stage& stage, int rows, double target) const
     {
@@ -74,15 +72,8 @@ struct Sizer {
     // Fewest rows at which the stage's ops fit side by side within `target`; 0 if none.
     int stageRows(const Stage& stage, int height, double target) const
     {
-        if (stageColumns(stage, height, target) > width)
-            return 0;
-        int low = 0;
-        int high = height;
-        while (high - low > 1) {
-            const int middle = (low + high) / 2;
-            (stageColumns(stage, middle, target) <= width ? high : low) = middle;
-        }
-        return high;
+        const int rows = fewest(1, height, [&](int n) { return stageColumns(stage, n, target) <= width; });
+        return rows > height ? 0 : rows;
     }
 };
 
