@@ -19,9 +19,13 @@ struct Stage {
 template <typename Predicate>
 int fewest(int low, int high, Predicate holds)
 {
-    if (low > high || !holds(high))
+    if (low > high)
         return high + 1;
-    --low; // invariant: holds(high), and low is below the answer
+    if (holds(low)) // often already enough (sized by memory): one evaluation
+        return low;
+    if (!holds(high))
+        return high + 1;
+    // Invariant: !holds(low), holds(high).
     while (high - low > 1) {
         const int middle = low + (high - low) / 2;
         (holds(middle) ? high : low) = middle;
