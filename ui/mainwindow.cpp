@@ -113,10 +113,8 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         m_placementPanel->setRunStatus(tr("The cycle-level run failed: %1").arg(message));
         reportError(message);
     });
-    connect(m_waferView, &WaferView::peClicked, this, [this](WaferPe pe) {
-        const int placed = m_waferView->scene().regionAt(pe);
-        selectRegion(placed >= 0 ? (*m_waferView->scene().regions)[std::size_t(placed)].planIndex : -1);
-    });
+    connect(m_waferView, &WaferView::peClicked, this,
+        [this](WaferPe pe) { selectRegion(m_waferView->scene().planIndexAt(pe)); });
 
     systemChanged();
     statusBar()->showMessage(tr("Drop a Model Zoo params YAML on the window to load a model."));
@@ -431,11 +429,9 @@ void MainWindow::showHoveredPe(std::optional<WaferPe> pe)
         QToolTip::hideText();
         return;
     }
-    const int placed = m_waferView->scene().regionAt(*pe);
+    const int placed = m_waferView->scene().planIndexAt(*pe);
     if (placed >= 0 && m_plan)
-        QToolTip::showText(QCursor::pos(),
-            describeRegion(*m_plan, m_graph.get(), (*m_waferView->scene().regions)[std::size_t(placed)].planIndex),
-            m_waferView);
+        QToolTip::showText(QCursor::pos(), describeRegion(*m_plan, m_graph.get(), placed), m_waferView);
     else
         QToolTip::hideText();
 }
@@ -448,10 +444,9 @@ QString MainWindow::hoverText() const
     const bool usable = currentSystem().wafer.isUsable(pe->pe.x(), pe->pe.y());
     QString text = m_waferView->scene().wafers > 1 ? tr("wafer %1 · ").arg(pe->wafer) : QString();
     text += tr("PE (%1, %2)").arg(pe->pe.x()).arg(pe->pe.y());
-    const int placed = m_waferView->scene().regionAt(*pe);
+    const int placed = m_waferView->scene().planIndexAt(*pe);
     if (placed >= 0 && m_plan) {
-        const core::Region& region
-            = m_plan->regions[std::size_t((*m_waferView->scene().regions)[std::size_t(placed)].planIndex)];
+        const core::Region& region = m_plan->regions[std::size_t(placed)];
         text += tr(" · %1 · SRAM %2 of %3 per PE")
                     .arg(QString::fromStdString(region.opName), formatKib(region.sramBytesPerPe),
                         formatKib(m_plan->sramPerPeBytes));

@@ -54,6 +54,12 @@ int MeshScene::regionAt(const WaferPe& pe) const
     return -1;
 }
 
+int MeshScene::planIndexAt(const WaferPe& pe) const
+{
+    const int region = regionAt(pe);
+    return region >= 0 ? (*regions)[std::size_t(region)].planIndex : -1;
+}
+
 namespace {
 
 // For each pixel column (or row): the view coordinate under its centre, or -1 outside the

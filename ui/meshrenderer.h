@@ -57,6 +57,8 @@ struct MeshScene {
     std::optional<WaferPe> locate(QPoint view) const;
     // The index into *regions of the region holding the PE, or -1.
     int regionAt(const WaferPe& pe) const;
+    // The ExecutionPlan region index of that region, or -1.
+    int planIndexAt(const WaferPe& pe) const;
 };
 
 // The colours of the mesh, named so tests can compare pixels against them.

@@ -27,25 +27,36 @@ int wafersShown(const core::ExecutionPlan& plan)
     return wafers;
 }
 
+std::vector<QColor> regionColors(const core::ExecutionPlan& plan)
+{
+    // Weight streaming draws each region alone: every one is the first op of its layer there.
+    const bool streaming = plan.mode == core::ExecutionMode::WeightStreaming;
+    std::map<std::tuple<int, int, int>, int> seen; // (wafer, copy, layer) -> ops so far
+    std::vector<QColor> colors;
+    colors.reserve(plan.regions.size());
+    for (const core::Region& region : plan.regions)
+        colors.push_back(
+            layerColor(region.layer, streaming ? 0 : seen[{ region.system, region.replica, region.layer }]++));
+    return colors;
+}
+
 std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shownStreamedRegion)
 {
+    const std::vector<QColor> colors = regionColors(plan);
     std::vector<PlacedRegion> placed;
-    const auto add = [&](std::size_t index, int opInLayer) {
+    const auto add = [&](std::size_t index) {
         const core::Region& region = plan.regions[index];
         placed.push_back({ region.system, QRect(region.rect.x, region.rect.y, region.rect.w, region.rect.h),
-            layerColor(region.layer, opInLayer), QString::fromStdString(region.opName), int(index) });
+            colors[index], QString::fromStdString(region.opName), int(index) });
     };
     if (plan.mode == core::ExecutionMode::WeightStreaming) {
         if (shownStreamedRegion >= 0 && std::size_t(shownStreamedRegion) < plan.regions.size())
-            add(std::size_t(shownStreamedRegion), 0);
+            add(std::size_t(shownStreamedRegion));
         return placed;
     }
     placed.reserve(plan.regions.size());
-    std::map<std::tuple<int, int, int>, int> seen; // (wafer, copy, layer) -> ops so far
-    for (std::size_t i = 0; i < plan.regions.size(); ++i) {
-        const core::Region& region = plan.regions[i];
-        add(i, seen[{ region.system, region.replica, region.layer }]++);
-    }
+    for (std::size_t i = 0; i < plan.regions.size(); ++i)
+        add(i);
     return placed;
 }
 

@@ -17,6 +17,9 @@ namespace waferscope::ui {
 // ops outside the blocks (layer -1: embeddings, LM head) are neutral.
 QColor layerColor(int layer, int opInLayer);
 
+// Every region's colour, in plan order (the view and the region table agree).
+std::vector<QColor> regionColors(const core::ExecutionPlan& plan);
+
 // The regions the wafer view draws for a plan. Pipelined and inference plans show every region
 // (on its wafer); a weight-streaming plan runs one op at a time on the whole fabric, so it
 // shows the region of plan.regions[shownStreamedRegion] only.

@@ -4,9 +4,6 @@
 
 #include "core/common/units.h"
 
-#include <map>
-#include <tuple>
-
 namespace waferscope::ui {
 
 RegionTableModel::RegionTableModel(QObject* parent)
@@ -23,13 +20,7 @@ void RegionTableModel::setPlan(
     m_colors.clear();
     m_streamedIn.clear();
     if (m_plan) {
-        // The same colours as the view: weight streaming draws each region alone, so every
-        // region is the first op of its layer there.
-        std::map<std::tuple<int, int, int>, int> seen;
-        const bool streaming = m_plan->mode == core::ExecutionMode::WeightStreaming;
-        for (const core::Region& region : m_plan->regions)
-            m_colors.push_back(
-                layerColor(region.layer, streaming ? 0 : seen[{ region.system, region.replica, region.layer }]++));
+        m_colors = regionColors(*m_plan);
         m_streamedIn.assign(m_plan->regions.size(), -1);
         for (const core::StreamedLayer& layer : m_plan->streamed)
             if (layer.region >= 0 && std::size_t(layer.region) < m_streamedIn.size())
