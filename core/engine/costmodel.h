@@ -1,0 +1,48 @@
+#pragma once
+
+#include "core/engine/calibration.h"
+#include "core/fabric/kernels.h"
+
+#include <cstdint>
+#include <string>
+
+namespace waferscope::core::engine {
+
+// What a kernel costs on a region, in closed form: the engine's fast stand-in for the
+// cycle-level fabric (core/fabric), cross-checked against it in tests/core/test_costmodel.cpp.
+struct KernelCost {
+    double cycles = 0.0; // until the last output is final
+    double computeCycles = 0.0; // the busiest PE's task cycles
+    double fabricCycles = 0.0; // the busiest link's wavelets (one per cycle)
+    double latencyCycles = 0.0; // hops, chains and drains not hidden behind the two above
+    double fmacs = 0.0;
+    double peBusyFraction = 0.0; // all PEs' task cycles / (PEs x cycles)
+    double linkWavelets = 0.0; // over all mesh links
+    const char* bound = "compute"; // "compute", "fabric" or "latency": the largest term
+};
+
+// The fabric kernels as core/fabric builds them (GEMV, streamed GEMM, row/column broadcast and
+// reduce), for the same KernelConfig.
+KernelCost costKernel(const fabric::KernelConfig& config, const Calibration& calibration, int hopLatencyCycles = 1);
+
+// A weight-streaming op on the whole wafer (rows x cols PEs): Y (out x tokens) = W (out x in)
+// X (in x tokens) with X resident and W streamed in. The engine's mapping: tokens in tiles of
+// (at least) the SIMD width, the input features of a token tile split over as many PEs as the
+// wafer has room for; each PE multiplies every arriving weight of its feature slice into its
+// tokens, and the partial sums of a token tile are reduced along its chain of PEs. Sparse
+// weights stream as (value, index) with a marker per output row; zeros cost nothing.
+struct StreamedGemmShape {
+    std::int64_t outFeatures = 0;
+    std::int64_t inFeatures = 0;
+    std::int64_t tokens = 0;
+    double density = 1.0; // non-zero share of the weights
+};
+struct StreamedGemmCost : KernelCost {
+    std::int64_t featureTile = 0; // input features per PE
+    std::int64_t tokenTile = 0; // tokens per PE
+    std::int64_t pesUsed = 0;
+};
+StreamedGemmCost costStreamedGemm(const StreamedGemmShape& shape, int rows, int cols, int simdWidth,
+    const Calibration& calibration, int hopLatencyCycles = 1);
+
+} // namespace waferscope::core::engine
