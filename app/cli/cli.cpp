@@ -19,11 +19,12 @@ struct Subcommand {
     int (*run)(std::span<const std::string>, std::ostream&, std::ostream&);
 };
 
-// Subcommands appear here as their capability lands (run, scale next).
 constexpr Subcommand kSubcommands[] = {
     { "hardware", "list the CS-1/CS-2/CS-3 hardware presets and where each value comes from", runHardwareCommand },
     { "inspect", "read a Model Zoo params YAML and print its exact model graph", runInspectCommand },
     { "compile", "choose the execution mode and place every op of a params YAML on the wafer(s)", runCompileCommand },
+    { "run", "run a params YAML on a simulated cluster: step time, throughput, MFU, per-layer bounds", runRunCommand },
+    { "scale", "training throughput over 1..N systems: speedup, efficiency and the binding limit", runScaleCommand },
     { "fabric", "run the cycle-level PE mesh: synthetic traffic or one kernel (gemv, gemm_stream, ...)",
         runFabricCommand },
 };

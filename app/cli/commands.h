@@ -11,6 +11,8 @@ namespace waferscope::cli {
 int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runInspectCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runCompileCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

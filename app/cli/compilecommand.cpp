@@ -1,13 +1,10 @@
 #include "app/cli/argparser.h"
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
+#include "app/cli/jobinput.h"
 
 #include "core/common/units.h"
 #include "core/compiler/compiler.h"
-#include "core/hardware/builtinpresets.h"
-#include "core/model/modelloader.h"
-
-#include <charconv>
 #include <cstdio>
 #include <ostream>
 
@@ -50,20 +47,14 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
     ArgParser parser("waferscope-cli compile",
         "Chooses the execution mode (layer-pipelined, weight streaming, multi-wafer inference) and places every op\n"
         "of a Model Zoo params YAML on the wafer.");
-    parser.addOption("params", "FILE", "the Model Zoo params YAML");
-    parser.addOption("system", "NAME", "hardware preset: cs1, cs2 or cs3 (default cs3)");
-    parser.addOption("num_csx", "N", "CS-X systems for training (default: the config's num_csx)");
+    addJobOptions(parser);
     parser.addOption("mode", "MODE", "train (default) or inference");
-    parser.addOption("execution", "MODE", "auto (default), pipelined or weight_streaming (training)");
     parser.addFlag("regions", "list every region instead of the first few");
     parser.addFlag("json", "print one JSON object on stdout");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
     }
-    const std::optional<std::string> path = parser.value("params");
-    if (!path)
-        throw UsageError { "--params FILE is required" };
     core::CompileOptions options;
     const std::string mode = parser.value("mode").value_or("train");
     if (mode == "train")
@@ -72,44 +63,17 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
         options.mode = core::RunMode::Inference;
     else
         throw UsageError { "--mode expects train or inference, got '" + mode + "'" };
-    const std::string execution = parser.value("execution").value_or("auto");
-    if (execution == "auto")
-        options.execution = core::ExecutionChoice::Auto;
-    else if (execution == "pipelined")
-        options.execution = core::ExecutionChoice::Pipelined;
-    else if (execution == "weight_streaming")
-        options.execution = core::ExecutionChoice::WeightStreaming;
-    else
-        throw UsageError { "--execution expects auto, pipelined or weight_streaming, got '" + execution + "'" };
-    if (auto count = parser.value("num_csx")) {
-        int value = 0;
-        const auto [end, error] = std::from_chars(count->data(), count->data() + count->size(), value);
-        if (error != std::errc() || end != count->data() + count->size() || value < 1 || value > 4096)
-            throw UsageError { "--num_csx expects an integer 1..4096, got '" + *count + "'" };
-        options.numSystems = value;
-    }
-    const std::string systemName = parser.value("system").value_or("cs3");
-    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(systemName);
-    if (!system) {
-        err << system.error().format() << "\n";
+    options.execution = parseExecution(parser);
+    options.numSystems = parseNumCsx(parser);
+    const std::optional<JobInput> input = loadJobInput(parser, err);
+    if (!input)
         return kExitBadInput;
-    }
-    core::Expected<core::ModelGraph> graph = core::loadModel(*path);
-    if (!graph) {
-        err << graph.error().format() << "\n";
-        return kExitBadInput;
-    }
-    const core::Expected<core::ExecutionPlan> plan = core::compile(*graph, *system, options);
-    if (!plan) {
-        err << "waferscope-cli compile: cannot map " << *path << " onto " << system->displayName << " ("
-            << plan.error().file << "): " << plan.error().message << "\n";
-        return kExitCannotMap;
-    }
-    const std::vector<std::string> problems = core::checkPlan(*plan, *graph, *system);
-    for (const std::string& problem : problems)
-        err << "waferscope-cli compile: internal error: invalid plan: " << problem << "\n";
-    if (!problems.empty())
-        return kExitInternalError;
+    int exitCode = kExitOk;
+    const std::optional<core::ExecutionPlan> plan = compileJob(*input, options, "compile", err, exitCode);
+    if (!plan)
+        return exitCode;
+    const core::ModelGraph* graph = &input->graph;
+    const core::SystemSpec* system = &input->system;
     if (parser.has("json"))
         out << core::planToJson(*plan, *graph) << "\n";
     else

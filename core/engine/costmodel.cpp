@@ -180,11 +180,12 @@ StreamedGemmCost costStreamedGemm(const StreamedGemmShape& shape, int rows, int 
     cost.computeCycles = weightsPerPe * perWeight + markers;
     // Links: the weight stream of a feature slice (one wavelet per weight, plus the markers),
     // and the partial sums of a token tile along its chain (one FP32 wavelet per output).
+    // Dense weights need no index: two 16-bit weights ride in one 32-bit wavelet.
+    const double weightWavelets = sparse ? weightsPerPe + double(m) : std::ceil(weightsPerPe / 2.0);
     const double chainWavelets = chainUsed > 1 ? double(m) * double(tokenTile) : 0.0;
-    cost.fabricCycles = std::max(weightsPerPe + (sparse ? double(m) : 0.0), chainWavelets);
+    cost.fabricCycles = std::max(weightWavelets, chainWavelets);
     cost.latencyCycles = double(rows + cols) * hop + double(chainUsed - 1) * (hop + calibration.reduceAddCycles);
-    cost.linkWavelets = (weightsPerPe + (sparse ? double(m) : 0.0)) * double(cost.pesUsed)
-        + chainWavelets * double(tiles) * double(chainUsed - 1);
+    cost.linkWavelets = weightWavelets * double(cost.pesUsed) + chainWavelets * double(tiles) * double(chainUsed - 1);
     finish(cost, (weightsPerPe * perWeight + markers) * double(cost.pesUsed), double(pes));
     return cost;
 }

@@ -1,0 +1,39 @@
+#pragma once
+
+// What compile, run and scale share: reading --system, --params, --num_csx and --execution,
+// and loading the preset and the model with located errors.
+#include "app/cli/argparser.h"
+
+#include "core/compiler/compiler.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace waferscope::cli {
+
+struct JobInput {
+    std::string path;
+    core::SystemSpec system;
+    core::ModelGraph graph;
+};
+
+// Adds --params, --system, --num_csx and --execution to a parser.
+void addJobOptions(ArgParser& parser);
+
+// Loads the preset and the model named by the parsed options. On bad input prints the located
+// error on `err` and returns nothing (the caller exits with kExitBadInput).
+std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err);
+
+// --num_csx N (1..4096), or 0 when absent.
+int parseNumCsx(const ArgParser& parser);
+core::ExecutionChoice parseExecution(const ArgParser& parser);
+
+// Compiles and checks the plan; prints the reason and returns nothing when it cannot be mapped
+// (exitCode is then kExitCannotMap or kExitInternalError).
+std::optional<core::ExecutionPlan> compileJob(
+    const JobInput& input, const core::CompileOptions& options, const char* command, std::ostream& err, int& exitCode);
+
+} // namespace waferscope::cli

@@ -1,0 +1,144 @@
+// Dispatch to the execution models, and what they share.
+#include "core/engine/enginedetail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace waferscope::core::engine {
+
+const char* toString(RunKind kind)
+{
+    switch (kind) {
+    case RunKind::Train:
+        return "train";
+    case RunKind::Eval:
+        return "eval";
+    case RunKind::Inference:
+        return "inference";
+    }
+    return "train";
+}
+
+const char* toString(LaneKind kind)
+{
+    switch (kind) {
+    case LaneKind::MemoryX:
+        return "memoryx";
+    case LaneKind::SwarmX:
+        return "swarmx";
+    case LaneKind::CsxIo:
+        return "csx_io";
+    case LaneKind::CsxCompute:
+        return "csx";
+    case LaneKind::Region:
+        return "region";
+    case LaneKind::WaferLink:
+        return "wafer_link";
+    }
+    return "csx";
+}
+
+const char* toString(Phase phase)
+{
+    switch (phase) {
+    case Phase::StreamIn:
+        return "stream_in";
+    case Phase::Forward:
+        return "forward";
+    case Phase::BackwardDelta:
+        return "backward_delta";
+    case Phase::BackwardGradient:
+        return "backward_gradient";
+    case Phase::GradientOut:
+        return "gradient_out";
+    case Phase::Reduce:
+        return "reduce";
+    case Phase::OptimizerUpdate:
+        return "optimizer_update";
+    case Phase::Prefill:
+        return "prefill";
+    case Phase::Decode:
+        return "decode";
+    }
+    return "forward";
+}
+
+namespace detail {
+
+StreamPath streamPath(const SystemSpec& system, int numSystems)
+{
+    StreamPath path;
+    // Ties go to the CS-X port: it is the one a user can see on a spec sheet.
+    path.bytesPerS = system.ioBytesPerS;
+    path.bound = "io";
+    if (system.swarmx.linkBytesPerS > 0.0 && system.swarmx.linkBytesPerS < path.bytesPerS) {
+        path.bytesPerS = system.swarmx.linkBytesPerS;
+        path.bound = "swarmx";
+    }
+    if (system.memoryx.bandwidthBytesPerS > 0.0 && system.memoryx.bandwidthBytesPerS < path.bytesPerS) {
+        path.bytesPerS = system.memoryx.bandwidthBytesPerS;
+        path.bound = "memoryx";
+    }
+    const int fanOut = std::max(2, system.swarmx.fanOut);
+    path.levels = 1;
+    for (std::int64_t reach = fanOut; reach < numSystems; reach *= fanOut)
+        ++path.levels;
+    path.latencyS = path.levels * system.swarmx.levelLatencyS;
+    return path;
+}
+
+bool isStreamedMatrix(Op::Kind kind)
+{
+    return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
+        || kind == Op::Kind::MoeRouter;
+}
+
+void finishMetrics(Metrics& metrics, const Context& context)
+{
+    metrics.system = context.plan.system;
+    metrics.execution = toString(context.plan.mode);
+    metrics.mode = toString(context.options.mode);
+    std::map<std::string, double> timeByBound;
+    for (const LayerMetrics& layer : metrics.layers)
+        timeByBound[layer.bound] += layer.timeS;
+    double most = -1.0;
+    for (const auto& [bound, time] : timeByBound)
+        if (time > most) {
+            most = time;
+            metrics.bottleneck = bound;
+        }
+    if (metrics.stepTimeS > 0.0 && metrics.peakFlopsPerS > 0.0)
+        metrics.mfu = std::clamp(metrics.modelFlopsPerStep / (metrics.stepTimeS * metrics.peakFlopsPerS), 0.0, 1.0);
+}
+
+} // namespace detail
+
+Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system,
+    const RunOptions& options, const Calibration& calibration)
+{
+    if (options.maxSteps < 1)
+        return Diagnostic { "--max_steps", 0, 0, "must be at least 1" };
+    const bool inferencePlan = plan.mode == ExecutionMode::Inference;
+    if ((options.mode == RunKind::Inference) != inferencePlan)
+        return Diagnostic { "--mode", 0, 0,
+            std::string("a ") + toString(options.mode) + " run needs a plan compiled for "
+                + (options.mode == RunKind::Inference ? "inference" : "training") + ", not " + toString(plan.mode) };
+    if (system.wafer.clockHz <= 0.0 || system.wafer.fmacPerPePerCycle <= 0)
+        return Diagnostic { "<preset " + system.name + ">", 0, 0, "the preset has no clock or FMAC width" };
+    detail::Context context { plan, graph, system, options, calibration };
+    context.clockHz = system.wafer.clockHz;
+    context.simd = system.wafer.fmacPerPePerCycle;
+    context.hop = std::max(1, system.wafer.hopLatencyCycles);
+    switch (plan.mode) {
+    case ExecutionMode::WeightStreaming:
+        return detail::runWeightStreaming(context);
+    case ExecutionMode::Pipelined:
+        return detail::runPipelined(context);
+    case ExecutionMode::Inference:
+        return detail::runInference(context);
+    }
+    return Diagnostic { "<plan>", 0, 0, "unknown execution mode" };
+}
+
+} // namespace waferscope::core::engine

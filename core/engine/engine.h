@@ -1,0 +1,130 @@
+#pragma once
+
+#include "core/common/expected.h"
+#include "core/compiler/plan.h"
+#include "core/engine/calibration.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::engine {
+
+// Model-level execution of a compiled plan on a simulated cluster (DESIGN.md "Engine"): an
+// event simulation over the resources that can bind (MemoryX, SwarmX, each CS-X's I/O and
+// wafer, inter-wafer links), with per-op costs from the kernel cost model.
+
+enum class RunKind { Train, Eval, Inference };
+const char* toString(RunKind kind); // "train", "eval", "inference"
+
+struct RunOptions {
+    RunKind mode = RunKind::Train;
+    int maxSteps = 1; // iterations (training) or decode steps (inference) on the timeline
+    std::int64_t globalBatch = 0; // training: samples per step over all systems; 0 = the config's batch_size
+    int users = 1; // inference: concurrent users sharing the pipeline
+    std::int64_t promptTokens = 0; // inference: prompt length for time to first token; 0 = min(1024, context)
+};
+
+// Where an event ran. All CS-X systems of a data-parallel job run the same schedule, so one
+// representative system (index 0) carries the compute and I/O lanes.
+enum class LaneKind { MemoryX, SwarmX, CsxIo, CsxCompute, Region, WaferLink };
+const char* toString(LaneKind kind); // "memoryx", "swarmx", "csx_io", "csx", "region", "wafer_link"
+
+enum class Phase {
+    StreamIn,
+    Forward,
+    BackwardDelta,
+    BackwardGradient,
+    GradientOut,
+    Reduce,
+    OptimizerUpdate,
+    Prefill,
+    Decode,
+};
+const char* toString(Phase phase); // "stream_in", "forward", ... (snake case)
+
+struct TimelineEvent {
+    LaneKind lane = LaneKind::CsxCompute;
+    int laneIndex = 0; // system, region or link index
+    Phase phase = Phase::Forward;
+    int layer = -1; // index into Metrics::layers
+    int iteration = 0;
+    int microBatch = 0;
+    double start = 0.0; // seconds from the start of the run
+    double end = 0.0;
+    double bytes = 0.0; // moved by this event
+    double flops = 0.0; // computed by this event
+};
+
+struct Timeline {
+    std::vector<TimelineEvent> events; // in start order per lane
+    double span = 0.0; // end of the last event
+};
+
+struct LayerMetrics {
+    std::string name; // op name ("layers.3.ffn.up")
+    std::string kind; // op kind
+    int region = -1; // index into ExecutionPlan::regions
+    std::int64_t params = 0;
+    double flops = 0.0; // model FLOPs of this layer per step
+    double timeS = 0.0; // wall time the layer holds the wafer per step (stalls for its weights included)
+    double utilization = 0.0; // FMAC (or SIMD) cycles used / available while it holds the wafer
+    std::string bound; // compute, fabric, latency, io, swarmx, memoryx, memory
+};
+
+struct Utilization {
+    double compute = 0.0; // wafer FLOPs / peak over the step
+    double fabric = 0.0; // busiest on-wafer links, time-weighted
+    double io = 0.0; // CS-X external I/O busy share
+    double memoryx = 0.0; // MemoryX stream and optimizer busy share
+    double swarmx = 0.0; // SwarmX tree busy share
+};
+
+struct Metrics {
+    std::string mode; // train, eval, inference
+    std::string execution; // pipelined, weight_streaming, inference
+    std::string system; // preset key
+    int numCsx = 1; // systems asked for (data parallel) or wafers of the inference plan
+    int numSystems = 1; // systems the plan uses
+    double stepTimeS = 0.0; // training: one optimizer step; inference: one decode step (a token for each user)
+    double samplesPerS = 0.0; // training: samples/s; inference: sequences completed per second at the prompt length
+    double tokensPerStep = 0.0;
+    double tokensPerS = 0.0; // training throughput, or per-user decode rate in inference
+    double timeToFirstTokenS = 0.0; // inference only
+    double aggregateTokensPerS = 0.0; // inference: all users together
+    double mfu = 0.0; // model FLOPs / (peak of the systems used x step time)
+    double modelFlopsPerStep = 0.0;
+    double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation
+    double streamedBytesPerStep = 0.0; // weights in plus gradients out per system (weight streaming)
+    double peakFlopsPerS = 0.0; // all systems used
+    double linkBytesPerS = 0.0; // the narrowest of MemoryX, SwarmX and CS-X I/O
+    std::string linkBound; // which of them it is
+    std::int64_t microBatch = 0;
+    std::int64_t microBatchesPerStep = 0;
+    std::int64_t batchPerSystem = 0;
+    std::int64_t promptTokens = 0;
+    int users = 1;
+    Utilization utilization;
+    std::string bottleneck; // the bound that holds the most layer time
+    std::vector<LayerMetrics> layers;
+    std::vector<double> stepTimesS; // each simulated step
+    std::vector<std::string> notes;
+};
+
+struct RunResult {
+    Metrics metrics;
+    Timeline timeline;
+};
+
+// Runs `plan` (compiled for `graph` on `system`). Train and eval need a training plan
+// (pipelined or weight streaming), inference an inference plan. Errors are Diagnostics whose
+// `file` names the option at fault.
+Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system,
+    const RunOptions& options, const Calibration& calibration = builtinCalibration());
+
+// The run as the JSON object `waferscope-cli run --json` prints.
+std::string metricsToJson(const Metrics& metrics, int indent = -1);
+
+} // namespace waferscope::core::engine

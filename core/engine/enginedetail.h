@@ -1,0 +1,42 @@
+#pragma once
+
+// Private to core/engine: what the three execution models share.
+#include "core/engine/costmodel.h"
+#include "core/engine/engine.h"
+
+#include <string>
+
+namespace waferscope::core::engine::detail {
+
+// The path weights take from MemoryX through SwarmX into a CS-X (and gradients back): its
+// narrowest bandwidth, which part that is, and the tree's latency for this many systems.
+struct StreamPath {
+    double bytesPerS = 0.0;
+    std::string bound; // "io", "swarmx" or "memoryx"
+    int levels = 1; // SwarmX tree levels between MemoryX and a system
+    double latencyS = 0.0; // levels x per-level latency
+};
+StreamPath streamPath(const SystemSpec& system, int numSystems);
+
+struct Context {
+    const ExecutionPlan& plan;
+    const ModelGraph& graph;
+    const SystemSpec& system;
+    const RunOptions& options;
+    const Calibration& calibration;
+    double clockHz = 1.0;
+    int simd = 1;
+    int hop = 1;
+};
+
+bool isStreamedMatrix(Op::Kind kind); // ops the streamed GEMM executes
+
+// Fills metrics.layers[...].bound shares into the run's bottleneck (the bound holding the most
+// layer time) and the fields every mode reports.
+void finishMetrics(Metrics& metrics, const Context& context);
+
+Expected<RunResult> runWeightStreaming(const Context& context);
+Expected<RunResult> runPipelined(const Context& context);
+Expected<RunResult> runInference(const Context& context);
+
+} // namespace waferscope::core::engine::detail

@@ -1,0 +1,175 @@
+// Layer-pipelined training of a model that fits on the wafer: every op holds its region,
+// samples flow forward through the stages and back, and all regions work at once on different
+// samples. The slowest region sets the rate; the first sample also pays the pipeline's fill and
+// the last its drain. With several systems, each runs its share of the batch and the weight
+// gradients are reduced through SwarmX before the optimizer runs on each wafer.
+#include "core/engine/enginedetail.h"
+
+#include <algorithm>
+#include <map>
+
+namespace waferscope::core::engine::detail {
+
+Expected<RunResult> runPipelined(const Context& c)
+{
+    const ExecutionPlan& plan = c.plan;
+    const ModelConfig& config = c.graph.config;
+    const bool train = c.options.mode == RunKind::Train;
+    const int systems = std::max(1, plan.numSystems);
+    RunResult result;
+    Metrics& m = result.metrics;
+    std::int64_t globalBatch = c.options.globalBatch > 0 ? c.options.globalBatch : config.batchSize;
+    if (globalBatch <= 0) {
+        globalBatch = std::int64_t(plan.replicas) * systems;
+        m.notes.push_back("the config sets no batch_size; one sample per pipeline copy is run");
+    }
+    if (globalBatch < systems)
+        return Diagnostic { "--num_csx", 0, 0,
+            "the global batch of " + std::to_string(globalBatch) + " samples cannot be split over "
+                + std::to_string(systems) + " systems" };
+    const std::int64_t perSystem = (globalBatch + systems - 1) / systems;
+    const int replicas = std::max(1, plan.replicas);
+    const std::int64_t perReplica = (perSystem + replicas - 1) / replicas;
+
+    // Per-sample cycles of each region (forward + backward for training: the plan's figure is
+    // forward 1 + backward 2 parts; eval keeps the forward third).
+    const double share = train ? 1.0 : 1.0 / 3.0;
+    double slowest = 0.0;
+    int slowestRegion = -1;
+    std::map<int, double> stageTime; // one sample through each stage, both directions
+    double fmacWork = 0.0; // FLOPs per sample, all regions of one replica
+    for (int r = 0; r < int(plan.regions.size()); ++r) {
+        const Region& region = plan.regions[std::size_t(r)];
+        if (region.replica != 0)
+            continue;
+        const double cycles = region.computeCycles * share;
+        if (cycles > slowest) {
+            slowest = cycles;
+            slowestRegion = r;
+        }
+        stageTime[region.stage] = std::max(stageTime[region.stage], cycles);
+    }
+    double fill = 0.0;
+    for (const auto& [stage, cycles] : stageTime)
+        fill += cycles;
+    const double clock = c.clockHz;
+    const double computeS = (double(perReplica - 1) * slowest + fill) / clock;
+    // Data-parallel gradient reduction across systems, then the optimizer on the wafer (a few
+    // SIMD operations per weight).
+    const StreamPath path = streamPath(c.system, systems);
+    double reduceS = 0.0;
+    double gradientBytes = 0.0;
+    if (train && systems > 1) {
+        for (const Op& op : c.graph.ops)
+            gradientBytes += double(op.nonzeroParams) * config.weightBytes;
+        reduceS = gradientBytes / path.bytesPerS + 2.0 * path.latencyS;
+    }
+    const double usablePes = double(plan.usable.area());
+    const double optimizerS = train ? double(c.graph.nonzeroParams) * 8.0 / (c.simd * usablePes * clock) : 0.0;
+    const double stepS = computeS + reduceS + optimizerS;
+
+    m.numCsx = systems;
+    m.numSystems = systems;
+    m.batchPerSystem = perSystem;
+    m.microBatch = perReplica;
+    m.microBatchesPerStep = 1;
+    m.stepTimeS = stepS;
+    const double sequence = double(std::max<std::int64_t>(1, config.sequenceLength));
+    m.tokensPerStep = double(globalBatch) * sequence;
+    m.samplesPerS = double(globalBatch) / stepS;
+    m.tokensPerS = m.tokensPerStep / stepS;
+    m.peakFlopsPerS = c.system.wafer.peakFlopsPerS() * systems;
+    m.linkBytesPerS = path.bytesPerS;
+    m.linkBound = path.bound;
+    m.streamedBytesPerStep = gradientBytes;
+    double modelFlopsPerSample = 0.0;
+    for (const Op& op : c.graph.ops) {
+        const double density
+            = op.params > 0 && isStreamedMatrix(op.kind) ? double(op.nonzeroParams) / double(op.params) : 1.0;
+        modelFlopsPerSample
+            += (op.fwdFlopsPerToken + (train ? op.bwdFlopsPerToken : 0.0)) * density * double(op.tokensPerSample);
+    }
+    m.modelFlopsPerStep = modelFlopsPerSample * double(globalBatch);
+    m.hardwareFlopsPerStep = m.modelFlopsPerStep;
+    (void)fmacWork;
+
+    for (int r = 0; r < int(plan.regions.size()); ++r) {
+        const Region& region = plan.regions[std::size_t(r)];
+        if (region.replica != 0)
+            continue;
+        const Op& op = c.graph.ops[std::size_t(region.op)];
+        LayerMetrics layer;
+        layer.name = region.opName;
+        layer.kind = toString(op.kind);
+        layer.region = r;
+        layer.params = op.nonzeroParams;
+        const double density
+            = op.params > 0 && isStreamedMatrix(op.kind) ? double(op.nonzeroParams) / double(op.params) : 1.0;
+        layer.flops = (op.fwdFlopsPerToken + (train ? op.bwdFlopsPerToken : 0.0)) * density * double(op.tokensPerSample)
+            * double(globalBatch);
+        // Every region is busy for its own cycles per sample and waits for the slowest.
+        const double busyS = double(perReplica) * region.computeCycles * share / clock;
+        layer.timeS = busyS;
+        const double regionPeak = 2.0 * c.simd * double(std::max<std::int64_t>(1, region.rect.area())) * clock;
+        layer.utilization = std::min(1.0, layer.flops / double(systems * replicas) / (regionPeak * stepS));
+        layer.bound = r == slowestRegion ? "compute" : "pipeline";
+        m.layers.push_back(layer);
+    }
+    // The slowest region's time is the step's: give it the whole compute span for the bottleneck.
+    for (LayerMetrics& layer : m.layers)
+        if (layer.region == slowestRegion)
+            layer.timeS = computeS;
+    m.utilization.compute = std::min(1.0, m.modelFlopsPerStep / (m.peakFlopsPerS * stepS));
+    m.utilization.swarmx = systems > 1 ? std::min(1.0, reduceS / stepS) : 0.0;
+    m.utilization.io = m.utilization.swarmx;
+    if (reduceS > computeS) {
+        m.notes.push_back("the gradient reduction across systems takes longer than the pipeline's compute");
+        LayerMetrics reduce;
+        reduce.name = "gradient reduction";
+        reduce.kind = "swarmx";
+        reduce.timeS = reduceS;
+        reduce.bound = path.bound;
+        m.layers.push_back(reduce);
+    }
+
+    // Timeline: each region's forward and backward work per step, offset by its stage.
+    const int shown = c.options.maxSteps;
+    std::map<int, double> stageStart;
+    double offset = 0.0;
+    for (const auto& [stage, cycles] : stageTime) {
+        stageStart[stage] = offset;
+        offset += cycles / 3.0 / clock;
+    }
+    for (int s = 0; s < shown; ++s) {
+        const double base = double(s) * stepS;
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            const LayerMetrics& layer = m.layers[i];
+            if (layer.region < 0)
+                continue;
+            const Region& region = plan.regions[std::size_t(layer.region)];
+            const double forwardS = double(perReplica) * region.computeCycles / 3.0 / clock;
+            const double start = base + stageStart[region.stage];
+            result.timeline.events.push_back({ LaneKind::Region, layer.region, Phase::Forward, int(i), s, 0, start,
+                start + forwardS, 0.0, layer.flops / 3.0 });
+            if (train) {
+                const double backStart = base + computeS - stageStart[region.stage] - 2.0 * forwardS;
+                result.timeline.events.push_back({ LaneKind::Region, layer.region, Phase::BackwardDelta, int(i), s, 0,
+                    std::max(start + forwardS, backStart), std::max(start + forwardS, backStart) + 2.0 * forwardS, 0.0,
+                    layer.flops * 2.0 / 3.0 });
+            }
+        }
+        if (reduceS > 0.0)
+            result.timeline.events.push_back({ LaneKind::SwarmX, 0, Phase::Reduce, -1, s, 0, base + computeS,
+                base + computeS + reduceS, gradientBytes, 0.0 });
+        if (optimizerS > 0.0)
+            result.timeline.events.push_back({ LaneKind::CsxCompute, 0, Phase::OptimizerUpdate, -1, s, 0,
+                base + computeS + reduceS, base + stepS, 0.0, double(c.graph.nonzeroParams) * 8.0 });
+        m.stepTimesS.push_back(stepS);
+    }
+    for (const TimelineEvent& event : result.timeline.events)
+        result.timeline.span = std::max(result.timeline.span, event.end);
+    finishMetrics(m, c);
+    return result;
+}
+
+} // namespace waferscope::core::engine::detail

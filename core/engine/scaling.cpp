@@ -1,0 +1,58 @@
+#include "core/engine/scaling.h"
+
+#include <algorithm>
+
+namespace waferscope::core::engine {
+
+Expected<ScalingSweep> scale(
+    const ModelGraph& graph, const SystemSpec& system, const ScalingOptions& options, const Calibration& calibration)
+{
+    if (options.numCsx.empty())
+        return Diagnostic { "--num_csx", 0, 0, "give at least one system count (1,2,4,...)" };
+    if (options.mode == RunKind::Inference)
+        return Diagnostic { "--mode", 0, 0, "the scaling sweep is for training and eval runs" };
+    const int limit = system.swarmx.supported ? system.swarmx.maxSystems : 1;
+    for (int count : options.numCsx)
+        if (count < 1 || count > limit)
+            return Diagnostic { "--num_csx", 0, 0,
+                "each system count must be between 1 and " + std::to_string(limit) + " for " + system.displayName
+                    + ", got " + std::to_string(count) };
+    const auto runAt = [&](int count) -> Expected<RunResult> {
+        CompileOptions compileOptions;
+        compileOptions.mode = RunMode::Train;
+        compileOptions.execution = options.execution;
+        compileOptions.numSystems = count;
+        Expected<ExecutionPlan> plan = compile(graph, system, compileOptions);
+        if (!plan)
+            return plan.error();
+        RunOptions runOptions;
+        runOptions.mode = options.mode;
+        runOptions.globalBatch = options.globalBatch;
+        return run(*plan, graph, system, runOptions, calibration);
+    };
+    ScalingSweep sweep;
+    sweep.system = system.name;
+    Expected<RunResult> baseline = runAt(1);
+    if (!baseline)
+        return baseline.error();
+    sweep.baselineSamplesPerS = baseline->metrics.samplesPerS;
+    sweep.globalBatch = options.globalBatch > 0 ? options.globalBatch : graph.config.batchSize;
+    for (int count : options.numCsx) {
+        Expected<RunResult> result = count == 1 ? baseline : runAt(count);
+        if (!result)
+            return result.error();
+        ScalingPoint point;
+        point.numCsx = count;
+        point.samplesPerS = result->metrics.samplesPerS;
+        point.speedup = point.samplesPerS / sweep.baselineSamplesPerS;
+        point.efficiency = point.speedup / count;
+        point.stepTimeS = result->metrics.stepTimeS;
+        point.bottleneck = result->metrics.bottleneck;
+        point.execution = result->metrics.execution;
+        point.microBatch = result->metrics.microBatch;
+        sweep.points.push_back(point);
+    }
+    return sweep;
+}
+
+} // namespace waferscope::core::engine

@@ -1,0 +1,317 @@
+// Weight-streaming training and evaluation: one op at a time on the whole wafer, weights
+// streamed from MemoryX through SwarmX to every system, gradients streamed back and reduced,
+// the optimizer in MemoryX.
+//
+// Per step each system runs its share of the global batch in micro-batches. For each
+// micro-batch: forward through every op (its weights streamed in), then backward in reverse
+// (weights streamed in again; delta and weight-gradient GEMMs, plus the forward recomputed
+// from the block's checkpoint), each op's gradients streamed out and reduced by the SwarmX
+// tree on the way to MemoryX. After the last micro-batch MemoryX updates the op's weights.
+//
+// Coarse pipelining: an op's weights may stream in while the previous op computes (one op of
+// prefetch); the op computes as its weights arrive, so it takes the longer of its compute and
+// its stream. Fine pipelining: op l of the next step waits only for op l's optimizer update,
+// so the one bubble is at the step boundary, where the first op waits for its own update.
+#include "core/engine/enginedetail.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace waferscope::core::engine::detail {
+
+namespace {
+
+struct OpCost {
+    double forwardS = 0.0; // one micro-batch
+    double backwardS = 0.0;
+    double forwardFabricS = 0.0; // the on-wafer link part of the above
+    double backwardFabricS = 0.0;
+    double forwardFlops = 0.0; // model FLOPs of one micro-batch, non-zero weights only
+    double backwardFlops = 0.0; // delta and weight-gradient GEMMs (train)
+    double recomputeFlops = 0.0; // the forward again, from the block's checkpoint (train)
+    bool fabricBound = false;
+};
+
+// The cost of region `r` for a micro-batch of `samples`.
+OpCost costOp(const Context& c, const Region& region, std::int64_t samples, bool train)
+{
+    const Op& op = c.graph.ops[std::size_t(region.op)];
+    const int rows = c.plan.usable.h;
+    const int cols = c.plan.usable.w;
+    const double pes = double(rows) * double(cols);
+    const double tokens = double(samples) * double(op.tokensPerSample);
+    const double peak = 2.0 * c.simd * pes; // FLOPs per cycle
+    OpCost cost;
+    double fwdCycles = 0.0;
+    double fwdFabric = 0.0;
+    double density = 1.0;
+    if (isStreamedMatrix(op.kind)) {
+        density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
+        const StreamedGemmCost gemm
+            = costStreamedGemm({ op.outFeatures, op.inFeatures, std::int64_t(samples) * op.tokensPerSample, density },
+                rows, cols, c.simd, c.calibration, c.hop);
+        fwdCycles = gemm.cycles;
+        fwdFabric = gemm.fabricCycles;
+        cost.fabricBound = std::string(gemm.bound) == "fabric";
+    } else {
+        // Attention, experts, lookups: their FLOPs at the wafer's SIMD rate, plus one crossing of
+        // the wafer for the operands and one for the reductions.
+        fwdCycles = op.fwdFlopsPerToken * tokens / peak + double(rows + cols) * c.hop;
+    }
+    double bwdCycles = fwdCycles * (op.fwdFlopsPerToken > 0.0 ? op.bwdFlopsPerToken / op.fwdFlopsPerToken : 2.0);
+    // Elementwise ops fused into the region: one SIMD lane per element operation.
+    double fusedFwd = 0.0;
+    double fusedBwd = 0.0;
+    for (int index : region.fused) {
+        const Op& fused = c.graph.ops[std::size_t(index)];
+        fusedFwd += fused.fwdFlopsPerToken * double(samples) * double(fused.tokensPerSample);
+        fusedBwd += fused.bwdFlopsPerToken * double(samples) * double(fused.tokensPerSample);
+    }
+    fwdCycles += fusedFwd / (c.simd * pes);
+    bwdCycles += fusedBwd / (c.simd * pes);
+    const double opDensity = isStreamedMatrix(op.kind) ? density : 1.0;
+    const double fwdFlops = (op.fwdFlopsPerToken * tokens) * opDensity + fusedFwd;
+    const double bwdFlops = (op.bwdFlopsPerToken * tokens) * opDensity + fusedBwd;
+    cost.forwardS = fwdCycles / c.clockHz;
+    cost.forwardFabricS = fwdFabric / c.clockHz;
+    cost.forwardFlops = fwdFlops;
+    if (train) {
+        // Backward recomputes the forward from the block's checkpoint first.
+        cost.backwardS = (bwdCycles + fwdCycles) / c.clockHz;
+        cost.backwardFabricS = 3.0 * fwdFabric / c.clockHz;
+        cost.backwardFlops = bwdFlops;
+        cost.recomputeFlops = fwdFlops;
+    }
+    return cost;
+}
+
+struct Item {
+    int layer = 0;
+    bool backward = false;
+    int micro = 0;
+    std::int64_t samples = 0;
+};
+
+} // namespace
+
+Expected<RunResult> runWeightStreaming(const Context& c)
+{
+    const ExecutionPlan& plan = c.plan;
+    const ModelConfig& config = c.graph.config;
+    const bool train = c.options.mode == RunKind::Train;
+    const int systems = std::max(1, plan.numSystems);
+    std::int64_t globalBatch = c.options.globalBatch > 0 ? c.options.globalBatch : config.batchSize;
+    Metrics metrics;
+    if (globalBatch <= 0) {
+        globalBatch = plan.microBatch * systems;
+        metrics.notes.push_back("the config sets no batch_size; one micro-batch per system is run");
+    }
+    if (globalBatch < systems)
+        return Diagnostic { "--num_csx", 0, 0,
+            "the global batch of " + std::to_string(globalBatch) + " samples cannot be split over "
+                + std::to_string(systems) + " systems (each needs at least one sample)" };
+    const std::int64_t perSystem = (globalBatch + systems - 1) / systems;
+    if (globalBatch % systems != 0)
+        metrics.notes.push_back("batch_size " + std::to_string(globalBatch) + " is not a multiple of num_csx "
+            + std::to_string(systems) + "; each system runs " + std::to_string(perSystem) + " samples");
+    const std::int64_t micro = std::max<std::int64_t>(1, std::min(plan.microBatch, perSystem));
+    const std::int64_t microCount = (perSystem + micro - 1) / micro;
+    if (plan.maxMicroBatch > 0 && plan.maxMicroBatch < perSystem && microCount > 1)
+        metrics.notes.push_back("SRAM holds the activations of " + std::to_string(plan.maxMicroBatch)
+            + " samples at most: " + std::to_string(perSystem) + " samples per system run as "
+            + std::to_string(microCount) + " micro-batches, each streaming every weight again");
+
+    const StreamPath path = streamPath(c.system, systems);
+    const int layers = int(plan.streamed.size());
+    // Costs for the full micro-batch and for the last, possibly smaller, one.
+    const std::int64_t lastMicro = perSystem - (microCount - 1) * micro;
+    const auto count = std::size_t(layers);
+    std::vector<OpCost> full(count);
+    std::vector<OpCost> tail(count);
+    std::vector<double> optimizerS(count);
+    for (int l = 0; l < layers; ++l) {
+        const Region& region = plan.regions[std::size_t(plan.streamed[std::size_t(l)].region)];
+        full[std::size_t(l)] = costOp(c, region, micro, train);
+        tail[std::size_t(l)] = costOp(c, region, lastMicro, train);
+        std::int64_t params = c.graph.ops[std::size_t(region.op)].nonzeroParams;
+        for (int index : region.fused)
+            params += c.graph.ops[std::size_t(index)].nonzeroParams;
+        optimizerS[std::size_t(l)]
+            = c.system.memoryx.optimizerParamsPerS > 0.0 ? double(params) / c.system.memoryx.optimizerParamsPerS : 0.0;
+        LayerMetrics layer;
+        layer.region = plan.streamed[std::size_t(l)].region;
+        layer.name = region.opName;
+        layer.kind = toString(c.graph.ops[std::size_t(region.op)].kind);
+        layer.params = params;
+        metrics.layers.push_back(layer);
+    }
+
+    // One step's work, in order.
+    std::vector<Item> items;
+    for (std::int64_t m = 0; m < microCount; ++m) {
+        const std::int64_t samples = m + 1 == microCount ? lastMicro : micro;
+        for (int l = 0; l < layers; ++l)
+            items.push_back({ l, false, int(m), samples });
+        if (train)
+            for (int l = layers - 1; l >= 0; --l)
+                items.push_back({ l, true, int(m), samples });
+    }
+
+    const int shown = c.options.maxSteps;
+    const int simulated = std::max(2, shown); // the last step is the steady state
+    RunResult result;
+    std::vector<double> optimizerDone(std::size_t(layers), 0.0);
+    std::vector<double> layerTime(std::size_t(layers), 0.0);
+    std::vector<double> layerStall(std::size_t(layers), 0.0);
+    std::vector<double> layerFabric(std::size_t(layers), 0.0);
+    std::vector<double> layerFlops(std::size_t(layers), 0.0);
+    std::vector<double> layerModelFlops(std::size_t(layers), 0.0);
+    double linkInFree = 0.0;
+    double linkOutFree = 0.0;
+    double computeFree = 0.0;
+    double optimizerFree = 0.0;
+    double previousComputeStart = 0.0;
+    double stepEnd = 0.0;
+    std::vector<double> stepTimes;
+    double bytesIn = 0.0;
+    double bytesOut = 0.0;
+    double optimizerBusy = 0.0;
+    double fabricBusy = 0.0;
+    const auto emit = [&](int step, LaneKind lane, Phase phase, const Item& item, double start, double end,
+                          double bytes, double flops) {
+        if (step < shown && end > start)
+            result.timeline.events.push_back(
+                { lane, 0, phase, item.layer, step, item.micro, start, end, bytes, flops });
+    };
+    for (int step = 0; step < simulated; ++step) {
+        const bool steady = step + 1 == simulated;
+        const double stepStart = stepEnd;
+        for (const Item& item : items) {
+            const std::size_t l = std::size_t(item.layer);
+            const OpCost& cost = item.micro + 1 == microCount ? tail[l] : full[l];
+            const StreamedLayer& streamed = plan.streamed[l];
+            const double inBytes = double(item.backward ? streamed.bytesInBackward : streamed.bytesInForward);
+            // Prefetch depth one: the stream starts once the op before has started computing,
+            // and not before this op's weights were updated (first forward of a step).
+            double streamStart = std::max(linkInFree, previousComputeStart);
+            if (!item.backward && item.micro == 0 && step > 0)
+                streamStart = std::max(streamStart, optimizerDone[l]);
+            const double streamS = inBytes / path.bytesPerS;
+            const double streamEnd = streamStart + streamS;
+            linkInFree = streamEnd;
+            const double computeS = item.backward ? cost.backwardS : cost.forwardS;
+            const double computeStart = std::max(computeFree, streamStart + path.latencyS);
+            const double computeEnd = std::max(computeStart + computeS, streamEnd + path.latencyS);
+            const double flops = item.backward ? cost.backwardFlops + cost.recomputeFlops : cost.forwardFlops;
+            const double modelFlops = item.backward ? cost.backwardFlops : cost.forwardFlops;
+            emit(step, LaneKind::MemoryX, Phase::StreamIn, item, streamStart, streamEnd, inBytes, 0.0);
+            emit(step, LaneKind::SwarmX, Phase::StreamIn, item, streamStart + c.system.swarmx.levelLatencyS,
+                streamEnd + path.latencyS, inBytes, 0.0);
+            emit(step, LaneKind::CsxIo, Phase::StreamIn, item, streamStart + path.latencyS, streamEnd + path.latencyS,
+                inBytes, 0.0);
+            if (!item.backward) {
+                emit(step, LaneKind::CsxCompute, Phase::Forward, item, computeStart, computeEnd, 0.0, flops);
+            } else {
+                // Recompute and delta first, then the weight gradient (half the backward GEMMs).
+                const double share = flops > 0.0 ? (cost.recomputeFlops + cost.backwardFlops / 2.0) / flops : 0.5;
+                const double mid = computeStart + (computeEnd - computeStart) * share;
+                emit(step, LaneKind::CsxCompute, Phase::BackwardDelta, item, computeStart, mid, 0.0, flops * share);
+                emit(step, LaneKind::CsxCompute, Phase::BackwardGradient, item, mid, computeEnd, 0.0,
+                    flops * (1.0 - share));
+            }
+            if (steady) {
+                layerTime[l] += computeEnd - std::max(computeFree, stepStart);
+                layerStall[l] += std::max(0.0, (computeEnd - computeStart) - computeS);
+                layerFabric[l] += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
+                layerFlops[l] += flops;
+                layerModelFlops[l] += modelFlops;
+                bytesIn += inBytes;
+                fabricBusy += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
+            }
+            previousComputeStart = computeStart;
+            computeFree = computeEnd;
+            if (!item.backward)
+                continue;
+            // Gradients out through the SwarmX reduction tree to MemoryX.
+            const double outBytes = double(streamed.bytesOutGradients);
+            const double outStart = std::max(computeEnd, linkOutFree);
+            const double outEnd = outStart + outBytes / path.bytesPerS;
+            linkOutFree = outEnd;
+            emit(step, LaneKind::CsxIo, Phase::GradientOut, item, outStart, outEnd, outBytes, 0.0);
+            emit(step, LaneKind::SwarmX, Phase::Reduce, item, outStart + c.system.swarmx.levelLatencyS,
+                outEnd + path.latencyS, outBytes * (systems > 1 ? 1.0 : 0.0), outBytes / 2.0 * (systems - 1));
+            if (steady)
+                bytesOut += outBytes;
+            if (item.micro + 1 == microCount) {
+                const double updateStart = std::max(outEnd + path.latencyS, optimizerFree);
+                const double updateEnd = updateStart + optimizerS[l];
+                optimizerFree = updateEnd;
+                optimizerDone[l] = updateEnd;
+                emit(step, LaneKind::MemoryX, Phase::OptimizerUpdate, item, updateStart, updateEnd, 0.0,
+                    double(metrics.layers[l].params) * 10.0);
+                if (steady)
+                    optimizerBusy += optimizerS[l];
+            }
+        }
+        // The step ends when the wafer is done and, for training, the last update is in.
+        stepEnd = std::max(computeFree, train ? optimizerFree : 0.0);
+        stepTimes.push_back(stepEnd - stepStart);
+    }
+    for (const TimelineEvent& event : result.timeline.events)
+        result.timeline.span = std::max(result.timeline.span, event.end);
+
+    Metrics& m = result.metrics;
+    m.notes = std::move(metrics.notes);
+    m.layers = std::move(metrics.layers);
+    m.stepTimesS.assign(stepTimes.begin(), stepTimes.begin() + shown);
+    m.stepTimeS = stepTimes.back();
+    m.numCsx = systems;
+    m.numSystems = systems;
+    m.batchPerSystem = perSystem;
+    m.microBatch = micro;
+    m.microBatchesPerStep = microCount;
+    const double sequence = double(std::max<std::int64_t>(1, config.sequenceLength));
+    m.tokensPerStep = double(globalBatch) * sequence;
+    m.samplesPerS = double(globalBatch) / m.stepTimeS;
+    m.tokensPerS = m.tokensPerStep / m.stepTimeS;
+    const double peakPerSystem = c.system.wafer.peakFlopsPerS();
+    m.peakFlopsPerS = peakPerSystem * systems;
+    m.linkBytesPerS = path.bytesPerS;
+    m.linkBound = path.bound;
+    m.streamedBytesPerStep = bytesIn + bytesOut;
+    double modelFlops = 0.0;
+    double hardwareFlops = 0.0;
+    for (int l = 0; l < layers; ++l) {
+        LayerMetrics& layer = m.layers[std::size_t(l)];
+        layer.timeS = layerTime[std::size_t(l)];
+        layer.flops = layerModelFlops[std::size_t(l)] * systems;
+        layer.utilization
+            = layer.timeS > 0.0 ? std::min(1.0, layerFlops[std::size_t(l)] / (peakPerSystem * layer.timeS)) : 0.0;
+        // Waiting for weights more than half the time: the stream path binds; otherwise the
+        // wafer (its FMACs, or its links when the partial-sum chains are the longer part).
+        if (layerStall[std::size_t(l)] > 0.5 * layer.timeS)
+            layer.bound = path.bound;
+        else if (full[std::size_t(l)].fabricBound)
+            layer.bound = "fabric";
+        else
+            layer.bound = "compute";
+        modelFlops += layerModelFlops[std::size_t(l)];
+        hardwareFlops += layerFlops[std::size_t(l)];
+    }
+    m.modelFlopsPerStep = modelFlops * systems;
+    m.hardwareFlopsPerStep = hardwareFlops * systems;
+    m.utilization.compute = std::min(1.0, hardwareFlops / (peakPerSystem * m.stepTimeS));
+    m.utilization.fabric = std::min(1.0, fabricBusy / m.stepTimeS);
+    m.utilization.io = std::min(1.0, std::max(bytesIn, bytesOut) / (c.system.ioBytesPerS * m.stepTimeS));
+    m.utilization.swarmx = c.system.swarmx.linkBytesPerS > 0.0
+        ? std::min(1.0, std::max(bytesIn, bytesOut) / (c.system.swarmx.linkBytesPerS * m.stepTimeS))
+        : 0.0;
+    const double memoryxStream = c.system.memoryx.bandwidthBytesPerS > 0.0
+        ? std::max(bytesIn, bytesOut) / c.system.memoryx.bandwidthBytesPerS
+        : 0.0;
+    m.utilization.memoryx = std::min(1.0, std::max(memoryxStream, optimizerBusy) / m.stepTimeS);
+    finishMetrics(m, c);
+    return result;
+}
+
+} // namespace waferscope::core::engine::detail
