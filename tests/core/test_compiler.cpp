@@ -2,6 +2,7 @@
 // independent PE bitmap, mode choice by size, inference wafer counts derived from bytes, the
 // published 1- and 4-wafer splits, streamed bytes in closed form, and a placed layer executed
 // on the cycle-level fabric.
+#include "corefixtures.h"
 #include "testing.h"
 
 #include "core/compiler/compiler.h"
@@ -20,52 +21,6 @@ using namespace waferscope::core;
 using namespace waferscope::test;
 
 namespace {
-
-ModelGraph load(const std::string& path)
-{
-    Expected<ModelGraph> graph = loadModel(path);
-    if (!graph)
-        throw std::runtime_error(graph.error().format());
-    return *graph;
-}
-
-SystemSpec preset(const std::string& name)
-{
-    Expected<SystemSpec> system = loadBuiltinPreset(name);
-    if (!system)
-        throw std::runtime_error(system.error().format());
-    return *system;
-}
-
-ExecutionPlan plan(const ModelGraph& graph, const SystemSpec& system, RunMode mode = RunMode::Train,
-    ExecutionChoice execution = ExecutionChoice::Auto)
-{
-    CompileOptions options;
-    options.mode = mode;
-    options.execution = execution;
-    Expected<ExecutionPlan> result = compile(graph, system, options);
-    if (!result)
-        throw std::runtime_error(result.error().message);
-    return *result;
-}
-
-std::string sample(const std::string& name)
-{
-    return sourceDir() + "/samples/" + name;
-}
-
-std::vector<std::filesystem::path> allConfigs()
-{
-    std::vector<std::filesystem::path> files;
-    for (const auto& root :
-        { std::filesystem::path(sourceDir()) / "samples", std::filesystem::path(sharedDir()) / "modelzoo" })
-        if (std::filesystem::is_directory(root))
-            for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
-                if (entry.is_regular_file() && entry.path().extension() == ".yaml")
-                    files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    return files;
-}
 
 // Paints every region on a per-wafer bitmap: no PE twice, none outside the usable rectangle;
 // every op exactly once per pipeline copy; SRAM per PE within the 48 KiB.

@@ -1,0 +1,60 @@
+#include "corefixtures.h"
+
+#include "testing.h"
+
+#include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace waferscope::test {
+
+core::ModelGraph load(const std::string& path)
+{
+    core::Expected<core::ModelGraph> graph = core::loadModel(path);
+    if (!graph)
+        throw std::runtime_error(graph.error().format());
+    return *graph;
+}
+
+core::SystemSpec preset(const std::string& name)
+{
+    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(name);
+    if (!system)
+        throw std::runtime_error(system.error().format());
+    return *system;
+}
+
+core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& system, core::RunMode mode,
+    core::ExecutionChoice execution, int numSystems)
+{
+    core::CompileOptions options;
+    options.mode = mode;
+    options.execution = execution;
+    options.numSystems = numSystems;
+    core::Expected<core::ExecutionPlan> result = core::compile(graph, system, options);
+    if (!result)
+        throw std::runtime_error(result.error().message);
+    return *result;
+}
+
+std::string sample(const std::string& name)
+{
+    return sourceDir() + "/samples/" + name;
+}
+
+std::vector<std::filesystem::path> allConfigs()
+{
+    std::vector<std::filesystem::path> files;
+    for (const auto& root :
+        { std::filesystem::path(sourceDir()) / "samples", std::filesystem::path(sharedDir()) / "modelzoo" })
+        if (std::filesystem::is_directory(root))
+            for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+                if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+                    files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace waferscope::test

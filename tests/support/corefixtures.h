@@ -1,0 +1,23 @@
+#pragma once
+
+// Loading helpers shared by the core suites: they throw (and the test fails with the located
+// message) instead of returning errors, since a broken fixture is a defect of the test.
+#include "core/compiler/compiler.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace waferscope::test {
+
+core::ModelGraph load(const std::string& path);
+core::SystemSpec preset(const std::string& name);
+core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& system,
+    core::RunMode mode = core::RunMode::Train, core::ExecutionChoice execution = core::ExecutionChoice::Auto,
+    int numSystems = 0);
+std::string sample(const std::string& name); // samples/NAME
+std::vector<std::filesystem::path> allConfigs(); // samples/ and ../shared/modelzoo, sorted
+
+} // namespace waferscope::test
