@@ -223,3 +223,64 @@ WS_TEST(fabricErrorsUseTheExitCodes)
     WS_CHECK_EQ(run({ "fabric", "--traffic", "tornado" }).code, 2);
     WS_CHECK_EQ(shellExitStatus("fabric --kernel gemv --matrix 4096x4096 --region 8x8"), 3);
 }
+
+WS_TEST(runJsonHoldsTheContractKeys)
+{
+    const std::string samples = waferscope::test::sourceDir() + "/samples/";
+    const Result train = run({ "run", "--params", samples + "gpt3_xl.yaml", "--system", "cs2", "--num_csx", "2",
+        "--mode", "train", "--json" });
+    WS_REQUIRE(train.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(train.out);
+    for (const char* key : { "mode", "execution", "system", "num_csx", "num_systems", "step_time_s", "samples_per_s",
+             "tokens_per_step", "tokens_per_s", "time_to_first_token_s", "mfu", "utilization", "bottleneck", "layers" })
+        WS_CHECK(document.contains(key));
+    for (const char* key : { "compute", "fabric", "io", "memoryx", "swarmx" })
+        WS_CHECK(document.at("utilization").contains(key));
+    WS_REQUIRE(!document.at("layers").empty());
+    for (const char* key : { "name", "time_s", "utilization", "bound" })
+        WS_CHECK(document.at("layers").front().contains(key));
+    WS_CHECK_EQ(document.at("execution").get<std::string>(), std::string("weight_streaming"));
+    WS_CHECK_EQ(document.at("num_csx").get<int>(), 2);
+    // Throughput is the global batch over the step: 512 samples of 2048 tokens.
+    WS_CHECK_NEAR(document.at("samples_per_s").get<double>() * document.at("step_time_s").get<double>(), 512.0, 1e-9);
+    WS_CHECK_NEAR(document.at("tokens_per_step").get<double>(), 512.0 * 2048.0, 1e-12);
+
+    const Result inference
+        = run({ "run", "--params", samples + "llama3_8b.yaml", "--system", "cs3", "--mode", "inference", "--json" });
+    WS_REQUIRE(inference.code == 0);
+    const nlohmann::json decode = nlohmann::json::parse(inference.out);
+    WS_CHECK_EQ(decode.at("mode").get<std::string>(), std::string("inference"));
+    WS_CHECK(decode.at("time_to_first_token_s").get<double>() > 0.0);
+    WS_CHECK_NEAR(decode.at("tokens_per_s").get<double>() * decode.at("step_time_s").get<double>(), 1.0, 1e-9);
+}
+
+WS_TEST(scaleJsonHoldsTheContractKeys)
+{
+    const std::string params = waferscope::test::sourceDir() + "/samples/gpt3_xl.yaml";
+    const Result result = run({ "scale", "--params", params, "--system", "cs2", "--num_csx", "4,1,2", "--json" });
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json document = nlohmann::json::parse(result.out);
+    WS_REQUIRE(document.at("points").size() == 3);
+    for (const auto& point : document.at("points"))
+        for (const char* key : { "num_csx", "samples_per_s", "speedup", "efficiency", "bottleneck" })
+            WS_CHECK(point.contains(key));
+    WS_CHECK_EQ(document.at("points").front().at("num_csx").get<int>(), 1);
+    WS_CHECK_NEAR(document.at("points").front().at("speedup").get<double>(), 1.0, 1e-12);
+    const auto& four = document.at("points").back();
+    WS_CHECK_NEAR(four.at("efficiency").get<double>(), four.at("speedup").get<double>() / 4.0, 1e-12);
+}
+
+WS_TEST(runAndScaleErrorsUseTheExitCodes)
+{
+    const std::string samples = waferscope::test::sourceDir() + "/samples/";
+    WS_CHECK_EQ(run({ "run", "--params", samples + "gpt3_xl.yaml", "--mode", "fly" }).code, 2);
+    WS_CHECK_EQ(run({ "run", "--params", samples + "missing.yaml" }).code, 2);
+    const Result tooMany
+        = run({ "scale", "--params", samples + "gpt3_xl.yaml", "--system", "cs2", "--num_csx", "1,400" });
+    WS_CHECK_EQ(tooMany.code, 2);
+    WS_CHECK_CONTAINS(tooMany.err, "--num_csx: error:");
+    WS_CHECK_EQ(run({ "scale", "--params", samples + "gpt3_xl.yaml", "--num_csx", "1,,2" }).code, 2);
+    const Result cs1 = run({ "run", "--params", samples + "gpt3_xl.yaml", "--system", "cs1" });
+    WS_CHECK_EQ(cs1.code, 3);
+    WS_CHECK_EQ(shellExitStatus("run --params " + samples + "gpt3_xl.yaml --system cs1"), 3);
+}
