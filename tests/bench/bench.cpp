@@ -1,6 +1,9 @@
 // waferscope-bench: one JSON object of named figures (`--json`), or a readable list. Each
 // capability adds its figures here; targets are compared against this output, not asserted.
 #include "core/compiler/compiler.h"
+#include "core/engine/engine.h"
+#include "core/engine/framesource.h"
+#include "core/engine/scaling.h"
 #include "core/fabric/fabric.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/traffic.h"
@@ -104,6 +107,48 @@ bool fabricFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
     return true;
 }
 
+// The model-level engine: one GPT-3 XL training step on 16 CS-2 (compiled once), the scaling
+// sweep 1..192 CS-2 (each point compiled and run), and frames of a full WSE-3.
+bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
+{
+    namespace core = waferscope::core;
+    const core::Expected<core::ModelGraph> graph = core::loadModel(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+    const core::Expected<core::SystemSpec> cs2 = core::loadBuiltinPreset("cs2");
+    const core::Expected<core::SystemSpec> cs3 = core::loadBuiltinPreset("cs3");
+    if (!graph || !cs2 || !cs3)
+        return false;
+    core::CompileOptions options;
+    options.numSystems = 16;
+    const core::Expected<core::ExecutionPlan> plan = core::compile(*graph, *cs2, options);
+    if (!plan)
+        return false;
+    bool ok = true;
+    figures["engine_train_step_ms_gpt3_xl_16csx"] = bestAverageMs(rounds, quick ? 1 : 20,
+        [&] { ok = ok && core::engine::run(*plan, *graph, *cs2, core::engine::RunOptions {}).hasValue(); });
+    core::engine::ScalingOptions sweep;
+    sweep.numCsx = { 1, 2, 4, 8, 16, 32, 64, 128, 192 };
+    figures["engine_scale_sweep_ms_1_to_192"]
+        = bestAverageMs(quick ? 1 : 3, 1, [&] { ok = ok && core::engine::scale(*graph, *cs2, sweep).hasValue(); });
+
+    const core::Expected<core::ExecutionPlan> wafer = core::compile(*graph, *cs3, core::CompileOptions {});
+    if (!ok || !wafer)
+        return false;
+    const core::Expected<core::engine::RunResult> result
+        = core::engine::run(*wafer, *graph, *cs3, core::engine::RunOptions {});
+    if (!result)
+        return false;
+    const core::engine::FrameSource frames(*wafer, *graph, *cs3, *result);
+    std::size_t next = 0;
+    const int perRound = quick ? 5 : 60;
+    const double frameMs = bestAverageMs(rounds, perRound, [&] {
+        const core::engine::EngineFrame frame = frames.frame(next++ % frames.frameCount());
+        ok = ok && frame.peActivity.size() == std::size_t(762) * 1172;
+    });
+    figures["frame_ms_full_wse3"] = frameMs;
+    figures["frames_per_s_full_wse3"] = frameMs > 0.0 ? 1000.0 / frameMs : 0.0;
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -171,6 +216,11 @@ int main(int argc, char** argv)
 
     if (!fabricFigures(figures, quick, rounds)) {
         std::cerr << "waferscope-bench: a fabric run failed\n";
+        return 1;
+    }
+
+    if (!engineFigures(figures, quick, rounds)) {
+        std::cerr << "waferscope-bench: an engine run failed\n";
         return 1;
     }
 

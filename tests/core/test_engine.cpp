@@ -5,6 +5,7 @@
 #include "testing.h"
 
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 
 #include <algorithm>
@@ -280,4 +281,59 @@ WS_TEST(runRefusesOptionsThatDoNotFitThePlan)
     const Expected<RunResult> longPrompt = run(inference, graph, cs3, options);
     WS_REQUIRE(!longPrompt.hasValue());
     WS_CHECK_EQ(longPrompt.error().file, std::string("--prompt_tokens"));
+}
+
+WS_TEST(framesIntegrateToTheFlopsOfTheirEvents)
+{
+    // A weight-streaming frame on a full WSE-3: the activity summed over the PEs, times the SIMD
+    // rate and the event's duration, gives back the FLOPs the engine scheduled for it.
+    const SystemSpec cs3 = preset("cs3");
+    const ModelGraph graph = load(sample("gpt3_xl.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs3);
+    const RunResult result = runOrThrow(compiled, graph, cs3);
+    const FrameSource frames(compiled, graph, cs3, result);
+    WS_REQUIRE(frames.frameCount() > 0);
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < frames.frameCount(); i += frames.frameCount() / 7 + 1) {
+        const EngineFrame frame = frames.frame(i);
+        WS_REQUIRE(frame.width == 762 && frame.height == 1172);
+        WS_REQUIRE(frame.peActivity.size() == std::size_t(762) * 1172);
+        const TimelineEvent* event = nullptr;
+        for (const TimelineEvent& e : result.timeline.events)
+            if (e.lane == LaneKind::CsxCompute && e.layer == frame.layer && e.phase == frame.phase
+                && std::fabs(e.start - frame.time) < 1e-15)
+                event = &e;
+        WS_REQUIRE(event != nullptr);
+        double sum = 0.0;
+        for (float a : frame.peActivity)
+            sum += a;
+        const double flops = sum * 2.0 * cs3.wafer.fmacPerPePerCycle * cs3.wafer.clockHz * (event->end - event->start);
+        if (event->flops > 0.0 && sum < 0.999 * double(frame.peActivity.size())) {
+            WS_CHECK_NEAR(flops, event->flops, 1e-3);
+            ++checked;
+        }
+        // Nothing outside the program rectangle works.
+        WS_CHECK_EQ(frame.peActivity[0], 0.0f);
+    }
+    WS_CHECK(checked >= 3);
+
+    // Multi-wafer inference: a frame of wafer 2 lights only regions placed on wafer 2.
+    const ModelGraph llama = load(sample("llama3p1_70b.yaml"));
+    const ExecutionPlan inference = plan(llama, cs3, RunMode::Inference);
+    const RunResult decode = runOrThrow(inference, llama, cs3, RunKind::Inference);
+    const FrameSource decodeFrames(inference, llama, cs3, decode);
+    WS_CHECK_EQ(decodeFrames.wafers(), 4);
+    const double t = decode.metrics.timeToFirstTokenS + 0.5 * decode.metrics.stepTimeS;
+    std::vector<char> onWafer2(std::size_t(762) * 1172, 0);
+    for (const Region& region : inference.regions)
+        if (region.system == 2)
+            for (int y = region.rect.y; y < region.rect.y + region.rect.h; ++y)
+                for (int x = region.rect.x; x < region.rect.x + region.rect.w; ++x)
+                    onWafer2[std::size_t(y) * 762 + std::size_t(x)] = 1;
+    const EngineFrame frame = decodeFrames.frameAt(t, 2);
+    for (std::size_t pe = 0; pe < frame.peActivity.size(); ++pe)
+        if (frame.peActivity[pe] > 0.0f && !onWafer2[pe]) {
+            WS_CHECK(false);
+            break;
+        }
 }

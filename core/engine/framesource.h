@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/compiler/plan.h"
+#include "core/engine/engine.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace waferscope::core::engine {
+
+// What the wafer does at one moment of a run, for the heatmap and traffic views: per-PE
+// activity and per-link load over one wafer's fabric. Computed on demand from the plan, the
+// timeline and the cost model; never stored per step.
+struct EngineFrame {
+    int width = 0; // fabric PEs
+    int height = 0;
+    int wafer = 0;
+    int iteration = 0;
+    int layer = -1; // index into Metrics::layers of the work shown (-1: none)
+    Phase phase = Phase::Forward;
+    double time = 0.0; // seconds into the run
+    std::vector<float> peActivity; // per PE (row-major), 0..1: share of cycles its compute is busy
+    std::vector<float> linkLoad; // per PE and direction (pe * 4 + N/S/E/W): wavelets per cycle, 0..1
+};
+
+// Frames of a finished run. The stepper's frames are the work events on the wafer lanes (one
+// per layer, phase, micro-batch and step in weight streaming; one per region and step in the
+// spatial modes), in time order.
+class FrameSource {
+public:
+    FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system, const RunResult& run,
+        const Calibration& calibration = builtinCalibration());
+
+    std::size_t frameCount() const { return m_steps.size(); }
+    int wafers() const { return m_plan.mode == ExecutionMode::Inference ? m_plan.numSystems : 1; }
+    EngineFrame frame(std::size_t index, int wafer = 0) const; // the index-th step of the stepper
+    EngineFrame frameAt(double time, int wafer = 0) const; // what runs at `time`
+    // The first frame of (iteration, layer, phase); an empty frame when there is none.
+    EngineFrame frameFor(int iteration, int layer, Phase phase, int wafer = 0) const;
+
+private:
+    struct RegionLoad {
+        float activity = 0.0f; // PE busy share while the region works
+        float broadcastLoad = 0.0f; // wavelets per cycle on its broadcast links
+        float reduceLoad = 0.0f;
+        std::int64_t pesUsed = 0; // weight streaming: PEs holding tiles (row-major from the corner)
+    };
+    EngineFrame render(const std::vector<std::size_t>& events, int wafer, double time) const;
+
+    ExecutionPlan m_plan;
+    SystemSpec m_system;
+    Timeline m_timeline;
+    std::vector<std::size_t> m_steps; // timeline events shown as frames, in time order
+    std::vector<RegionLoad> m_forward; // per plan region (backward moves the same wavelets per cycle)
+    std::vector<int> m_layerRegion; // Metrics::layers index -> plan region
+};
+
+} // namespace waferscope::core::engine
