@@ -67,8 +67,11 @@ void printRun(
             << "-token prompt\n";
     } else {
         out << "  step " << seconds(m.stepTimeS) << "   " << core::formatFixed(m.samplesPerS, 2) << " samples/s   "
-            << core::formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system in "
-            << m.microBatchesPerStep << " micro-batch(es) of " << m.microBatch << "\n";
+            << core::formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system";
+        if (m.execution == "pipelined")
+            out << ", " << m.microBatch << " per pipeline copy\n";
+        else
+            out << " in " << m.microBatchesPerStep << " micro-batch(es) of " << m.microBatch << "\n";
     }
     out << "  MFU " << core::formatFixed(100.0 * m.mfu, 1) << "%   utilization: compute "
         << core::formatFixed(100.0 * m.utilization.compute, 1) << "%, fabric "

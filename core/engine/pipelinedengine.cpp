@@ -6,6 +6,7 @@
 #include "core/engine/enginedetail.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace waferscope::core::engine::detail {
@@ -64,9 +65,23 @@ Expected<RunResult> runPipelined(const Context& c)
             gradientBytes += double(op.nonzeroParams) * config.weightBytes;
         reduceS = gradientBytes / path.bytesPerS + 2.0 * path.latencyS;
     }
+    // Pipeline copies on one wafer add up their weight gradients first: each region's gradient
+    // values (one per wavelet) flow down the chain of its copies, one strip apart, an add at each.
+    double replicaReduceS = 0.0;
+    if (train && replicas > 1) {
+        double cycles = 0.0;
+        for (const Region& region : plan.regions)
+            if (region.replica == 0 && region.rect.area() > 0) {
+                const double perPe = std::ceil(double(region.weightBytes) / 4.0 / double(region.rect.area()));
+                cycles = std::max(cycles, perPe);
+            }
+        const double stride = double(plan.usable.h) / replicas;
+        cycles += double(replicas - 1) * (stride * c.hop + c.calibration.reduceAddCycles);
+        replicaReduceS = cycles / c.clockHz;
+    }
     const double usablePes = double(plan.usable.area());
     const double optimizerS = train ? double(c.graph.nonzeroParams) * 8.0 / (c.simd * usablePes * clock) : 0.0;
-    const double stepS = computeS + reduceS + optimizerS;
+    const double stepS = computeS + replicaReduceS + reduceS + optimizerS;
 
     m.numCsx = systems;
     m.numSystems = systems;
@@ -122,16 +137,23 @@ Expected<RunResult> runPipelined(const Context& c)
     m.utilization.compute = std::min(1.0, m.modelFlopsPerStep / (m.peakFlopsPerS * stepS));
     m.utilization.swarmx = systems > 1 ? std::min(1.0, reduceS / stepS) : 0.0;
     m.utilization.io = m.utilization.swarmx;
-    if (reduceS > computeS) {
-        m.notes.push_back("the gradient reduction across systems takes longer than the pipeline's compute");
+    // The gradient reductions hold the step like a layer: on the wafer between pipeline copies
+    // (fabric), and between systems through SwarmX (the stream path).
+    const auto addReduction = [&](const char* name, double seconds, const std::string& bound) {
+        if (seconds <= 0.0)
+            return;
         LayerMetrics reduce;
-        reduce.name = "gradient reduction";
-        reduce.kind = "swarmx";
-        reduce.timeS = reduceS;
-        reduce.bound = path.bound;
+        reduce.name = name;
+        reduce.kind = "gradient_reduction";
+        reduce.timeS = seconds;
+        reduce.bound = bound;
         m.layers.push_back(reduce);
-    }
-
+    };
+    addReduction("gradient reduction across pipeline copies", replicaReduceS, "fabric");
+    addReduction("gradient reduction across systems", reduceS, path.bound);
+    m.utilization.fabric = std::min(1.0, replicaReduceS / stepS);
+    if (replicaReduceS + reduceS > computeS)
+        m.notes.push_back("reducing the weight gradients takes longer than the pipeline's compute");
     // Timeline: each region's forward and backward work per step, offset by its stage.
     const int shown = c.options.maxSteps;
     std::map<int, double> stageStart;
@@ -158,12 +180,15 @@ Expected<RunResult> runPipelined(const Context& c)
                     layer.flops * 2.0 / 3.0 });
             }
         }
+        if (replicaReduceS > 0.0)
+            result.timeline.events.push_back({ LaneKind::CsxCompute, 0, Phase::Reduce, -1, s, 0, base + computeS,
+                base + computeS + replicaReduceS, 0.0, 0.0 });
         if (reduceS > 0.0)
-            result.timeline.events.push_back({ LaneKind::SwarmX, 0, Phase::Reduce, -1, s, 0, base + computeS,
-                base + computeS + reduceS, gradientBytes, 0.0 });
+            result.timeline.events.push_back({ LaneKind::SwarmX, 0, Phase::Reduce, -1, s, 0,
+                base + computeS + replicaReduceS, base + computeS + replicaReduceS + reduceS, gradientBytes, 0.0 });
         if (optimizerS > 0.0)
             result.timeline.events.push_back({ LaneKind::CsxCompute, 0, Phase::OptimizerUpdate, -1, s, 0,
-                base + computeS + reduceS, base + stepS, 0.0, double(c.graph.nonzeroParams) * 8.0 });
+                base + stepS - optimizerS, base + stepS, 0.0, double(c.graph.nonzeroParams) * 8.0 });
         m.stepTimesS.push_back(stepS);
     }
     for (const TimelineEvent& event : result.timeline.events)
