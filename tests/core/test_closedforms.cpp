@@ -465,6 +465,7 @@ WS_TEST(everySampleLoadsWithItsDocumentedCount)
         { "gpt2_small.yaml", gptParams(50257, 1024, 768, 3072, 12) },
         { "gpt3_6p7b.yaml", gptParams(50257, 2048, 4096, 16384, 32) },
         { "gpt3_xl.yaml", gptParams(50257, 2048, 2048, 8192, 24) },
+        { "gpt3_xl_sparse90.yaml", gptParams(50257, 2048, 2048, 8192, 24) },
         { "gpt_1t_synthetic.yaml", gptParams(50257, 2048, 25600, 102400, 128) },
         { "llama2_70b.yaml", llamaParams(32000, 8192, 64, 8, 28672, 80) },
         { "llama3_8b.yaml", llamaParams(128256, 4096, 32, 8, 14336, 32) },
@@ -499,6 +500,11 @@ WS_TEST(everySampleLoadsWithItsDocumentedCount)
         if (std::fabs(double(graph->totalParams) - double(expected)) > 0.005 * double(expected))
             reportFailure(
                 __FILE__, __LINE__, "samples/" + name + ": total params " + describe(graph->totalParams, expected));
+        if (name == "gpt3_xl_sparse90.yaml") {
+            // 90% of every block matrix is zero: 24 x (4h^2 + 2hf) weights at h = 2048, f = 8192.
+            const double zeros = 0.9 * 24.0 * (4.0 * 2048 * 2048 + 2.0 * 2048 * 8192);
+            WS_CHECK_NEAR(double(graph->nonzeroParams), double(expected) - zeros, 1e-6);
+        }
     }
     for (const auto& [name, expected] : expectations) {
         if (!seen.count(name))
