@@ -162,7 +162,8 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     RunResult result;
     std::vector<double> optimizerDone(std::size_t(layers), 0.0);
     std::vector<double> layerTime(std::size_t(layers), 0.0);
-    std::vector<double> layerStall(std::size_t(layers), 0.0);
+    std::vector<double> layerStall(std::size_t(layers), 0.0); // holding the wafer without computing
+    std::vector<double> layerOptimizerWait(std::size_t(layers), 0.0); // of which: weights not yet updated
     std::vector<double> layerFabric(std::size_t(layers), 0.0);
     std::vector<double> layerFlops(std::size_t(layers), 0.0);
     std::vector<double> layerModelFlops(std::size_t(layers), 0.0);
@@ -194,8 +195,11 @@ Expected<RunResult> runWeightStreaming(const Context& c)
             // Prefetch depth one: the stream starts once the op before has started computing,
             // and not before this op's weights were updated (first forward of a step).
             double streamStart = std::max(linkInFree, previousComputeStart);
-            if (!item.backward && item.micro == 0 && step > 0)
-                streamStart = std::max(streamStart, optimizerDone[l]);
+            double optimizerWait = 0.0;
+            if (!item.backward && item.micro == 0 && step > 0) {
+                optimizerWait = std::max(0.0, optimizerDone[l] - streamStart);
+                streamStart += optimizerWait;
+            }
             const double streamS = inBytes / path.bytesPerS;
             const double streamEnd = streamStart + streamS;
             linkInFree = streamEnd;
@@ -220,8 +224,10 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                     flops * (1.0 - share));
             }
             if (steady) {
-                layerTime[l] += computeEnd - std::max(computeFree, stepStart);
-                layerStall[l] += std::max(0.0, (computeEnd - computeStart) - computeS);
+                const double held = computeEnd - std::max(computeFree, stepStart);
+                layerTime[l] += held;
+                layerStall[l] += std::max(0.0, held - computeS);
+                layerOptimizerWait[l] += optimizerWait;
                 layerFabric[l] += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
                 layerFlops[l] += flops;
                 layerModelFlops[l] += modelFlops;
@@ -287,10 +293,12 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         layer.flops = layerModelFlops[std::size_t(l)] * systems;
         layer.utilization
             = layer.timeS > 0.0 ? std::min(1.0, layerFlops[std::size_t(l)] / (peakPerSystem * layer.timeS)) : 0.0;
-        // Waiting for weights more than half the time: the stream path binds; otherwise the
-        // wafer (its FMACs, or its links when the partial-sum chains are the longer part).
+        // Waiting for weights more than half the time: the stream path binds (or MemoryX's
+        // optimizer, when most of that wait was for the op's update); otherwise the wafer (its
+        // FMACs, or its links when the partial-sum chains are the longer part).
         if (layerStall[std::size_t(l)] > 0.5 * layer.timeS)
-            layer.bound = path.bound;
+            layer.bound
+                = layerOptimizerWait[std::size_t(l)] > 0.5 * layerStall[std::size_t(l)] ? "memoryx" : path.bound;
         else if (full[std::size_t(l)].fabricBound)
             layer.bound = "fabric";
         else
