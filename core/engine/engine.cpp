@@ -99,11 +99,12 @@ void finishMetrics(Metrics& metrics, const Context& context)
     metrics.system = context.plan.system;
     metrics.execution = toString(context.plan.mode);
     metrics.mode = toString(context.options.mode);
-    std::map<std::string, double> timeByBound;
+    std::map<std::string, double> timeByBound = metrics.boundTimeS;
     // Regions that wait for a slower one in a pipeline do not bind anything themselves.
-    for (const LayerMetrics& layer : metrics.layers)
-        if (layer.bound != "pipeline")
-            timeByBound[layer.bound] += layer.timeS;
+    if (timeByBound.empty())
+        for (const LayerMetrics& layer : metrics.layers)
+            if (layer.bound != "pipeline")
+                timeByBound[layer.bound] += layer.timeS;
     double most = -1.0;
     for (const auto& [bound, time] : timeByBound)
         if (time > most) {

@@ -7,6 +7,7 @@
 #include "core/model/modelgraph.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,7 @@ struct Metrics {
     int users = 1;
     Utilization utilization;
     std::string bottleneck; // the bound that holds the most layer time
+    std::map<std::string, double> boundTimeS; // step time per bound, where a mode splits layers finer
     std::vector<LayerMetrics> layers;
     std::vector<double> stepTimesS; // each simulated step
     std::vector<std::string> notes;

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 namespace waferscope::core::engine::detail {
 
@@ -162,8 +164,7 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     RunResult result;
     std::vector<double> optimizerDone(std::size_t(layers), 0.0);
     std::vector<double> layerTime(std::size_t(layers), 0.0);
-    std::vector<double> layerStall(std::size_t(layers), 0.0); // holding the wafer without computing
-    std::vector<double> layerOptimizerWait(std::size_t(layers), 0.0); // of which: weights not yet updated
+    std::vector<std::map<std::string, double>> layerBoundTime(count); // time per bound
     std::vector<double> layerFabric(std::size_t(layers), 0.0);
     std::vector<double> layerFlops(std::size_t(layers), 0.0);
     std::vector<double> layerModelFlops(std::size_t(layers), 0.0);
@@ -226,8 +227,16 @@ Expected<RunResult> runWeightStreaming(const Context& c)
             if (steady) {
                 const double held = computeEnd - std::max(computeFree, stepStart);
                 layerTime[l] += held;
-                layerStall[l] += std::max(0.0, held - computeS);
-                layerOptimizerWait[l] += optimizerWait;
+                // Holding the wafer longer than its compute (beyond a tenth, for the crossing
+                // latencies): the stream path bound it (or MemoryX's optimizer, when most of the
+                // wait was for the op's update); otherwise the wafer (its FMACs, or its links when
+                // the partial-sum chains are the longer part).
+                const double stall = std::max(0.0, held - computeS);
+                const std::string bound = stall > 0.1 * held ? (optimizerWait > 0.5 * stall ? "memoryx" : path.bound)
+                    : cost.fabricBound                       ? "fabric"
+                                                             : "compute";
+                layerBoundTime[l][bound] += held;
+                result.metrics.boundTimeS[bound] += held;
                 layerFabric[l] += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
                 layerFlops[l] += flops;
                 layerModelFlops[l] += modelFlops;
@@ -293,16 +302,12 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         layer.flops = layerModelFlops[std::size_t(l)] * systems;
         layer.utilization
             = layer.timeS > 0.0 ? std::min(1.0, layerFlops[std::size_t(l)] / (peakPerSystem * layer.timeS)) : 0.0;
-        // Waiting for weights more than half the time: the stream path binds (or MemoryX's
-        // optimizer, when most of that wait was for the op's update); otherwise the wafer (its
-        // FMACs, or its links when the partial-sum chains are the longer part).
-        if (layerStall[std::size_t(l)] > 0.5 * layer.timeS)
-            layer.bound
-                = layerOptimizerWait[std::size_t(l)] > 0.5 * layerStall[std::size_t(l)] ? "memoryx" : path.bound;
-        else if (full[std::size_t(l)].fabricBound)
-            layer.bound = "fabric";
-        else
-            layer.bound = "compute";
+        double most = -1.0;
+        for (const auto& [bound, time] : layerBoundTime[std::size_t(l)])
+            if (time > most) {
+                most = time;
+                layer.bound = bound;
+            }
         modelFlops += layerModelFlops[std::size_t(l)];
         hardwareFlops += layerFlops[std::size_t(l)];
     }
