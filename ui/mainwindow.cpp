@@ -1,14 +1,16 @@
 #include "ui/mainwindow.h"
 
 #include "ui/compilecontroller.h"
-#include "ui/emptystatepanel.h"
 #include "ui/kernelruncontroller.h"
 #include "ui/messagepanel.h"
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/placementoverlay.h"
 #include "ui/placementpanel.h"
+#include "ui/runcontroller.h"
+#include "ui/scalingpanel.h"
 #include "ui/systempanel.h"
+#include "ui/timelinepanel.h"
 #include "ui/waferview.h"
 
 #include "core/common/units.h"
@@ -62,6 +64,9 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_compiler(new CompileController(this))
     , m_placementPanel(new PlacementPanel(this))
     , m_kernelRunner(new KernelRunController(this))
+    , m_runner(new RunController(this))
+    , m_timelinePanel(new TimelinePanel(this))
+    , m_scalingPanel(new ScalingPanel(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -94,6 +99,14 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_compiler, &CompileController::compiled, this,
         [this](int, std::shared_ptr<const core::ExecutionPlan> plan) { planCompiled(std::move(plan)); });
     connect(m_compiler, &CompileController::failed, this, [this](int, const QString& message) { planFailed(message); });
+    connect(m_runner, &RunController::finished, this, [this](int, const RunOutcome& outcome) { runFinished(outcome); });
+    connect(m_runner, &RunController::failed, this, [this](int, const QString& message) {
+        m_run.reset();
+        m_timelinePanel->clear(tr("The run failed: %1").arg(message));
+        m_scalingPanel->clear(tr("The run failed: %1").arg(message));
+        reportError(message);
+        Q_EMIT settled();
+    });
     connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
     connect(m_placementPanel, &PlacementPanel::runRequested, this, &MainWindow::runSelectedRegion);
     connect(
@@ -209,24 +222,16 @@ void MainWindow::createDocks()
     QDockWidget* system = addDock(tr("System"), QStringLiteral("systemDock"), m_systemPanel, Qt::RightDockWidgetArea);
     QDockWidget* messages
         = addDock(tr("Messages"), QStringLiteral("messagesDock"), m_messages, Qt::BottomDockWidgetArea);
-    QDockWidget* timeline = addDock(tr("Timeline"), QStringLiteral("timelineDock"),
-        new EmptyStatePanel(tr("Timeline"),
-            tr("MemoryX, SwarmX and per-system lanes with stream-in, forward, backward and optimizer phases "
-               "appear here when a model runs."),
-            this),
-        Qt::BottomDockWidgetArea);
-    QDockWidget* scaling = addDock(tr("Scaling"), QStringLiteral("scalingDock"),
-        new EmptyStatePanel(tr("Scaling"),
-            tr("Throughput and efficiency against the number of systems, with the binding limit, "
-               "appear here for a loaded model."),
-            this),
-        Qt::BottomDockWidgetArea);
+    QDockWidget* timeline
+        = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timelinePanel, Qt::BottomDockWidgetArea);
+    QDockWidget* scaling
+        = addDock(tr("Scaling"), QStringLiteral("scalingDock"), m_scalingPanel, Qt::BottomDockWidgetArea);
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, scaling);
-    messages->raise();
+    timeline->raise();
     resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
     resizeDocks({ model, placement }, { 320, 480 }, Qt::Vertical);
-    resizeDocks({ messages }, { 170 }, Qt::Vertical);
+    resizeDocks({ messages }, { 230 }, Qt::Vertical);
 }
 
 const core::SystemSpec& MainWindow::currentSystem() const
@@ -322,6 +327,8 @@ void MainWindow::recompile()
     m_placementPanel->clearPlan(tr("Compiling %1 for %2 (%3) …")
                                     .arg(QString::fromStdString(m_graph->config.name),
                                         QString::fromStdString(currentSystem().displayName), m_modeBox->currentText()));
+    m_runner->cancel();
+    m_run.reset();
     m_compiler->compile(m_graph, currentSystem(), options);
 }
 
@@ -351,6 +358,47 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
         summary += tr(", load imbalance %1").arg(m_plan->loadImbalance, 0, 'f', 3);
     m_messages->addMessage(MessagePanel::Severity::Info, summary);
     statusBar()->showMessage(summary, 10000);
+    // Run the plan on the simulated cluster (and sweep the cluster size for training); the
+    // window is settled once that is on screen too.
+    core::engine::RunOptions options;
+    options.mode
+        = runMode() == core::RunMode::Inference ? core::engine::RunKind::Inference : core::engine::RunKind::Train;
+    m_timelinePanel->clear(
+        tr("Running %1 on the simulated cluster …").arg(QString::fromStdString(m_graph->config.name)));
+    m_scalingPanel->clear(options.mode == core::engine::RunKind::Inference
+            ? tr("The scaling sweep is for training; switch Compile for to training to see it.")
+            : tr("Sweeping 1 to %1 systems …")
+                  .arg(currentSystem().swarmx.supported ? currentSystem().swarmx.maxSystems : 1));
+    m_runner->run(m_graph, m_plan, currentSystem(), options, numSystems());
+}
+
+void MainWindow::runFinished(const RunOutcome& outcome)
+{
+    m_run = outcome.run;
+    m_timelinePanel->setRun(m_run, m_plan);
+    const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());
+    if (outcome.sweep)
+        m_scalingPanel->setSweep(outcome.sweep, numSystems(),
+            tr("%1 on %2: training throughput").arg(name, QString::fromStdString(currentSystem().displayName)));
+    else if (!outcome.sweepError.isEmpty())
+        m_scalingPanel->clear(tr("No scaling sweep: %1").arg(outcome.sweepError));
+    const core::engine::Metrics& m = m_run->metrics;
+    const QString summary = m.mode == "inference"
+        ? tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
+              .arg(name)
+              .arg(m.tokensPerS, 0, 'f', 1)
+              .arg(m.timeToFirstTokenS * 1e3, 0, 'f', 2)
+              .arg(100.0 * m.mfu, 0, 'f', 2)
+        : tr("ran %1 on %2 x %3: step %4 ms, %5 samples/s, MFU %6%, bound by %7")
+              .arg(name)
+              .arg(m.numSystems)
+              .arg(QString::fromStdString(currentSystem().displayName))
+              .arg(m.stepTimeS * 1e3, 0, 'f', 2)
+              .arg(m.samplesPerS, 0, 'f', 1)
+              .arg(100.0 * m.mfu, 0, 'f', 1)
+              .arg(QString::fromStdString(m.bottleneck));
+    m_messages->addMessage(MessagePanel::Severity::Info, summary);
+    statusBar()->showMessage(summary, 10000);
     Q_EMIT settled();
 }
 
@@ -363,6 +411,10 @@ void MainWindow::planFailed(const QString& message)
                              .arg(QString::fromStdString(m_graph ? m_graph->config.name : std::string()),
                                  QString::fromStdString(currentSystem().displayName), message);
     m_placementPanel->clearPlan(text);
+    m_runner->cancel();
+    m_run.reset();
+    m_timelinePanel->clear(text);
+    m_scalingPanel->clear(text);
     m_messages->addMessage(MessagePanel::Severity::Warning, text);
     statusBar()->showMessage(text, 10000);
     showScene();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/compiler/plan.h"
+#include "core/engine/engine.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 #include "ui/meshrenderer.h"
@@ -23,6 +24,10 @@ class KernelRunController;
 class MessagePanel;
 class ModelLoadController;
 class PlacementPanel;
+class RunController;
+class ScalingPanel;
+class TimelinePanel;
+struct RunOutcome;
 class ModelPanel;
 class SystemPanel;
 class WaferView;
@@ -59,6 +64,10 @@ public:
     ModelPanel* modelPanel() const { return m_modelPanel; }
     SystemPanel* systemPanel() const { return m_systemPanel; }
     PlacementPanel* placementPanel() const { return m_placementPanel; }
+    TimelinePanel* timelinePanel() const { return m_timelinePanel; }
+    ScalingPanel* scalingPanel() const { return m_scalingPanel; }
+    // The engine's run of the current plan (null until it is done, or without a plan).
+    std::shared_ptr<const core::engine::RunResult> run() const { return m_run; }
     QString hoverText() const;
 
 Q_SIGNALS:
@@ -82,6 +91,7 @@ private:
     void recompile();
     void planCompiled(std::shared_ptr<const core::ExecutionPlan> plan);
     void planFailed(const QString& message);
+    void runFinished(const RunOutcome& outcome);
     void showScene(); // the system's wafer(s) with the current plan's regions, if any
     void runSelectedRegion(); // its kernel on the cycle-level fabric
 
@@ -95,6 +105,10 @@ private:
     CompileController* m_compiler;
     PlacementPanel* m_placementPanel;
     KernelRunController* m_kernelRunner;
+    RunController* m_runner;
+    TimelinePanel* m_timelinePanel;
+    ScalingPanel* m_scalingPanel;
+    std::shared_ptr<const core::engine::RunResult> m_run;
     std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
     std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system
     int m_selectedRegion = -1; // index into m_plan->regions

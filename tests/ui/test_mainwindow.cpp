@@ -9,12 +9,17 @@
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/placementpanel.h"
+#include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
+#include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
 #include "ui/systempanel.h"
+#include "ui/timelinepanel.h"
 #include "ui/waferview.h"
 
 #include "core/compiler/compiler.h"
+#include "core/engine/engine.h"
+#include "core/engine/scaling.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
@@ -301,6 +306,62 @@ private Q_SLOTS:
         const int shown = scene.regions->front().planIndex;
         window->selectRegion(shown + 1);
         QCOMPARE(window->waferView()->scene().regions->front().planIndex, shown + 1);
+    }
+
+    void compiledModelRunsIntoTheTimelineAndScalingDocks()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(16).isEmpty());
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+        window->openFile(path);
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->run() != nullptr);
+        // The window shows the engine's own run of the same plan (the engine is deterministic).
+        const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
+        core::CompileOptions options;
+        options.numSystems = 16;
+        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
+        const core::engine::RunResult expected
+            = core::engine::run(plan, graph, window->currentSystem(), core::engine::RunOptions {}).value();
+        QCOMPARE(window->run()->metrics.stepTimeS, expected.metrics.stepTimeS);
+        QCOMPARE(window->run()->timeline.events.size(), expected.timeline.events.size());
+
+        // Lanes: the MemoryX -> SwarmX -> CS-X path, the CS-X lanes standing for all 16.
+        ui::TimelinePanel* timeline = window->timelinePanel();
+        QCOMPARE(timeline->laneNames(),
+            QStringList({ QStringLiteral("MemoryX"), QStringLiteral("SwarmX"), QStringLiteral("CS-X I/O (each of 16)"),
+                QStringLiteral("CS-X wafer (each of 16)") }));
+        // The bar under a point is the event drawn there: the middle of the longest wafer event.
+        timeline->plot()->replot();
+        std::size_t longest = 0;
+        for (std::size_t i = 0; i < expected.timeline.events.size(); ++i) {
+            const core::engine::TimelineEvent& e = expected.timeline.events[i];
+            const core::engine::TimelineEvent& best = expected.timeline.events[longest];
+            if (e.lane == core::engine::LaneKind::CsxCompute && e.end - e.start > best.end - best.start)
+                longest = i;
+        }
+        const core::engine::TimelineEvent& event = expected.timeline.events[longest];
+        const QPointF at(timeline->plot()->xAxis->coordToPixel((event.start + event.end) / 2.0 * 1e3),
+            timeline->plot()->yAxis->coordToPixel(3.0));
+        QCOMPARE(timeline->eventAt(at), int(longest));
+
+        // Scaling: the sweep's figure at 16 systems, as the engine computes it.
+        core::engine::ScalingOptions sweep;
+        sweep.numCsx = { 1, 16 };
+        const core::engine::ScalingSweep points = core::engine::scale(graph, window->currentSystem(), sweep).value();
+        const QString speedup = QString::number(points.points.back().speedup, 'f', 2);
+        QVERIFY2(window->scalingPanel()->summary().contains(QStringLiteral("speedup %1").arg(speedup)),
+            qPrintable(window->scalingPanel()->summary()));
+
+        // Inference: one lane per wafer; no sweep.
+        window->setRunMode(core::RunMode::Inference);
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->run() != nullptr);
+        QCOMPARE(window->run()->metrics.mode, std::string("inference"));
+        QVERIFY(timeline->laneNames().contains(QStringLiteral("wafer 0")));
+        QVERIFY(window->scalingPanel()->summary().contains(QStringLiteral("for training")));
     }
 
     void unmappableModelSaysWhyAndShowsNoPlacement()

@@ -1,0 +1,287 @@
+#include "ui/timelinepanel.h"
+
+#include "ui/qcustomplotinclude.h"
+
+#include <QHelpEvent>
+#include <QLabel>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+
+namespace waferscope::ui {
+
+// Draws the bars of every lane straight from the timeline, culled to the visible time range,
+// so tens of thousands of events zoom and pan smoothly.
+class TimelineBars : public QCPLayerable {
+public:
+    struct Bar {
+        int lane = 0;
+        double start = 0.0; // ms
+        double end = 0.0;
+        QColor color;
+    };
+
+    explicit TimelineBars(QCustomPlot* plot)
+        : QCPLayerable(plot)
+    {
+    }
+    std::vector<Bar> bars;
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(false); }
+    QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+    void draw(QCPPainter* painter) override
+    {
+        QCPAxis* x = parentPlot()->xAxis;
+        QCPAxis* y = parentPlot()->yAxis;
+        const QCPRange visible = x->range();
+        painter->setPen(Qt::NoPen);
+        for (const Bar& bar : bars) {
+            if (bar.end < visible.lower || bar.start > visible.upper)
+                continue;
+            const double left = x->coordToPixel(bar.start);
+            const double right = std::max(left + 1.0, x->coordToPixel(bar.end));
+            const double top = y->coordToPixel(bar.lane - 0.38);
+            const double bottom = y->coordToPixel(bar.lane + 0.38);
+            painter->setBrush(bar.color);
+            painter->drawRect(QRectF(QPointF(left, std::min(top, bottom)), QPointF(right, std::max(top, bottom))));
+        }
+    }
+};
+
+QColor TimelinePanel::phaseColor(core::engine::Phase phase)
+{
+    using core::engine::Phase;
+    switch (phase) {
+    case Phase::StreamIn:
+        return QColor(0x4c, 0x8e, 0xda);
+    case Phase::Forward:
+        return QColor(0x3f, 0xb9, 0x50);
+    case Phase::BackwardDelta:
+        return QColor(0xf0, 0x8c, 0x2e);
+    case Phase::BackwardGradient:
+        return QColor(0xc8, 0x5a, 0x12);
+    case Phase::GradientOut:
+        return QColor(0x8e, 0x6b, 0xd8);
+    case Phase::Reduce:
+        return QColor(0xc0, 0x4f, 0xb4);
+    case Phase::OptimizerUpdate:
+        return QColor(0xe0, 0x4a, 0x4a);
+    case Phase::Prefill:
+        return QColor(0x2a, 0xa8, 0xa8);
+    case Phase::Decode:
+        return QColor(0x7a, 0xc9, 0x43);
+    }
+    return Qt::gray;
+}
+
+TimelinePanel::TimelinePanel(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_bars(new TimelineBars(m_plot))
+    , m_cursor(new QCPItemStraightLine(m_plot))
+    , m_summary(new QLabel(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 2, 4, 2);
+    layout->setSpacing(2);
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_plot, 1);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_plot->xAxis->setLabel(tr("time (ms)"));
+    m_plot->yAxis->setRangeReversed(true);
+    m_plot->yAxis->grid()->setVisible(false);
+    m_cursor->setPen(QPen(QColor(0xd0, 0x30, 0x30), 1.5));
+    m_cursor->setVisible(false);
+    m_plot->installEventFilter(this);
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
+        if (event->button() != Qt::LeftButton || !m_run)
+            return;
+        const double ms = m_plot->xAxis->pixelToCoord(event->position().x());
+        setCursorTime(ms / 1e3);
+        Q_EMIT timeSelected(ms / 1e3);
+    });
+    clear(tr("The timeline of a run appears here once a model is compiled."));
+}
+
+void TimelinePanel::clear(const QString& message)
+{
+    m_run.reset();
+    m_bars->bars.clear();
+    m_laneOfEvent.clear();
+    m_laneNames.clear();
+    m_cursor->setVisible(false);
+    m_summary->setText(message);
+    m_plot->replot();
+}
+
+void TimelinePanel::setRun(
+    std::shared_ptr<const core::engine::RunResult> run, std::shared_ptr<const core::ExecutionPlan> plan)
+{
+    using core::engine::LaneKind;
+    m_run = std::move(run);
+    const core::engine::Metrics& metrics = m_run->metrics;
+    // Lanes in a fixed order: the MemoryX -> SwarmX -> CS-X path, then wafers or stages, then links.
+    std::map<std::pair<int, int>, QString> lanes; // (order, index) -> name
+    const auto laneKey = [&](const core::engine::TimelineEvent& event) -> std::pair<int, int> {
+        switch (event.lane) {
+        case LaneKind::MemoryX:
+            return { 0, 0 };
+        case LaneKind::SwarmX:
+            return { 1, 0 };
+        case LaneKind::CsxIo:
+            return { 2, 0 };
+        case LaneKind::CsxCompute:
+            return { 3, 0 };
+        case LaneKind::Region: {
+            const core::Region& region = plan->regions[std::size_t(event.laneIndex)];
+            return plan->mode == core::ExecutionMode::Inference ? std::pair { 4, region.system }
+                                                                : std::pair { 5, region.stage };
+        }
+        case LaneKind::WaferLink:
+            return { 6, event.laneIndex };
+        }
+        return { 7, 0 };
+    };
+    const auto laneName = [&](std::pair<int, int> key) {
+        const QString systems = metrics.numSystems > 1 ? tr(" (each of %1)").arg(metrics.numSystems) : QString();
+        switch (key.first) {
+        case 0:
+            return tr("MemoryX");
+        case 1:
+            return tr("SwarmX");
+        case 2:
+            return tr("CS-X I/O") + systems;
+        case 3:
+            return tr("CS-X wafer") + systems;
+        case 4:
+            return tr("wafer %1").arg(key.second);
+        case 5:
+            return tr("stage %1").arg(key.second);
+        case 6:
+            return tr("link %1 → %2").arg(key.second).arg(key.second + 1);
+        default:
+            return tr("other");
+        }
+    };
+    for (const core::engine::TimelineEvent& event : m_run->timeline.events) {
+        const auto key = laneKey(event);
+        lanes.emplace(key, laneName(key));
+    }
+    std::map<std::pair<int, int>, int> laneIndex;
+    m_laneNames.clear();
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (const auto& [key, name] : lanes) {
+        laneIndex[key] = int(m_laneNames.size());
+        ticker->addTick(double(m_laneNames.size()), name);
+        m_laneNames.push_back(name);
+    }
+    m_bars->bars.clear();
+    m_laneOfEvent.clear();
+    for (const core::engine::TimelineEvent& event : m_run->timeline.events) {
+        const int lane = laneIndex[laneKey(event)];
+        m_laneOfEvent.push_back(lane);
+        m_bars->bars.push_back({ lane, event.start * 1e3, event.end * 1e3, phaseColor(event.phase) });
+    }
+    m_plot->yAxis->setTicker(ticker);
+    // Room for every lane's label (the dock grows to fit).
+    m_plot->setMinimumHeight(std::max(110, int(m_laneNames.size()) * 20 + 50));
+    m_plot->yAxis->setRange(-0.6, double(m_laneNames.size()) - 0.4);
+    m_plot->xAxis->setRange(0.0, std::max(1e-6, m_run->timeline.span * 1e3));
+    m_cursor->setVisible(false);
+    QString text;
+    if (metrics.mode == "inference")
+        text = tr("Prefill of %1 tokens, then %2 decode step(s): %3 tokens/s per user, first token after %4 ms.")
+                   .arg(metrics.promptTokens)
+                   .arg(metrics.stepTimesS.size())
+                   .arg(metrics.tokensPerS, 0, 'f', 1)
+                   .arg(metrics.timeToFirstTokenS * 1e3, 0, 'f', 3);
+    else
+        text = tr("%1 step(s) of %2 ms (%3): %4 samples/s, MFU %5%, bound by %6.")
+                   .arg(metrics.stepTimesS.size())
+                   .arg(metrics.stepTimeS * 1e3, 0, 'f', 3)
+                   .arg(QString::fromStdString(metrics.execution))
+                   .arg(metrics.samplesPerS, 0, 'f', 1)
+                   .arg(100.0 * metrics.mfu, 0, 'f', 1)
+                   .arg(QString::fromStdString(metrics.bottleneck));
+    // A legend of the phases this run has, in their colours.
+    std::vector<bool> present(int(core::engine::Phase::Decode) + 1, false);
+    for (const core::engine::TimelineEvent& event : m_run->timeline.events)
+        present[std::size_t(event.phase)] = true;
+    QString legend;
+    for (std::size_t phase = 0; phase < present.size(); ++phase)
+        if (present[phase]) {
+            const auto p = core::engine::Phase(phase);
+            legend += QStringLiteral(" <span style=\"color:%1\">&#9632;</span>&nbsp;%2")
+                          .arg(phaseColor(p).name(), QString::fromUtf8(core::engine::toString(p)).replace('_', ' '));
+        }
+    m_summary->setText(text.toHtmlEscaped() + QStringLiteral("&nbsp;&nbsp;") + legend);
+    m_plot->replot();
+}
+
+void TimelinePanel::setCursorTime(double seconds)
+{
+    m_cursor->point1->setCoords(seconds * 1e3, 0.0);
+    m_cursor->point2->setCoords(seconds * 1e3, 1.0);
+    m_cursor->setVisible(true);
+    m_plot->replot();
+}
+
+int TimelinePanel::eventAt(const QPointF& pixel) const
+{
+    if (!m_run)
+        return -1;
+    const double ms = m_plot->xAxis->pixelToCoord(pixel.x());
+    const double laneCoord = m_plot->yAxis->pixelToCoord(pixel.y());
+    const int lane = int(std::lround(laneCoord));
+    if (std::fabs(laneCoord - lane) > 0.4)
+        return -1;
+    // One pixel of slack, so that short events stay hoverable when zoomed out.
+    const double slack = std::fabs(m_plot->xAxis->pixelToCoord(pixel.x() + 1.0) - ms);
+    for (std::size_t i = 0; i < m_run->timeline.events.size(); ++i) {
+        const core::engine::TimelineEvent& event = m_run->timeline.events[i];
+        if (m_laneOfEvent[i] == lane && event.start * 1e3 <= ms + slack && ms - slack <= event.end * 1e3)
+            return int(i);
+    }
+    return -1;
+}
+
+bool TimelinePanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_plot && event->type() == QEvent::ToolTip && m_run) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        const int index = eventAt(help->pos());
+        if (index < 0) {
+            QToolTip::hideText();
+            return true;
+        }
+        const core::engine::TimelineEvent& e = m_run->timeline.events[std::size_t(index)];
+        const auto& layers = m_run->metrics.layers;
+        const QString layer = e.layer >= 0 && std::size_t(e.layer) < layers.size()
+            ? QString::fromStdString(layers[std::size_t(e.layer)].name)
+            : tr("(whole model)");
+        QString text = tr("<b>%1</b> %2<br>%3, step %4, micro-batch %5<br>%6 ms → %7 ms (%8 ms)")
+                           .arg(layer, QString::fromUtf8(core::engine::toString(e.phase)),
+                               m_laneNames[m_laneOfEvent[std::size_t(index)]])
+                           .arg(e.iteration)
+                           .arg(e.microBatch)
+                           .arg(e.start * 1e3, 0, 'f', 4)
+                           .arg(e.end * 1e3, 0, 'f', 4)
+                           .arg((e.end - e.start) * 1e3, 0, 'f', 4);
+        if (e.bytes > 0.0)
+            text += tr("<br>%1 MB moved").arg(e.bytes / 1e6, 0, 'f', 2);
+        if (e.flops > 0.0)
+            text += tr("<br>%1 TFLOP").arg(e.flops / 1e12, 0, 'f', 4);
+        QToolTip::showText(help->globalPos(), text, m_plot);
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace waferscope::ui
