@@ -107,6 +107,21 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         reportError(message);
         Q_EMIT settled();
     });
+    // The timeline's cursor selects what the wafer runs at that moment.
+    connect(m_timelinePanel, &TimelinePanel::timeSelected, this, [this](double seconds) {
+        if (!m_run || !m_plan)
+            return;
+        for (const core::engine::TimelineEvent& event : m_run->timeline.events) {
+            const bool onWafer
+                = event.lane == core::engine::LaneKind::CsxCompute || event.lane == core::engine::LaneKind::Region;
+            if (!onWafer || event.layer < 0 || seconds < event.start || seconds >= event.end)
+                continue;
+            const int region = m_run->metrics.layers[std::size_t(event.layer)].region;
+            if (region >= 0)
+                selectRegion(region);
+            return;
+        }
+    });
     connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
     connect(m_placementPanel, &PlacementPanel::runRequested, this, &MainWindow::runSelectedRegion);
     connect(

@@ -346,6 +346,10 @@ private Q_SLOTS:
         const QPointF at(timeline->plot()->xAxis->coordToPixel((event.start + event.end) / 2.0 * 1e3),
             timeline->plot()->yAxis->coordToPixel(3.0));
         QCOMPARE(timeline->eventAt(at), int(longest));
+        // A click there moves the cursor and shows that op on the wafer.
+        QTest::mouseClick(timeline->plot(), Qt::LeftButton, Qt::NoModifier, at.toPoint());
+        const int region = expected.metrics.layers[std::size_t(event.layer)].region;
+        QCOMPARE(window->waferView()->scene().regions->front().planIndex, region);
 
         // Scaling: the sweep's figure at 16 systems, as the engine computes it.
         core::engine::ScalingOptions sweep;
