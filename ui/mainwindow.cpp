@@ -8,6 +8,7 @@
 #include "ui/placementoverlay.h"
 #include "ui/placementpanel.h"
 #include "ui/runcontroller.h"
+#include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
@@ -25,12 +26,15 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QTableView>
 #include <QToolBar>
 #include <QToolTip>
 
@@ -67,6 +71,9 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_runner(new RunController(this))
     , m_timelinePanel(new TimelinePanel(this))
     , m_scalingPanel(new ScalingPanel(this))
+    , m_layerModel(new RunLayerTableModel(this))
+    , m_layerSorted(new QSortFilterProxyModel(this))
+    , m_layerTable(new QTableView(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -102,6 +109,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_runner, &RunController::finished, this, [this](int, const RunOutcome& outcome) { runFinished(outcome); });
     connect(m_runner, &RunController::failed, this, [this](int, const QString& message) {
         m_run.reset();
+        m_layerModel->setRun(nullptr);
         m_timelinePanel->clear(tr("The run failed: %1").arg(message));
         m_scalingPanel->clear(tr("The run failed: %1").arg(message));
         reportError(message);
@@ -122,6 +130,21 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
             return;
         }
     });
+    // A layer picked in the Layers dock: its region on the wafer, the cursor at its first event.
+    connect(m_layerTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+        [this](const QModelIndex& current) {
+            if (!m_run || !current.isValid())
+                return;
+            const int layer = m_layerSorted->mapToSource(current).row();
+            const int region = m_run->metrics.layers[std::size_t(layer)].region;
+            if (region >= 0 && region != m_selectedRegion)
+                selectRegion(region);
+            for (const core::engine::TimelineEvent& event : m_run->timeline.events)
+                if (event.layer == layer) {
+                    m_timelinePanel->setCursorTime(event.start);
+                    break;
+                }
+        });
     connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
     connect(m_placementPanel, &PlacementPanel::runRequested, this, &MainWindow::runSelectedRegion);
     connect(
@@ -241,8 +264,21 @@ void MainWindow::createDocks()
         = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timelinePanel, Qt::BottomDockWidgetArea);
     QDockWidget* scaling
         = addDock(tr("Scaling"), QStringLiteral("scalingDock"), m_scalingPanel, Qt::BottomDockWidgetArea);
+    m_layerSorted->setSourceModel(m_layerModel);
+    m_layerSorted->setSortRole(Qt::UserRole);
+    m_layerTable->setModel(m_layerSorted);
+    m_layerTable->setSortingEnabled(true);
+    m_layerTable->sortByColumn(RunLayerTableModel::NameColumn, Qt::AscendingOrder);
+    m_layerTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_layerTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_layerTable->verticalHeader()->hide();
+    m_layerTable->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_layerTable->setWordWrap(false);
+    m_layerTable->horizontalHeader()->setStretchLastSection(true);
+    QDockWidget* layers = addDock(tr("Layers"), QStringLiteral("layersDock"), m_layerTable, Qt::BottomDockWidgetArea);
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, scaling);
+    tabifyDockWidget(scaling, layers);
     timeline->raise();
     resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
     resizeDocks({ model, placement }, { 320, 480 }, Qt::Vertical);
@@ -344,6 +380,7 @@ void MainWindow::recompile()
                                         QString::fromStdString(currentSystem().displayName), m_modeBox->currentText()));
     m_runner->cancel();
     m_run.reset();
+    m_layerModel->setRun(nullptr);
     m_compiler->compile(m_graph, currentSystem(), options);
 }
 
@@ -391,6 +428,8 @@ void MainWindow::runFinished(const RunOutcome& outcome)
 {
     m_run = outcome.run;
     m_timelinePanel->setRun(m_run, m_plan);
+    m_layerModel->setRun(m_run);
+    m_layerTable->resizeColumnsToContents();
     const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());
     if (outcome.sweep)
         m_scalingPanel->setSweep(outcome.sweep, numSystems(),
@@ -428,6 +467,7 @@ void MainWindow::planFailed(const QString& message)
     m_placementPanel->clearPlan(text);
     m_runner->cancel();
     m_run.reset();
+    m_layerModel->setRun(nullptr);
     m_timelinePanel->clear(text);
     m_scalingPanel->clear(text);
     m_messages->addMessage(MessagePanel::Severity::Warning, text);

@@ -16,6 +16,8 @@ class QComboBox;
 class QDockWidget;
 class QLabel;
 class QSpinBox;
+class QSortFilterProxyModel;
+class QTableView;
 
 namespace waferscope::ui {
 
@@ -25,6 +27,7 @@ class MessagePanel;
 class ModelLoadController;
 class PlacementPanel;
 class RunController;
+class RunLayerTableModel;
 class ScalingPanel;
 class TimelinePanel;
 struct RunOutcome;
@@ -66,6 +69,8 @@ public:
     PlacementPanel* placementPanel() const { return m_placementPanel; }
     TimelinePanel* timelinePanel() const { return m_timelinePanel; }
     ScalingPanel* scalingPanel() const { return m_scalingPanel; }
+    // The Layers dock: the run's layers (time, utilization, bound), sortable.
+    QTableView* layerTable() const { return m_layerTable; }
     // The engine's run of the current plan (null until it is done, or without a plan).
     std::shared_ptr<const core::engine::RunResult> run() const { return m_run; }
     QString hoverText() const;
@@ -108,6 +113,9 @@ private:
     RunController* m_runner;
     TimelinePanel* m_timelinePanel;
     ScalingPanel* m_scalingPanel;
+    RunLayerTableModel* m_layerModel;
+    QSortFilterProxyModel* m_layerSorted;
+    QTableView* m_layerTable;
     std::shared_ptr<const core::engine::RunResult> m_run;
     std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
     std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system

@@ -15,9 +15,11 @@ RunController::RunController(QObject* parent)
     qRegisterMetaType<waferscope::ui::RunOutcome>("waferscope::ui::RunOutcome");
 }
 
-std::vector<int> RunController::sweepCounts(const core::SystemSpec& system, int current)
+std::vector<int> RunController::sweepCounts(const core::SystemSpec& system, int current, std::int64_t globalBatch)
 {
-    const int limit = system.swarmx.supported ? std::max(1, system.swarmx.maxSystems) : 1;
+    int limit = system.swarmx.supported ? std::max(1, system.swarmx.maxSystems) : 1;
+    if (globalBatch > 0)
+        limit = int(std::min<std::int64_t>(limit, globalBatch));
     std::vector<int> counts;
     for (int count = 1; count < limit; count *= 2)
         counts.push_back(count);
@@ -43,7 +45,7 @@ int RunController::run(std::shared_ptr<const core::ModelGraph> graph, std::share
                 outcome.run = std::make_shared<const core::engine::RunResult>(std::move(result).value());
                 if (options.mode != core::engine::RunKind::Inference) {
                     core::engine::ScalingOptions scaling;
-                    scaling.numCsx = sweepCounts(system, numCsx);
+                    scaling.numCsx = sweepCounts(system, numCsx, graph->config.batchSize);
                     scaling.mode = options.mode;
                     core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(*graph, system, scaling);
                     if (sweep)

@@ -32,9 +32,10 @@ public:
         const core::SystemSpec& system, const core::engine::RunOptions& options, int numCsx);
     void cancel() { ++m_latestJob; }
 
-    // The cluster sizes a sweep covers for a generation: powers of two up to its largest cluster,
-    // that cluster itself, and `current`.
-    static std::vector<int> sweepCounts(const core::SystemSpec& system, int current);
+    // The cluster sizes a sweep covers for a generation: powers of two up to its largest cluster
+    // (or the global batch, when that is smaller: each system needs a sample), that limit itself,
+    // and `current`.
+    static std::vector<int> sweepCounts(const core::SystemSpec& system, int current, std::int64_t globalBatch);
 
 Q_SIGNALS:
     void finished(int jobId, waferscope::ui::RunOutcome outcome);

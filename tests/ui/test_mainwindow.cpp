@@ -11,6 +11,7 @@
 #include "ui/placementpanel.h"
 #include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
+#include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
 #include "ui/systempanel.h"
@@ -27,6 +28,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
@@ -350,6 +352,20 @@ private Q_SLOTS:
         QTest::mouseClick(timeline->plot(), Qt::LeftButton, Qt::NoModifier, at.toPoint());
         const int region = expected.metrics.layers[std::size_t(event.layer)].region;
         QCOMPARE(window->waferView()->scene().regions->front().planIndex, region);
+
+        // Layers dock: one row per layer; sorted by time, the slowest comes first, and picking it
+        // shows its op on the wafer.
+        QTableView* layers = window->layerTable();
+        QCOMPARE(layers->model()->rowCount(), int(expected.metrics.layers.size()));
+        layers->sortByColumn(ui::RunLayerTableModel::TimeColumn, Qt::DescendingOrder);
+        std::size_t slowest = 0;
+        for (std::size_t i = 0; i < expected.metrics.layers.size(); ++i)
+            if (expected.metrics.layers[i].timeS > expected.metrics.layers[slowest].timeS)
+                slowest = i;
+        QCOMPARE(layers->model()->index(0, ui::RunLayerTableModel::NameColumn).data().toString(),
+            QString::fromStdString(expected.metrics.layers[slowest].name));
+        layers->setCurrentIndex(layers->model()->index(0, 0));
+        QCOMPARE(window->waferView()->scene().regions->front().planIndex, expected.metrics.layers[slowest].region);
 
         // Scaling: the sweep's figure at 16 systems, as the engine computes it.
         core::engine::ScalingOptions sweep;
