@@ -94,6 +94,26 @@ bool isStreamedMatrix(Op::Kind kind)
         || kind == Op::Kind::MoeRouter;
 }
 
+Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, Metrics& metrics)
+{
+    const int systems = std::max(1, context.plan.numSystems);
+    BatchSplit split;
+    split.global = context.options.globalBatch > 0 ? context.options.globalBatch : context.graph.config.batchSize;
+    if (split.global <= 0) {
+        split.global = fallback;
+        metrics.notes.push_back("the config sets no batch_size; " + std::to_string(fallback) + " samples are run");
+    }
+    if (split.global < systems)
+        return Diagnostic { "--num_csx", 0, 0,
+            "the global batch of " + std::to_string(split.global) + " samples cannot be split over "
+                + std::to_string(systems) + " systems (each needs at least one sample)" };
+    split.perSystem = (split.global + systems - 1) / systems;
+    if (split.global % systems != 0)
+        metrics.notes.push_back("batch_size " + std::to_string(split.global) + " is not a multiple of num_csx "
+            + std::to_string(systems) + "; each system runs " + std::to_string(split.perSystem) + " samples");
+    return split;
+}
+
 void finishMetrics(Metrics& metrics, const Context& context)
 {
     metrics.system = context.plan.system;

@@ -31,6 +31,15 @@ struct Context {
 
 bool isStreamedMatrix(Op::Kind kind); // ops the streamed GEMM executes
 
+// The global batch of a training run (the option, else the config's batch_size, else
+// `fallback` with a note) split evenly over the plan's systems. Errors when a system would get
+// no sample.
+struct BatchSplit {
+    std::int64_t global = 0;
+    std::int64_t perSystem = 0;
+};
+Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, Metrics& metrics);
+
 // Fills metrics.layers[...].bound shares into the run's bottleneck (the bound holding the most
 // layer time) and the fields every mode reports.
 void finishMetrics(Metrics& metrics, const Context& context);

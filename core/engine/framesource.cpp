@@ -1,5 +1,6 @@
 #include "core/engine/framesource.h"
 
+#include "core/compiler/compiler.h"
 #include "core/engine/enginedetail.h"
 
 #include <tbb/parallel_for.h>
@@ -64,16 +65,12 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
         } else {
             // GEMV: each broadcast link carries its column's x slice, each reduce link its row's
             // partial y, over the kernel's cycles.
-            const bool turned = region.kernel.broadcast == fabric::East;
-            const double rows = double(std::max(1, turned ? region.rect.w : region.rect.h));
-            const double cols = double(std::max(1, turned ? region.rect.h : region.rect.w));
-            fabric::KernelConfig config;
-            config.matrixRows = int(op.outFeatures);
-            config.matrixCols = int(op.inFeatures);
-            config.regionRows = int(std::min<double>(rows, double(op.outFeatures)));
-            config.regionCols = int(std::min<double>(cols, double(op.inFeatures)));
-            config.simdWidth = simd;
-            const KernelCost cost = costKernel(config, calibration, hop);
+            const Expected<fabric::KernelConfig> config = fabricKernelFor(region, graph, system);
+            if (!config)
+                continue;
+            const double rows = double(config->regionRows);
+            const double cols = double(config->regionCols);
+            const KernelCost cost = costKernel(*config, calibration, hop);
             load.broadcastLoad = clamp01(double(op.inFeatures) / cols / std::max(1.0, cost.cycles));
             load.reduceLoad = clamp01(double(op.outFeatures) / rows / std::max(1.0, cost.cycles));
         }

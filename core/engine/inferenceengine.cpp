@@ -10,10 +10,12 @@
 // Prefill: the prompt's tokens enter back to back, so the first token takes one decode latency
 // and each further one the interval of the busiest region. Several users fill the regions a
 // single user leaves idle, up to that same interval.
+#include "core/compiler/compiler.h"
 #include "core/engine/enginedetail.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace waferscope::core::engine::detail {
 
@@ -41,17 +43,13 @@ RegionTiming timeRegion(const Context& c, const Region& region)
     const double crossing = double(region.rect.w + region.rect.h) * c.hop;
     RegionTiming timing;
     const double density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
-    if (isStreamedMatrix(op.kind) && region.kernel.kind == KernelPlan::Kind::Gemv) {
-        // The plan's GEMV, possibly turned a quarter (x along rows, y reduced down columns).
-        const bool turned = region.kernel.broadcast == fabric::East;
-        fabric::KernelConfig config;
-        config.kind = fabric::KernelKind::Gemv;
-        config.matrixRows = int(op.outFeatures);
-        config.matrixCols = int(op.inFeatures);
-        config.regionRows = int(std::min<std::int64_t>(turned ? region.rect.w : region.rect.h, op.outFeatures));
-        config.regionCols = int(std::min<std::int64_t>(turned ? region.rect.h : region.rect.w, op.inFeatures));
-        config.simdWidth = c.simd;
-        const KernelCost cost = costKernel(config, c.calibration, c.hop);
+    // GEMV regions: the kernel the fabric runs for them (core::fabricKernelFor) in closed form.
+    std::optional<fabric::KernelConfig> gemv;
+    if (isStreamedMatrix(op.kind))
+        if (Expected<fabric::KernelConfig> config = fabricKernelFor(region, c.graph, c.system))
+            gemv = *config;
+    if (gemv) {
+        const KernelCost cost = costKernel(*gemv, c.calibration, c.hop);
         timing.latencyCycles = cost.cycles;
         timing.busyCycles = cost.computeCycles;
         timing.fmacs = cost.fmacs * density;
@@ -206,13 +204,16 @@ Expected<RunResult> runInference(const Context& c)
     m.utilization.io = plan.numSystems > 1 ? std::min(1.0, interWaferS / latencyS) : 0.0;
     m.utilization.fabric = std::min(1.0, hopS / latencyS);
 
-    // Layers: each region's share of the token's latency (side-by-side ops: the slowest).
+    // Layers: each region's share of the token's latency; side-by-side ops overlap, so each
+    // counts only the time past the ones before it.
+    double covered = 0.0;
     for (const Step& step : steps) {
         LayerMetrics layer;
+        layer.timeS = std::max(0.0, step.end - std::max(step.start, covered));
+        covered = std::max(covered, step.end);
         if (step.region < 0) {
             layer.name = "wafer " + std::to_string(step.from) + " -> " + std::to_string(step.to);
             layer.kind = "wafer_link";
-            layer.timeS = step.end - step.start;
             layer.bound = "io";
         } else {
             const Region& region = plan.regions[std::size_t(step.region)];
@@ -223,7 +224,6 @@ Expected<RunResult> runInference(const Context& c)
             layer.region = step.region;
             layer.params = op.nonzeroParams;
             layer.flops = timing.flops * double(users);
-            layer.timeS = step.end - step.start;
             layer.utilization = std::min(1.0,
                 timing.fmacs / (double(std::max<std::int64_t>(1, region.rect.area())) * c.simd * timing.latencyCycles));
             // Compute-bound while the FMAC (or SIMD) cycles are the larger part of the region's
@@ -231,16 +231,6 @@ Expected<RunResult> runInference(const Context& c)
             layer.bound = timing.busyCycles >= 0.5 * timing.latencyCycles ? "compute" : "latency";
         }
         m.layers.push_back(layer);
-    }
-    // Side-by-side ops overlap: count each group once, at its slowest op.
-    {
-        double covered = 0.0;
-        for (std::size_t i = 0; i < steps.size(); ++i) {
-            const double end = steps[i].end;
-            const double start = std::max(steps[i].start, covered);
-            m.layers[i].timeS = std::max(0.0, end - start);
-            covered = std::max(covered, end);
-        }
     }
 
     // Timeline: the prompt, then the decode steps; one lane per region and per wafer link.

@@ -19,16 +19,11 @@ Expected<RunResult> runPipelined(const Context& c)
     const int systems = std::max(1, plan.numSystems);
     RunResult result;
     Metrics& m = result.metrics;
-    std::int64_t globalBatch = c.options.globalBatch > 0 ? c.options.globalBatch : config.batchSize;
-    if (globalBatch <= 0) {
-        globalBatch = std::int64_t(plan.replicas) * systems;
-        m.notes.push_back("the config sets no batch_size; one sample per pipeline copy is run");
-    }
-    if (globalBatch < systems)
-        return Diagnostic { "--num_csx", 0, 0,
-            "the global batch of " + std::to_string(globalBatch) + " samples cannot be split over "
-                + std::to_string(systems) + " systems" };
-    const std::int64_t perSystem = (globalBatch + systems - 1) / systems;
+    const Expected<BatchSplit> batch = splitBatch(c, std::int64_t(std::max(1, plan.replicas)) * systems, m);
+    if (!batch)
+        return batch.error();
+    const std::int64_t globalBatch = batch->global;
+    const std::int64_t perSystem = batch->perSystem;
     const int replicas = std::max(1, plan.replicas);
     const std::int64_t perReplica = (perSystem + replicas - 1) / replicas;
 
@@ -38,7 +33,6 @@ Expected<RunResult> runPipelined(const Context& c)
     double slowest = 0.0;
     int slowestRegion = -1;
     std::map<int, double> stageTime; // one sample through each stage, both directions
-    double fmacWork = 0.0; // FLOPs per sample, all regions of one replica
     for (int r = 0; r < int(plan.regions.size()); ++r) {
         const Region& region = plan.regions[std::size_t(r)];
         if (region.replica != 0)
@@ -106,7 +100,6 @@ Expected<RunResult> runPipelined(const Context& c)
     }
     m.modelFlopsPerStep = modelFlopsPerSample * double(globalBatch);
     m.hardwareFlopsPerStep = m.modelFlopsPerStep;
-    (void)fmacWork;
 
     for (int r = 0; r < int(plan.regions.size()); ++r) {
         const Region& region = plan.regions[std::size_t(r)];

@@ -102,24 +102,17 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     const ModelConfig& config = c.graph.config;
     const bool train = c.options.mode == RunKind::Train;
     const int systems = std::max(1, plan.numSystems);
-    std::int64_t globalBatch = c.options.globalBatch > 0 ? c.options.globalBatch : config.batchSize;
-    Metrics metrics;
-    if (globalBatch <= 0) {
-        globalBatch = plan.microBatch * systems;
-        metrics.notes.push_back("the config sets no batch_size; one micro-batch per system is run");
-    }
-    if (globalBatch < systems)
-        return Diagnostic { "--num_csx", 0, 0,
-            "the global batch of " + std::to_string(globalBatch) + " samples cannot be split over "
-                + std::to_string(systems) + " systems (each needs at least one sample)" };
-    const std::int64_t perSystem = (globalBatch + systems - 1) / systems;
-    if (globalBatch % systems != 0)
-        metrics.notes.push_back("batch_size " + std::to_string(globalBatch) + " is not a multiple of num_csx "
-            + std::to_string(systems) + "; each system runs " + std::to_string(perSystem) + " samples");
+    RunResult result;
+    Metrics& m = result.metrics;
+    const Expected<BatchSplit> batch = splitBatch(c, plan.microBatch * systems, m);
+    if (!batch)
+        return batch.error();
+    const std::int64_t globalBatch = batch->global;
+    const std::int64_t perSystem = batch->perSystem;
     const std::int64_t micro = std::max<std::int64_t>(1, std::min(plan.microBatch, perSystem));
     const std::int64_t microCount = (perSystem + micro - 1) / micro;
     if (plan.maxMicroBatch > 0 && plan.maxMicroBatch < perSystem && microCount > 1)
-        metrics.notes.push_back("SRAM holds the activations of " + std::to_string(plan.maxMicroBatch)
+        m.notes.push_back("SRAM holds the activations of " + std::to_string(plan.maxMicroBatch)
             + " samples at most: " + std::to_string(perSystem) + " samples per system run as "
             + std::to_string(microCount) + " micro-batches, each streaming every weight again");
 
@@ -145,29 +138,27 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         layer.name = region.opName;
         layer.kind = toString(c.graph.ops[std::size_t(region.op)].kind);
         layer.params = params;
-        metrics.layers.push_back(layer);
+        m.layers.push_back(layer);
     }
 
     // One step's work, in order.
     std::vector<Item> items;
-    for (std::int64_t m = 0; m < microCount; ++m) {
-        const std::int64_t samples = m + 1 == microCount ? lastMicro : micro;
+    for (std::int64_t mb = 0; mb < microCount; ++mb) {
+        const std::int64_t samples = mb + 1 == microCount ? lastMicro : micro;
         for (int l = 0; l < layers; ++l)
-            items.push_back({ l, false, int(m), samples });
+            items.push_back({ l, false, int(mb), samples });
         if (train)
             for (int l = layers - 1; l >= 0; --l)
-                items.push_back({ l, true, int(m), samples });
+                items.push_back({ l, true, int(mb), samples });
     }
 
     const int shown = c.options.maxSteps;
     const int simulated = std::max(2, shown); // the last step is the steady state
-    RunResult result;
-    std::vector<double> optimizerDone(std::size_t(layers), 0.0);
-    std::vector<double> layerTime(std::size_t(layers), 0.0);
+    std::vector<double> optimizerDone(count, 0.0);
+    std::vector<double> layerTime(count, 0.0);
     std::vector<std::map<std::string, double>> layerBoundTime(count); // time per bound
-    std::vector<double> layerFabric(std::size_t(layers), 0.0);
-    std::vector<double> layerFlops(std::size_t(layers), 0.0);
-    std::vector<double> layerModelFlops(std::size_t(layers), 0.0);
+    std::vector<double> layerFlops(count, 0.0);
+    std::vector<double> layerModelFlops(count, 0.0);
     double linkInFree = 0.0;
     double linkOutFree = 0.0;
     double computeFree = 0.0;
@@ -237,7 +228,6 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                                                              : "compute";
                 layerBoundTime[l][bound] += held;
                 result.metrics.boundTimeS[bound] += held;
-                layerFabric[l] += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
                 layerFlops[l] += flops;
                 layerModelFlops[l] += modelFlops;
                 bytesIn += inBytes;
@@ -263,7 +253,7 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                 optimizerFree = updateEnd;
                 optimizerDone[l] = updateEnd;
                 emit(step, LaneKind::MemoryX, Phase::OptimizerUpdate, item, updateStart, updateEnd, 0.0,
-                    double(metrics.layers[l].params) * 10.0);
+                    double(m.layers[l].params) * 10.0);
                 if (steady)
                     optimizerBusy += optimizerS[l];
             }
@@ -275,9 +265,6 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     for (const TimelineEvent& event : result.timeline.events)
         result.timeline.span = std::max(result.timeline.span, event.end);
 
-    Metrics& m = result.metrics;
-    m.notes = std::move(metrics.notes);
-    m.layers = std::move(metrics.layers);
     m.stepTimesS.assign(stepTimes.begin(), stepTimes.begin() + shown);
     m.stepTimeS = stepTimes.back();
     m.numCsx = systems;
