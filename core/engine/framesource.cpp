@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <map>
 
 namespace waferscope::core::engine {
 
@@ -38,6 +39,11 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
             m_steps.push_back(i);
     std::stable_sort(m_steps.begin(), m_steps.end(),
         [&](std::size_t a, std::size_t b) { return m_timeline.events[a].start < m_timeline.events[b].start; });
+    m_stepInfo.reserve(m_steps.size());
+    for (std::size_t index : m_steps) {
+        const TimelineEvent& e = m_timeline.events[index];
+        m_stepInfo.push_back({ e.start, e.end, e.iteration, e.layer, e.microBatch, e.phase });
+    }
 
     // Link loads of each region's kernel: wavelets per link per cycle on its broadcast and reduce
     // directions, from the same cost model the engine timed it with.
@@ -158,6 +164,159 @@ EngineFrame FrameSource::frameFor(int iteration, int layer, Phase phase, int waf
             return render({ index }, wafer, event.start);
     }
     return render({}, wafer, 0.0);
+}
+
+EngineFrame FrameSource::frameAtStep(std::size_t index, int wafer) const
+{
+    if (index >= m_steps.size())
+        return render({}, wafer, m_timeline.span);
+    const FrameStep& step = m_stepInfo[index];
+    std::vector<std::size_t> active { m_steps[index] };
+    for (std::size_t other : m_steps) {
+        const TimelineEvent& event = m_timeline.events[other];
+        if (other != m_steps[index] && event.start <= step.start && step.start < event.end)
+            active.push_back(other);
+    }
+    // The step's own work last, so the frame is labelled with it.
+    std::rotate(active.begin(), active.begin() + 1, active.end());
+    EngineFrame frame = render(active, wafer, step.start);
+    frame.layer = step.layer;
+    frame.phase = step.phase;
+    frame.iteration = step.iteration;
+    return frame;
+}
+
+std::size_t FrameSource::stepAt(double time) const
+{
+    const auto after = std::upper_bound(
+        m_stepInfo.begin(), m_stepInfo.end(), time, [](double t, const FrameStep& step) { return t < step.start; });
+    return after == m_stepInfo.begin() ? 0 : std::size_t(after - m_stepInfo.begin() - 1);
+}
+
+UtilizationSeries FrameSource::utilization(int bins) const
+{
+    UtilizationSeries series;
+    if (bins <= 0 || m_timeline.span <= 0.0)
+        return series;
+    const std::size_t count = std::size_t(bins);
+    series.binS = m_timeline.span / double(bins);
+    for (std::size_t b = 0; b < count; ++b)
+        series.start.push_back(double(b) * series.binS);
+    series.compute.assign(count, 0.0);
+    series.fabric.assign(count, 0.0);
+    const double clock = m_system.wafer.clockHz;
+    const double waferCount = double(wafers());
+    const double usablePes = double(std::max<std::int64_t>(1, m_plan.usable.area()));
+    const double peakFlopsPerS = 2.0 * std::max(1, m_system.wafer.fmacPerPePerCycle) * usablePes * clock * waferCount;
+    const double linkWaveletsPerS = 4.0 * usablePes * clock * waferCount;
+    const int links = std::max(1, m_plan.numSystems - 1);
+    // Busy share per lane and phase: a lane's two directions (stream in, gradients out) or its
+    // two jobs (streaming, the optimizer) run side by side, so a lane is as busy as the busier.
+    std::map<std::pair<LaneKind, Phase>, std::vector<double>> busy;
+
+    const auto spread = [&](double start, double end, auto&& add) {
+        const double duration = end - start;
+        if (duration <= 0.0)
+            return;
+        const std::size_t first = std::min(count - 1, std::size_t(std::max(0.0, start / series.binS)));
+        for (std::size_t b = first; b < count && double(b) * series.binS < end; ++b) {
+            const double overlap
+                = std::min(end, double(b + 1) * series.binS) - std::max(start, double(b) * series.binS);
+            if (overlap > 0.0)
+                add(b, overlap, overlap / duration);
+        }
+    };
+    for (const TimelineEvent& event : m_timeline.events) {
+        if (isWaferWork(event)) {
+            const int r
+                = std::size_t(event.layer) < m_layerRegion.size() ? m_layerRegion[std::size_t(event.layer)] : -1;
+            const RegionLoad* load = r >= 0 ? &m_forward[std::size_t(r)] : nullptr;
+            spread(event.start, event.end, [&](std::size_t b, double overlap, double share) {
+                series.compute[b] += event.flops * share / (peakFlopsPerS * series.binS);
+                if (load)
+                    series.fabric[b] += overlap * clock * double(load->pesUsed)
+                        * double(load->broadcastLoad + load->reduceLoad) / (linkWaveletsPerS * series.binS);
+            });
+            continue;
+        }
+        const bool io = (event.lane == LaneKind::CsxIo && event.laneIndex == 0) || event.lane == LaneKind::WaferLink;
+        if (!io && event.lane != LaneKind::MemoryX && event.lane != LaneKind::SwarmX)
+            continue;
+        const LaneKind lane = event.lane == LaneKind::WaferLink ? LaneKind::CsxIo : event.lane;
+        std::vector<double>& share = busy[{ lane, event.phase }];
+        share.resize(count, 0.0);
+        const double weight = event.lane == LaneKind::WaferLink ? 1.0 / links : 1.0;
+        spread(event.start, event.end,
+            [&](std::size_t b, double overlap, double) { share[b] += weight * overlap / series.binS; });
+    }
+    const auto busiest = [&](LaneKind lane) {
+        std::vector<double> out(count, 0.0);
+        for (const auto& [key, share] : busy)
+            if (key.first == lane)
+                for (std::size_t b = 0; b < count; ++b)
+                    out[b] = std::max(out[b], share[b]);
+        return out;
+    };
+    series.io = busiest(LaneKind::CsxIo);
+    series.memoryx = busiest(LaneKind::MemoryX);
+    series.swarmx = busiest(LaneKind::SwarmX);
+    for (std::vector<double>* values : { &series.compute, &series.fabric, &series.io, &series.memoryx, &series.swarmx })
+        for (double& value : *values)
+            value = std::clamp(value, 0.0, 1.0);
+    return series;
+}
+
+std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, StepUnit unit, int direction)
+{
+    if (steps.empty())
+        return current;
+    const std::size_t last = steps.size() - 1;
+    current = std::min(current, last);
+    const bool forward = direction >= 0;
+    switch (unit) {
+    case StepUnit::Phase:
+        return forward ? std::min(current + 1, last) : (current == 0 ? 0 : current - 1);
+    case StepUnit::Layer: {
+        // Runs of consecutive frames of the same layer; move to the start of the next or
+        // previous run.
+        const auto runStart = [&](std::size_t i) {
+            while (i > 0 && steps[i - 1].layer == steps[i].layer)
+                --i;
+            return i;
+        };
+        if (forward) {
+            std::size_t i = current;
+            while (i < last && steps[i + 1].layer == steps[current].layer)
+                ++i;
+            return std::min(i + 1, last);
+        }
+        const std::size_t start = runStart(current);
+        return start == 0 ? 0 : runStart(start - 1);
+    }
+    case StepUnit::Iteration: {
+        const int iteration = steps[current].iteration;
+        if (forward) {
+            for (std::size_t i = current + 1; i <= last; ++i)
+                if (steps[i].iteration > iteration)
+                    return i;
+            return last;
+        }
+        int previous = iteration;
+        bool found = false;
+        for (std::size_t i = 0; i < current; ++i)
+            if (steps[i].iteration < iteration && (!found || steps[i].iteration > previous)) {
+                previous = steps[i].iteration;
+                found = true;
+            }
+        if (!found)
+            return 0;
+        for (std::size_t i = 0; i <= last; ++i)
+            if (steps[i].iteration == previous)
+                return i;
+        return 0;
+    }
+    }
+    return current;
 }
 
 } // namespace waferscope::core::engine

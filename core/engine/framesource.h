@@ -23,6 +23,39 @@ struct EngineFrame {
     std::vector<float> linkLoad; // per PE and direction (pe * 4 + N/S/E/W): wavelets per cycle, 0..1
 };
 
+// One step of the stepper: a work event on a wafer lane, without its per-PE data.
+struct FrameStep {
+    double start = 0.0; // seconds into the run
+    double end = 0.0;
+    int iteration = 0;
+    int layer = -1; // index into Metrics::layers
+    int microBatch = 0;
+    Phase phase = Phase::Forward;
+};
+
+// How far a step forward or back goes: one layer phase (one frame), one layer (past every frame
+// of the same layer in a row: its micro-batches, or a region's consecutive work), or one
+// iteration (to the first frame of the next or previous step of the run).
+enum class StepUnit { Phase, Layer, Iteration };
+
+// The frame a step of `unit` in `direction` (+1 forward, -1 back) from `current` lands on,
+// clamped to the run; `current` when there are no frames.
+std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, StepUnit unit, int direction);
+
+// Utilization over time, in equal bins over the run: the Utilization dock and the reports.
+// compute: the wafers' FLOPs over their peak (the wafers shown: one representative system in
+// training, every wafer in inference); fabric: wavelets on the wafers' links over the links'
+// capacity (one wavelet per link per cycle); io, memoryx, swarmx: busy share of those lanes.
+struct UtilizationSeries {
+    double binS = 0.0;
+    std::vector<double> start; // each bin's start, seconds
+    std::vector<double> compute;
+    std::vector<double> fabric;
+    std::vector<double> io;
+    std::vector<double> memoryx;
+    std::vector<double> swarmx;
+};
+
 // Frames of a finished run. The stepper's frames are the work events on the wafer lanes (one
 // per layer, phase, micro-batch and step in weight streaming; one per region and step in the
 // spatial modes), in time order.
@@ -37,6 +70,13 @@ public:
     EngineFrame frameAt(double time, int wafer = 0) const; // what runs at `time`
     // The first frame of (iteration, layer, phase); an empty frame when there is none.
     EngineFrame frameFor(int iteration, int layer, Phase phase, int wafer = 0) const;
+    // What the wafer runs when step `index` starts: that step's work and any other work running
+    // then (the other regions of a pipeline), labelled with the step's layer and phase.
+    EngineFrame frameAtStep(std::size_t index, int wafer = 0) const;
+    const std::vector<FrameStep>& steps() const { return m_stepInfo; }
+    // The index of the step running at `time` (the last one started by then; 0 before the first).
+    std::size_t stepAt(double time) const;
+    UtilizationSeries utilization(int bins) const;
 
 private:
     struct RegionLoad {
@@ -51,6 +91,7 @@ private:
     SystemSpec m_system;
     Timeline m_timeline;
     std::vector<std::size_t> m_steps; // timeline events shown as frames, in time order
+    std::vector<FrameStep> m_stepInfo; // the same, described
     std::vector<RegionLoad> m_forward; // per plan region (backward moves the same wavelets per cycle)
     std::vector<int> m_layerRegion; // Metrics::layers index -> plan region
 };

@@ -337,3 +337,119 @@ WS_TEST(framesIntegrateToTheFlopsOfTheirEvents)
             break;
         }
 }
+
+WS_TEST(steppingMovesByPhaseLayerAndIteration)
+{
+    // Two iterations; layer runs 0 0 1 | 2 2 2 (iteration 0) and 0 1 (iteration 1).
+    const std::vector<FrameStep> steps = {
+        { 0, 1, 0, 0, 0, Phase::Forward },
+        { 1, 2, 0, 0, 1, Phase::Forward },
+        { 2, 3, 0, 1, 0, Phase::Forward },
+        { 3, 4, 0, 2, 0, Phase::BackwardDelta },
+        { 4, 5, 0, 2, 0, Phase::BackwardGradient },
+        { 5, 6, 0, 2, 1, Phase::BackwardDelta },
+        { 6, 7, 1, 0, 0, Phase::Forward },
+        { 7, 8, 1, 1, 0, Phase::Forward },
+    };
+    WS_CHECK_EQ(stepFrame(steps, 0, StepUnit::Phase, +1), std::size_t(1));
+    WS_CHECK_EQ(stepFrame(steps, 7, StepUnit::Phase, +1), std::size_t(7));
+    WS_CHECK_EQ(stepFrame(steps, 0, StepUnit::Phase, -1), std::size_t(0));
+    WS_CHECK_EQ(stepFrame(steps, 5, StepUnit::Phase, -1), std::size_t(4));
+    // A layer: past the run of frames of the same layer, to the start of the next run.
+    WS_CHECK_EQ(stepFrame(steps, 0, StepUnit::Layer, +1), std::size_t(2));
+    WS_CHECK_EQ(stepFrame(steps, 1, StepUnit::Layer, +1), std::size_t(2));
+    WS_CHECK_EQ(stepFrame(steps, 3, StepUnit::Layer, +1), std::size_t(6));
+    WS_CHECK_EQ(stepFrame(steps, 7, StepUnit::Layer, +1), std::size_t(7));
+    // Back: to the start of the previous run, whatever frame of the current run we are on.
+    WS_CHECK_EQ(stepFrame(steps, 5, StepUnit::Layer, -1), std::size_t(2));
+    WS_CHECK_EQ(stepFrame(steps, 3, StepUnit::Layer, -1), std::size_t(2));
+    WS_CHECK_EQ(stepFrame(steps, 2, StepUnit::Layer, -1), std::size_t(0));
+    WS_CHECK_EQ(stepFrame(steps, 1, StepUnit::Layer, -1), std::size_t(0));
+    WS_CHECK_EQ(stepFrame(steps, 6, StepUnit::Layer, -1), std::size_t(3));
+    WS_CHECK_EQ(stepFrame(steps, 2, StepUnit::Iteration, +1), std::size_t(6));
+    WS_CHECK_EQ(stepFrame(steps, 6, StepUnit::Iteration, +1), std::size_t(7));
+    WS_CHECK_EQ(stepFrame(steps, 7, StepUnit::Iteration, -1), std::size_t(0));
+    WS_CHECK_EQ(stepFrame(steps, 4, StepUnit::Iteration, -1), std::size_t(0));
+    WS_CHECK_EQ(stepFrame({}, 3, StepUnit::Phase, +1), std::size_t(3));
+}
+
+WS_TEST(utilizationOverTimeConservesTheTimeline)
+{
+    // Weight streaming on 4 CS-2, two steps: the compute series integrates back to the FLOPs of
+    // the wafer's events, and each lane's busy share to the time its events take.
+    const SystemSpec cs2 = preset("cs2");
+    const ModelGraph graph = load(sample("gpt3_xl.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs2, RunMode::Train, ExecutionChoice::Auto, 4);
+    const RunResult result = runOrThrow(compiled, graph, cs2, RunKind::Train, 0, 2);
+    const FrameSource frames(compiled, graph, cs2, result);
+    const UtilizationSeries series = frames.utilization(200);
+    WS_REQUIRE(series.compute.size() == 200 && series.memoryx.size() == 200);
+    WS_CHECK_NEAR(series.binS * 200, result.timeline.span, 1e-9);
+    const double peak = 2.0 * cs2.wafer.fmacPerPePerCycle * double(compiled.usable.area()) * cs2.wafer.clockHz;
+    double flops = 0.0;
+    std::map<Phase, double> memoryxBusy;
+    for (const TimelineEvent& e : result.timeline.events) {
+        if (e.lane == LaneKind::CsxCompute && e.layer >= 0 && e.phase != Phase::OptimizerUpdate)
+            flops += e.flops;
+        if (e.lane == LaneKind::MemoryX)
+            memoryxBusy[e.phase] += e.end - e.start;
+    }
+    double integrated = 0.0;
+    for (double value : series.compute)
+        integrated += value * series.binS * peak;
+    WS_CHECK_NEAR(integrated, flops, 1e-6);
+    // One bin: the busier of MemoryX's two jobs over the whole run.
+    const UtilizationSeries whole = frames.utilization(1);
+    double busiest = 0.0;
+    for (const auto& [phase, seconds] : memoryxBusy)
+        busiest = std::max(busiest, seconds);
+    WS_CHECK_NEAR(whole.memoryx[0], std::min(1.0, busiest / result.timeline.span), 1e-9);
+    for (const std::vector<double>* values : { &series.compute, &series.fabric, &series.io, &series.swarmx })
+        for (double value : *values)
+            WS_CHECK(value >= 0.0 && value <= 1.0);
+    WS_CHECK(*std::max_element(series.io.begin(), series.io.end()) > 0.0);
+    WS_CHECK(*std::max_element(series.fabric.begin(), series.fabric.end()) > 0.0);
+    WS_CHECK(frames.utilization(0).compute.empty());
+}
+
+WS_TEST(aStepFrameShowsEveryRegionWorkingThen)
+{
+    // A pipelined run: at a step in the steady state every region that works at that moment is
+    // lit, not only the step's own; the frame carries the step's layer and phase.
+    const SystemSpec cs2 = preset("cs2");
+    const ModelGraph graph = load(sample("gpt2_small.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs2);
+    WS_REQUIRE(compiled.mode == ExecutionMode::Pipelined);
+    const RunResult result = runOrThrow(compiled, graph, cs2);
+    const FrameSource frames(compiled, graph, cs2, result);
+    const std::vector<FrameStep>& steps = frames.steps();
+    WS_REQUIRE(steps.size() == frames.frameCount() && !steps.empty());
+    // The regions working when a step starts, from the timeline.
+    const auto activeAt = [&](const FrameStep& step) {
+        std::set<int> regions;
+        for (const TimelineEvent& e : result.timeline.events)
+            if (e.lane == LaneKind::Region && e.layer >= 0 && e.start <= step.start && step.start < e.end)
+                regions.insert(result.metrics.layers[std::size_t(e.layer)].region);
+        return regions;
+    };
+    // The last forward step to start: the pipeline is full then.
+    std::size_t index = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].phase == Phase::Forward)
+            index = i;
+    const FrameStep& step = steps[index];
+    WS_CHECK_EQ(frames.stepAt(step.start), index);
+    const std::set<int> activeRegions = activeAt(step);
+    const EngineFrame frame = frames.frameAtStep(index);
+    WS_CHECK_EQ(frame.layer, step.layer);
+    WS_CHECK(frame.phase == step.phase);
+    std::set<int> lit;
+    for (std::size_t r = 0; r < compiled.regions.size(); ++r) {
+        const Rect& rect = compiled.regions[r].rect;
+        const std::size_t corner = std::size_t(rect.y) * std::size_t(frame.width) + std::size_t(rect.x);
+        if (frame.peActivity[corner] > 0.0f)
+            lit.insert(int(r));
+    }
+    WS_CHECK(activeRegions.size() > 1);
+    WS_CHECK(lit == activeRegions);
+}
