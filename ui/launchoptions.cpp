@@ -22,7 +22,13 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("Render the window, save it as a PNG and exit (works offscreen)."), "OUT.png");
     const QCommandLineOption modeOption(QStringLiteral("mode"),
         QStringLiteral("Compile the model for training or inference: train or inference (default train)."), "mode");
-    parser.addOptions({ systemOption, numCsxOption, modeOption, stepOption, screenshotOption });
+    const QCommandLineOption executionOption(QStringLiteral("execution"),
+        QStringLiteral("Training execution: auto, pipelined or weight_streaming (default auto)."), "E");
+    const QCommandLineOption overlayOption(QStringLiteral("overlay"),
+        QStringLiteral("Wafer view: placement, activity, sram or traffic (default placement; activity with --step)."),
+        "O");
+    parser.addOptions(
+        { systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption, screenshotOption });
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A Model Zoo params YAML to open."), "[FILE]");
 
     LaunchOptions options;
@@ -62,6 +68,19 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
             return options;
         }
     }
+    const auto oneOf = [&](const QCommandLineOption& option, QStringList allowed, QString* out) {
+        if (!parser.isSet(option))
+            return true;
+        *out = parser.value(option);
+        if (allowed.contains(*out))
+            return true;
+        *error = QStringLiteral("--%1 expects %2, got '%3'")
+                     .arg(option.names().front(), allowed.join(QStringLiteral(", ")), *out);
+        return false;
+    };
+    if (!oneOf(executionOption, { "auto", "pipelined", "weight_streaming" }, &options.execution)
+        || !oneOf(overlayOption, { "placement", "activity", "sram", "traffic" }, &options.overlay))
+        return options;
     if (parser.isSet(stepOption)) {
         bool ok = false;
         const int step = parser.value(stepOption).toInt(&ok);

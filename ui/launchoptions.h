@@ -7,8 +7,8 @@
 
 namespace waferscope::ui {
 
-// `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--step K]
-// [--screenshot OUT.png]`, parsed
+// `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--execution E]
+// [--overlay O] [--step K] [--screenshot OUT.png]`, parsed
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
@@ -16,6 +16,8 @@ struct LaunchOptions {
     QString system = QStringLiteral("cs2");
     int numCsx = 1;
     QString mode = QStringLiteral("train"); // what the model is compiled for: train or inference
+    QString execution = QStringLiteral("auto"); // auto, pipelined or weight_streaming
+    QString overlay; // placement, activity, sram or traffic; empty: activity with --step, else placement
     std::optional<int> step; // frame index to run to before showing (or saving)
     QString screenshot; // PNG path; when set the window is rendered, saved, and the app exits
 

@@ -7,11 +7,13 @@
 #include "ui/modelpanel.h"
 #include "ui/placementoverlay.h"
 #include "ui/placementpanel.h"
+#include "ui/playbackcontroller.h"
 #include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
+#include "ui/utilizationpanel.h"
 #include "ui/waferview.h"
 
 #include "core/common/units.h"
@@ -74,6 +76,8 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_layerModel(new RunLayerTableModel(this))
     , m_layerSorted(new QSortFilterProxyModel(this))
     , m_layerTable(new QTableView(this))
+    , m_utilizationPanel(new UtilizationPanel(this))
+    , m_playback(new PlaybackController(this))
 {
     Q_ASSERT(!m_systems.empty());
     initResources();
@@ -85,6 +89,8 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
 
     createActions();
     createToolBar();
+    addToolBarBreak();
+    createPlaybackBar();
     createDocks();
 
     m_hoverLabel = new QLabel(this);
@@ -109,42 +115,44 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_runner, &RunController::finished, this, [this](int, const RunOutcome& outcome) { runFinished(outcome); });
     connect(m_runner, &RunController::failed, this, [this](int, const QString& message) {
         m_run.reset();
+        m_playback->setSource(nullptr);
+        m_utilizationPanel->clear(tr("The run failed: %1").arg(message));
         m_layerModel->setRun(nullptr);
         m_timelinePanel->clear(tr("The run failed: %1").arg(message));
         m_scalingPanel->clear(tr("The run failed: %1").arg(message));
         reportError(message);
         Q_EMIT settled();
     });
-    // The timeline's cursor selects what the wafer runs at that moment.
+    // The timeline's cursor moves the stepper to the work the wafer runs at that moment.
     connect(m_timelinePanel, &TimelinePanel::timeSelected, this, [this](double seconds) {
-        if (!m_run || !m_plan)
+        if (!m_playback->source())
             return;
-        for (const core::engine::TimelineEvent& event : m_run->timeline.events) {
-            const bool onWafer
-                = event.lane == core::engine::LaneKind::CsxCompute || event.lane == core::engine::LaneKind::Region;
-            if (!onWafer || event.layer < 0 || seconds < event.start || seconds >= event.end)
-                continue;
-            const int region = m_run->metrics.layers[std::size_t(event.layer)].region;
-            if (region >= 0)
-                selectRegion(region);
-            return;
-        }
+        m_playback->pause();
+        m_playback->seek(m_playback->source()->stepAt(seconds));
     });
-    // A layer picked in the Layers dock: its region on the wafer, the cursor at its first event.
+    // A layer picked in the Layers dock: the stepper goes to its first step (its region on the
+    // wafer, the cursors at its start); a layer without steps still selects its region.
     connect(m_layerTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
         [this](const QModelIndex& current) {
-            if (!m_run || !current.isValid())
+            if (!m_run || !current.isValid() || m_syncing)
                 return;
             const int layer = m_layerSorted->mapToSource(current).row();
+            if (const core::engine::FrameSource* frames = m_playback->source())
+                for (std::size_t i = 0; i < frames->steps().size(); ++i)
+                    if (frames->steps()[i].layer == layer) {
+                        m_playback->pause();
+                        m_playback->seek(i);
+                        return;
+                    }
             const int region = m_run->metrics.layers[std::size_t(layer)].region;
-            if (region >= 0 && region != m_selectedRegion)
+            if (region >= 0)
                 selectRegion(region);
-            for (const core::engine::TimelineEvent& event : m_run->timeline.events)
-                if (event.layer == layer) {
-                    m_timelinePanel->setCursorTime(event.start);
-                    break;
-                }
         });
+    connect(m_playback, &PlaybackController::frameShown, this, &MainWindow::showSnapshot);
+    connect(m_playback, &PlaybackController::playingChanged, this, [this](bool playing) {
+        m_playAction->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+        m_playAction->setText(playing ? tr("Pause") : tr("Run"));
+    });
     connect(m_placementPanel, &PlacementPanel::regionSelected, this, &MainWindow::selectRegion);
     connect(m_placementPanel, &PlacementPanel::runRequested, this, &MainWindow::runSelectedRegion);
     connect(
@@ -223,6 +231,23 @@ void MainWindow::createToolBar()
     m_modeBox->setToolTip(tr("Training: layer-pipelined when the model fits the wafer, weight streaming otherwise. "
                              "Inference: the blocks on as many wafers as the weights and KV cache need."));
     bar->addWidget(m_modeBox);
+    bar->addWidget(new QLabel(tr("  Execution "), bar));
+    m_executionBox = new QComboBox(bar);
+    m_executionBox->addItem(tr("auto"), int(core::ExecutionChoice::Auto));
+    m_executionBox->addItem(tr("layer pipelined"), int(core::ExecutionChoice::Pipelined));
+    m_executionBox->addItem(tr("weight streaming"), int(core::ExecutionChoice::WeightStreaming));
+    m_executionBox->setToolTip(tr("Training: auto pipelines the layers when the model fits the wafer and streams "
+                                  "the weights from MemoryX otherwise; the other two force one."));
+    bar->addWidget(m_executionBox);
+    bar->addWidget(new QLabel(tr("  Show "), bar));
+    m_overlayBox = new QComboBox(bar);
+    m_overlayBox->addItem(tr("placement"), int(MeshOverlay::Placement));
+    m_overlayBox->addItem(tr("PE activity"), int(MeshOverlay::Activity));
+    m_overlayBox->addItem(tr("SRAM"), int(MeshOverlay::Sram));
+    m_overlayBox->addItem(tr("fabric traffic"), int(MeshOverlay::Traffic));
+    m_overlayBox->setToolTip(tr("What the wafer view colours the PEs by: the compiler's regions, or from the run's "
+                                "current step each PE's compute activity, its SRAM use, or its links' load."));
+    bar->addWidget(m_overlayBox);
     bar->addSeparator();
     bar->addAction(m_openAction);
     bar->addAction(tr("Fit wafer"), m_waferView, &WaferView::fitToView);
@@ -238,6 +263,74 @@ void MainWindow::createToolBar()
         recompile();
     });
     connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int) { recompile(); });
+    connect(m_executionBox, &QComboBox::currentIndexChanged, this, [this](int) { recompile(); });
+    connect(m_overlayBox, &QComboBox::currentIndexChanged, this,
+        [this](int) { setOverlay(MeshOverlay(m_overlayBox->currentData().toInt())); });
+}
+
+void MainWindow::createPlaybackBar()
+{
+    QToolBar* bar = addToolBar(tr("Playback"));
+    bar->setObjectName(QStringLiteral("playbackToolBar"));
+    bar->setMovable(false);
+    const auto stepUnit = [this] { return core::engine::StepUnit(m_stepUnitBox->currentData().toInt()); };
+    bar->addAction(style()->standardIcon(QStyle::SP_MediaSkipBackward), tr("Reset"), QKeySequence(Qt::Key_Home),
+           m_playback, &PlaybackController::reset)
+        ->setToolTip(tr("Back to the first step (Home)"));
+    bar->addAction(style()->standardIcon(QStyle::SP_MediaSeekBackward), tr("Step back"), QKeySequence(Qt::Key_Comma),
+           this, [this, stepUnit] { m_playback->step(stepUnit(), -1); })
+        ->setToolTip(tr("One step back by the unit chosen (,); one layer phase: Ctrl+,"));
+    m_playAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Run"), QKeySequence(Qt::Key_Space),
+        this, [this] { m_playback->isPlaying() ? m_playback->pause() : m_playback->play(); });
+    m_playAction->setToolTip(tr("Play the run step by step at the speed chosen, or pause it (Space)"));
+    bar->addAction(style()->standardIcon(QStyle::SP_MediaSeekForward), tr("Step forward"), QKeySequence(Qt::Key_Period),
+           this, [this, stepUnit] { m_playback->step(stepUnit(), +1); })
+        ->setToolTip(tr("One step forward by the unit chosen (.); one layer phase: Ctrl+."));
+    // Fixed-unit shortcuts: Ctrl for a phase, [ ] for a layer, { } for an iteration.
+    const auto shortcut = [this](QKeySequence keys, core::engine::StepUnit unit, int direction) {
+        auto* action = new QAction(this);
+        action->setShortcut(keys);
+        connect(action, &QAction::triggered, this, [this, unit, direction] { m_playback->step(unit, direction); });
+        addAction(action);
+    };
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma), core::engine::StepUnit::Phase, -1);
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Period), core::engine::StepUnit::Phase, +1);
+    shortcut(QKeySequence(Qt::Key_BracketLeft), core::engine::StepUnit::Layer, -1);
+    shortcut(QKeySequence(Qt::Key_BracketRight), core::engine::StepUnit::Layer, +1);
+    shortcut(QKeySequence(Qt::Key_BraceLeft), core::engine::StepUnit::Iteration, -1);
+    shortcut(QKeySequence(Qt::Key_BraceRight), core::engine::StepUnit::Iteration, +1);
+    bar->addWidget(new QLabel(tr(" by "), bar));
+    m_stepUnitBox = new QComboBox(bar);
+    m_stepUnitBox->addItem(tr("layer phase"), int(core::engine::StepUnit::Phase));
+    m_stepUnitBox->addItem(tr("layer"), int(core::engine::StepUnit::Layer));
+    m_stepUnitBox->addItem(tr("iteration"), int(core::engine::StepUnit::Iteration));
+    m_stepUnitBox->setToolTip(tr("How far Step goes: one layer phase (a frame), one layer ([ ]), one iteration ({ })"));
+    bar->addWidget(m_stepUnitBox);
+    bar->addWidget(new QLabel(tr("  speed "), bar));
+    m_speedBox = new QComboBox(bar);
+    for (int perSecond : { 1, 2, 5, 10, 30, 60 })
+        m_speedBox->addItem(tr("%1 steps/s").arg(perSecond), perSecond);
+    m_speedBox->setCurrentIndex(m_speedBox->findData(int(m_playback->speed())));
+    connect(m_speedBox, &QComboBox::currentIndexChanged, this,
+        [this](int) { m_playback->setSpeed(m_speedBox->currentData().toDouble()); });
+    bar->addWidget(m_speedBox);
+    bar->addSeparator();
+    m_stepLabel = new QLabel(tr("no run yet"), bar);
+    bar->addWidget(m_stepLabel);
+}
+
+void MainWindow::setOverlay(MeshOverlay overlay)
+{
+    m_overlay = overlay;
+    if (const int index = m_overlayBox->findData(int(overlay)); index != m_overlayBox->currentIndex())
+        m_overlayBox->setCurrentIndex(index); // comes back here once more, harmlessly
+    showScene();
+    m_hoverLabel->setText(hoverText());
+}
+
+void MainWindow::setExecution(core::ExecutionChoice execution)
+{
+    m_executionBox->setCurrentIndex(m_executionBox->findData(int(execution)));
 }
 
 QDockWidget* MainWindow::addDock(
@@ -276,8 +369,11 @@ void MainWindow::createDocks()
     m_layerTable->setWordWrap(false);
     m_layerTable->horizontalHeader()->setStretchLastSection(true);
     QDockWidget* layers = addDock(tr("Layers"), QStringLiteral("layersDock"), m_layerTable, Qt::BottomDockWidgetArea);
+    QDockWidget* utilization
+        = addDock(tr("Utilization"), QStringLiteral("utilizationDock"), m_utilizationPanel, Qt::BottomDockWidgetArea);
     tabifyDockWidget(messages, timeline);
-    tabifyDockWidget(timeline, scaling);
+    tabifyDockWidget(timeline, utilization);
+    tabifyDockWidget(utilization, scaling);
     tabifyDockWidget(scaling, layers);
     timeline->raise();
     resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
@@ -353,7 +449,82 @@ void MainWindow::showScene()
                            .arg(m_plan->regions.size())
                            .arg(scene.wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(scene.wafers));
     }
+    scene.overlay = m_overlay;
+    const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
+    switch (m_overlay) {
+    case MeshOverlay::Placement:
+        break;
+    case MeshOverlay::Activity:
+        scene.scale = { tr("PE compute activity (share of its FMAC cycles busy)"), tr("%"), 100.0 };
+        if (snapshot)
+            scene.field = snapshot->activity;
+        break;
+    case MeshOverlay::Traffic:
+        scene.scale = { tr("fabric link load (zoomed out: each PE's busiest link)"), tr("wavelets/cycle"),
+            snapshot ? snapshot->trafficMax : 1.0 };
+        if (snapshot)
+            scene.field = snapshot->traffic;
+        break;
+    case MeshOverlay::Sram:
+        scene.scale = { tr("SRAM per PE (of what the program may use)"), tr("KiB"),
+            m_plan ? double(m_plan->sramPerPeBytes) / 1024.0 : 0.0 };
+        if (m_plan && scene.regions)
+            scene.field = std::make_shared<const MeshField>(sramField(*m_plan, *scene.regions, scene.wafers));
+        break;
+    }
+    if (snapshot && m_overlay != MeshOverlay::Placement && m_overlay != MeshOverlay::Sram)
+        caption += QLatin1Char('\n') + stepText();
     m_waferView->setScene(scene, caption);
+}
+
+void MainWindow::showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapshot)
+{
+    if (!m_run || !snapshot)
+        return;
+    m_syncing = true;
+    const int layer = snapshot->step.layer;
+    const bool known = layer >= 0 && std::size_t(layer) < m_run->metrics.layers.size();
+    const int region = known ? m_run->metrics.layers[std::size_t(layer)].region : -1;
+    if (region >= 0)
+        selectRegion(region); // under weight streaming: that op's kernel on the whole fabric
+    m_timelinePanel->setCursorTime(snapshot->step.start);
+    m_utilizationPanel->setCursorTime(snapshot->step.start);
+    if (known) {
+        const QModelIndex row = m_layerSorted->mapFromSource(m_layerModel->index(layer, 0));
+        if (row.isValid() && m_layerTable->currentIndex().row() != row.row()) {
+            m_layerTable->setCurrentIndex(row);
+            m_layerTable->scrollTo(row);
+        }
+    }
+    m_syncing = false;
+    m_stepLabel->setText(stepText());
+    showScene();
+    m_hoverLabel->setText(hoverText());
+    Q_EMIT stepShown(snapshot->index);
+}
+
+QString MainWindow::stepText() const
+{
+    const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
+    if (!snapshot || !m_run)
+        return tr("no run yet");
+    const core::engine::FrameStep& step = snapshot->step;
+    const QString layer = step.layer >= 0 && std::size_t(step.layer) < m_run->metrics.layers.size()
+        ? QString::fromStdString(m_run->metrics.layers[std::size_t(step.layer)].name)
+        : tr("(no layer)");
+    const bool inference = m_run->metrics.mode == "inference";
+    QString text
+        = tr("step %1 of %2 · %3 %4 · %5 · %6")
+              .arg(snapshot->index + 1)
+              .arg(m_playback->frameCount())
+              .arg(inference ? tr("token") : tr("iteration"))
+              .arg(step.iteration + 1)
+              .arg(layer,
+                  QString::fromLatin1(core::engine::toString(step.phase)).replace(QLatin1Char('_'), QLatin1Char(' ')));
+    if (!inference && m_run->metrics.microBatchesPerStep > 1)
+        text += tr(" · micro-batch %1 of %2").arg(step.microBatch + 1).arg(m_run->metrics.microBatchesPerStep);
+    text += tr(" · t = %1 ms").arg(step.start * 1e3, 0, 'f', 3);
+    return text;
 }
 
 void MainWindow::setRunMode(core::RunMode mode)
@@ -374,12 +545,14 @@ void MainWindow::recompile()
     }
     core::CompileOptions options;
     options.mode = runMode();
+    options.execution = core::ExecutionChoice(m_executionBox->currentData().toInt());
     options.numSystems = numSystems();
     m_placementPanel->clearPlan(tr("Compiling %1 for %2 (%3) …")
                                     .arg(QString::fromStdString(m_graph->config.name),
                                         QString::fromStdString(currentSystem().displayName), m_modeBox->currentText()));
     m_runner->cancel();
     m_run.reset();
+    m_playback->setSource(nullptr);
     m_layerModel->setRun(nullptr);
     m_compiler->compile(m_graph, currentSystem(), options);
 }
@@ -415,6 +588,8 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
     core::engine::RunOptions options;
     options.mode
         = runMode() == core::RunMode::Inference ? core::engine::RunKind::Inference : core::engine::RunKind::Train;
+    options.maxSteps = kStepsShown;
+    m_utilizationPanel->clear(tr("Running …"));
     m_timelinePanel->clear(
         tr("Running %1 on the simulated cluster …").arg(QString::fromStdString(m_graph->config.name)));
     m_scalingPanel->clear(options.mode == core::engine::RunKind::Inference
@@ -428,6 +603,12 @@ void MainWindow::runFinished(const RunOutcome& outcome)
 {
     m_run = outcome.run;
     m_timelinePanel->setRun(m_run, m_plan);
+    m_utilizationPanel->setSeries(outcome.utilization,
+        tr("Share of each resource's capacity over %1 step(s) of the run, in %2 us bins; the part up to the "
+           "cursor is the run so far.")
+            .arg(m_run->metrics.stepTimesS.size())
+            .arg(outcome.utilization.binS * 1e6, 0, 'g', 3));
+    m_playback->setSource(outcome.frames);
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();
     const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());
@@ -467,6 +648,8 @@ void MainWindow::planFailed(const QString& message)
     m_placementPanel->clearPlan(text);
     m_runner->cancel();
     m_run.reset();
+    m_playback->setSource(nullptr);
+    m_utilizationPanel->clear(text);
     m_layerModel->setRun(nullptr);
     m_timelinePanel->clear(text);
     m_scalingPanel->clear(text);
@@ -559,6 +742,20 @@ QString MainWindow::hoverText() const
                         formatKib(m_plan->sramPerPeBytes));
     } else {
         text += usable ? (m_plan ? tr(" · idle") : tr(" · usable")) : tr(" · I/O margin");
+    }
+    const MeshScene& scene = m_waferView->scene();
+    if (!usable)
+        return text;
+    if (const std::optional<float> value = scene.valueAt(*pe); value && scene.overlay == MeshOverlay::Activity) {
+        text += tr(" · activity %1%").arg(100.0 * double(*value), 0, 'f', 1);
+    } else if (value && scene.overlay == MeshOverlay::Traffic) {
+        QStringList links;
+        const char* names[] = { "N", "S", "E", "W" };
+        for (int direction = 0; direction < 4; ++direction)
+            links << QStringLiteral("%1 %2")
+                         .arg(QLatin1String(names[direction]))
+                         .arg(double(scene.linkAt(*pe, direction).value_or(0.0f)) * scene.scale.max, 0, 'g', 3);
+        text += tr(" · links %1 wavelets/cycle").arg(links.join(QStringLiteral(", ")));
     }
     return text;
 }

@@ -26,6 +26,9 @@ class KernelRunController;
 class MessagePanel;
 class ModelLoadController;
 class PlacementPanel;
+class PlaybackController;
+class UtilizationPanel;
+struct FrameSnapshot;
 class RunController;
 class RunLayerTableModel;
 class ScalingPanel;
@@ -41,6 +44,10 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent = nullptr);
+
+    // Iterations (training) or decode steps (inference) the window's run puts on the timeline,
+    // so stepping by iteration has somewhere to go.
+    static constexpr int kStepsShown = 2;
 
     // Selects a system generation by preset name ("cs2"); false when there is no such preset.
     bool selectSystem(const QString& name);
@@ -71,14 +78,24 @@ public:
     ScalingPanel* scalingPanel() const { return m_scalingPanel; }
     // The Layers dock: the run's layers (time, utilization, bound), sortable.
     QTableView* layerTable() const { return m_layerTable; }
+    UtilizationPanel* utilizationPanel() const { return m_utilizationPanel; }
     // The engine's run of the current plan (null until it is done, or without a plan).
     std::shared_ptr<const core::engine::RunResult> run() const { return m_run; }
+    // The stepper and player of that run: which step the views show.
+    PlaybackController* playback() const { return m_playback; }
+    // What the wafer view colours the PEs by.
+    void setOverlay(MeshOverlay overlay);
+    MeshOverlay overlay() const { return m_overlay; }
+    // Training: how the compiler chooses between pipelined and weight-streaming execution.
+    void setExecution(core::ExecutionChoice execution);
     QString hoverText() const;
 
 Q_SIGNALS:
     // The model and placement on screen are final for the latest request: the model was
     // compiled or could not be mapped, or the file was refused.
     void settled();
+    // A step of the run is on screen in every view (the wafer's frame, the cursors, the layer).
+    void stepShown(std::size_t index);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -87,6 +104,9 @@ protected:
 private:
     void createActions();
     void createToolBar();
+    void createPlaybackBar();
+    void showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapshot);
+    QString stepText() const; // the step on screen, for the caption and the playback bar
     void createDocks();
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
     void systemChanged();
@@ -116,13 +136,23 @@ private:
     RunLayerTableModel* m_layerModel;
     QSortFilterProxyModel* m_layerSorted;
     QTableView* m_layerTable;
+    UtilizationPanel* m_utilizationPanel;
+    PlaybackController* m_playback;
     std::shared_ptr<const core::engine::RunResult> m_run;
+    MeshOverlay m_overlay = MeshOverlay::Placement;
+    bool m_syncing = false; // a step is being shown: selections it makes do not seek again
     std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
     std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system
     int m_selectedRegion = -1; // index into m_plan->regions
     QString m_runWhat; // the region running on the fabric, for its result line
     double m_runBound = 0.0; // the plan's FMAC bound for that run, in cycles
     QComboBox* m_modeBox = nullptr;
+    QComboBox* m_executionBox = nullptr;
+    QComboBox* m_overlayBox = nullptr;
+    QComboBox* m_stepUnitBox = nullptr;
+    QComboBox* m_speedBox = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QAction* m_playAction = nullptr;
     QComboBox* m_systemBox = nullptr;
     QSpinBox* m_numSystemsBox = nullptr;
     QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse

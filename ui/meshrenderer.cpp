@@ -3,7 +3,9 @@
 #include <QPainter>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace waferscope::ui {
@@ -60,7 +62,55 @@ int MeshScene::planIndexAt(const WaferPe& pe) const
     return region >= 0 ? (*regions)[std::size_t(region)].planIndex : -1;
 }
 
+std::optional<float> MeshScene::valueAt(const WaferPe& pe) const
+{
+    if (!heat() || !field || std::size_t(pe.wafer) >= field->pe.size())
+        return std::nullopt;
+    const std::vector<float>& values = field->pe[std::size_t(pe.wafer)];
+    const std::size_t index = std::size_t(pe.pe.y()) * std::size_t(fabricWidth) + std::size_t(pe.pe.x());
+    return index < values.size() ? std::optional<float>(values[index]) : std::nullopt;
+}
+
+std::optional<float> MeshScene::linkAt(const WaferPe& pe, int direction) const
+{
+    if (overlay != MeshOverlay::Traffic || !field || std::size_t(pe.wafer) >= field->links.size() || direction < 0
+        || direction > 3)
+        return std::nullopt;
+    const std::vector<float>& values = field->links[std::size_t(pe.wafer)];
+    const std::size_t index
+        = (std::size_t(pe.pe.y()) * std::size_t(fabricWidth) + std::size_t(pe.pe.x())) * 4 + std::size_t(direction);
+    return index < values.size() ? std::optional<float>(values[index]) : std::nullopt;
+}
+
 namespace {
+
+// The colour scale's stops (value, colour), interpolated linearly in RGB.
+const std::array<QRgb, 256>& heatTable()
+{
+    static const std::array<QRgb, 256> table = [] {
+        struct Stop {
+            double at;
+            int r, g, b;
+        };
+        static constexpr Stop kStops[]
+            = { { 0.00, 0x3a, 0x0f, 0x5c }, { 0.20, 0x41, 0x3d, 0x8a }, { 0.40, 0x2c, 0x72, 0x8e },
+                  { 0.60, 0x21, 0xa0, 0x86 }, { 0.80, 0x6c, 0xcd, 0x5a }, { 1.00, 0xfd, 0xe7, 0x25 } };
+        std::array<QRgb, 256> out {};
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            const double v = double(i) / 255.0;
+            std::size_t k = 0;
+            while (k + 2 < std::size(kStops) && v > kStops[k + 1].at)
+                ++k;
+            const Stop& a = kStops[k];
+            const Stop& b = kStops[k + 1];
+            const double t = std::clamp((v - a.at) / (b.at - a.at), 0.0, 1.0);
+            out[i] = qRgb(int(std::lround(a.r + t * (b.r - a.r))), int(std::lround(a.g + t * (b.g - a.g))),
+                int(std::lround(a.b + t * (b.b - a.b))));
+        }
+        return out;
+    }();
+    return table;
+}
 
 // For each pixel column (or row): the view coordinate under its centre, or -1 outside the
 // grid or in the gap between tiles.
@@ -161,7 +211,33 @@ void drawRegionDecorations(
     }
 }
 
+// The colour table's entry for a value; NaN and negatives take 0, values past 1 take 1.
+inline std::size_t heatIndex(float value)
+{
+    const float v = value >= 0.0f ? (value <= 1.0f ? value : 1.0f) : 0.0f;
+    return std::size_t(v * 255.0f + 0.5f);
+}
+
+// For each pixel column (or row) inside a tile: which third it falls in when the tile is split
+// into a strip, the centre and the other strip (0: west or north, 1: centre, 2: east or south).
+std::vector<std::uint8_t> stripPerPixel(int pixels, double origin, double pixelsPerPe)
+{
+    std::vector<std::uint8_t> strip(std::size_t(pixels), 1);
+    const double inner = pixelsPerPe - 1.0; // the tile without its gap
+    for (int p = 0; p < pixels; ++p) {
+        const double pe = (p + 0.5 - origin) / pixelsPerPe;
+        const double within = (pe - std::floor(pe)) * pixelsPerPe;
+        strip[std::size_t(p)] = within < kLinkStrip * inner ? 0 : within >= (1.0 - kLinkStrip) * inner ? 2 : 1;
+    }
+    return strip;
+}
+
 } // namespace
+
+QRgb heatColor(float value)
+{
+    return heatTable()[heatIndex(value)];
+}
 
 QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette)
 {
@@ -191,6 +267,16 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
 
     const QRgb usable = (scene.regions ? palette.unplacedPe : palette.usablePe).rgb();
     const QRgb margin = palette.marginPe.rgb();
+    // Heat overlays colour usable PEs by their value; zoomed in, traffic draws each link.
+    const MeshField* field = scene.heat() ? scene.field.get() : nullptr;
+    const bool linkDetail = field && scene.overlay == MeshOverlay::Traffic && scale >= kLinkPixelsPerPe;
+    const std::vector<std::uint8_t> stripX
+        = linkDetail ? stripPerPixel(width, origin.x(), scale) : std::vector<std::uint8_t>();
+    const std::vector<std::uint8_t> stripY
+        = linkDetail ? stripPerPixel(height, origin.y(), scale) : std::vector<std::uint8_t>();
+    const std::array<QRgb, 256>& heat = heatTable();
+    const QRgb noData = palette.unplacedPe.rgb();
+    const std::size_t fabricPes = std::size_t(scene.fabricWidth) * std::size_t(scene.fabricHeight);
     for (int py = 0; py < height; ++py) {
         const int view = rows[std::size_t(py)];
         if (view < 0 || view % pitchY >= scene.fabricHeight)
@@ -199,15 +285,52 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
         const int firstWafer = view / pitchY * scene.columns();
         const bool rowUsable = y >= scene.usable.top() && y <= scene.usable.bottom();
         auto* line = reinterpret_cast<QRgb*>(image.scanLine(py));
+        if (!field) {
+            for (int px = 0; px < width; ++px) {
+                const int x = localX[std::size_t(px)];
+                if (x < 0 || firstWafer + cellX[std::size_t(px)] >= scene.wafers)
+                    continue;
+                line[px] = (rowUsable && x >= scene.usable.left() && x <= scene.usable.right()) ? usable : margin;
+            }
+            continue;
+        }
+        const std::size_t rowBase = std::size_t(y) * std::size_t(scene.fabricWidth);
         for (int px = 0; px < width; ++px) {
             const int x = localX[std::size_t(px)];
-            if (x < 0 || firstWafer + cellX[std::size_t(px)] >= scene.wafers)
+            const int wafer = firstWafer + cellX[std::size_t(px)];
+            if (x < 0 || wafer >= scene.wafers)
                 continue;
-            line[px] = (rowUsable && x >= scene.usable.left() && x <= scene.usable.right()) ? usable : margin;
+            if (!rowUsable || x < scene.usable.left() || x > scene.usable.right()) {
+                line[px] = margin;
+                continue;
+            }
+            const std::size_t pe = rowBase + std::size_t(x);
+            if (std::size_t(wafer) >= field->pe.size() || field->pe[std::size_t(wafer)].size() != fabricPes) {
+                line[px] = noData;
+                continue;
+            }
+            if (linkDetail) {
+                const std::uint8_t sx = stripX[std::size_t(px)];
+                const std::uint8_t sy = stripY[std::size_t(py)];
+                // Sides carry the links; the centre and the corners are the PE itself.
+                const int direction = sx == 1 && sy != 1 ? (sy == 0 ? 0 : 1)
+                    : sy == 1 && sx != 1                 ? (sx == 2 ? 2 : 3)
+                                                         : -1;
+                const std::vector<float>& links = std::size_t(wafer) < field->links.size()
+                    ? field->links[std::size_t(wafer)]
+                    : std::vector<float>();
+                line[px] = direction >= 0 && links.size() == fabricPes * 4
+                    ? heat[heatIndex(links[pe * 4 + std::size_t(direction)])]
+                    : noData;
+                continue;
+            }
+            line[px] = heat[heatIndex(field->pe[std::size_t(wafer)][pe])];
         }
     }
 
-    if (scene.regions) {
+    if (scene.regions && scene.heat()) {
+        drawRegionDecorations(image, scene, viewport, palette);
+    } else if (scene.regions) {
         for (const PlacedRegion& region : *scene.regions) {
             const QRect view = region.rect.translated(scene.waferOrigin(region.wafer));
             const QRect pixels = pixelRect(viewport, view, image.size());

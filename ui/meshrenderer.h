@@ -29,6 +29,24 @@ struct PlacedRegion {
     int planIndex = -1; // index into ExecutionPlan::regions
 };
 
+// What the wafer view colours the PEs by: the compiler's regions, or a heat overlay from the
+// run (each PE's compute activity, its SRAM occupancy, or the load of its links).
+enum class MeshOverlay { Placement, Activity, Sram, Traffic };
+
+// Values of a heat overlay for each wafer shown, on the colour scale's 0..1 range. Each wafer's
+// vectors are row-major over its whole fabric (fabricWidth x fabricHeight PEs).
+struct MeshField {
+    std::vector<std::vector<float>> pe; // per wafer, per PE (traffic: the busiest of its four links)
+    std::vector<std::vector<float>> links; // per wafer, per PE and direction (N, S, E, W): traffic only
+};
+
+// The legend of a heat overlay: 0 .. max in `unit`.
+struct ColorScale {
+    QString title; // "PE compute activity"
+    QString unit; // "%"
+    double max = 1.0; // the value at the top of the scale
+};
+
 // What the wafer view draws: one or more wafers of the same generation (multi-wafer
 // inference shows each), their usable rectangles and I/O margins, and optionally the
 // compiler's placement. Wafers are laid out left to right in a grid with a gap between them,
@@ -48,6 +66,9 @@ struct MeshScene {
     int wafers = 1;
     std::shared_ptr<const std::vector<PlacedRegion>> regions; // null: no placement shown
     int highlighted = -1; // index into *regions, drawn with a bright outline
+    MeshOverlay overlay = MeshOverlay::Placement;
+    std::shared_ptr<const MeshField> field; // the heat overlay's values (null: drawn as no data)
+    ColorScale scale;
 
     int columns() const; // wafers per grid row
     int gap() const; // PEs of background between wafers
@@ -59,6 +80,11 @@ struct MeshScene {
     int regionAt(const WaferPe& pe) const;
     // The ExecutionPlan region index of that region, or -1.
     int planIndexAt(const WaferPe& pe) const;
+    bool heat() const { return overlay != MeshOverlay::Placement; }
+    // The heat overlay's value (0..1) at a PE, or nothing without one.
+    std::optional<float> valueAt(const WaferPe& pe) const;
+    // A link's value (direction N, S, E, W) under the traffic overlay.
+    std::optional<float> linkAt(const WaferPe& pe, int direction) const;
 };
 
 // The colours of the mesh, named so tests can compare pixels against them.
@@ -71,17 +97,27 @@ struct MeshPalette {
     QColor highlight { 0xff, 0xff, 0xff };
 };
 
+// The heat overlays' colour scale (perceptually ordered, dark violet at 0 through teal to
+// yellow at 1); values outside 0..1 are clamped.
+QRgb heatColor(float value);
+
 // Level of detail: from this zoom on, PEs are drawn as tiles separated by a one-pixel gap;
 // from kLabelPixelsPerPe on, each tile carries its coordinate. Region outlines appear once a
 // region spans kOutlinePixels on screen.
 inline constexpr double kTilePixelsPerPe = 4.0;
 inline constexpr double kLabelPixelsPerPe = 56.0;
 inline constexpr int kOutlinePixels = 6;
+// Under the traffic overlay, from this zoom on each tile shows its four outgoing links as strips
+// along its sides (kLinkStrip of the tile each), coloured by their load, around a neutral centre.
+inline constexpr double kLinkPixelsPerPe = 12.0;
+inline constexpr double kLinkStrip = 0.25;
 
 // Pure function from scene and viewport to an image of viewport.widgetSize(). The viewport's
 // fabric is scene.extent(). Every pixel is background (outside, between wafers, or the gap
 // between tiles), a margin PE, a usable PE, or with a placement a region's colour or an
-// unplaced usable PE; outlines and labels are drawn over regions that are large enough.
+// unplaced usable PE; outlines and labels are drawn over regions that are large enough. Under a
+// heat overlay usable PEs take heatColor() of their value (zoomed in, traffic draws each link)
+// and the regions keep their outlines. Each pixel shows the PE under its centre.
 QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette = {});
 
 } // namespace waferscope::ui

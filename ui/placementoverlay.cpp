@@ -60,6 +60,27 @@ std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int sho
     return placed;
 }
 
+MeshField sramField(const core::ExecutionPlan& plan, const std::vector<PlacedRegion>& shown, int wafers)
+{
+    MeshField field;
+    const std::size_t width = std::size_t(std::max(0, plan.fabricWidth));
+    const std::size_t height = std::size_t(std::max(0, plan.fabricHeight));
+    field.pe.assign(std::size_t(std::max(1, wafers)), std::vector<float>(width * height, 0.0f));
+    const double capacity = double(std::max<std::int64_t>(1, plan.sramPerPeBytes));
+    for (const PlacedRegion& placed : shown) {
+        if (placed.planIndex < 0 || std::size_t(placed.planIndex) >= plan.regions.size()
+            || std::size_t(placed.wafer) >= field.pe.size())
+            continue;
+        const float share = float(double(plan.regions[std::size_t(placed.planIndex)].sramBytesPerPe) / capacity);
+        std::vector<float>& values = field.pe[std::size_t(placed.wafer)];
+        const QRect rect = placed.rect.intersected(QRect(0, 0, int(width), int(height)));
+        for (int y = rect.top(); y <= rect.bottom(); ++y)
+            std::fill_n(values.begin() + std::ptrdiff_t(std::size_t(y) * width + std::size_t(rect.left())),
+                rect.width(), share);
+    }
+    return field;
+}
+
 QString formatKib(std::int64_t bytes)
 {
     return QStringLiteral("%1 KiB").arg(double(bytes) / 1024.0, 0, 'f', 1);

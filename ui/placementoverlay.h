@@ -28,6 +28,10 @@ std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int sho
 // Wafers the plan occupies (the view draws each).
 int wafersShown(const core::ExecutionPlan& plan);
 
+// The SRAM overlay: each PE of a shown region holds that region's bytes per PE, as a share of
+// what the plan may use per PE (plan.sramPerPeBytes); PEs outside the regions hold nothing.
+MeshField sramField(const core::ExecutionPlan& plan, const std::vector<PlacedRegion>& shown, int wafers);
+
 // SRAM per PE in KiB with one decimal ("15.2 KiB"), the unit of the 48 KiB a PE has.
 QString formatKib(std::int64_t bytes);
 

@@ -43,6 +43,8 @@ int RunController::run(std::shared_ptr<const core::ModelGraph> graph, std::share
             core::Expected<core::engine::RunResult> result = core::engine::run(*plan, *graph, system, options);
             if (result) {
                 outcome.run = std::make_shared<const core::engine::RunResult>(std::move(result).value());
+                outcome.frames = std::make_shared<const core::engine::FrameSource>(*plan, *graph, system, *outcome.run);
+                outcome.utilization = outcome.frames->utilization(kUtilizationBins);
                 if (options.mode != core::engine::RunKind::Inference) {
                     core::engine::ScalingOptions scaling;
                     scaling.numCsx = sweepCounts(system, numCsx, graph->config.batchSize);

@@ -2,6 +2,7 @@
 
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
@@ -17,6 +18,8 @@ namespace waferscope::ui {
 // sweep over the generation's cluster sizes.
 struct RunOutcome {
     std::shared_ptr<const core::engine::RunResult> run;
+    std::shared_ptr<const core::engine::FrameSource> frames; // the run's frames, for the stepper
+    core::engine::UtilizationSeries utilization; // over the run, kUtilizationBins bins
     std::shared_ptr<const core::engine::ScalingSweep> sweep; // null for inference
     QString sweepError; // why there is no sweep, when there is none for a training run
 };
@@ -31,6 +34,7 @@ public:
     int run(std::shared_ptr<const core::ModelGraph> graph, std::shared_ptr<const core::ExecutionPlan> plan,
         const core::SystemSpec& system, const core::engine::RunOptions& options, int numCsx);
     void cancel() { ++m_latestJob; }
+    static constexpr int kUtilizationBins = 400;
 
     // The cluster sizes a sweep covers for a generation: powers of two up to its largest cluster
     // (or the global batch, when that is smaller: each system needs a sample), that limit itself,

@@ -12,6 +12,10 @@
 
 namespace waferscope::ui {
 
+namespace {
+constexpr std::size_t kLabelledLanes = 8; // lane labels that fit the dock's usual height
+}
+
 // Draws the bars of every lane straight from the timeline, culled to the visible time range,
 // so tens of thousands of events zoom and pan smoothly.
 class TimelineBars : public QCPLayerable {
@@ -91,6 +95,7 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     m_summary->setTextFormat(Qt::RichText);
     layout->addWidget(m_summary);
     layout->addWidget(m_plot, 1);
+    m_plot->setMinimumHeight(110);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -177,9 +182,13 @@ void TimelinePanel::setRun(
     std::map<std::pair<int, int>, int> laneIndex;
     m_laneNames.clear();
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    // The dock keeps its height: with many lanes (a long pipeline) every k-th is labelled and
+    // the tooltip names the rest.
+    const int labelEvery = std::max(1, int((lanes.size() + kLabelledLanes - 1) / kLabelledLanes));
     for (const auto& [key, name] : lanes) {
         laneIndex[key] = int(m_laneNames.size());
-        ticker->addTick(double(m_laneNames.size()), name);
+        if (m_laneNames.size() % std::size_t(labelEvery) == 0)
+            ticker->addTick(double(m_laneNames.size()), name);
         m_laneNames.push_back(name);
     }
     m_bars->bars.clear();
@@ -190,8 +199,6 @@ void TimelinePanel::setRun(
         m_bars->bars.push_back({ lane, event.start * 1e3, event.end * 1e3, phaseColor(event.phase) });
     }
     m_plot->yAxis->setTicker(ticker);
-    // Room for every lane's label (the dock grows to fit).
-    m_plot->setMinimumHeight(std::max(110, int(m_laneNames.size()) * 20 + 50));
     m_plot->yAxis->setRange(-0.6, double(m_laneNames.size()) - 0.4);
     m_plot->xAxis->setRange(0.0, std::max(1e-6, m_run->timeline.span * 1e3));
     m_cursor->setVisible(false);
@@ -227,10 +234,20 @@ void TimelinePanel::setRun(
 
 void TimelinePanel::setCursorTime(double seconds)
 {
-    m_cursor->point1->setCoords(seconds * 1e3, 0.0);
-    m_cursor->point2->setCoords(seconds * 1e3, 1.0);
+    const double ms = seconds * 1e3;
+    m_cursor->point1->setCoords(ms, 0.0);
+    m_cursor->point2->setCoords(ms, 1.0);
     m_cursor->setVisible(true);
-    m_plot->replot();
+    // Zoomed in, the view follows the cursor (a player stepping past the edge).
+    const QCPRange range = m_plot->xAxis->range();
+    if (ms < range.lower || ms > range.upper)
+        m_plot->xAxis->setRange(ms - 0.1 * range.size(), ms + 0.9 * range.size());
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // one repaint however often the player moves it
+}
+
+double TimelinePanel::cursorTime() const
+{
+    return m_cursor->visible() ? m_cursor->point1->coords().x() / 1e3 : 0.0;
 }
 
 int TimelinePanel::eventAt(const QPointF& pixel) const

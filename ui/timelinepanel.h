@@ -30,6 +30,7 @@ public:
     void setRun(std::shared_ptr<const core::engine::RunResult> run, std::shared_ptr<const core::ExecutionPlan> plan);
     void clear(const QString& message);
     void setCursorTime(double seconds);
+    double cursorTime() const; // seconds (0 while hidden)
 
     // For tests and tooltips: the lane names top to bottom, and the event under a point of the
     // plot (index into the timeline, or -1).

@@ -124,7 +124,16 @@ void WaferView::drawLegend(QPainter& painter) const
         boxWidth = std::max(boxWidth, metrics.horizontalAdvance(text));
     // With a placement: the layer colours, the usable PEs no region holds, and the margins.
     std::vector<std::pair<QColor, QString>> swatches;
-    if (m_scene.regions) {
+    // A heat overlay: its title and a colour bar from 0 to the scale's top, in its unit.
+    const bool heat = m_scene.heat();
+    const int barWidth = 180;
+    const QString low = QStringLiteral("0");
+    const QString high = QStringLiteral("%1 %2").arg(m_scene.scale.max, 0, 'g', 3).arg(m_scene.scale.unit);
+    if (heat) {
+        lines << m_scene.scale.title;
+        if (!m_scene.field)
+            lines << tr("(no frame yet: the run's frames appear once it has run)");
+    } else if (m_scene.regions) {
         swatches = { { layerColor(0, 0), QString() }, { layerColor(1, 0), QString() }, { layerColor(2, 0), QString() },
             { layerColor(3, 0), tr("layers") }, { layerColor(-1, 0), tr("outside blocks") },
             { m_palette.unplacedPe, tr("idle PE") }, { m_palette.marginPe, tr("I/O margin") } };
@@ -134,6 +143,8 @@ void WaferView::drawLegend(QPainter& painter) const
     int swatchRowWidth = pad;
     for (const auto& swatch : swatches)
         swatchRowWidth += line + (swatch.second.isEmpty() ? 0 : metrics.horizontalAdvance(swatch.second) + pad);
+    if (heat)
+        swatchRowWidth = metrics.horizontalAdvance(low) + barWidth + metrics.horizontalAdvance(high) + 3 * pad;
     boxWidth = std::max(boxWidth, swatchRowWidth);
     const int boxHeight = int(lines.size() + 1) * line + 2 * pad;
     const QRect box(kRulerPixels + pad, height() - boxHeight - pad, boxWidth + 2 * pad, boxHeight);
@@ -148,6 +159,15 @@ void WaferView::drawLegend(QPainter& painter) const
         y += line;
     }
     int x = box.left() + pad;
+    if (heat) {
+        painter.drawText(QRect(x, y, metrics.horizontalAdvance(low) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, low);
+        x += metrics.horizontalAdvance(low) + pad;
+        for (int i = 0; i < barWidth; ++i)
+            painter.fillRect(QRect(x + i, y + 3, 1, line - 6), QColor::fromRgb(heatColor(float(i) / (barWidth - 1))));
+        x += barWidth + pad;
+        painter.drawText(
+            QRect(x, y, metrics.horizontalAdvance(high) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, high);
+    }
     for (const auto& [color, text] : swatches) {
         painter.fillRect(QRect(x, y + 3, line - 6, line - 6), color);
         x += line;

@@ -1,9 +1,11 @@
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
-// [--mode train|inference] [--step K] [--screenshot OUT.png]`; with --screenshot the window is rendered, saved and the
-// app exits.
+// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--screenshot OUT.png]`; with
+// --step the run is stepped to frame K once it has run; with --screenshot the window is rendered,
+// saved and the app exits.
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
 #include "ui/modelloadcontroller.h"
+#include "ui/playbackcontroller.h"
 #include "ui/screenshot.h"
 
 #include "core/hardware/builtinpresets.h"
@@ -13,7 +15,9 @@
 #include <QApplication>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace {
 
@@ -55,6 +59,37 @@ int main(int argc, char** argv)
         return fail(2, QStringLiteral("error: ") + clusterError);
     window.setRunMode(options.mode == QLatin1String("inference") ? waferscope::core::RunMode::Inference
                                                                  : waferscope::core::RunMode::Train);
+    using waferscope::core::ExecutionChoice;
+    window.setExecution(options.execution == QLatin1String("pipelined") ? ExecutionChoice::Pipelined
+            : options.execution == QLatin1String("weight_streaming")    ? ExecutionChoice::WeightStreaming
+                                                                        : ExecutionChoice::Auto);
+    using waferscope::ui::MeshOverlay;
+    const QString overlay = !options.overlay.isEmpty() ? options.overlay
+        : options.step                                 ? QStringLiteral("activity")
+                                                       : QStringLiteral("placement");
+    window.setOverlay(overlay == QLatin1String("activity") ? MeshOverlay::Activity
+            : overlay == QLatin1String("sram")             ? MeshOverlay::Sram
+            : overlay == QLatin1String("traffic")          ? MeshOverlay::Traffic
+                                                           : MeshOverlay::Placement);
+    // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
+    bool stepped = !options.step.has_value();
+    std::function<void()> save; // set below when the window is saved
+    QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
+        if (stepped)
+            return;
+        stepped = true;
+        if (!window.run() || window.playback()->frameCount() == 0) {
+            std::fprintf(stderr, "waferscope: --step %d: there is no run to step through\n", *options.step);
+            if (save)
+                QTimer::singleShot(0, &window, save);
+            return;
+        }
+        const std::size_t last = window.playback()->frameCount() - 1;
+        if (std::size_t(*options.step) > last)
+            std::fprintf(
+                stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", *options.step, last);
+        window.playback()->seek(std::min(std::size_t(*options.step), last));
+    });
     if (!options.file.isEmpty())
         window.openFile(options.file);
 
@@ -66,14 +101,20 @@ int main(int argc, char** argv)
     // Save once the window shows its final state: the model file (if any) loaded and compiled,
     // or refused.
     int code = 0;
-    auto save = [&] {
+    save = [&] {
         const QString problem = waferscope::ui::saveScreenshot(&window, options.screenshot);
         if (!problem.isEmpty())
             code = fail(1, problem);
         app.quit();
     };
+    // With --step, the window is final once the frame asked for is on screen.
     if (options.file.isEmpty())
         QTimer::singleShot(0, &window, save);
+    else if (options.step)
+        QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&](std::size_t index) {
+            if (index == window.playback()->current())
+                QTimer::singleShot(0, &window, save);
+        });
     else
         QObject::connect(
             &window, &waferscope::ui::MainWindow::settled, &window, [&] { QTimer::singleShot(0, &window, save); });

@@ -9,6 +9,7 @@
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/placementpanel.h"
+#include "ui/playbackcontroller.h"
 #include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
 #include "ui/runlayertablemodel.h"
@@ -16,14 +17,17 @@
 #include "ui/screenshot.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
+#include "ui/utilizationpanel.h"
 #include "ui/waferview.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
+#include <QElapsedTimer>
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -31,9 +35,37 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QUrl>
 
 using namespace waferscope;
+
+namespace {
+
+// Watches the GUI thread: a 5 ms timer notes the longest gap between its ticks, which is the
+// longest the event loop was blocked while it ran.
+class StallWatch : public QObject {
+public:
+    StallWatch()
+    {
+        m_timer.setInterval(5);
+        m_timer.setTimerType(Qt::PreciseTimer);
+        QObject::connect(&m_timer, &QTimer::timeout, this, [this] {
+            m_maxGapMs = std::max(m_maxGapMs, double(m_clock.nsecsElapsed()) / 1e6);
+            m_clock.restart();
+        });
+        m_clock.start();
+        m_timer.start();
+    }
+    double maxGapMs() const { return m_maxGapMs; }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    double m_maxGapMs = 0.0;
+};
+
+} // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
@@ -325,8 +357,10 @@ private Q_SLOTS:
         core::CompileOptions options;
         options.numSystems = 16;
         const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
+        core::engine::RunOptions runOptions;
+        runOptions.maxSteps = ui::MainWindow::kStepsShown;
         const core::engine::RunResult expected
-            = core::engine::run(plan, graph, window->currentSystem(), core::engine::RunOptions {}).value();
+            = core::engine::run(plan, graph, window->currentSystem(), runOptions).value();
         QCOMPARE(window->run()->metrics.stepTimeS, expected.metrics.stepTimeS);
         QCOMPARE(window->run()->timeline.events.size(), expected.timeline.events.size());
 
@@ -348,10 +382,10 @@ private Q_SLOTS:
         const QPointF at(timeline->plot()->xAxis->coordToPixel((event.start + event.end) / 2.0 * 1e3),
             timeline->plot()->yAxis->coordToPixel(3.0));
         QCOMPARE(timeline->eventAt(at), int(longest));
-        // A click there moves the cursor and shows that op on the wafer.
+        // A click there moves the stepper to that moment, which shows that op on the wafer.
         QTest::mouseClick(timeline->plot(), Qt::LeftButton, Qt::NoModifier, at.toPoint());
         const int region = expected.metrics.layers[std::size_t(event.layer)].region;
-        QCOMPARE(window->waferView()->scene().regions->front().planIndex, region);
+        QTRY_COMPARE_WITH_TIMEOUT(window->waferView()->scene().regions->front().planIndex, region, 10000);
 
         // Layers dock: one row per layer; sorted by time, the slowest comes first, and picking it
         // shows its op on the wafer.
@@ -365,7 +399,8 @@ private Q_SLOTS:
         QCOMPARE(layers->model()->index(0, ui::RunLayerTableModel::NameColumn).data().toString(),
             QString::fromStdString(expected.metrics.layers[slowest].name));
         layers->setCurrentIndex(layers->model()->index(0, 0));
-        QCOMPARE(window->waferView()->scene().regions->front().planIndex, expected.metrics.layers[slowest].region);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            window->waferView()->scene().regions->front().planIndex, expected.metrics.layers[slowest].region, 10000);
 
         // Scaling: the sweep's figure at 16 systems, as the engine computes it.
         core::engine::ScalingOptions sweep;
@@ -382,6 +417,125 @@ private Q_SLOTS:
         QCOMPARE(window->run()->metrics.mode, std::string("inference"));
         QVERIFY(timeline->laneNames().contains(QStringLiteral("wafer 0")));
         QVERIFY(window->scalingPanel()->summary().contains(QStringLiteral("for training")));
+    }
+
+    void steppingShowsTheEnginesFrames()
+    {
+        // GPT-3 XL on 4 CS-2 (weight streaming), dropped on the window with the activity overlay:
+        // the stepper's frames are the engine's own, pixel for pixel, and every view follows.
+        auto window = makeWindow();
+        StallWatch watch; // from the drop on
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(4).isEmpty());
+        window->setOverlay(ui::MeshOverlay::Activity);
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        QSignalSpy shown(window.get(), &ui::MainWindow::stepShown);
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+        drop(window.get(), { QUrl::fromLocalFile(path) });
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->run() != nullptr);
+
+        // The engine's frames of the same job, computed here.
+        const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
+        core::CompileOptions options;
+        options.numSystems = 4;
+        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
+        core::engine::RunOptions runOptions;
+        runOptions.maxSteps = ui::MainWindow::kStepsShown;
+        const core::engine::RunResult run = core::engine::run(plan, graph, window->currentSystem(), runOptions).value();
+        const core::engine::FrameSource frames(plan, graph, window->currentSystem(), run);
+        ui::PlaybackController* playback = window->playback();
+        QCOMPARE(playback->frameCount(), frames.frameCount());
+        QVERIFY(frames.frameCount() > 20);
+
+        const auto waitFor = [&](std::size_t index) {
+            for (int tries = 0; tries < 50; ++tries) {
+                if (playback->shown() && playback->shown()->index == index && !shown.isEmpty()
+                    && shown.last().at(0).value<std::size_t>() == index)
+                    return true;
+                shown.wait(200);
+            }
+            return false;
+        };
+        // A step's frame: pixels of the wafer view against the engine's activity at those PEs.
+        const auto checkFrame = [&](std::size_t index) {
+            const core::engine::EngineFrame expected = frames.frameAtStep(index);
+            const core::engine::FrameStep& step = frames.steps()[index];
+            ui::WaferView* view = window->waferView();
+            const QImage image = view->grab().toImage();
+            const core::Rect usable = plan.usable;
+            int compared = 0;
+            // Away from the region's label (centre), its outline (edges) and the legend (bottom).
+            for (const QPoint pe : { QPoint(usable.x + usable.w / 4, usable.y + usable.h / 4),
+                     QPoint(usable.x + 3 * usable.w / 4, usable.y + usable.h / 5),
+                     QPoint(usable.x + usable.w - 40, usable.y + 60) }) {
+                const QPointF pixel = view->viewport().peToPixel(QPointF(pe) + QPointF(0.5, 0.5));
+                const float activity = expected.peActivity[std::size_t(pe.y() * plan.fabricWidth + pe.x())];
+                QCOMPARE(image.pixel(pixel.toPoint()), ui::heatColor(activity));
+                ++compared;
+            }
+            QCOMPARE(compared, 3);
+            // The other views show the same moment.
+            QCOMPARE(window->timelinePanel()->cursorTime(), step.start);
+            const int layerRow = window->layerTable()->currentIndex().row();
+            QVERIFY(layerRow >= 0);
+            QCOMPARE(
+                window->layerTable()->model()->index(layerRow, ui::RunLayerTableModel::NameColumn).data().toString(),
+                QString::fromStdString(run.metrics.layers[std::size_t(step.layer)].name));
+            QCOMPARE(window->waferView()->scene().regions->front().planIndex,
+                run.metrics.layers[std::size_t(step.layer)].region);
+        };
+        QVERIFY(waitFor(0));
+        checkFrame(0);
+
+        // Forward by a layer, back by a phase (keyboard), forward by an iteration (keyboard).
+        window->activateWindow();
+        std::size_t expected = core::engine::stepFrame(frames.steps(), 0, core::engine::StepUnit::Layer, +1);
+        playback->step(core::engine::StepUnit::Layer, +1);
+        QVERIFY(waitFor(expected));
+        checkFrame(expected);
+        const std::size_t afterLayer = expected;
+        playback->seek(afterLayer + 3);
+        QVERIFY(waitFor(afterLayer + 3));
+        QTest::keyClick(window.get(), Qt::Key_Comma, Qt::ControlModifier);
+        QVERIFY(waitFor(afterLayer + 2));
+        checkFrame(afterLayer + 2);
+        expected = core::engine::stepFrame(frames.steps(), afterLayer + 2, core::engine::StepUnit::Iteration, +1);
+        QVERIFY(frames.steps()[expected].iteration == 1);
+        QTest::keyClick(window.get(), Qt::Key_BraceRight);
+        QVERIFY(waitFor(expected));
+        checkFrame(expected);
+
+        // The traffic overlay of the same step: each PE's busiest link, on the snapshot's scale.
+        window->setOverlay(ui::MeshOverlay::Traffic);
+        const core::engine::EngineFrame links = frames.frameAtStep(expected);
+        const QPoint pe(plan.usable.x + 10, plan.usable.y + 10);
+        const std::size_t at = std::size_t(pe.y() * plan.fabricWidth + pe.x());
+        const float busiest = std::max({ links.linkLoad[at * 4], links.linkLoad[at * 4 + 1], links.linkLoad[at * 4 + 2],
+            links.linkLoad[at * 4 + 3] });
+        const double top = window->waferView()->scene().scale.max;
+        QCOMPARE(top, ui::niceScaleMax(*std::max_element(links.linkLoad.begin(), links.linkLoad.end())));
+        QCOMPARE(window->waferView()->scene().valueAt({ 0, pe }).value(), float(busiest / top));
+
+        // Utilization dock: drawn up to the cursor.
+        QVERIFY(window->utilizationPanel()->pointsUpToCursor() > 0);
+        QCOMPARE(window->utilizationPanel()->seriesNames().size(), 5);
+
+        // Play: frames advance on their own, then pause holds.
+        playback->setSpeed(60);
+        playback->play();
+        const std::size_t from = playback->current();
+        QTRY_VERIFY_WITH_TIMEOUT(playback->shown()->index >= from + 3, 10000);
+        playback->pause();
+        const std::size_t held = playback->current();
+        QTest::qWait(200);
+        QCOMPARE(playback->current(), held);
+
+        // The GUI thread was never blocked long during load, compile, run, sweep and playback.
+        // The target (50 ms) is measured by waferscope-bench (gui_max_stall_ms_during_run); this
+        // only catches work put back on the GUI thread.
+        qInfo("longest GUI stall during the run: %.1f ms", watch.maxGapMs());
+        QVERIFY2(watch.maxGapMs() < 400.0, qPrintable(QString::number(watch.maxGapMs())));
     }
 
     void unmappableModelSaysWhyAndShowsNoPlacement()

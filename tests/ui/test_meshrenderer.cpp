@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <limits>
+
 using namespace waferscope::ui;
 
 class TestMeshRenderer : public QObject {
@@ -122,6 +124,106 @@ private Q_SLOTS:
         QCOMPARE(image.pixelColor(origin + QPoint(762 + 47 + 100, 1172 + 47 + 100)), palette.background);
         QCOMPARE(image.pixelColor(origin + scene.waferOrigin(1) + QPoint(0, 500)), palette.marginPe);
         QCOMPARE(image.pixelColor(origin + scene.waferOrigin(2) + QPoint(4, 500)), palette.usablePe);
+    }
+
+    void heatColoursRiseFromDarkToBright()
+    {
+        // The scale is ordered: luminance grows with the value, the ends are distinct from the
+        // background and from each other, and out-of-range values clamp.
+        const auto luma = [](QRgb c) { return 0.2126 * qRed(c) + 0.7152 * qGreen(c) + 0.0722 * qBlue(c); };
+        for (int i = 1; i <= 20; ++i)
+            QVERIFY(luma(heatColor(float(i) / 20.0f)) > luma(heatColor(float(i - 1) / 20.0f)));
+        QCOMPARE(heatColor(-3.0f), heatColor(0.0f));
+        QCOMPARE(heatColor(7.0f), heatColor(1.0f));
+        QCOMPARE(heatColor(std::numeric_limits<float>::quiet_NaN()), heatColor(0.0f));
+        QVERIFY(heatColor(0.0f) != MeshPalette().background.rgb());
+    }
+
+    void activityColoursEachUsablePeByItsValue()
+    {
+        // Two wafers of 20 x 10 at 2 px per PE: every pixel's PE follows from the viewport
+        // arithmetic, and its colour must be heatColor() of the value set for that PE here.
+        MeshScene scene(20, 10, QRect(1, 1, 18, 8));
+        scene.wafers = 2;
+        scene.overlay = MeshOverlay::Activity;
+        auto field = std::make_shared<MeshField>();
+        for (int wafer = 0; wafer < 2; ++wafer) {
+            std::vector<float> values(200);
+            for (int pe = 0; pe < 200; ++pe)
+                values[std::size_t(pe)] = float((pe * 7 + wafer * 13) % 101) / 100.0f;
+            field->pe.push_back(values);
+        }
+        scene.field = field;
+        const QSize extent = scene.extent();
+        WaferViewport viewport;
+        viewport.setFabricSize(extent.width(), extent.height());
+        viewport.setWidgetSize(QSizeF(2 * extent.width() + 32, 2 * extent.height() + 32));
+        viewport.fit();
+        QCOMPARE(viewport.pixelsPerPe(), 2.0);
+        const MeshPalette palette;
+        const QImage image = renderMesh(scene, viewport, palette);
+        int checked = 0;
+        for (int py = 16; py < 16 + 2 * extent.height(); ++py)
+            for (int px = 16; px < 16 + 2 * extent.width(); ++px) {
+                const QPoint view((px - 16) / 2, (py - 16) / 2);
+                const std::optional<WaferPe> pe = scene.locate(view);
+                QRgb expected = palette.background.rgb();
+                if (pe && scene.usable.contains(pe->pe))
+                    expected = heatColor(field->pe[std::size_t(pe->wafer)][std::size_t(pe->pe.y() * 20 + pe->pe.x())]);
+                else if (pe)
+                    expected = palette.marginPe.rgb();
+                if (image.pixel(px, py) != expected)
+                    QFAIL(qPrintable(QStringLiteral("pixel (%1, %2)").arg(px).arg(py)));
+                ++checked;
+            }
+        QCOMPARE(checked, 4 * extent.width() * extent.height());
+        QCOMPARE(scene.valueAt({ 1, QPoint(3, 2) }), std::optional<float>(field->pe[1][43]));
+        // No values for a wafer: its usable PEs are drawn as "no data", not as zero.
+        field->pe.pop_back();
+        const QImage partial = renderMesh(scene, viewport, palette);
+        QCOMPARE(partial.pixel(16 + 2 * (scene.waferOrigin(1).x() + 5), 16 + 2 * 5), palette.unplacedPe.rgb());
+    }
+
+    void zoomedInTrafficDrawsEachLinkOnItsSide()
+    {
+        // One 3 x 3 wafer at 20 px per PE (19 px tile + gap): strips of 0.25 x 19 = 4.75 px on
+        // each side carry the load of the PE's link that way; the centre is neutral.
+        MeshScene scene(3, 3, QRect(0, 0, 3, 3));
+        scene.overlay = MeshOverlay::Traffic;
+        auto field = std::make_shared<MeshField>();
+        field->pe.push_back(std::vector<float>(9, 0.0f));
+        std::vector<float> links(9 * 4, 0.0f);
+        const std::size_t centre = 4; // PE (1, 1)
+        links[centre * 4 + 0] = 0.1f; // north
+        links[centre * 4 + 1] = 0.4f; // south
+        links[centre * 4 + 2] = 0.7f; // east
+        links[centre * 4 + 3] = 1.0f; // west
+        field->links.push_back(links);
+        scene.field = field;
+        WaferViewport viewport;
+        viewport.setFabricSize(3, 3);
+        viewport.setWidgetSize(QSizeF(32 + 60, 32 + 60));
+        viewport.fit();
+        QCOMPARE(viewport.pixelsPerPe(), 20.0);
+        const MeshPalette palette;
+        const QImage image = renderMesh(scene, viewport, palette);
+        const int left = 16 + 20, top = 16 + 20; // PE (1, 1)'s tile
+        QCOMPARE(image.pixel(left + 9, top + 1), heatColor(0.1f)); // north side, middle
+        QCOMPARE(image.pixel(left + 9, top + 17), heatColor(0.4f)); // south side
+        QCOMPARE(image.pixel(left + 17, top + 9), heatColor(0.7f)); // east side
+        QCOMPARE(image.pixel(left + 1, top + 9), heatColor(1.0f)); // west side
+        QCOMPARE(image.pixel(left + 9, top + 9), palette.unplacedPe.rgb()); // the PE itself
+        QCOMPARE(image.pixel(left + 1, top + 1), palette.unplacedPe.rgb()); // a corner
+        QCOMPARE(image.pixel(left + 19, top + 9), palette.background.rgb()); // the gap
+        QCOMPARE(image.pixel(16 + 9, 16 + 1), heatColor(0.0f)); // PE (0, 0)'s idle north link
+        QCOMPARE(scene.linkAt({ 0, QPoint(1, 1) }, 2), std::optional<float>(0.7f));
+        // Zoomed out the same overlay is a heatmap of each PE's busiest link.
+        field->pe[0][centre] = 1.0f;
+        viewport.zoomAt(QPointF(46, 46), 0.25); // 5 px per PE
+        QVERIFY(viewport.pixelsPerPe() < kLinkPixelsPerPe);
+        const QImage far = renderMesh(scene, viewport, palette);
+        const QPointF middle = viewport.peToPixel(QPointF(1.5, 1.5));
+        QCOMPARE(far.pixel(int(middle.x()), int(middle.y())), heatColor(1.0f));
     }
 };
 

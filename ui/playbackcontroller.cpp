@@ -1,0 +1,223 @@
+#include "ui/playbackcontroller.h"
+
+#include <QThreadPool>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+namespace waferscope::ui {
+
+FrameSnapshot makeSnapshot(const core::engine::FrameSource& source, std::size_t index)
+{
+    FrameSnapshot snapshot;
+    snapshot.index = index;
+    if (index < source.steps().size())
+        snapshot.step = source.steps()[index];
+    auto activity = std::make_shared<MeshField>();
+    auto traffic = std::make_shared<MeshField>();
+    for (int wafer = 0; wafer < source.wafers(); ++wafer) {
+        core::engine::EngineFrame frame = source.frameAtStep(index, wafer);
+        std::vector<float> busiest(frame.peActivity.size(), 0.0f);
+        for (std::size_t pe = 0; pe < busiest.size() && pe * 4 + 3 < frame.linkLoad.size(); ++pe)
+            busiest[pe] = std::max({ frame.linkLoad[pe * 4], frame.linkLoad[pe * 4 + 1], frame.linkLoad[pe * 4 + 2],
+                frame.linkLoad[pe * 4 + 3] });
+        activity->pe.push_back(std::move(frame.peActivity));
+        traffic->pe.push_back(std::move(busiest));
+        traffic->links.push_back(std::move(frame.linkLoad));
+    }
+    float peak = 0.0f;
+    for (const std::vector<float>& links : traffic->links)
+        for (float load : links)
+            peak = std::max(peak, load);
+    snapshot.trafficMax = niceScaleMax(double(peak));
+    const auto scale = float(1.0 / snapshot.trafficMax);
+    for (std::vector<std::vector<float>>* values : { &traffic->pe, &traffic->links })
+        for (std::vector<float>& wafer : *values)
+            for (float& value : wafer)
+                value *= scale;
+    snapshot.activity = std::move(activity);
+    snapshot.traffic = std::move(traffic);
+    return snapshot;
+}
+
+double niceScaleMax(double peak, double floor)
+{
+    if (!(peak > floor))
+        return floor;
+    for (double decade = std::pow(10.0, std::floor(std::log10(peak))); decade < 10.0; decade *= 10.0)
+        for (double mantissa : { 1.0, 2.0, 5.0 })
+            if (mantissa * decade >= peak * (1.0 - 1e-9))
+                return std::min(1.0, mantissa * decade);
+    return 1.0;
+}
+
+// What the GUI thread and the frame worker share, behind one mutex.
+struct PlaybackController::Shared {
+    std::mutex mutex;
+    std::shared_ptr<const core::engine::FrameSource> source;
+    std::uint64_t generation = 0; // bumped with each source; older results are dropped
+    std::optional<std::size_t> requested; // the newest step asked for and not yet started
+    bool working = false; // a worker is running
+    std::shared_ptr<const FrameSnapshot> latest; // the newest finished snapshot of this generation
+};
+
+PlaybackController::PlaybackController(QObject* parent)
+    : QObject(parent)
+    , m_shared(std::make_shared<Shared>())
+{
+    qRegisterMetaType<std::shared_ptr<const waferscope::ui::FrameSnapshot>>();
+    m_pullTimer.setInterval(kPullIntervalMs);
+    m_pullTimer.setTimerType(Qt::PreciseTimer);
+    connect(&m_pullTimer, &QTimer::timeout, this, &PlaybackController::pull);
+}
+
+PlaybackController::~PlaybackController()
+{
+    // A running worker keeps the shared state alive and finds its generation stale.
+    const std::lock_guard lock(m_shared->mutex);
+    ++m_shared->generation;
+    m_shared->requested.reset();
+    m_shared->source.reset();
+}
+
+void PlaybackController::setSource(std::shared_ptr<const core::engine::FrameSource> source)
+{
+    pause();
+    m_source = std::move(source);
+    m_shown.reset();
+    m_current = 0;
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        ++m_shared->generation;
+        m_shared->source = m_source;
+        m_shared->requested.reset();
+        m_shared->latest.reset();
+    }
+    if (m_source && m_source->frameCount() > 0)
+        seek(0);
+}
+
+void PlaybackController::seek(std::size_t index)
+{
+    if (!m_source || m_source->frameCount() == 0)
+        return;
+    m_current = std::min(index, m_source->frameCount() - 1);
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        m_shared->requested = m_current;
+    }
+    startWorker();
+    if (!m_pullTimer.isActive()) {
+        m_clock.restart();
+        m_pullTimer.start();
+    }
+}
+
+void PlaybackController::step(core::engine::StepUnit unit, int direction)
+{
+    if (!m_source)
+        return;
+    pause();
+    seek(core::engine::stepFrame(m_source->steps(), m_current, unit, direction));
+}
+
+void PlaybackController::play()
+{
+    if (!m_source || m_source->frameCount() == 0 || m_playing)
+        return;
+    if (m_current + 1 >= m_source->frameCount())
+        seek(0); // played to the end: start over
+    m_playing = true;
+    m_playCredit = 0.0;
+    m_clock.restart();
+    if (!m_pullTimer.isActive())
+        m_pullTimer.start();
+    Q_EMIT playingChanged(true);
+}
+
+void PlaybackController::pause()
+{
+    if (!m_playing)
+        return;
+    m_playing = false;
+    Q_EMIT playingChanged(false);
+}
+
+void PlaybackController::reset()
+{
+    pause();
+    seek(0);
+}
+
+void PlaybackController::setSpeed(double stepsPerSecond)
+{
+    m_speed = std::clamp(stepsPerSecond, 0.1, 1000.0);
+}
+
+void PlaybackController::startWorker()
+{
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        if (m_shared->working || !m_shared->requested)
+            return;
+        m_shared->working = true;
+    }
+    QThreadPool::globalInstance()->start([shared = m_shared] {
+        for (;;) {
+            std::shared_ptr<const core::engine::FrameSource> source;
+            std::size_t index = 0;
+            std::uint64_t generation = 0;
+            {
+                const std::lock_guard lock(shared->mutex);
+                if (!shared->requested || !shared->source) {
+                    shared->requested.reset();
+                    shared->working = false;
+                    return;
+                }
+                index = *shared->requested;
+                shared->requested.reset();
+                source = shared->source;
+                generation = shared->generation;
+            }
+            auto snapshot = std::make_shared<const FrameSnapshot>(makeSnapshot(*source, index));
+            const std::lock_guard lock(shared->mutex);
+            if (generation == shared->generation)
+                shared->latest = std::move(snapshot);
+        }
+    });
+}
+
+void PlaybackController::pull()
+{
+    const double elapsedS = double(m_clock.restart()) / 1000.0;
+    if (m_playing && m_source) {
+        m_playCredit += m_speed * elapsedS;
+        if (m_playCredit >= 1.0) {
+            const auto steps = std::size_t(std::floor(m_playCredit));
+            m_playCredit -= double(steps);
+            const std::size_t last = m_source->frameCount() - 1;
+            seek(std::min(m_current + steps, last));
+            if (m_current == last)
+                pause();
+        }
+    }
+    std::shared_ptr<const FrameSnapshot> latest;
+    bool pending = false;
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        latest = m_shared->latest;
+        pending = m_shared->working || m_shared->requested.has_value();
+    }
+    if (latest && latest != m_shown) {
+        m_shown = latest;
+        Q_EMIT frameShown(m_shown);
+    }
+    const bool settled = !pending && (!m_shown || m_shown->index == m_current);
+    if (!m_playing && settled)
+        m_pullTimer.stop();
+}
+
+} // namespace waferscope::ui

@@ -1,0 +1,85 @@
+#pragma once
+
+#include "core/engine/framesource.h"
+#include "ui/meshrenderer.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+#include <cstddef>
+#include <memory>
+
+namespace waferscope::ui {
+
+// One step of a run as the wafer view shows it: the heat overlays' values on every wafer.
+struct FrameSnapshot {
+    std::size_t index = 0; // into FrameSource::steps()
+    core::engine::FrameStep step;
+    std::shared_ptr<const MeshField> activity; // per-PE compute activity, 0..1
+    // Per-link load over trafficMax (wavelets per cycle; per PE its busiest link), so a frame
+    // of light traffic still spans the colour scale.
+    std::shared_ptr<const MeshField> traffic;
+    double trafficMax = 1.0; // wavelets per cycle at the top of the scale: 1, 2 or 5 x 10^k, at most 1
+};
+
+// The top of a colour scale for values up to `peak`: the smallest 1, 2 or 5 x 10^k at or above
+// it, between `floor` and 1.
+double niceScaleMax(double peak, double floor = 1e-4);
+
+// Builds the snapshot of a step (on any thread): frameAtStep() of each wafer.
+FrameSnapshot makeSnapshot(const core::engine::FrameSource& source, std::size_t index);
+
+// The stepper and player of a finished run. The frames are computed on a worker thread, newest
+// request first (requests made while one is computed collapse into the latest); the worker
+// publishes each snapshot and the GUI thread pulls the newest at most 60 times a second, so no
+// frame work runs on the GUI thread. Play advances `speed` steps per second.
+class PlaybackController : public QObject {
+    Q_OBJECT
+public:
+    explicit PlaybackController(QObject* parent = nullptr);
+    ~PlaybackController() override;
+
+    // The run to step through (null: none); shows its first step.
+    void setSource(std::shared_ptr<const core::engine::FrameSource> source);
+    const core::engine::FrameSource* source() const { return m_source.get(); }
+    std::size_t frameCount() const { return m_source ? m_source->frameCount() : 0; }
+
+    // The step asked for last (the one shown once its frame is ready).
+    std::size_t current() const { return m_current; }
+    // The snapshot on screen (null before the first arrives).
+    std::shared_ptr<const FrameSnapshot> shown() const { return m_shown; }
+    bool isPlaying() const { return m_playing; }
+    double speed() const { return m_speed; }
+
+    void seek(std::size_t index);
+    void step(core::engine::StepUnit unit, int direction);
+    void play();
+    void pause();
+    void reset(); // pause and go back to the first step
+    void setSpeed(double stepsPerSecond);
+
+    static constexpr int kPullIntervalMs = 16; // at most ~60 pulls a second
+
+Q_SIGNALS:
+    // A new snapshot is on screen (GUI thread).
+    void frameShown(std::shared_ptr<const waferscope::ui::FrameSnapshot> snapshot);
+    void playingChanged(bool playing);
+
+private:
+    struct Shared;
+    void pull();
+    void startWorker();
+
+    std::shared_ptr<Shared> m_shared; // outlives this object while a worker still holds it
+    std::shared_ptr<const core::engine::FrameSource> m_source;
+    std::shared_ptr<const FrameSnapshot> m_shown;
+    std::size_t m_current = 0;
+    bool m_playing = false;
+    double m_speed = 10.0; // steps per second while playing
+    double m_playCredit = 0.0; // steps owed to the player since the last advance
+    QTimer m_pullTimer;
+    QElapsedTimer m_clock; // time since the last pull, for the player
+};
+
+} // namespace waferscope::ui
