@@ -367,6 +367,7 @@ void MainWindow::createDocks()
     m_layerTable->verticalHeader()->hide();
     m_layerTable->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_layerTable->setWordWrap(false);
+    m_layerTable->horizontalHeader()->setResizeContentsPrecision(64);
     m_layerTable->horizontalHeader()->setStretchLastSection(true);
     QDockWidget* layers = addDock(tr("Layers"), QStringLiteral("layersDock"), m_layerTable, Qt::BottomDockWidgetArea);
     QDockWidget* utilization

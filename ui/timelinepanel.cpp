@@ -42,16 +42,42 @@ protected:
         QCPAxis* y = parentPlot()->yAxis;
         const QCPRange visible = x->range();
         painter->setPen(Qt::NoPen);
+        // Zoomed out, thousands of bars fall within a pixel or two of each other: consecutive
+        // bars of a lane in one colour that touch on screen are drawn as one rectangle.
+        struct Pending {
+            double left = 0.0;
+            double right = -1.0;
+            QColor color;
+        };
+        std::vector<Pending> pending;
+        const auto flush = [&](int lane) {
+            Pending& run = pending[std::size_t(lane)];
+            if (run.right < run.left)
+                return;
+            const double top = y->coordToPixel(lane - 0.38);
+            const double bottom = y->coordToPixel(lane + 0.38);
+            painter->setBrush(run.color);
+            painter->drawRect(
+                QRectF(QPointF(run.left, std::min(top, bottom)), QPointF(run.right, std::max(top, bottom))));
+            run.right = run.left - 1.0;
+        };
         for (const Bar& bar : bars) {
             if (bar.end < visible.lower || bar.start > visible.upper)
                 continue;
+            if (std::size_t(bar.lane) >= pending.size())
+                pending.resize(std::size_t(bar.lane) + 1);
             const double left = x->coordToPixel(bar.start);
             const double right = std::max(left + 1.0, x->coordToPixel(bar.end));
-            const double top = y->coordToPixel(bar.lane - 0.38);
-            const double bottom = y->coordToPixel(bar.lane + 0.38);
-            painter->setBrush(bar.color);
-            painter->drawRect(QRectF(QPointF(left, std::min(top, bottom)), QPointF(right, std::max(top, bottom))));
+            Pending& run = pending[std::size_t(bar.lane)];
+            if (run.right >= run.left && run.color == bar.color && left <= run.right + 1.0 && left >= run.left) {
+                run.right = std::max(run.right, right);
+                continue;
+            }
+            flush(bar.lane);
+            run = { left, right, bar.color };
         }
+        for (std::size_t lane = 0; lane < pending.size(); ++lane)
+            flush(int(lane));
     }
 };
 
@@ -104,6 +130,10 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     m_plot->yAxis->grid()->setVisible(false);
     m_cursor->setPen(QPen(QColor(0xd0, 0x30, 0x30), 1.5));
     m_cursor->setVisible(false);
+    // The cursor on a buffered layer of its own: moving it repaints only that layer.
+    m_plot->addLayer(QStringLiteral("cursor"), m_plot->layer(QStringLiteral("overlay")), QCustomPlot::limBelow);
+    m_plot->layer(QStringLiteral("cursor"))->setMode(QCPLayer::lmBuffered);
+    m_cursor->setLayer(QStringLiteral("cursor"));
     m_plot->installEventFilter(this);
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
         if (event->button() != Qt::LeftButton || !m_run)
@@ -123,7 +153,7 @@ void TimelinePanel::clear(const QString& message)
     m_laneNames.clear();
     m_cursor->setVisible(false);
     m_summary->setText(message);
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TimelinePanel::setRun(
@@ -229,7 +259,7 @@ void TimelinePanel::setRun(
                           .arg(phaseColor(p).name(), QString::fromUtf8(core::engine::toString(p)).replace('_', ' '));
         }
     m_summary->setText(text.toHtmlEscaped() + QStringLiteral("&nbsp;&nbsp;") + legend);
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TimelinePanel::setCursorTime(double seconds)
@@ -240,9 +270,12 @@ void TimelinePanel::setCursorTime(double seconds)
     m_cursor->setVisible(true);
     // Zoomed in, the view follows the cursor (a player stepping past the edge).
     const QCPRange range = m_plot->xAxis->range();
-    if (ms < range.lower || ms > range.upper)
+    if (ms < range.lower || ms > range.upper) {
         m_plot->xAxis->setRange(ms - 0.1 * range.size(), ms + 0.9 * range.size());
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // one repaint however often the player moves it
+        m_plot->replot(QCustomPlot::rpQueuedReplot); // one repaint however often the player moves it
+    } else {
+        m_cursor->layer()->replot(); // the bars stay as they are
+    }
 }
 
 double TimelinePanel::cursorTime() const

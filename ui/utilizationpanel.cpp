@@ -82,7 +82,7 @@ void UtilizationPanel::clear(const QString& message)
         m_plot->graph(g)->data()->clear();
     m_cursor->setVisible(false);
     m_summary->setText(message);
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void UtilizationPanel::setSeries(const core::engine::UtilizationSeries& series, const QString& title)

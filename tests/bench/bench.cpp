@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#ifdef WAFERSCOPE_BENCH_GUI
+#include "benchgui.h"
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -223,6 +227,13 @@ int main(int argc, char** argv)
         std::cerr << "waferscope-bench: an engine run failed\n";
         return 1;
     }
+
+#ifdef WAFERSCOPE_BENCH_GUI
+    if (!guiFigures(figures, quick, rounds, argc, argv)) {
+        std::cerr << "waferscope-bench: a GUI measurement failed\n";
+        return 1;
+    }
+#endif
 
     if (json) {
         std::cout << figures.dump(2) << "\n";

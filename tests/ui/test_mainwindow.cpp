@@ -15,6 +15,7 @@
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
+#include "ui/stallwatch.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
 #include "ui/utilizationpanel.h"
@@ -27,7 +28,6 @@
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
-#include <QElapsedTimer>
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -35,37 +35,9 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 #include <QUrl>
 
 using namespace waferscope;
-
-namespace {
-
-// Watches the GUI thread: a 5 ms timer notes the longest gap between its ticks, which is the
-// longest the event loop was blocked while it ran.
-class StallWatch : public QObject {
-public:
-    StallWatch()
-    {
-        m_timer.setInterval(5);
-        m_timer.setTimerType(Qt::PreciseTimer);
-        QObject::connect(&m_timer, &QTimer::timeout, this, [this] {
-            m_maxGapMs = std::max(m_maxGapMs, double(m_clock.nsecsElapsed()) / 1e6);
-            m_clock.restart();
-        });
-        m_clock.start();
-        m_timer.start();
-    }
-    double maxGapMs() const { return m_maxGapMs; }
-
-private:
-    QTimer m_timer;
-    QElapsedTimer m_clock;
-    double m_maxGapMs = 0.0;
-};
-
-} // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
@@ -424,7 +396,7 @@ private Q_SLOTS:
         // GPT-3 XL on 4 CS-2 (weight streaming), dropped on the window with the activity overlay:
         // the stepper's frames are the engine's own, pixel for pixel, and every view follows.
         auto window = makeWindow();
-        StallWatch watch; // from the drop on
+        ui::StallWatch watch; // from the drop on
         QVERIFY(window->selectSystem(QStringLiteral("cs2")));
         QVERIFY(window->setNumSystems(4).isEmpty());
         window->setOverlay(ui::MeshOverlay::Activity);
