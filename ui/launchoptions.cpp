@@ -29,7 +29,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         "O");
     parser.addOptions(
         { systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption, screenshotOption });
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A Model Zoo params YAML to open."), "[FILE]");
+    parser.addPositionalArgument(QStringLiteral("FILE"),
+        QStringLiteral("Model Zoo params YAMLs: the last is opened, the others go to the recent files."), "[FILE...]");
 
     LaunchOptions options;
     if (!parser.parse(arguments)) {
@@ -45,12 +46,9 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         return options;
     }
     const QStringList positional = parser.positionalArguments();
-    if (positional.size() > 1) {
-        *error = QStringLiteral("expected at most one FILE, got %1 (see --help)").arg(positional.size());
-        return options;
-    }
+    options.files = positional;
     if (!positional.isEmpty())
-        options.file = positional.front();
+        options.file = positional.back();
     if (parser.isSet(systemOption))
         options.system = parser.value(systemOption);
     if (parser.isSet(numCsxOption)) {
@@ -92,6 +90,10 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     }
     if (parser.isSet(screenshotOption))
         options.screenshot = parser.value(screenshotOption);
+    for (const QCommandLineOption* option :
+        { &systemOption, &numCsxOption, &modeOption, &executionOption, &overlayOption, &stepOption, &screenshotOption })
+        if (parser.isSet(*option))
+            options.given << option->names().front();
     error->clear();
     return options;
 }

@@ -12,7 +12,8 @@ namespace waferscope::ui {
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
-    QString file; // model params YAML to open, empty for none
+    QString file; // model params YAML to open (the last of `files`), empty for none
+    QStringList files; // every FILE given: the others are listed in the recent files
     QString system = QStringLiteral("cs2");
     int numCsx = 1;
     QString mode = QStringLiteral("train"); // what the model is compiled for: train or inference
@@ -20,6 +21,7 @@ struct LaunchOptions {
     QString overlay; // placement, activity, sram or traffic; empty: activity with --step, else placement
     std::optional<int> step; // frame index to run to before showing (or saving)
     QString screenshot; // PNG path; when set the window is rendered, saved, and the app exits
+    QStringList given; // the options set on the command line ("system", "num_csx", ...): they win over the session
 
     // Returns the options, or an error message (already including "--help" advice). `arguments`
     // starts with the program name, as QCoreApplication::arguments() does.

@@ -11,6 +11,7 @@
 #include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
+#include "ui/session.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
 #include "ui/utilizationpanel.h"
@@ -19,8 +20,11 @@
 #include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
 #include "core/model/graphjson.h"
+#include "core/report/atomicfile.h"
+#include "core/report/chrometrace.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QComboBox>
 #include <QCursor>
 #include <QDockWidget>
@@ -33,11 +37,16 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
+#include <QProgressBar>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QSvgGenerator>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QToolTip>
 
 #include <cmath>
@@ -95,6 +104,19 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
 
     m_hoverLabel = new QLabel(this);
     m_zoomLabel = new QLabel(this);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 0); // busy: the engine's stages report no fraction
+    m_progress->setMaximumWidth(160);
+    m_progress->setMaximumHeight(fontMetrics().height() + 4);
+    m_progress->hide();
+    m_cancelButton = new QToolButton(this);
+    m_cancelButton->setText(tr("Cancel"));
+    m_cancelButton->setToolTip(tr("Stop waiting for this work; what is on screen stays (Esc)"));
+    m_cancelButton->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_cancelButton->hide();
+    connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelWork);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancelButton);
     statusBar()->addPermanentWidget(m_hoverLabel);
     statusBar()->addPermanentWidget(m_zoomLabel);
     connect(m_waferView, &WaferView::hoveredPeChanged, this, &MainWindow::showHoveredPe);
@@ -105,6 +127,8 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         [this](int, const QString& path, std::shared_ptr<const core::ModelGraph> graph) { modelLoaded(path, graph); });
     connect(m_loader, &ModelLoadController::failed, this, [this](int, const QString& path, const QString& message) {
         reportError(message);
+        setIdle(m_fileName.isEmpty() ? tr("%1 could not be loaded").arg(QFileInfo(path).fileName())
+                                     : tr("%1 could not be loaded; this model stays").arg(QFileInfo(path).fileName()));
         m_modelPanel->setStatus(
             tr("Could not load %1 (see Messages); the model shown is unchanged.").arg(QFileInfo(path).fileName()));
         Q_EMIT settled();
@@ -115,12 +139,14 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_runner, &RunController::finished, this, [this](int, const RunOutcome& outcome) { runFinished(outcome); });
     connect(m_runner, &RunController::failed, this, [this](int, const QString& message) {
         m_run.reset();
+        m_exportTimelineAction->setEnabled(false);
         m_playback->setSource(nullptr);
         m_utilizationPanel->clear(tr("The run failed: %1").arg(message));
         m_layerModel->setRun(nullptr);
         m_timelinePanel->clear(tr("The run failed: %1").arg(message));
         m_scalingPanel->clear(tr("The run failed: %1").arg(message));
         reportError(message);
+        setIdle(tr("the run failed"));
         Q_EMIT settled();
     });
     // The timeline's cursor moves the stepper to the work the wafer runs at that moment.
@@ -184,12 +210,29 @@ void MainWindow::createActions()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     // One Open action for the menu and the toolbar.
     m_openAction = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a Model Zoo params file"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)"));
-        if (!path.isEmpty())
-            openFile(path);
+        openFiles(QFileDialog::getOpenFileNames(
+            this, tr("Open Model Zoo params files"), QString(), tr("Model Zoo params (*.yaml *.yml);;All files (*)")));
     });
     m_openAction->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    m_exportTimelineAction = file->addAction(tr("Export &timeline (Chrome trace)…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export the run's timeline"),
+            QStringLiteral("trace.json"), tr("Chrome trace (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            if (const QString error = exportTimeline(path); !error.isEmpty())
+                reportError(error);
+    });
+    m_exportTimelineAction->setEnabled(false);
+    file->addAction(tr("Save &wafer image…"), this, [this] {
+        QString filter;
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save the wafer view"), QStringLiteral("wafer.png"),
+            tr("PNG image (*.png);;SVG drawing (*.svg)"), &filter);
+        if (!path.isEmpty())
+            if (const QString error = saveWaferImage(path); !error.isEmpty())
+                reportError(error);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
 
@@ -326,6 +369,43 @@ void MainWindow::setOverlay(MeshOverlay overlay)
         m_overlayBox->setCurrentIndex(index); // comes back here once more, harmlessly
     showScene();
     m_hoverLabel->setText(hoverText());
+}
+
+QString MainWindow::exportTimeline(const QString& path)
+{
+    if (!m_run)
+        return tr("%1: error: there is no run to export yet").arg(path);
+    const std::string trace = core::report::chromeTrace(*m_run, m_plan.get());
+    if (const std::optional<core::Diagnostic> error = core::report::writeFileAtomically(path.toStdString(), trace))
+        return QString::fromStdString(error->format());
+    m_messages->addMessage(MessagePanel::Severity::Info,
+        tr("%1: wrote the timeline (%2 events) as a Chrome trace").arg(path).arg(m_run->timeline.events.size()));
+    return {};
+}
+
+QString MainWindow::saveWaferImage(const QString& path)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setOutputDevice(&buffer);
+        svg.setSize(m_waferView->size());
+        svg.setViewBox(m_waferView->rect());
+        svg.setTitle(windowTitle());
+        svg.setDescription(tr("The wafer view of WaferScope"));
+        QPainter painter(&svg);
+        m_waferView->render(&painter);
+    } else if (!m_waferView->grab().save(&buffer, "PNG")) {
+        return tr("%1: error: the image could not be encoded").arg(path);
+    }
+    buffer.close();
+    if (const std::optional<core::Diagnostic> error
+        = core::report::writeFileAtomically(path.toStdString(), bytes.toStdString()))
+        return QString::fromStdString(error->format());
+    m_messages->addMessage(MessagePanel::Severity::Info, tr("%1: saved the wafer view").arg(path));
+    return {};
 }
 
 void MainWindow::setExecution(core::ExecutionChoice execution)
@@ -548,11 +628,13 @@ void MainWindow::recompile()
     options.mode = runMode();
     options.execution = core::ExecutionChoice(m_executionBox->currentData().toInt());
     options.numSystems = numSystems();
+    setBusy(tr("compiling"));
     m_placementPanel->clearPlan(tr("Compiling %1 for %2 (%3) …")
                                     .arg(QString::fromStdString(m_graph->config.name),
                                         QString::fromStdString(currentSystem().displayName), m_modeBox->currentText()));
     m_runner->cancel();
     m_run.reset();
+    m_exportTimelineAction->setEnabled(false);
     m_playback->setSource(nullptr);
     m_layerModel->setRun(nullptr);
     m_compiler->compile(m_graph, currentSystem(), options);
@@ -597,6 +679,7 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
             ? tr("The scaling sweep is for training; switch Compile for to training to see it.")
             : tr("Sweeping 1 to %1 systems …")
                   .arg(currentSystem().swarmx.supported ? currentSystem().swarmx.maxSystems : 1));
+    setBusy(tr("running"));
     m_runner->run(m_graph, m_plan, currentSystem(), options, numSystems());
 }
 
@@ -610,6 +693,7 @@ void MainWindow::runFinished(const RunOutcome& outcome)
             .arg(m_run->metrics.stepTimesS.size())
             .arg(outcome.utilization.binS * 1e6, 0, 'g', 3));
     m_playback->setSource(outcome.frames);
+    m_exportTimelineAction->setEnabled(true);
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();
     const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());
@@ -635,6 +719,12 @@ void MainWindow::runFinished(const RunOutcome& outcome)
               .arg(QString::fromStdString(m.bottleneck));
     m_messages->addMessage(MessagePanel::Severity::Info, summary);
     statusBar()->showMessage(summary, 10000);
+    setIdle(m.mode == "inference"
+            ? tr("%1 tokens/s per user on %2 wafer(s)").arg(m.tokensPerS, 0, 'f', 0).arg(m.numSystems)
+            : tr("%1 samples/s on %2 x %3, %4")
+                  .arg(m.samplesPerS, 0, 'f', 0)
+                  .arg(m.numSystems)
+                  .arg(QString::fromStdString(currentSystem().displayName), modeName(m_plan->mode)));
     Q_EMIT settled();
 }
 
@@ -649,6 +739,7 @@ void MainWindow::planFailed(const QString& message)
     m_placementPanel->clearPlan(text);
     m_runner->cancel();
     m_run.reset();
+    m_exportTimelineAction->setEnabled(false);
     m_playback->setSource(nullptr);
     m_utilizationPanel->clear(text);
     m_layerModel->setRun(nullptr);
@@ -657,6 +748,7 @@ void MainWindow::planFailed(const QString& message)
     m_messages->addMessage(MessagePanel::Severity::Warning, text);
     statusBar()->showMessage(text, 10000);
     showScene();
+    setIdle(tr("cannot be mapped onto %1").arg(QString::fromStdString(currentSystem().displayName)));
     Q_EMIT settled();
 }
 
@@ -767,8 +859,19 @@ void MainWindow::reportError(const QString& message)
     statusBar()->showMessage(message, 10000);
 }
 
+void MainWindow::openFiles(const QStringList& paths)
+{
+    if (paths.isEmpty())
+        return;
+    for (qsizetype i = 0; i + 1 < paths.size(); ++i)
+        m_recentFiles = withRecent(m_recentFiles, paths[i]);
+    rebuildRecentMenu();
+    openFile(paths.back());
+}
+
 void MainWindow::openFile(const QString& path)
 {
+    setBusy(tr("loading %1").arg(QFileInfo(path).fileName()));
     m_modelPanel->setStatus(tr("Loading %1 …").arg(QFileInfo(path).fileName()));
     statusBar()->showMessage(tr("Loading %1 …").arg(path));
     m_loader->load(path);
@@ -776,7 +879,9 @@ void MainWindow::openFile(const QString& path)
 
 void MainWindow::modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph)
 {
-    setWindowTitle(tr("%1 — WaferScope").arg(QFileInfo(path).fileName()));
+    m_fileName = QFileInfo(path).fileName();
+    m_recentFiles = withRecent(m_recentFiles, path);
+    rebuildRecentMenu();
     const QString summary = tr("%1: loaded %2 (%3, %4 parameters, %5 ops)")
                                 .arg(path, QString::fromStdString(graph->config.name),
                                     QString::fromLatin1(core::toString(graph->config.family)),
@@ -805,13 +910,143 @@ void MainWindow::dropEvent(QDropEvent* event)
     if (urls.isEmpty())
         return;
     event->acceptProposedAction();
+    QStringList paths;
     for (const QUrl& url : urls) {
         if (!url.isLocalFile()) {
             reportError(tr("%1: error: only local files can be opened").arg(url.toString()));
             continue;
         }
-        openFile(url.toLocalFile());
+        paths << url.toLocalFile();
     }
+    openFiles(paths);
+}
+
+void MainWindow::setBusy(const QString& what)
+{
+    m_progress->setToolTip(what);
+    m_progress->show();
+    m_cancelButton->show();
+    setWindowTitle(
+        m_fileName.isEmpty() ? tr("WaferScope — %1 …").arg(what) : tr("%1 [%2 …] — WaferScope").arg(m_fileName, what));
+}
+
+void MainWindow::setIdle(const QString& state)
+{
+    m_progress->hide();
+    m_cancelButton->hide();
+    if (m_fileName.isEmpty())
+        setWindowTitle(state.isEmpty() ? tr("WaferScope") : tr("WaferScope — %1").arg(state));
+    else
+        setWindowTitle(state.isEmpty() ? tr("%1 — WaferScope").arg(m_fileName)
+                                       : tr("%1 [%2] — WaferScope").arg(m_fileName, state));
+}
+
+bool MainWindow::isBusy() const
+{
+    return !m_progress->isHidden();
+}
+
+void MainWindow::cancelWork()
+{
+    if (!isBusy())
+        return;
+    m_loader->cancel();
+    m_compiler->cancel();
+    m_runner->cancel();
+    const QString text = tr("Cancelled; what is on screen stays as it was.");
+    m_messages->addMessage(MessagePanel::Severity::Info, text);
+    statusBar()->showMessage(text, 5000);
+    if (!m_run)
+        m_timelinePanel->clear(tr("The run was cancelled."));
+    setIdle(tr("cancelled"));
+    Q_EMIT settled();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    for (const QString& path : m_recentFiles)
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
+    m_recentMenu->setEnabled(!m_recentFiles.isEmpty());
+    m_recentMenu->setToolTipsVisible(true);
+}
+
+namespace {
+
+template <typename Enum>
+QString nameOf(Enum value, std::initializer_list<std::pair<Enum, const char*>> names)
+{
+    for (const auto& [key, name] : names)
+        if (key == value)
+            return QString::fromLatin1(name);
+    return {};
+}
+
+template <typename Enum>
+std::optional<Enum> valueOf(const QString& name, std::initializer_list<std::pair<Enum, const char*>> names)
+{
+    for (const auto& [key, text] : names)
+        if (name == QLatin1String(text))
+            return key;
+    return std::nullopt;
+}
+
+const std::initializer_list<std::pair<MeshOverlay, const char*>> kOverlayNames
+    = { { MeshOverlay::Placement, "placement" }, { MeshOverlay::Activity, "activity" }, { MeshOverlay::Sram, "sram" },
+          { MeshOverlay::Traffic, "traffic" } };
+const std::initializer_list<std::pair<core::ExecutionChoice, const char*>> kExecutionNames
+    = { { core::ExecutionChoice::Auto, "auto" }, { core::ExecutionChoice::Pipelined, "pipelined" },
+          { core::ExecutionChoice::WeightStreaming, "weight_streaming" } };
+const std::initializer_list<std::pair<core::RunMode, const char*>> kModeNames
+    = { { core::RunMode::Train, "train" }, { core::RunMode::Inference, "inference" } };
+
+} // namespace
+
+void MainWindow::saveSession(QSettings& settings) const
+{
+    SessionState state;
+    state.recentFiles = m_recentFiles;
+    state.system = QString::fromStdString(currentSystem().name);
+    state.numCsx = numSystems();
+    state.mode = nameOf(runMode(), kModeNames);
+    state.execution = nameOf(core::ExecutionChoice(m_executionBox->currentData().toInt()), kExecutionNames);
+    state.overlay = nameOf(m_overlay, kOverlayNames);
+    state.speed = m_playback->speed();
+    state.stepUnit = m_stepUnitBox->currentData().toInt();
+    state.geometry = saveGeometry();
+    state.windowState = saveState(kLayoutVersion);
+    writeSession(settings, state);
+}
+
+void MainWindow::restoreSession(QSettings& settings)
+{
+    const SessionState state = readSession(settings);
+    m_recentFiles = state.recentFiles;
+    rebuildRecentMenu();
+    if (!state.system.isEmpty())
+        selectSystem(state.system);
+    if (state.numCsx > 0)
+        setNumSystems(state.numCsx); // refused quietly when the generation cannot have that many
+    if (const auto mode = valueOf(state.mode, kModeNames))
+        setRunMode(*mode);
+    if (const auto execution = valueOf(state.execution, kExecutionNames))
+        setExecution(*execution);
+    if (const auto overlay = valueOf(state.overlay, kOverlayNames))
+        setOverlay(*overlay);
+    if (state.speed > 0.0) {
+        m_playback->setSpeed(state.speed);
+        if (const int index = m_speedBox->findData(int(state.speed)); index >= 0)
+            m_speedBox->setCurrentIndex(index);
+    }
+    if (state.stepUnit >= 0)
+        m_stepUnitBox->setCurrentIndex(m_stepUnitBox->findData(state.stepUnit));
+    if (!state.geometry.isEmpty())
+        restoreGeometry(state.geometry);
+    if (!state.windowState.isEmpty() && !restoreState(state.windowState, kLayoutVersion))
+        m_messages->addMessage(MessagePanel::Severity::Warning,
+            tr("%1: the saved window layout could not be restored (damaged, or from another version); using the "
+               "default layout")
+                .arg(settings.fileName()));
 }
 
 } // namespace waferscope::ui

@@ -13,6 +13,9 @@
 #include <vector>
 
 class QComboBox;
+class QProgressBar;
+class QSettings;
+class QToolButton;
 class QDockWidget;
 class QLabel;
 class QSpinBox;
@@ -56,6 +59,20 @@ public:
     // Opens a model file (File > Open, drag and drop, command line); it loads on a worker
     // thread, and on failure the previously loaded model stays.
     void openFile(const QString& path);
+    // Several files (a drop, a multiple selection): opens the last, lists the others in the
+    // recent files.
+    void openFiles(const QStringList& paths);
+    QStringList recentFiles() const { return m_recentFiles; }
+
+    // The session (QSettings): recent files, run settings, geometry and dock layout. A layout
+    // that cannot be restored (damaged, or from an older version) leaves the default one and
+    // says so in Messages. The window never reads or writes settings on its own.
+    void restoreSession(QSettings& settings);
+    void saveSession(QSettings& settings) const;
+    // Work in flight (loading, compiling, running), shown with a progress bar; cancelling it
+    // drops its result and keeps what is on screen.
+    bool isBusy() const;
+    void cancelWork();
     ModelLoadController* modelLoader() const { return m_loader; }
     // Train or inference: what the loaded model is compiled for.
     void setRunMode(core::RunMode mode);
@@ -88,6 +105,11 @@ public:
     MeshOverlay overlay() const { return m_overlay; }
     // Training: how the compiler chooses between pipelined and weight-streaming execution.
     void setExecution(core::ExecutionChoice execution);
+    // File > Export timeline: the run's timeline as a Chrome trace (Perfetto, chrome://tracing).
+    // File > Save wafer image: the wafer view as shown, PNG (pixels) or SVG (by the suffix).
+    // Both write atomically and return the error text, or an empty string.
+    QString exportTimeline(const QString& path);
+    QString saveWaferImage(const QString& path);
     QString hoverText() const;
 
 Q_SIGNALS:
@@ -118,6 +140,9 @@ private:
     void planFailed(const QString& message);
     void runFinished(const RunOutcome& outcome);
     void showScene(); // the system's wafer(s) with the current plan's regions, if any
+    void setBusy(const QString& what); // progress bar and cancel button, the title's state
+    void setIdle(const QString& state); // the title's state once work ends
+    void rebuildRecentMenu();
     void runSelectedRegion(); // its kernel on the cycle-level fabric
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
@@ -158,7 +183,13 @@ private:
     QLabel* m_hoverLabel = nullptr; // status bar: PE under the mouse
     QLabel* m_zoomLabel = nullptr; // status bar: pixels per PE
     QMenu* m_viewMenu = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QStringList m_recentFiles; // newest first
+    QString m_fileName; // the model file shown (its name), for the title
+    QProgressBar* m_progress = nullptr;
+    QToolButton* m_cancelButton = nullptr;
     QAction* m_openAction = nullptr; // File > Open, shared by the menu and the toolbar
+    QAction* m_exportTimelineAction = nullptr; // enabled while there is a run
 };
 
 } // namespace waferscope::ui

@@ -19,6 +19,7 @@ public:
 
     // Starts reading `path`; returns the job id that loaded()/failed() will carry.
     int load(const QString& path);
+    void cancel() { ++m_latestJob; } // the running load's result is dropped
 
 Q_SIGNALS:
     void loaded(int jobId, const QString& path, std::shared_ptr<const waferscope::core::ModelGraph> graph);

@@ -13,6 +13,7 @@
 #include "waferscope/version.h"
 
 #include <QApplication>
+#include <QSettings>
 #include <QTimer>
 
 #include <algorithm>
@@ -53,24 +54,38 @@ int main(int argc, char** argv)
         return fail(1, QString::fromStdString(systems.error().format()));
 
     waferscope::ui::MainWindow window(std::move(systems).value());
-    if (!window.selectSystem(options.system))
+    // The last session's settings and layout, unless rendering a screenshot (which must not
+    // depend on who ran the app before); options given on the command line win over them.
+    const bool interactive = options.screenshot.isEmpty();
+    QSettings settings;
+    if (interactive) {
+        window.resize(1600, 1000);
+        window.restoreSession(settings);
+        QObject::connect(&app, &QApplication::aboutToQuit, &window, [&] { window.saveSession(settings); });
+    }
+    const auto given = [&](const char* name) { return !interactive || options.given.contains(QLatin1String(name)); };
+    if (given("system") && !window.selectSystem(options.system))
         return fail(2, QStringLiteral("error: unknown system '%1' (expected cs1, cs2 or cs3)").arg(options.system));
-    if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
-        return fail(2, QStringLiteral("error: ") + clusterError);
-    window.setRunMode(options.mode == QLatin1String("inference") ? waferscope::core::RunMode::Inference
-                                                                 : waferscope::core::RunMode::Train);
+    if (given("num_csx"))
+        if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
+            return fail(2, QStringLiteral("error: ") + clusterError);
+    if (given("mode"))
+        window.setRunMode(options.mode == QLatin1String("inference") ? waferscope::core::RunMode::Inference
+                                                                     : waferscope::core::RunMode::Train);
     using waferscope::core::ExecutionChoice;
-    window.setExecution(options.execution == QLatin1String("pipelined") ? ExecutionChoice::Pipelined
-            : options.execution == QLatin1String("weight_streaming")    ? ExecutionChoice::WeightStreaming
-                                                                        : ExecutionChoice::Auto);
+    if (given("execution"))
+        window.setExecution(options.execution == QLatin1String("pipelined") ? ExecutionChoice::Pipelined
+                : options.execution == QLatin1String("weight_streaming")    ? ExecutionChoice::WeightStreaming
+                                                                            : ExecutionChoice::Auto);
     using waferscope::ui::MeshOverlay;
     const QString overlay = !options.overlay.isEmpty() ? options.overlay
         : options.step                                 ? QStringLiteral("activity")
                                                        : QStringLiteral("placement");
-    window.setOverlay(overlay == QLatin1String("activity") ? MeshOverlay::Activity
-            : overlay == QLatin1String("sram")             ? MeshOverlay::Sram
-            : overlay == QLatin1String("traffic")          ? MeshOverlay::Traffic
-                                                           : MeshOverlay::Placement);
+    if (given("overlay") || options.step)
+        window.setOverlay(overlay == QLatin1String("activity") ? MeshOverlay::Activity
+                : overlay == QLatin1String("sram")             ? MeshOverlay::Sram
+                : overlay == QLatin1String("traffic")          ? MeshOverlay::Traffic
+                                                               : MeshOverlay::Placement);
     // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
     bool stepped = !options.step.has_value();
     std::function<void()> save; // set below when the window is saved
@@ -90,10 +105,10 @@ int main(int argc, char** argv)
                 stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", *options.step, last);
         window.playback()->seek(std::min(std::size_t(*options.step), last));
     });
-    if (!options.file.isEmpty())
-        window.openFile(options.file);
+    window.openFiles(options.files);
 
-    window.resize(1600, 1000);
+    if (!interactive)
+        window.resize(1600, 1000);
     window.show();
     if (options.screenshot.isEmpty())
         return app.exec();

@@ -28,8 +28,14 @@
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMimeData>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
@@ -510,6 +516,104 @@ private Q_SLOTS:
         QVERIFY2(watch.maxGapMs() < 400.0, qPrintable(QString::number(watch.maxGapMs())));
     }
 
+    void sessionRestoresSettingsLayoutAndRecentFiles()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString ini = dir.filePath(QStringLiteral("waferscope.ini"));
+        const QString first = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml");
+        const QString last = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
+        {
+            auto window = makeWindow();
+            QVERIFY(window->selectSystem(QStringLiteral("cs3")));
+            QVERIFY(window->setNumSystems(8).isEmpty());
+            window->setOverlay(ui::MeshOverlay::Traffic);
+            auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
+            QVERIFY(layers);
+            window->addDockWidget(Qt::RightDockWidgetArea, layers);
+            // Two files dropped at once: the last opens, the first goes to the recent files.
+            QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+            drop(window.get(), { QUrl::fromLocalFile(first), QUrl::fromLocalFile(last) });
+            QVERIFY(window->isBusy());
+            QVERIFY(window->windowTitle().contains(QStringLiteral("loading gpt2_small.yaml")));
+            QVERIFY(settled.wait(30000));
+            QVERIFY(!window->isBusy());
+            QCOMPARE(window->recentFiles(),
+                QStringList({ QFileInfo(last).absoluteFilePath(), QFileInfo(first).absoluteFilePath() }));
+            QVERIFY2(window->windowTitle().startsWith(QStringLiteral("gpt2_small.yaml [")),
+                qPrintable(window->windowTitle()));
+            QVERIFY(window->windowTitle().contains(QStringLiteral("samples/s on 8 x CS-3")));
+
+            // Export: the timeline as a Chrome trace, the wafer as PNG and SVG.
+            const QString trace = dir.filePath(QStringLiteral("trace.json"));
+            QCOMPARE(window->exportTimeline(trace), QString());
+            QFile file(trace);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QJsonArray events = QJsonDocument::fromJson(file.readAll()).object().value("traceEvents").toArray();
+            int complete = 0;
+            for (const QJsonValue& event : events)
+                complete += event.toObject().value("ph").toString() == QLatin1String("X");
+            QCOMPARE(complete, int(window->run()->timeline.events.size()));
+            QCOMPARE(window->saveWaferImage(dir.filePath(QStringLiteral("wafer.png"))), QString());
+            QCOMPARE(QImage(dir.filePath(QStringLiteral("wafer.png"))).size(), window->waferView()->size());
+            QCOMPARE(window->saveWaferImage(dir.filePath(QStringLiteral("wafer.svg"))), QString());
+            QFile svg(dir.filePath(QStringLiteral("wafer.svg")));
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            QVERIFY(svg.readAll().contains("<svg"));
+            QVERIFY(window->exportTimeline(dir.filePath(QStringLiteral("no/such/dir/trace.json")))
+                        .contains(QStringLiteral("no/such/dir/trace.json")));
+
+            QSettings settings(ini, QSettings::IniFormat);
+            window->saveSession(settings);
+        }
+        {
+            // Reopened: the same settings, layout and recent files.
+            auto window = makeWindow();
+            QSettings settings(ini, QSettings::IniFormat);
+            window->restoreSession(settings);
+            QCOMPARE(QString::fromStdString(window->currentSystem().name), QStringLiteral("cs3"));
+            QCOMPARE(window->numSystems(), 8);
+            QCOMPARE(window->overlay(), ui::MeshOverlay::Traffic);
+            QCOMPARE(window->recentFiles().size(), 2);
+            auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
+            QCOMPARE(window->dockWidgetArea(layers), Qt::RightDockWidgetArea);
+        }
+        {
+            // A damaged session: the defaults, and a message saying why.
+            QSettings settings(ini, QSettings::IniFormat);
+            settings.setValue(QStringLiteral("session/windowState"), QByteArray("not a layout"));
+            settings.setValue(QStringLiteral("session/system"), QStringLiteral("cs9"));
+            settings.setValue(QStringLiteral("session/numCsx"), QStringLiteral("lots"));
+            settings.setValue(QStringLiteral("session/overlay"), 42);
+            auto window = makeWindow();
+            const std::string defaultSystem = window->currentSystem().name;
+            window->restoreSession(settings);
+            QCOMPARE(window->currentSystem().name, defaultSystem);
+            QCOMPARE(window->numSystems(), 1);
+            QCOMPARE(window->overlay(), ui::MeshOverlay::Placement);
+            auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
+            QCOMPARE(window->dockWidgetArea(layers), Qt::BottomDockWidgetArea);
+            ui::MessagePanel* messages = window->messagePanel();
+            QVERIFY(messages->text(messages->count() - 1).contains(QStringLiteral("could not be restored")));
+        }
+    }
+
+    void cancelKeepsWhatIsOnScreen()
+    {
+        auto window = makeWindow();
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
+        QVERIFY(window->isBusy());
+        window->cancelWork();
+        QVERIFY(!window->isBusy());
+        QCOMPARE(settled.count(), 1);
+        QVERIFY(window->windowTitle().contains(QStringLiteral("cancelled")));
+        // The load's result is dropped: nothing gets compiled.
+        QTest::qWait(1500);
+        QVERIFY(window->plan() == nullptr);
+        QCOMPARE(settled.count(), 1);
+    }
+
     void unmappableModelSaysWhyAndShowsNoPlacement()
     {
         auto window = makeWindow();
@@ -545,8 +649,14 @@ private Q_SLOTS:
         QVERIFY(error.contains(QStringLiteral("--num_csx")));
         ui::LaunchOptions::parse({ "waferscope", "--step", "-1" }, &error);
         QVERIFY(error.contains(QStringLiteral("--step")));
-        ui::LaunchOptions::parse({ "waferscope", "a.yaml", "b.yaml" }, &error);
-        QVERIFY(error.contains(QStringLiteral("at most one FILE")));
+        // Several files: the last is opened, the others go to the recent files.
+        options = ui::LaunchOptions::parse({ "waferscope", "a.yaml", "b.yaml", "--num_csx", "2" }, &error);
+        QVERIFY(error.isEmpty());
+        QCOMPARE(options.file, QStringLiteral("b.yaml"));
+        QCOMPARE(options.files, QStringList({ QStringLiteral("a.yaml"), QStringLiteral("b.yaml") }));
+        QCOMPARE(options.given, QStringList({ QStringLiteral("num_csx") }));
+        ui::LaunchOptions::parse({ "waferscope", "--overlay", "heat" }, &error);
+        QVERIFY(error.contains(QStringLiteral("--overlay expects placement, activity, sram, traffic")));
         ui::LaunchOptions::parse({ "waferscope", "--frobnicate" }, &error);
         QVERIFY(!error.isEmpty());
     }

@@ -1,0 +1,18 @@
+#pragma once
+
+#include "core/compiler/plan.h"
+#include "core/engine/engine.h"
+
+#include <string>
+
+namespace waferscope::core::report {
+
+// A run's timeline in the Chrome trace-event format (opens in Perfetto and chrome://tracing):
+// one complete event ("ph": "X") per timeline event, with `name` (the layer, or the phase for
+// work outside the layers), `cat` (the phase), `ts` and `dur` in microseconds, `pid` per
+// resource (MemoryX, SwarmX, each CS-X or wafer, the inter-wafer links), `tid` per lane, and
+// `args` with bytes, FLOPs, iteration and micro-batch; metadata events name every pid and tid.
+// `plan` places inference regions on their wafers (without it they go to wafer 0).
+std::string chromeTrace(const engine::RunResult& run, const ExecutionPlan* plan = nullptr, int indent = -1);
+
+} // namespace waferscope::core::report
