@@ -688,10 +688,11 @@ void MainWindow::runFinished(const RunOutcome& outcome)
     m_run = outcome.run;
     m_timelinePanel->setRun(m_run, m_plan);
     m_utilizationPanel->setSeries(outcome.utilization,
-        tr("Share of each resource's capacity over %1 step(s) of the run, in %2 us bins; the part up to the "
+        tr("Share of each resource's capacity over %1 step(s) of the run, in bins of %2; the part up to the "
            "cursor is the run so far.")
             .arg(m_run->metrics.stepTimesS.size())
-            .arg(outcome.utilization.binS * 1e6, 0, 'g', 3));
+            .arg(outcome.utilization.binS >= 1e-3 ? tr("%1 ms").arg(outcome.utilization.binS * 1e3, 0, 'g', 3)
+                                                  : tr("%1 us").arg(outcome.utilization.binS * 1e6, 0, 'g', 3)));
     m_playback->setSource(outcome.frames);
     m_exportTimelineAction->setEnabled(true);
     m_layerModel->setRun(m_run);

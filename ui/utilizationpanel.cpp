@@ -59,7 +59,7 @@ UtilizationPanel::UtilizationPanel(QWidget* parent)
     for (const SeriesStyle& style : kSeries) {
         QCPGraph* all = m_plot->addGraph();
         QColor faint = style.color;
-        faint.setAlpha(70);
+        faint.setAlpha(110);
         all->setPen(QPen(faint, 1));
         all->setLineStyle(QCPGraph::lsStepLeft);
         all->removeFromLegend();
