@@ -4,6 +4,7 @@
 
 #include <QHelpEvent>
 #include <QLabel>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -11,10 +12,6 @@
 #include <map>
 
 namespace waferscope::ui {
-
-namespace {
-constexpr std::size_t kLabelledLanes = 8; // lane labels that fit the dock's usual height
-}
 
 // Draws the bars of every lane straight from the timeline, culled to the visible time range,
 // so tens of thousands of events zoom and pan smoothly.
@@ -211,16 +208,11 @@ void TimelinePanel::setRun(
     }
     std::map<std::pair<int, int>, int> laneIndex;
     m_laneNames.clear();
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    // The dock keeps its height: with many lanes (a long pipeline) every k-th is labelled and
-    // the tooltip names the rest.
-    const int labelEvery = std::max(1, int((lanes.size() + kLabelledLanes - 1) / kLabelledLanes));
     for (const auto& [key, name] : lanes) {
         laneIndex[key] = int(m_laneNames.size());
-        if (m_laneNames.size() % std::size_t(labelEvery) == 0)
-            ticker->addTick(double(m_laneNames.size()), name);
         m_laneNames.push_back(name);
     }
+    labelLanes();
     m_bars->bars.clear();
     m_laneOfEvent.clear();
     for (const core::engine::TimelineEvent& event : m_run->timeline.events) {
@@ -228,7 +220,6 @@ void TimelinePanel::setRun(
         m_laneOfEvent.push_back(lane);
         m_bars->bars.push_back({ lane, event.start * 1e3, event.end * 1e3, phaseColor(event.phase) });
     }
-    m_plot->yAxis->setTicker(ticker);
     m_plot->yAxis->setRange(-0.6, double(m_laneNames.size()) - 0.4);
     m_plot->xAxis->setRange(0.0, std::max(1e-6, m_run->timeline.span * 1e3));
     m_cursor->setVisible(false);
@@ -302,8 +293,31 @@ int TimelinePanel::eventAt(const QPointF& pixel) const
     return -1;
 }
 
+void TimelinePanel::labelLanes()
+{
+    // The dock keeps its height: when the lanes outnumber the lines of text that fit (a long
+    // pipeline, many wafers), every k-th is labelled and the tooltip names the rest.
+    const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height() + 2;
+    const int axisHeight = m_plot->height() - 50; // less the time axis, its labels and margins
+    const int fit = std::max(1, axisHeight / std::max(1, lineHeight));
+    const int lanes = int(m_laneNames.size());
+    const int labelEvery = std::max(1, (lanes + fit - 1) / fit);
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int lane = 0; lane < lanes; lane += labelEvery)
+        ticker->addTick(double(lane), m_laneNames[lane]);
+    m_plot->yAxis->setTicker(ticker);
+}
+
 bool TimelinePanel::eventFilter(QObject* watched, QEvent* event)
 {
+    if (watched == m_plot && event->type() == QEvent::Resize && !m_laneNames.isEmpty()) {
+        const bool handled = QWidget::eventFilter(watched, event);
+        QTimer::singleShot(0, this, [this] {
+            labelLanes();
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        });
+        return handled;
+    }
     if (watched == m_plot && event->type() == QEvent::ToolTip && m_run) {
         const auto* help = static_cast<QHelpEvent*>(event);
         const int index = eventAt(help->pos());

@@ -46,6 +46,8 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void labelLanes(); // as many lane labels as fit the plot's height
+
     QCustomPlot* m_plot;
     TimelineBars* m_bars;
     QCPItemStraightLine* m_cursor;
