@@ -1,5 +1,7 @@
 #include "ui/launchoptions.h"
 
+#include "ui/optionnames.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
@@ -61,7 +63,7 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     }
     if (parser.isSet(modeOption)) {
         options.mode = parser.value(modeOption);
-        if (options.mode != QLatin1String("train") && options.mode != QLatin1String("inference")) {
+        if (!runModeFromName(options.mode)) {
             *error = QStringLiteral("--mode expects train or inference, got '%1'").arg(options.mode);
             return options;
         }
@@ -76,8 +78,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
                      .arg(option.names().front(), allowed.join(QStringLiteral(", ")), *out);
         return false;
     };
-    if (!oneOf(executionOption, { "auto", "pipelined", "weight_streaming" }, &options.execution)
-        || !oneOf(overlayOption, { "placement", "activity", "sram", "traffic" }, &options.overlay))
+    if (!oneOf(executionOption, executionNames(), &options.execution)
+        || !oneOf(overlayOption, overlayNames(), &options.overlay))
         return options;
     if (parser.isSet(stepOption)) {
         bool ok = false;

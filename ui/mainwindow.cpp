@@ -5,49 +5,36 @@
 #include "ui/messagepanel.h"
 #include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
+#include "ui/optionnames.h"
 #include "ui/placementoverlay.h"
 #include "ui/placementpanel.h"
 #include "ui/playbackcontroller.h"
 #include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
-#include "ui/session.h"
 #include "ui/systempanel.h"
 #include "ui/timelinepanel.h"
 #include "ui/utilizationpanel.h"
 #include "ui/waferview.h"
 
-#include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
-#include "core/model/graphjson.h"
-#include "core/report/atomicfile.h"
-#include "core/report/chrometrace.h"
 
 #include <QApplication>
-#include <QBuffer>
 #include <QComboBox>
-#include <QCursor>
 #include <QDockWidget>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QMimeData>
-#include <QPainter>
 #include <QProgressBar>
-#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStatusBar>
-#include <QSvgGenerator>
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
-#include <QToolTip>
 
 #include <cmath>
 
@@ -58,15 +45,6 @@ static void initResources()
 }
 
 namespace waferscope::ui {
-
-namespace {
-
-QString modeName(core::ExecutionMode mode)
-{
-    return QString::fromLatin1(core::toString(mode)).replace(QLatin1Char('_'), QLatin1Char(' '));
-}
-
-} // namespace
 
 MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     : QMainWindow(parent)
@@ -311,103 +289,6 @@ void MainWindow::createToolBar()
         [this](int) { setOverlay(MeshOverlay(m_overlayBox->currentData().toInt())); });
 }
 
-void MainWindow::createPlaybackBar()
-{
-    QToolBar* bar = addToolBar(tr("Playback"));
-    bar->setObjectName(QStringLiteral("playbackToolBar"));
-    bar->setMovable(false);
-    const auto stepUnit = [this] { return core::engine::StepUnit(m_stepUnitBox->currentData().toInt()); };
-    bar->addAction(style()->standardIcon(QStyle::SP_MediaSkipBackward), tr("Reset"), QKeySequence(Qt::Key_Home),
-           m_playback, &PlaybackController::reset)
-        ->setToolTip(tr("Back to the first step (Home)"));
-    bar->addAction(style()->standardIcon(QStyle::SP_MediaSeekBackward), tr("Step back"), QKeySequence(Qt::Key_Comma),
-           this, [this, stepUnit] { m_playback->step(stepUnit(), -1); })
-        ->setToolTip(tr("One step back by the unit chosen (,); one layer phase: Ctrl+,"));
-    m_playAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Run"), QKeySequence(Qt::Key_Space),
-        this, [this] { m_playback->isPlaying() ? m_playback->pause() : m_playback->play(); });
-    m_playAction->setToolTip(tr("Play the run step by step at the speed chosen, or pause it (Space)"));
-    bar->addAction(style()->standardIcon(QStyle::SP_MediaSeekForward), tr("Step forward"), QKeySequence(Qt::Key_Period),
-           this, [this, stepUnit] { m_playback->step(stepUnit(), +1); })
-        ->setToolTip(tr("One step forward by the unit chosen (.); one layer phase: Ctrl+."));
-    // Fixed-unit shortcuts: Ctrl for a phase, [ ] for a layer, { } for an iteration.
-    const auto shortcut = [this](QKeySequence keys, core::engine::StepUnit unit, int direction) {
-        auto* action = new QAction(this);
-        action->setShortcut(keys);
-        connect(action, &QAction::triggered, this, [this, unit, direction] { m_playback->step(unit, direction); });
-        addAction(action);
-    };
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma), core::engine::StepUnit::Phase, -1);
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Period), core::engine::StepUnit::Phase, +1);
-    shortcut(QKeySequence(Qt::Key_BracketLeft), core::engine::StepUnit::Layer, -1);
-    shortcut(QKeySequence(Qt::Key_BracketRight), core::engine::StepUnit::Layer, +1);
-    shortcut(QKeySequence(Qt::Key_BraceLeft), core::engine::StepUnit::Iteration, -1);
-    shortcut(QKeySequence(Qt::Key_BraceRight), core::engine::StepUnit::Iteration, +1);
-    bar->addWidget(new QLabel(tr(" by "), bar));
-    m_stepUnitBox = new QComboBox(bar);
-    m_stepUnitBox->addItem(tr("layer phase"), int(core::engine::StepUnit::Phase));
-    m_stepUnitBox->addItem(tr("layer"), int(core::engine::StepUnit::Layer));
-    m_stepUnitBox->addItem(tr("iteration"), int(core::engine::StepUnit::Iteration));
-    m_stepUnitBox->setToolTip(tr("How far Step goes: one layer phase (a frame), one layer ([ ]), one iteration ({ })"));
-    bar->addWidget(m_stepUnitBox);
-    bar->addWidget(new QLabel(tr("  speed "), bar));
-    m_speedBox = new QComboBox(bar);
-    for (int perSecond : { 1, 2, 5, 10, 30, 60 })
-        m_speedBox->addItem(tr("%1 steps/s").arg(perSecond), perSecond);
-    m_speedBox->setCurrentIndex(m_speedBox->findData(int(m_playback->speed())));
-    connect(m_speedBox, &QComboBox::currentIndexChanged, this,
-        [this](int) { m_playback->setSpeed(m_speedBox->currentData().toDouble()); });
-    bar->addWidget(m_speedBox);
-    bar->addSeparator();
-    m_stepLabel = new QLabel(tr("no run yet"), bar);
-    bar->addWidget(m_stepLabel);
-}
-
-void MainWindow::setOverlay(MeshOverlay overlay)
-{
-    m_overlay = overlay;
-    if (const int index = m_overlayBox->findData(int(overlay)); index != m_overlayBox->currentIndex())
-        m_overlayBox->setCurrentIndex(index); // comes back here once more, harmlessly
-    showScene();
-    m_hoverLabel->setText(hoverText());
-}
-
-QString MainWindow::exportTimeline(const QString& path)
-{
-    if (!m_run)
-        return tr("%1: error: there is no run to export yet").arg(path);
-    const std::string trace = core::report::chromeTrace(*m_run, m_plan.get());
-    if (const std::optional<core::Diagnostic> error = core::report::writeFileAtomically(path.toStdString(), trace))
-        return QString::fromStdString(error->format());
-    m_messages->addMessage(MessagePanel::Severity::Info,
-        tr("%1: wrote the timeline (%2 events) as a Chrome trace").arg(path).arg(m_run->timeline.events.size()));
-    return {};
-}
-
-QString MainWindow::saveWaferImage(const QString& path)
-{
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
-        QSvgGenerator svg;
-        svg.setOutputDevice(&buffer);
-        svg.setSize(m_waferView->size());
-        svg.setViewBox(m_waferView->rect());
-        svg.setTitle(windowTitle());
-        svg.setDescription(tr("The wafer view of WaferScope"));
-        QPainter painter(&svg);
-        m_waferView->render(&painter);
-    } else if (!m_waferView->grab().save(&buffer, "PNG")) {
-        return tr("%1: error: the image could not be encoded").arg(path);
-    }
-    buffer.close();
-    if (const std::optional<core::Diagnostic> error
-        = core::report::writeFileAtomically(path.toStdString(), bytes.toStdString()))
-        return QString::fromStdString(error->format());
-    m_messages->addMessage(MessagePanel::Severity::Info, tr("%1: saved the wafer view").arg(path));
-    return {};
-}
-
 void MainWindow::setExecution(core::ExecutionChoice execution)
 {
     m_executionBox->setCurrentIndex(m_executionBox->findData(int(execution)));
@@ -500,114 +381,6 @@ void MainWindow::systemChanged()
     recompile();
 }
 
-void MainWindow::showScene()
-{
-    const core::SystemSpec& system = currentSystem();
-    const core::WaferSpec& wafer = system.wafer;
-    MeshScene scene { wafer.fabricWidth, wafer.fabricHeight,
-        QRect(wafer.usableX, wafer.usableY, wafer.usableWidth, wafer.usableHeight) };
-    QString caption = tr("%1 · %2 · %3 x %4 PEs (usable %5 x %6)")
-                          .arg(QString::fromStdString(system.displayName), QString::fromStdString(wafer.name))
-                          .arg(wafer.fabricWidth)
-                          .arg(wafer.fabricHeight)
-                          .arg(wafer.usableWidth)
-                          .arg(wafer.usableHeight);
-    if (m_plan) {
-        const bool streaming = m_plan->mode == core::ExecutionMode::WeightStreaming;
-        scene.wafers = wafersShown(*m_plan);
-        scene.regions = std::make_shared<const std::vector<PlacedRegion>>(
-            placedRegions(*m_plan, streaming ? std::max(0, m_selectedRegion) : 0));
-        scene.highlighted = streaming ? (m_selectedRegion >= 0 ? 0 : -1) : m_selectedRegion;
-        const QString model = m_graph ? QString::fromStdString(m_graph->config.name) : QString();
-        if (streaming && !scene.regions->empty())
-            caption
-                += tr("\n%1 · weight streaming: %2 on the whole fabric")
-                       .arg(model,
-                           QString::fromStdString(m_plan->regions[std::size_t((*scene.regions)[0].planIndex)].opName));
-        else
-            caption += tr("\n%1 · %2 · %3 regions on %4")
-                           .arg(model, modeName(m_plan->mode))
-                           .arg(m_plan->regions.size())
-                           .arg(scene.wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(scene.wafers));
-    }
-    scene.overlay = m_overlay;
-    const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
-    switch (m_overlay) {
-    case MeshOverlay::Placement:
-        break;
-    case MeshOverlay::Activity:
-        scene.scale = { tr("PE compute activity (share of its FMAC cycles busy)"), tr("%"), 100.0 };
-        if (snapshot)
-            scene.field = snapshot->activity;
-        break;
-    case MeshOverlay::Traffic:
-        scene.scale = { tr("fabric link load (zoomed out: each PE's busiest link)"), tr("wavelets/cycle"),
-            snapshot ? snapshot->trafficMax : 1.0 };
-        if (snapshot)
-            scene.field = snapshot->traffic;
-        break;
-    case MeshOverlay::Sram:
-        scene.scale = { tr("SRAM per PE (of what the program may use)"), tr("KiB"),
-            m_plan ? double(m_plan->sramPerPeBytes) / 1024.0 : 0.0 };
-        if (m_plan && scene.regions)
-            scene.field = std::make_shared<const MeshField>(sramField(*m_plan, *scene.regions, scene.wafers));
-        break;
-    }
-    if (snapshot && m_overlay != MeshOverlay::Placement && m_overlay != MeshOverlay::Sram)
-        caption += QLatin1Char('\n') + stepText();
-    m_waferView->setScene(scene, caption);
-}
-
-void MainWindow::showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapshot)
-{
-    if (!m_run || !snapshot)
-        return;
-    m_syncing = true;
-    const int layer = snapshot->step.layer;
-    const bool known = layer >= 0 && std::size_t(layer) < m_run->metrics.layers.size();
-    const int region = known ? m_run->metrics.layers[std::size_t(layer)].region : -1;
-    if (region >= 0)
-        selectRegion(region); // under weight streaming: that op's kernel on the whole fabric
-    m_timelinePanel->setCursorTime(snapshot->step.start);
-    m_utilizationPanel->setCursorTime(snapshot->step.start);
-    if (known) {
-        const QModelIndex row = m_layerSorted->mapFromSource(m_layerModel->index(layer, 0));
-        if (row.isValid() && m_layerTable->currentIndex().row() != row.row()) {
-            m_layerTable->setCurrentIndex(row);
-            m_layerTable->scrollTo(row);
-        }
-    }
-    m_syncing = false;
-    m_stepLabel->setText(stepText());
-    showScene();
-    m_hoverLabel->setText(hoverText());
-    Q_EMIT stepShown(snapshot->index);
-}
-
-QString MainWindow::stepText() const
-{
-    const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
-    if (!snapshot || !m_run)
-        return tr("no run yet");
-    const core::engine::FrameStep& step = snapshot->step;
-    const QString layer = step.layer >= 0 && std::size_t(step.layer) < m_run->metrics.layers.size()
-        ? QString::fromStdString(m_run->metrics.layers[std::size_t(step.layer)].name)
-        : tr("(no layer)");
-    const bool inference = m_run->metrics.mode == "inference";
-    QString text
-        = tr("step %1 of %2 · %3 %4 · %5 · %6")
-              .arg(snapshot->index + 1)
-              .arg(m_playback->frameCount())
-              .arg(inference ? tr("token") : tr("iteration"))
-              .arg(step.iteration + 1)
-              .arg(layer,
-                  QString::fromLatin1(core::engine::toString(step.phase)).replace(QLatin1Char('_'), QLatin1Char(' ')));
-    if (!inference && m_run->metrics.microBatchesPerStep > 1)
-        text += tr(" · micro-batch %1 of %2").arg(step.microBatch + 1).arg(m_run->metrics.microBatchesPerStep);
-    text += tr(" · t = %1 ms").arg(step.start * 1e3, 0, 'f', 3);
-    return text;
-}
-
 void MainWindow::setRunMode(core::RunMode mode)
 {
     m_modeBox->setCurrentIndex(m_modeBox->findData(int(mode)));
@@ -658,7 +431,7 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
     const int wafers = wafersShown(*m_plan);
     QString summary = tr("compiled %1 for %2: %3, %4 regions on %5, PEs used %6%")
                           .arg(QString::fromStdString(m_graph->config.name),
-                              QString::fromStdString(currentSystem().displayName), modeName(m_plan->mode))
+                              QString::fromStdString(currentSystem().displayName), executionModeLabel(m_plan->mode))
                           .arg(m_plan->regions.size())
                           .arg(wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(wafers))
                           .arg(100.0 * m_plan->peUtilization, 0, 'f', 1);
@@ -725,7 +498,7 @@ void MainWindow::runFinished(const RunOutcome& outcome)
             : tr("%1 samples/s on %2 x %3, %4")
                   .arg(m.samplesPerS, 0, 'f', 0)
                   .arg(m.numSystems)
-                  .arg(QString::fromStdString(currentSystem().displayName), modeName(m_plan->mode)));
+                  .arg(QString::fromStdString(currentSystem().displayName), executionModeLabel(m_plan->mode)));
     Q_EMIT settled();
 }
 
@@ -806,248 +579,10 @@ void MainWindow::runSelectedRegion()
     m_kernelRunner->run(config);
 }
 
-void MainWindow::showHoveredPe(std::optional<WaferPe> pe)
-{
-    m_hoverLabel->setText(hoverText());
-    if (!pe) {
-        QToolTip::hideText();
-        return;
-    }
-    const int placed = m_waferView->scene().planIndexAt(*pe);
-    if (placed >= 0 && m_plan)
-        QToolTip::showText(QCursor::pos(), describeRegion(*m_plan, m_graph.get(), placed), m_waferView);
-    else
-        QToolTip::hideText();
-}
-
-QString MainWindow::hoverText() const
-{
-    const std::optional<WaferPe> pe = m_waferView->hovered();
-    if (!pe)
-        return {};
-    const bool usable = currentSystem().wafer.isUsable(pe->pe.x(), pe->pe.y());
-    QString text = m_waferView->scene().wafers > 1 ? tr("wafer %1 · ").arg(pe->wafer) : QString();
-    text += tr("PE (%1, %2)").arg(pe->pe.x()).arg(pe->pe.y());
-    const int placed = m_waferView->scene().planIndexAt(*pe);
-    if (placed >= 0 && m_plan) {
-        const core::Region& region = m_plan->regions[std::size_t(placed)];
-        text += tr(" · %1 · SRAM %2 of %3 per PE")
-                    .arg(QString::fromStdString(region.opName), formatKib(region.sramBytesPerPe),
-                        formatKib(m_plan->sramPerPeBytes));
-    } else {
-        text += usable ? (m_plan ? tr(" · idle") : tr(" · usable")) : tr(" · I/O margin");
-    }
-    const MeshScene& scene = m_waferView->scene();
-    if (!usable)
-        return text;
-    if (const std::optional<float> value = scene.valueAt(*pe); value && scene.overlay == MeshOverlay::Activity) {
-        text += tr(" · activity %1%").arg(100.0 * double(*value), 0, 'f', 1);
-    } else if (value && scene.overlay == MeshOverlay::Traffic) {
-        QStringList links;
-        const char* names[] = { "N", "S", "E", "W" };
-        for (int direction = 0; direction < 4; ++direction)
-            links << QStringLiteral("%1 %2")
-                         .arg(QLatin1String(names[direction]))
-                         .arg(double(scene.linkAt(*pe, direction).value_or(0.0f)) * scene.scale.max, 0, 'g', 3);
-        text += tr(" · links %1 wavelets/cycle").arg(links.join(QStringLiteral(", ")));
-    }
-    return text;
-}
-
 void MainWindow::reportError(const QString& message)
 {
     m_messages->addMessage(MessagePanel::Severity::Error, message);
     statusBar()->showMessage(message, 10000);
-}
-
-void MainWindow::openFiles(const QStringList& paths)
-{
-    if (paths.isEmpty())
-        return;
-    for (qsizetype i = 0; i + 1 < paths.size(); ++i)
-        m_recentFiles = withRecent(m_recentFiles, paths[i]);
-    rebuildRecentMenu();
-    openFile(paths.back());
-}
-
-void MainWindow::openFile(const QString& path)
-{
-    setBusy(tr("loading %1").arg(QFileInfo(path).fileName()));
-    m_modelPanel->setStatus(tr("Loading %1 …").arg(QFileInfo(path).fileName()));
-    statusBar()->showMessage(tr("Loading %1 …").arg(path));
-    m_loader->load(path);
-}
-
-void MainWindow::modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph)
-{
-    m_fileName = QFileInfo(path).fileName();
-    m_recentFiles = withRecent(m_recentFiles, path);
-    rebuildRecentMenu();
-    const QString summary = tr("%1: loaded %2 (%3, %4 parameters, %5 ops)")
-                                .arg(path, QString::fromStdString(graph->config.name),
-                                    QString::fromLatin1(core::toString(graph->config.family)),
-                                    QString::fromStdString(core::formatCount(double(graph->totalParams))))
-                                .arg(graph->ops.size());
-    m_messages->addMessage(MessagePanel::Severity::Info, summary);
-    for (const std::string& warning : core::formatWarnings(graph->config))
-        m_messages->addMessage(MessagePanel::Severity::Warning, QString::fromStdString(warning));
-    statusBar()->showMessage(summary, 10000);
-    m_graph = graph;
-    m_plan.reset();
-    m_modelPanel->setGraph(path, std::move(graph));
-    showScene();
-    recompile();
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* event)
-{
-    if (event->mimeData()->hasUrls())
-        event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* event)
-{
-    const QList<QUrl> urls = event->mimeData()->urls();
-    if (urls.isEmpty())
-        return;
-    event->acceptProposedAction();
-    QStringList paths;
-    for (const QUrl& url : urls) {
-        if (!url.isLocalFile()) {
-            reportError(tr("%1: error: only local files can be opened").arg(url.toString()));
-            continue;
-        }
-        paths << url.toLocalFile();
-    }
-    openFiles(paths);
-}
-
-void MainWindow::setBusy(const QString& what)
-{
-    m_progress->setToolTip(what);
-    m_progress->show();
-    m_cancelButton->show();
-    setWindowTitle(
-        m_fileName.isEmpty() ? tr("WaferScope — %1 …").arg(what) : tr("%1 [%2 …] — WaferScope").arg(m_fileName, what));
-}
-
-void MainWindow::setIdle(const QString& state)
-{
-    m_progress->hide();
-    m_cancelButton->hide();
-    if (m_fileName.isEmpty())
-        setWindowTitle(state.isEmpty() ? tr("WaferScope") : tr("WaferScope — %1").arg(state));
-    else
-        setWindowTitle(state.isEmpty() ? tr("%1 — WaferScope").arg(m_fileName)
-                                       : tr("%1 [%2] — WaferScope").arg(m_fileName, state));
-}
-
-bool MainWindow::isBusy() const
-{
-    return !m_progress->isHidden();
-}
-
-void MainWindow::cancelWork()
-{
-    if (!isBusy())
-        return;
-    m_loader->cancel();
-    m_compiler->cancel();
-    m_runner->cancel();
-    const QString text = tr("Cancelled; what is on screen stays as it was.");
-    m_messages->addMessage(MessagePanel::Severity::Info, text);
-    statusBar()->showMessage(text, 5000);
-    if (!m_run)
-        m_timelinePanel->clear(tr("The run was cancelled."));
-    setIdle(tr("cancelled"));
-    Q_EMIT settled();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    m_recentMenu->clear();
-    for (const QString& path : m_recentFiles)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })->setToolTip(path);
-    m_recentMenu->setEnabled(!m_recentFiles.isEmpty());
-    m_recentMenu->setToolTipsVisible(true);
-}
-
-namespace {
-
-template <typename Enum>
-QString nameOf(Enum value, std::initializer_list<std::pair<Enum, const char*>> names)
-{
-    for (const auto& [key, name] : names)
-        if (key == value)
-            return QString::fromLatin1(name);
-    return {};
-}
-
-template <typename Enum>
-std::optional<Enum> valueOf(const QString& name, std::initializer_list<std::pair<Enum, const char*>> names)
-{
-    for (const auto& [key, text] : names)
-        if (name == QLatin1String(text))
-            return key;
-    return std::nullopt;
-}
-
-const std::initializer_list<std::pair<MeshOverlay, const char*>> kOverlayNames
-    = { { MeshOverlay::Placement, "placement" }, { MeshOverlay::Activity, "activity" }, { MeshOverlay::Sram, "sram" },
-          { MeshOverlay::Traffic, "traffic" } };
-const std::initializer_list<std::pair<core::ExecutionChoice, const char*>> kExecutionNames
-    = { { core::ExecutionChoice::Auto, "auto" }, { core::ExecutionChoice::Pipelined, "pipelined" },
-          { core::ExecutionChoice::WeightStreaming, "weight_streaming" } };
-const std::initializer_list<std::pair<core::RunMode, const char*>> kModeNames
-    = { { core::RunMode::Train, "train" }, { core::RunMode::Inference, "inference" } };
-
-} // namespace
-
-void MainWindow::saveSession(QSettings& settings) const
-{
-    SessionState state;
-    state.recentFiles = m_recentFiles;
-    state.system = QString::fromStdString(currentSystem().name);
-    state.numCsx = numSystems();
-    state.mode = nameOf(runMode(), kModeNames);
-    state.execution = nameOf(core::ExecutionChoice(m_executionBox->currentData().toInt()), kExecutionNames);
-    state.overlay = nameOf(m_overlay, kOverlayNames);
-    state.speed = m_playback->speed();
-    state.stepUnit = m_stepUnitBox->currentData().toInt();
-    state.geometry = saveGeometry();
-    state.windowState = saveState(kLayoutVersion);
-    writeSession(settings, state);
-}
-
-void MainWindow::restoreSession(QSettings& settings)
-{
-    const SessionState state = readSession(settings);
-    m_recentFiles = state.recentFiles;
-    rebuildRecentMenu();
-    if (!state.system.isEmpty())
-        selectSystem(state.system);
-    if (state.numCsx > 0)
-        setNumSystems(state.numCsx); // refused quietly when the generation cannot have that many
-    if (const auto mode = valueOf(state.mode, kModeNames))
-        setRunMode(*mode);
-    if (const auto execution = valueOf(state.execution, kExecutionNames))
-        setExecution(*execution);
-    if (const auto overlay = valueOf(state.overlay, kOverlayNames))
-        setOverlay(*overlay);
-    if (state.speed > 0.0) {
-        m_playback->setSpeed(state.speed);
-        if (const int index = m_speedBox->findData(int(state.speed)); index >= 0)
-            m_speedBox->setCurrentIndex(index);
-    }
-    if (state.stepUnit >= 0)
-        m_stepUnitBox->setCurrentIndex(m_stepUnitBox->findData(state.stepUnit));
-    if (!state.geometry.isEmpty())
-        restoreGeometry(state.geometry);
-    if (!state.windowState.isEmpty() && !restoreState(state.windowState, kLayoutVersion))
-        m_messages->addMessage(MessagePanel::Severity::Warning,
-            tr("%1: the saved window layout could not be restored (damaged, or from another version); using the "
-               "default layout")
-                .arg(settings.fileName()));
 }
 
 } // namespace waferscope::ui

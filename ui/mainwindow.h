@@ -165,6 +165,15 @@ private:
     PlaybackController* m_playback;
     std::shared_ptr<const core::engine::RunResult> m_run;
     MeshOverlay m_overlay = MeshOverlay::Placement;
+    // The regions drawn for the plan (under weight streaming, for the op shown) and their SRAM
+    // field, made on first use: rebuilt when the plan or the op changes, not at every step.
+    struct PlacementCache {
+        std::shared_ptr<const core::ExecutionPlan> plan; // held, so a new plan never shares its address
+        int shown = -1;
+        std::shared_ptr<const std::vector<PlacedRegion>> regions;
+        std::shared_ptr<const MeshField> sram;
+    };
+    PlacementCache m_placement;
     bool m_syncing = false; // a step is being shown: selections it makes do not seek again
     std::shared_ptr<const core::ModelGraph> m_graph; // the model shown
     std::shared_ptr<const core::ExecutionPlan> m_plan; // its placement on the current system

@@ -1,5 +1,7 @@
 #include "ui/scalingpanel.h"
 
+#include "ui/plotsupport.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QLabel>
@@ -20,12 +22,7 @@ ScalingPanel::ScalingPanel(QWidget* parent)
     , m_view(new QChartView(this))
     , m_summary(new QLabel(this))
 {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 2, 4, 2);
-    layout->setSpacing(2);
-    m_summary->setWordWrap(true);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_view, 1);
+    stackSummaryAbove(this, m_summary, m_view);
     m_view->setRenderHint(QPainter::Antialiasing);
     clear(tr("Throughput against the number of systems appears here for a model compiled for training."));
 }

@@ -1,5 +1,7 @@
 #include "ui/session.h"
 
+#include "ui/optionnames.h"
+
 #include <QFileInfo>
 #include <QSettings>
 
@@ -31,11 +33,9 @@ SessionState readSession(QSettings& settings)
     bool ok = false;
     const int numCsx = settings.value(QStringLiteral("numCsx")).toInt(&ok);
     state.numCsx = ok && numCsx >= 1 ? numCsx : 0;
-    state.mode = text(settings, QStringLiteral("mode"), { QStringLiteral("train"), QStringLiteral("inference") });
-    state.execution = text(settings, QStringLiteral("execution"),
-        { QStringLiteral("auto"), QStringLiteral("pipelined"), QStringLiteral("weight_streaming") });
-    state.overlay = text(settings, QStringLiteral("overlay"),
-        { QStringLiteral("placement"), QStringLiteral("activity"), QStringLiteral("sram"), QStringLiteral("traffic") });
+    state.mode = text(settings, QStringLiteral("mode"), runModeNames());
+    state.execution = text(settings, QStringLiteral("execution"), executionNames());
+    state.overlay = text(settings, QStringLiteral("overlay"), overlayNames());
     const double speed = settings.value(QStringLiteral("speed")).toDouble(&ok);
     state.speed = ok && speed > 0.0 && speed <= 1000.0 ? speed : 0.0;
     const int unit = settings.value(QStringLiteral("stepUnit")).toInt(&ok);

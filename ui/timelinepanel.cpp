@@ -1,5 +1,6 @@
 #include "ui/timelinepanel.h"
 
+#include "ui/plotsupport.h"
 #include "ui/qcustomplotinclude.h"
 
 #include <QHelpEvent>
@@ -108,29 +109,15 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     : QWidget(parent)
     , m_plot(new QCustomPlot(this))
     , m_bars(new TimelineBars(m_plot))
-    , m_cursor(new QCPItemStraightLine(m_plot))
+    , m_cursor(addTimeCursor(m_plot))
     , m_summary(new QLabel(this))
 {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 2, 4, 2);
-    layout->setSpacing(2);
-    m_summary->setWordWrap(true);
+    stackSummaryAbove(this, m_summary, m_plot);
     m_summary->setTextFormat(Qt::RichText);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_plot, 1);
     m_plot->setMinimumHeight(110);
-    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
-    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
-    m_plot->xAxis->setLabel(tr("time (ms)"));
+    setUpTimePlot(m_plot);
     m_plot->yAxis->setRangeReversed(true);
     m_plot->yAxis->grid()->setVisible(false);
-    m_cursor->setPen(QPen(QColor(0xd0, 0x30, 0x30), 1.5));
-    m_cursor->setVisible(false);
-    // The cursor on a buffered layer of its own: moving it repaints only that layer.
-    m_plot->addLayer(QStringLiteral("cursor"), m_plot->layer(QStringLiteral("overlay")), QCustomPlot::limBelow);
-    m_plot->layer(QStringLiteral("cursor"))->setMode(QCPLayer::lmBuffered);
-    m_cursor->setLayer(QStringLiteral("cursor"));
     m_plot->installEventFilter(this);
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
         if (event->button() != Qt::LeftButton || !m_run)
@@ -256,9 +243,7 @@ void TimelinePanel::setRun(
 void TimelinePanel::setCursorTime(double seconds)
 {
     const double ms = seconds * 1e3;
-    m_cursor->point1->setCoords(ms, 0.0);
-    m_cursor->point2->setCoords(ms, 1.0);
-    m_cursor->setVisible(true);
+    placeTimeCursor(m_cursor, ms);
     // Zoomed in, the view follows the cursor (a player stepping past the edge).
     const QCPRange range = m_plot->xAxis->range();
     if (ms < range.lower || ms > range.upper) {

@@ -1,5 +1,6 @@
 #include "ui/utilizationpanel.h"
 
+#include "ui/plotsupport.h"
 #include "ui/qcustomplotinclude.h"
 
 #include <QLabel>
@@ -36,19 +37,11 @@ constexpr int kSeriesCount = int(std::size(kSeries));
 UtilizationPanel::UtilizationPanel(QWidget* parent)
     : QWidget(parent)
     , m_plot(new QCustomPlot(this))
-    , m_cursor(new QCPItemStraightLine(m_plot))
+    , m_cursor(addTimeCursor(m_plot))
     , m_summary(new QLabel(this))
 {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 2, 4, 2);
-    layout->setSpacing(2);
-    m_summary->setWordWrap(true);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_plot, 1);
-    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
-    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
-    m_plot->xAxis->setLabel(tr("time (ms)"));
+    stackSummaryAbove(this, m_summary, m_plot);
+    setUpTimePlot(m_plot);
     m_plot->yAxis->setLabel(tr("utilization (%)"));
     m_plot->yAxis->setRange(0, 105);
     m_plot->legend->setVisible(true);
@@ -70,8 +63,6 @@ UtilizationPanel::UtilizationPanel(QWidget* parent)
         sofar->setLineStyle(QCPGraph::lsStepLeft);
         sofar->setName(tr(style.name));
     }
-    m_cursor->setPen(QPen(QColor(0xd0, 0x30, 0x30), 1.5));
-    m_cursor->setVisible(false);
     clear(tr("Utilization over time appears here once a model has run."));
 }
 
@@ -128,8 +119,7 @@ void UtilizationPanel::setCursorTime(double seconds)
         }
         m_plot->graph(kSeriesCount + s)->setData(keys, values, true);
     }
-    m_cursor->point1->setCoords(ms, 0.0);
-    m_cursor->point2->setCoords(ms, 1.0);
+    placeTimeCursor(m_cursor, ms);
     m_cursor->setVisible(!m_series.start.empty());
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

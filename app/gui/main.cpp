@@ -5,6 +5,7 @@
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
 #include "ui/modelloadcontroller.h"
+#include "ui/optionnames.h"
 #include "ui/playbackcontroller.h"
 #include "ui/screenshot.h"
 
@@ -69,23 +70,17 @@ int main(int argc, char** argv)
     if (given("num_csx"))
         if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
             return fail(2, QStringLiteral("error: ") + clusterError);
+    // The names were checked by LaunchOptions::parse.
     if (given("mode"))
-        window.setRunMode(options.mode == QLatin1String("inference") ? waferscope::core::RunMode::Inference
-                                                                     : waferscope::core::RunMode::Train);
-    using waferscope::core::ExecutionChoice;
+        window.setRunMode(waferscope::ui::runModeFromName(options.mode).value());
     if (given("execution"))
-        window.setExecution(options.execution == QLatin1String("pipelined") ? ExecutionChoice::Pipelined
-                : options.execution == QLatin1String("weight_streaming")    ? ExecutionChoice::WeightStreaming
-                                                                            : ExecutionChoice::Auto);
-    using waferscope::ui::MeshOverlay;
+        window.setExecution(waferscope::ui::executionFromName(options.execution).value());
+    // --step shows the run's activity unless another overlay is asked for.
     const QString overlay = !options.overlay.isEmpty() ? options.overlay
         : options.step                                 ? QStringLiteral("activity")
                                                        : QStringLiteral("placement");
     if (given("overlay") || options.step)
-        window.setOverlay(overlay == QLatin1String("activity") ? MeshOverlay::Activity
-                : overlay == QLatin1String("sram")             ? MeshOverlay::Sram
-                : overlay == QLatin1String("traffic")          ? MeshOverlay::Traffic
-                                                               : MeshOverlay::Placement);
+        window.setOverlay(waferscope::ui::overlayFromName(overlay).value());
     // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
     bool stepped = !options.step.has_value();
     std::function<void()> save; // set below when the window is saved

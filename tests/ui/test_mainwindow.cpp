@@ -61,6 +61,26 @@ class TestMainWindow : public QObject {
         return window;
     }
 
+    // The engine's own job for what the window ran (the engine is deterministic): the file
+    // compiled for `numSystems` of the window's system, run for as many steps as the window shows.
+    struct EngineJob {
+        core::ModelGraph graph;
+        core::ExecutionPlan plan;
+        core::engine::RunResult run;
+    };
+    static EngineJob engineJob(const QString& path, const core::SystemSpec& system, int numSystems)
+    {
+        EngineJob job;
+        job.graph = core::loadModel(path.toStdString()).value();
+        core::CompileOptions options;
+        options.numSystems = numSystems;
+        job.plan = core::compile(job.graph, system, options).value();
+        core::engine::RunOptions runOptions;
+        runOptions.maxSteps = ui::MainWindow::kStepsShown;
+        job.run = core::engine::run(job.plan, job.graph, system, runOptions).value();
+        return job;
+    }
+
     static void drop(QWidget* target, const QList<QUrl>& urls)
     {
         auto* mime = new QMimeData;
@@ -330,15 +350,10 @@ private Q_SLOTS:
         window->openFile(path);
         QVERIFY(settled.wait(30000));
         QVERIFY(window->run() != nullptr);
-        // The window shows the engine's own run of the same plan (the engine is deterministic).
-        const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
-        core::CompileOptions options;
-        options.numSystems = 16;
-        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
-        core::engine::RunOptions runOptions;
-        runOptions.maxSteps = ui::MainWindow::kStepsShown;
-        const core::engine::RunResult expected
-            = core::engine::run(plan, graph, window->currentSystem(), runOptions).value();
+        // The window shows the engine's own run of the same plan.
+        const EngineJob job = engineJob(path, window->currentSystem(), 16);
+        const core::ModelGraph& graph = job.graph;
+        const core::engine::RunResult& expected = job.run;
         QCOMPARE(window->run()->metrics.stepTimeS, expected.metrics.stepTimeS);
         QCOMPARE(window->run()->timeline.events.size(), expected.timeline.events.size());
 
@@ -414,14 +429,10 @@ private Q_SLOTS:
         QVERIFY(window->run() != nullptr);
 
         // The engine's frames of the same job, computed here.
-        const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
-        core::CompileOptions options;
-        options.numSystems = 4;
-        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
-        core::engine::RunOptions runOptions;
-        runOptions.maxSteps = ui::MainWindow::kStepsShown;
-        const core::engine::RunResult run = core::engine::run(plan, graph, window->currentSystem(), runOptions).value();
-        const core::engine::FrameSource frames(plan, graph, window->currentSystem(), run);
+        const EngineJob job = engineJob(path, window->currentSystem(), 4);
+        const core::ExecutionPlan& plan = job.plan;
+        const core::engine::RunResult& run = job.run;
+        const core::engine::FrameSource frames(plan, job.graph, window->currentSystem(), run);
         ui::PlaybackController* playback = window->playback();
         QCOMPARE(playback->frameCount(), frames.frameCount());
         QVERIFY(frames.frameCount() > 20);

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "core/compiler/plan.h"
+#include "ui/meshrenderer.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace waferscope::ui {
+
+// The names the command line and the saved session use for the window's choices (the same as
+// the CLI's: "train", "weight_streaming", ...). Unknown names give nothing.
+// How the window writes an execution mode for people: "weight streaming".
+QString executionModeLabel(core::ExecutionMode mode);
+
+QStringList runModeNames(); // train, inference
+QString runModeName(core::RunMode mode);
+std::optional<core::RunMode> runModeFromName(const QString& name);
+
+QStringList executionNames(); // auto, pipelined, weight_streaming
+QString executionName(core::ExecutionChoice execution);
+std::optional<core::ExecutionChoice> executionFromName(const QString& name);
+
+QStringList overlayNames(); // placement, activity, sram, traffic
+QString overlayName(MeshOverlay overlay);
+std::optional<MeshOverlay> overlayFromName(const QString& name);
+
+} // namespace waferscope::ui
