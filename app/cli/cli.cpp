@@ -25,6 +25,8 @@ constexpr Subcommand kSubcommands[] = {
     { "compile", "choose the execution mode and place every op of a params YAML on the wafer(s)", runCompileCommand },
     { "run", "run a params YAML on a simulated cluster: step time, throughput, MFU, per-layer bounds", runRunCommand },
     { "scale", "training throughput over 1..N systems: speedup, efficiency and the binding limit", runScaleCommand },
+    { "compare", "line up two run reports (--model_dir directories): totals, per-layer time and bound changes",
+        runCompareCommand },
     { "fabric", "run the cycle-level PE mesh: synthetic traffic or one kernel (gemv, gemm_stream, ...)",
         runFabricCommand },
 };

@@ -13,6 +13,7 @@ int runInspectCommand(std::span<const std::string> args, std::ostream& out, std:
 int runCompileCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runCompareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

@@ -4,16 +4,25 @@
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
 #include "app/cli/jobinput.h"
+#include "app/cli/progressline.h"
 
+#include "core/common/textfile.h"
 #include "core/common/units.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/report/rundirectory.h"
+#include "core/report/runreport.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <numeric>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
 #include <ostream>
+
+#include <unistd.h>
 
 namespace waferscope::cli {
 
@@ -54,50 +63,40 @@ std::string seconds(double s)
     return core::formatFixed(s * 1e6, 2) + " us";
 }
 
-void printRun(
-    const core::engine::Metrics& m, const std::string& model, const core::SystemSpec& system, std::ostream& out)
+// "1,2,4" -> {1, 2, 4}, sorted and unique; `option` names the flag in the error.
+std::vector<int> parseCountList(const std::string& list, const char* option)
 {
-    out << model << " on " << m.numSystems << " x " << system.displayName << ": " << m.mode << ", " << m.execution
-        << "\n";
-    if (m.mode == "inference") {
-        out << "  decode " << core::formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << seconds(m.stepTimeS)
-            << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
-            << core::formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";
-        out << "  time to first token " << seconds(m.timeToFirstTokenS) << " for a " << m.promptTokens
-            << "-token prompt\n";
-    } else {
-        out << "  step " << seconds(m.stepTimeS) << "   " << core::formatFixed(m.samplesPerS, 2) << " samples/s   "
-            << core::formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system";
-        if (m.execution == "pipelined")
-            out << ", " << m.microBatch << " per pipeline copy\n";
-        else
-            out << " in " << m.microBatchesPerStep << " micro-batch(es) of " << m.microBatch << "\n";
+    std::vector<int> counts;
+    for (std::size_t begin = 0; begin <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', begin), list.size());
+        const std::string item = list.substr(begin, comma - begin);
+        int value = 0;
+        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < 1 || value > 4096)
+            throw UsageError { std::string("--") + option + " expects a comma-separated list of integers 1..4096, got '"
+                + list + "'" };
+        counts.push_back(value);
+        begin = comma + 1;
     }
-    out << "  MFU " << core::formatFixed(100.0 * m.mfu, 1) << "%   utilization: compute "
-        << core::formatFixed(100.0 * m.utilization.compute, 1) << "%, fabric "
-        << core::formatFixed(100.0 * m.utilization.fabric, 1) << "%, I/O "
-        << core::formatFixed(100.0 * m.utilization.io, 1) << "%, MemoryX "
-        << core::formatFixed(100.0 * m.utilization.memoryx, 1) << "%, SwarmX "
-        << core::formatFixed(100.0 * m.utilization.swarmx, 1) << "%\n";
-    out << "  bottleneck: " << m.bottleneck << "\n";
-    for (const std::string& note : m.notes)
-        out << "  - " << note << "\n";
-    // The layers that take the most time.
-    std::vector<std::size_t> order(m.layers.size());
-    std::iota(order.begin(), order.end(), std::size_t(0));
-    std::stable_sort(order.begin(), order.end(),
-        [&](std::size_t a, std::size_t b) { return m.layers[a].timeS > m.layers[b].timeS; });
-    const std::size_t shown = std::min<std::size_t>(order.size(), 12);
-    out << "\n  slowest layers                       time        util    bound\n";
-    for (std::size_t i = 0; i < shown; ++i) {
-        const core::engine::LayerMetrics& layer = m.layers[order[i]];
-        char line[256];
-        std::snprintf(line, sizeof line, "  %-36s %-11s %5.1f%%  %s\n", layer.name.c_str(),
-            seconds(layer.timeS).c_str(), 100.0 * layer.utilization, layer.bound.c_str());
-        out << line;
-    }
-    if (shown < order.size())
-        out << "  ... " << order.size() - shown << " more (--json prints every layer)\n";
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    return counts;
+}
+
+// The directory --model_dir names must be creatable: its nearest existing ancestor is a
+// writable directory. Checked before the run so that a long run is not lost to a typo.
+std::optional<std::string> modelDirProblem(const std::string& directory)
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    fs::path path = fs::absolute(fs::path(directory), error);
+    while (!path.empty() && !fs::exists(path, error) && path != path.parent_path())
+        path = path.parent_path();
+    if (!fs::is_directory(path, error))
+        return path.string() + " is not a directory";
+    if (::access(path.c_str(), W_OK | X_OK) != 0)
+        return "cannot write in " + path.string() + ": " + std::strerror(errno);
+    return std::nullopt;
 }
 
 } // namespace
@@ -106,7 +105,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
 {
     ArgParser parser("waferscope-cli run",
         "Compiles a Model Zoo params YAML and runs it on a simulated cluster: weight streaming through MemoryX\n"
-        "and SwarmX, layer-pipelined training, or multi-wafer inference (prefill and decode).");
+        "and SwarmX, layer-pipelined training, or multi-wafer inference (prefill and decode). With --model_dir\n"
+        "it writes the run's report there: report.json, report.csv, report.html, trace.json and summary.txt.");
     addJobOptions(parser);
     parser.addOption("mode", "MODE", "train (default), eval or inference");
     parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
@@ -114,7 +114,10 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
     parser.addOption(
         "prompt_tokens", "P", "inference: prompt length for time to first token (default 1024 or the context)");
+    parser.addOption("model_dir", "DIR", "write the run's report files into DIR (created; other files are kept)");
+    parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");
     parser.addFlag("json", "print one JSON object on stdout");
+    parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
@@ -130,23 +133,81 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         = options.mode == core::engine::RunKind::Inference ? core::RunMode::Inference : core::RunMode::Train;
     compileOptions.execution = parseExecution(parser);
     compileOptions.numSystems = parseNumCsx(parser);
+    const std::optional<std::string> modelDir = parser.value("model_dir");
+    std::vector<int> sweepCounts;
+    if (const std::optional<std::string> sweep = parser.value("sweep")) {
+        if (options.mode == core::engine::RunKind::Inference)
+            throw UsageError { "--sweep is for training and eval runs" };
+        sweepCounts = parseCountList(*sweep, "sweep");
+    }
+    if (modelDir) {
+        if (modelDir->empty())
+            throw UsageError { "--model_dir expects a directory" };
+        if (const std::optional<std::string> problem = modelDirProblem(*modelDir)) {
+            err << "waferscope-cli run: " << *modelDir << ": error: " << *problem << "\n";
+            return kExitBadInput;
+        }
+    }
+    const bool quiet = parser.has("quiet");
+    ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
+    const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 1 : 0);
+    progress.set("loading", 0, stages);
     const std::optional<JobInput> input = loadJobInput(parser, err);
     if (!input)
         return kExitBadInput;
+    progress.set("compiling", 1, stages);
     int exitCode = kExitOk;
     const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
     if (!plan)
         return exitCode;
+    progress.set("running", 2, stages);
     const core::Expected<core::engine::RunResult> result
         = core::engine::run(*plan, input->graph, input->system, options);
     if (!result) {
         err << "waferscope-cli run: " << result.error().file << ": error: " << result.error().message << "\n";
         return kExitCannotMap;
     }
+    std::optional<core::engine::ScalingSweep> sweep;
+    if (!sweepCounts.empty()) {
+        core::engine::ScalingOptions sweepOptions;
+        sweepOptions.numCsx = sweepCounts;
+        sweepOptions.mode = options.mode;
+        sweepOptions.execution = compileOptions.execution;
+        sweepOptions.globalBatch = options.globalBatch;
+        sweepOptions.progress = [&](int done, int total) {
+            progress.set("sweep " + std::to_string(done) + "/" + std::to_string(total), 3, stages);
+        };
+        core::Expected<core::engine::ScalingSweep> swept
+            = core::engine::scale(input->graph, input->system, sweepOptions);
+        if (!swept) {
+            err << "waferscope-cli run: " << swept.error().file << ": error: " << swept.error().message << "\n";
+            return swept.error().file == "--num_csx" ? kExitBadInput : kExitCannotMap;
+        }
+        sweep = std::move(swept).value();
+    }
+    const core::Expected<std::string> bytes = core::readTextFile(input->path, std::size_t(64) << 20, "params YAML");
+    if (!bytes) {
+        err << bytes.error().format() << "\n";
+        return kExitBadInput;
+    }
+    const core::report::RunReport report = core::report::makeReport(
+        core::report::makeManifest(input->path, *bytes, input->graph, compileOptions, options, result->metrics),
+        *result, *plan, sweep ? &*sweep : nullptr);
+    if (modelDir) {
+        progress.set("writing", stages - 1, stages);
+        if (const std::optional<core::Diagnostic> failed
+            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *result, *plan))) {
+            err << "waferscope-cli run: " << failed->file << ": error: " << failed->message << "\n";
+            return kExitBadInput;
+        }
+    }
     if (parser.has("json"))
         out << core::engine::metricsToJson(result->metrics) << "\n";
-    else
-        printRun(result->metrics, input->graph.config.name, input->system, out);
+    else if (!quiet) {
+        out << core::report::reportSummary(report);
+        if (modelDir)
+            out << "  wrote report.json, report.csv, report.html, trace.json and summary.txt to " << *modelDir << "\n";
+    }
     return kExitOk;
 }
 
@@ -170,19 +231,7 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     options.mode = parseRunKind(parser, false);
     options.execution = parseExecution(parser);
     options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
-    const std::string list = parser.value("num_csx").value_or("1,2,4,8,16");
-    for (std::size_t begin = 0; begin <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', begin), list.size());
-        const std::string item = list.substr(begin, comma - begin);
-        int value = 0;
-        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-        if (item.empty() || error != std::errc() || end != item.data() + item.size() || value < 1 || value > 4096)
-            throw UsageError { "--num_csx expects a comma-separated list of integers 1..4096, got '" + list + "'" };
-        options.numCsx.push_back(value);
-        begin = comma + 1;
-    }
-    std::sort(options.numCsx.begin(), options.numCsx.end());
-    options.numCsx.erase(std::unique(options.numCsx.begin(), options.numCsx.end()), options.numCsx.end());
+    options.numCsx = parseCountList(parser.value("num_csx").value_or("1,2,4,8,16"), "num_csx");
     const std::optional<JobInput> input = loadJobInput(parser, err);
     if (!input)
         return kExitBadInput;

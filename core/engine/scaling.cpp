@@ -30,17 +30,27 @@ Expected<ScalingSweep> scale(
         runOptions.globalBatch = options.globalBatch;
         return run(*plan, graph, system, runOptions, calibration);
     };
+    const bool baselineListed = std::find(options.numCsx.begin(), options.numCsx.end(), 1) != options.numCsx.end();
+    const int jobs = int(options.numCsx.size()) + (baselineListed ? 0 : 1);
+    int done = 0;
+    const auto advance = [&] {
+        if (options.progress)
+            options.progress(++done, jobs);
+    };
     ScalingSweep sweep;
     sweep.system = system.name;
     Expected<RunResult> baseline = runAt(1);
     if (!baseline)
         return baseline.error();
+    advance();
     sweep.baselineSamplesPerS = baseline->metrics.samplesPerS;
     sweep.globalBatch = options.globalBatch > 0 ? options.globalBatch : graph.config.batchSize;
     for (int count : options.numCsx) {
         Expected<RunResult> result = count == 1 ? baseline : runAt(count);
         if (!result)
             return result.error();
+        if (count != 1)
+            advance();
         ScalingPoint point;
         point.numCsx = count;
         point.samplesPerS = result->metrics.samplesPerS;

@@ -4,6 +4,7 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct ScalingOptions {
     RunKind mode = RunKind::Train;
     ExecutionChoice execution = ExecutionChoice::Auto;
     std::int64_t globalBatch = 0; // 0: the config's batch_size
+    // Called on the caller's thread after each job of the sweep (the baseline counts as one).
+    std::function<void(int done, int total)> progress;
 };
 
 // Errors: an empty or invalid list, a count beyond the generation's cluster, a model that

@@ -11,25 +11,36 @@
 
 namespace waferscope::core::report {
 
-std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std::string& content)
+namespace {
+
+Diagnostic systemError(const std::string& path, const std::string& what)
 {
-    const auto fail = [&](const std::string& what) {
-        return Diagnostic { path, 0, 0, what + ": " + std::strerror(errno) };
-    };
+    return Diagnostic { path, 0, 0, what + ": " + std::strerror(errno) };
+}
+
+std::string temporaryPrefix(const std::string& target)
+{
+    return "." + target + ".tmp";
+}
+
+} // namespace
+
+Expected<StagedFile> stageFile(const std::string& path, const std::string& content)
+{
     const std::filesystem::path target(path);
     std::random_device entropy;
     const std::filesystem::path temporary
-        = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(entropy() % 1000000));
+        = target.parent_path() / (temporaryPrefix(target.filename().string()) + std::to_string(entropy() % 1000000));
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail("cannot write here");
+        return systemError(path, "cannot write here");
     std::size_t written = 0;
     while (written < content.size()) {
         const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            const Diagnostic error = fail("writing failed");
+            const Diagnostic error = systemError(path, "writing failed");
             ::close(fd);
             ::unlink(temporary.c_str());
             return error;
@@ -37,16 +48,42 @@ std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std
         written += std::size_t(n);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const Diagnostic error = fail("writing failed");
+        const Diagnostic error = systemError(path, "writing failed");
         ::unlink(temporary.c_str());
         return error;
     }
-    if (std::rename(temporary.c_str(), target.c_str()) != 0) {
-        const Diagnostic error = fail("cannot replace the file");
-        ::unlink(temporary.c_str());
+    return StagedFile { temporary.string(), path };
+}
+
+std::optional<Diagnostic> commitFile(const StagedFile& staged)
+{
+    if (std::rename(staged.temporary.c_str(), staged.target.c_str()) != 0) {
+        const Diagnostic error = systemError(staged.target, "cannot replace the file");
+        ::unlink(staged.temporary.c_str());
         return error;
     }
     return std::nullopt;
+}
+
+void discardFile(const StagedFile& staged)
+{
+    ::unlink(staged.temporary.c_str());
+}
+
+bool isTemporaryOf(const std::string& name, const std::string& target)
+{
+    const std::string prefix = temporaryPrefix(target);
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0)
+        return false;
+    return name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+}
+
+std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std::string& content)
+{
+    Expected<StagedFile> staged = stageFile(path, content);
+    if (!staged)
+        return staged.error();
+    return commitFile(*staged);
 }
 
 } // namespace waferscope::core::report

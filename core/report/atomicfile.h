@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/diagnostic.h"
+#include "core/common/expected.h"
 
 #include <optional>
 #include <string>
@@ -11,5 +12,18 @@ namespace waferscope::core::report {
 // over the target, so a reader (or a crash) sees the previous file or the new one, never a
 // truncated one. Returns the error (naming the path) when it cannot, and leaves no temporary.
 std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std::string& content);
+
+// The two halves of writeFileAtomically, for writing several files with the shortest window
+// between the first and the last replacement: stage all (the slow part), then commit all.
+struct StagedFile {
+    std::string temporary; // ".NAME.tmpNNNNNN" beside the target, complete and flushed
+    std::string target;
+};
+Expected<StagedFile> stageFile(const std::string& path, const std::string& content);
+std::optional<Diagnostic> commitFile(const StagedFile& staged); // removes the temporary on failure
+void discardFile(const StagedFile& staged);
+
+// Whether `name` is a temporary that stageFile made for `target` (a leftover of a killed writer).
+bool isTemporaryOf(const std::string& name, const std::string& target);
 
 } // namespace waferscope::core::report

@@ -1,0 +1,374 @@
+// report.json and report.csv: the report written and read back. The writer and the reader are
+// kept side by side so that every key written is a key read (the round-trip test holds them to it).
+#include "core/report/runreport.h"
+
+#include "core/common/jsonlocator.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace waferscope::core::report {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json number(double value)
+{
+    return std::isfinite(value) ? Json(value) : Json(nullptr);
+}
+
+Json rectJson(const Rect& rect)
+{
+    return { { "x", rect.x }, { "y", rect.y }, { "w", rect.w }, { "h", rect.h } };
+}
+
+Json manifestJson(const Manifest& m)
+{
+    return { { "generator", "WaferScope" }, { "version", m.version }, { "created_utc", m.createdUtc },
+        { "input", { { "path", m.inputPath }, { "sha256", m.inputSha256 } } }, { "model", m.model },
+        { "options",
+            { { "system", m.system }, { "num_csx", m.numCsx }, { "mode", m.mode },
+                { "execution", m.executionRequested }, { "max_steps", m.maxSteps }, { "batch_size", m.globalBatch },
+                { "users", m.users }, { "prompt_tokens", m.promptTokens } } },
+        { "calibration_version", m.calibrationVersion }, { "seed", m.seed } };
+}
+
+Json totalsJson(const engine::Metrics& m)
+{
+    Json json = Json::parse(engine::metricsToJson(m));
+    json.erase("layers"); // at the top level, with their regions
+    Json bounds = Json::object();
+    for (const auto& [bound, time] : m.boundTimeS)
+        bounds[bound] = number(time);
+    json["bound_time_s"] = std::move(bounds);
+    return json;
+}
+
+Json layerJson(const engine::LayerMetrics& layer)
+{
+    return { { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
+        { "flops", number(layer.flops) }, { "region", layer.region }, { "time_s", number(layer.timeS) },
+        { "utilization", number(layer.utilization) }, { "bound", layer.bound } };
+}
+
+Json scalingJson(const engine::ScalingSweep& sweep)
+{
+    Json points = Json::array();
+    for (const engine::ScalingPoint& p : sweep.points)
+        points.push_back(
+            { { "num_csx", p.numCsx }, { "samples_per_s", number(p.samplesPerS) }, { "speedup", number(p.speedup) },
+                { "efficiency", number(p.efficiency) }, { "step_time_s", number(p.stepTimeS) },
+                { "bottleneck", p.bottleneck }, { "execution", p.execution }, { "micro_batch_size", p.microBatch } });
+    return { { "system", sweep.system }, { "global_batch", sweep.globalBatch },
+        { "baseline_samples_per_s", number(sweep.baselineSamplesPerS) }, { "points", std::move(points) } };
+}
+
+// A key missing or of the wrong type, by JSON pointer; located by the caller.
+struct ReadError {
+    std::string pointer;
+    std::string message;
+};
+
+// Typed access to one object of the document, naming the key at fault.
+class Reader {
+public:
+    Reader(const Json& object, std::string pointer)
+        : m_object(object)
+        , m_pointer(std::move(pointer))
+    {
+        if (!object.is_object())
+            throw ReadError { m_pointer, "expected an object" };
+    }
+
+    const Json& at(const std::string& key) const
+    {
+        const auto found = m_object.find(key);
+        if (found == m_object.end())
+            throw ReadError { m_pointer, "missing key '" + key + "'" };
+        return *found;
+    }
+    std::string where(const std::string& key) const { return m_pointer + "/" + key; }
+    bool has(const std::string& key) const { return m_object.contains(key); }
+    Reader object(const std::string& key) const { return Reader(at(key), where(key)); }
+
+    double real(const std::string& key) const
+    {
+        const Json& value = at(key);
+        if (value.is_null())
+            return std::numeric_limits<double>::quiet_NaN(); // written for a value that was not finite
+        if (!value.is_number())
+            throw ReadError { where(key), "'" + key + "' must be a number" };
+        return value.get<double>();
+    }
+    std::int64_t integer(const std::string& key) const
+    {
+        const Json& value = at(key);
+        if (!value.is_number_integer())
+            throw ReadError { where(key), "'" + key + "' must be an integer" };
+        return value.get<std::int64_t>();
+    }
+    std::string text(const std::string& key) const
+    {
+        const Json& value = at(key);
+        if (!value.is_string())
+            throw ReadError { where(key), "'" + key + "' must be a string" };
+        return value.get<std::string>();
+    }
+    std::vector<std::string> texts(const std::string& key) const
+    {
+        std::vector<std::string> list;
+        for (std::size_t i = 0; const Json& value : array(key)) {
+            if (!value.is_string())
+                throw ReadError { where(key) + "/" + std::to_string(i), "expected a string" };
+            list.push_back(value.get<std::string>());
+            ++i;
+        }
+        return list;
+    }
+    const Json& array(const std::string& key) const
+    {
+        const Json& value = at(key);
+        if (!value.is_array())
+            throw ReadError { where(key), "'" + key + "' must be an array" };
+        return value;
+    }
+    // Each element of an array of objects, with its pointer.
+    template <typename Visit>
+    void each(const std::string& key, Visit visit) const
+    {
+        const Json& list = array(key);
+        for (std::size_t i = 0; i < list.size(); ++i)
+            visit(Reader(list[i], where(key) + "/" + std::to_string(i)));
+    }
+
+private:
+    const Json& m_object;
+    std::string m_pointer;
+};
+
+Rect readRect(const Reader& r)
+{
+    return { int(r.integer("x")), int(r.integer("y")), int(r.integer("w")), int(r.integer("h")) };
+}
+
+Manifest readManifest(const Reader& r)
+{
+    Manifest m;
+    m.version = r.text("version");
+    m.createdUtc = r.text("created_utc");
+    const Reader input = r.object("input");
+    m.inputPath = input.text("path");
+    m.inputSha256 = input.text("sha256");
+    m.model = r.text("model");
+    const Reader options = r.object("options");
+    m.system = options.text("system");
+    m.numCsx = int(options.integer("num_csx"));
+    m.mode = options.text("mode");
+    m.executionRequested = options.text("execution");
+    m.maxSteps = int(options.integer("max_steps"));
+    m.globalBatch = options.integer("batch_size");
+    m.users = int(options.integer("users"));
+    m.promptTokens = options.integer("prompt_tokens");
+    m.calibrationVersion = r.text("calibration_version");
+    m.seed = std::uint64_t(r.integer("seed"));
+    return m;
+}
+
+engine::Metrics readTotals(const Reader& r)
+{
+    engine::Metrics m;
+    m.mode = r.text("mode");
+    m.execution = r.text("execution");
+    m.system = r.text("system");
+    m.numCsx = int(r.integer("num_csx"));
+    m.numSystems = int(r.integer("num_systems"));
+    m.stepTimeS = r.real("step_time_s");
+    m.samplesPerS = r.real("samples_per_s");
+    m.tokensPerStep = r.real("tokens_per_step");
+    m.tokensPerS = r.real("tokens_per_s");
+    m.mfu = r.real("mfu");
+    const Reader u = r.object("utilization");
+    m.utilization = { u.real("compute"), u.real("fabric"), u.real("io"), u.real("memoryx"), u.real("swarmx") };
+    m.bottleneck = r.text("bottleneck");
+    m.modelFlopsPerStep = r.real("model_flops_per_step");
+    m.hardwareFlopsPerStep = r.real("hardware_flops_per_step");
+    m.peakFlopsPerS = r.real("peak_flops_per_s");
+    m.streamedBytesPerStep = r.real("streamed_bytes_per_step");
+    m.linkBytesPerS = r.real("stream_bytes_per_s");
+    m.linkBound = r.text("stream_bound");
+    for (std::size_t i = 0; const Json& step : r.array("step_times_s")) {
+        if (!step.is_number())
+            throw ReadError { r.where("step_times_s") + "/" + std::to_string(i), "expected a number" };
+        m.stepTimesS.push_back(step.get<double>());
+        ++i;
+    }
+    if (m.mode == "inference") {
+        m.timeToFirstTokenS = r.real("time_to_first_token_s");
+        m.users = int(r.integer("users"));
+        m.promptTokens = r.integer("prompt_tokens");
+        m.aggregateTokensPerS = r.real("aggregate_tokens_per_s");
+    } else {
+        m.batchPerSystem = r.integer("batch_per_system");
+        m.microBatch = r.integer("micro_batch_size");
+        m.microBatchesPerStep = r.integer("micro_batches_per_step");
+    }
+    m.notes = r.texts("notes");
+    const Reader bounds = r.object("bound_time_s");
+    for (const auto& [bound, time] : r.at("bound_time_s").items()) {
+        (void)time;
+        m.boundTimeS[bound] = bounds.real(bound);
+    }
+    return m;
+}
+
+RunReport readReport(const Reader& root)
+{
+    if (root.integer("report_version") != kReportVersion)
+        throw ReadError { "/report_version",
+            "report_version " + std::to_string(root.integer("report_version")) + " is not the version this "
+                + "WaferScope reads (" + std::to_string(kReportVersion) + ")" };
+    RunReport report;
+    report.manifest = readManifest(root.object("manifest"));
+    const Reader plan = root.object("plan");
+    report.plan = { plan.text("execution"), int(plan.integer("fabric_width")), int(plan.integer("fabric_height")),
+        readRect(plan.object("usable")), int(plan.integer("replicas")), int(plan.integer("stages")),
+        plan.real("pe_utilization"), plan.real("sram_utilization"), plan.texts("notes") };
+    report.metrics = readTotals(root.object("totals"));
+    root.each("layers", [&](const Reader& r) {
+        report.metrics.layers.push_back({ r.text("name"), r.text("kind"), int(r.integer("region")), r.integer("params"),
+            r.real("flops"), r.real("time_s"), r.real("utilization"), r.text("bound") });
+    });
+    root.each("regions", [&](const Reader& r) {
+        report.regions.push_back({ r.text("op"), int(r.integer("stage")), int(r.integer("system")),
+            int(r.integer("replica")), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"), r.real("time_s"),
+            r.real("flops"), r.real("utilization"), r.text("bound") });
+    });
+    root.each("systems", [&](const Reader& r) {
+        const Json& same = r.at("same_schedule_as_system_0");
+        if (!same.is_boolean())
+            throw ReadError { r.where("same_schedule_as_system_0"), "expected true or false" };
+        report.systems.push_back({ int(r.integer("index")), r.real("compute_busy_s"), r.real("io_busy_s"),
+            r.real("flops"), r.real("io_bytes"), r.real("compute_utilization"), same.get<bool>() });
+    });
+    const Reader timeline = root.object("timeline");
+    report.spanS = timeline.real("span_s");
+    timeline.each("lanes", [&](const Reader& r) {
+        LaneReport lane { r.text("lane"), int(r.integer("index")), r.text("name"), r.real("busy_s"), r.real("bytes"),
+            r.real("flops"), {} };
+        for (std::size_t i = 0; const Json& share : r.array("occupancy")) {
+            if (!share.is_number())
+                throw ReadError { r.where("occupancy") + "/" + std::to_string(i), "expected a number" };
+            lane.occupancy.push_back(share.get<double>());
+            ++i;
+        }
+        report.lanes.push_back(std::move(lane));
+    });
+    if (!root.at("scaling").is_null()) {
+        const Reader s = root.object("scaling");
+        engine::ScalingSweep sweep;
+        sweep.system = s.text("system");
+        sweep.globalBatch = s.integer("global_batch");
+        sweep.baselineSamplesPerS = s.real("baseline_samples_per_s");
+        s.each("points", [&](const Reader& p) {
+            sweep.points.push_back(
+                { int(p.integer("num_csx")), p.real("samples_per_s"), p.real("speedup"), p.real("efficiency"),
+                    p.real("step_time_s"), p.text("bottleneck"), p.text("execution"), p.integer("micro_batch_size") });
+        });
+        report.scaling = std::move(sweep);
+    }
+    return report;
+}
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+std::string csvField(const std::string& text)
+{
+    if (text.find_first_of(",\"\r\n") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (const char c : text) {
+        if (c == '"')
+            quoted += '"';
+        quoted += c;
+    }
+    return quoted + "\"";
+}
+
+} // namespace
+
+std::string reportToJson(const RunReport& report, int indent)
+{
+    Json json;
+    json["report_version"] = kReportVersion;
+    json["manifest"] = manifestJson(report.manifest);
+    const PlanSummary& plan = report.plan;
+    json["plan"] = { { "execution", plan.execution }, { "fabric_width", plan.fabricWidth },
+        { "fabric_height", plan.fabricHeight }, { "usable", rectJson(plan.usable) }, { "replicas", plan.replicas },
+        { "stages", plan.stages }, { "pe_utilization", number(plan.peUtilization) },
+        { "sram_utilization", number(plan.sramUtilization) }, { "notes", plan.notes } };
+    json["totals"] = totalsJson(report.metrics);
+    Json layers = Json::array();
+    for (const engine::LayerMetrics& layer : report.metrics.layers)
+        layers.push_back(layerJson(layer));
+    json["layers"] = std::move(layers);
+    Json regions = Json::array();
+    for (const RegionReport& r : report.regions)
+        regions.push_back({ { "op", r.op }, { "stage", r.stage }, { "system", r.system }, { "replica", r.replica },
+            { "rect", rectJson(r.rect) }, { "sram_bytes_per_pe", r.sramBytesPerPe }, { "time_s", number(r.timeS) },
+            { "flops", number(r.flops) }, { "utilization", number(r.utilization) }, { "bound", r.bound } });
+    json["regions"] = std::move(regions);
+    Json systems = Json::array();
+    for (const SystemReport& s : report.systems)
+        systems.push_back({ { "index", s.index }, { "compute_busy_s", number(s.computeBusyS) },
+            { "io_busy_s", number(s.ioBusyS) }, { "flops", number(s.flops) }, { "io_bytes", number(s.ioBytes) },
+            { "compute_utilization", number(s.computeUtilization) },
+            { "same_schedule_as_system_0", s.sameScheduleAs0 } });
+    json["systems"] = std::move(systems);
+    Json lanes = Json::array();
+    for (const LaneReport& lane : report.lanes) {
+        Json occupancy = Json::array();
+        for (const double share : lane.occupancy)
+            occupancy.push_back(number(share));
+        lanes.push_back({ { "lane", lane.lane }, { "index", lane.index }, { "name", lane.name },
+            { "busy_s", number(lane.busyS) }, { "bytes", number(lane.bytes) }, { "flops", number(lane.flops) },
+            { "occupancy", std::move(occupancy) } });
+    }
+    json["timeline"] = { { "span_s", number(report.spanS) }, { "lanes", std::move(lanes) } };
+    json["scaling"] = report.scaling ? scalingJson(*report.scaling) : Json(nullptr);
+    return json.dump(indent) + "\n";
+}
+
+Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName)
+{
+    Json json;
+    try {
+        json = Json::parse(text);
+    } catch (const nlohmann::json::parse_error& error) {
+        const JsonLocator::Position at = JsonLocator::positionOfOffset(text, error.byte);
+        return Diagnostic { fileName, at.line, at.column, std::string("not valid JSON: ") + error.what() };
+    }
+    try {
+        return readReport(Reader(json, ""));
+    } catch (const ReadError& error) {
+        const JsonLocator::Position at = JsonLocator(text).locate(error.pointer);
+        return Diagnostic { fileName, at.line, at.column, error.message };
+    } catch (const nlohmann::json::exception& error) {
+        return Diagnostic { fileName, 0, 0, std::string("not a WaferScope report: ") + error.what() };
+    }
+}
+
+std::string reportCsv(const RunReport& report)
+{
+    std::string csv = "name,kind,params,flops,region,time_s,utilization,bound\n";
+    for (const engine::LayerMetrics& layer : report.metrics.layers) {
+        const Json row = layerJson(layer);
+        const auto cell = [&](const char* key) { return row[key].is_null() ? std::string() : row[key].dump(); };
+        csv += csvField(layer.name) + "," + csvField(layer.kind) + "," + cell("params") + "," + cell("flops") + ","
+            + cell("region") + "," + cell("time_s") + "," + cell("utilization") + "," + csvField(layer.bound) + "\n";
+    }
+    return csv;
+}
+
+} // namespace waferscope::core::report

@@ -1,0 +1,98 @@
+// summary.txt and the CLI's text output: the figures a person looks at first.
+#include "core/report/runreport.h"
+
+#include "core/common/units.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+namespace waferscope::core::report {
+
+namespace {
+
+std::string seconds(double s)
+{
+    if (s >= 1.0)
+        return formatFixed(s, 3) + " s";
+    if (s >= 1e-3)
+        return formatFixed(s * 1e3, 3) + " ms";
+    return formatFixed(s * 1e6, 2) + " us";
+}
+
+std::string percent(double share)
+{
+    return formatFixed(100.0 * share, 1) + "%";
+}
+
+void printThroughput(const engine::Metrics& m, std::ostream& out)
+{
+    if (m.mode == "inference") {
+        out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << seconds(m.stepTimeS)
+            << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
+            << formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";
+        out << "  time to first token " << seconds(m.timeToFirstTokenS) << " for a " << m.promptTokens
+            << "-token prompt\n";
+        return;
+    }
+    out << "  step " << seconds(m.stepTimeS) << "   " << formatFixed(m.samplesPerS, 2) << " samples/s   "
+        << formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system";
+    if (m.execution == "pipelined")
+        out << ", " << m.microBatch << " per pipeline copy\n";
+    else
+        out << " in " << m.microBatchesPerStep << " micro-batch(es) of " << m.microBatch << "\n";
+}
+
+void printSlowestLayers(const engine::Metrics& m, std::ostream& out)
+{
+    std::vector<std::size_t> order(m.layers.size());
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::stable_sort(order.begin(), order.end(),
+        [&](std::size_t a, std::size_t b) { return m.layers[a].timeS > m.layers[b].timeS; });
+    const std::size_t shown = std::min<std::size_t>(order.size(), 12);
+    out << "\n  slowest layers                       time        util    bound\n";
+    for (std::size_t i = 0; i < shown; ++i) {
+        const engine::LayerMetrics& layer = m.layers[order[i]];
+        char line[256];
+        std::snprintf(line, sizeof line, "  %-36s %-11s %5.1f%%  %s\n", layer.name.c_str(),
+            seconds(layer.timeS).c_str(), 100.0 * layer.utilization, layer.bound.c_str());
+        out << line;
+    }
+    if (shown < order.size())
+        out << "  ... " << order.size() - shown << " more (report.csv and --json list every layer)\n";
+}
+
+} // namespace
+
+std::string reportSummary(const RunReport& report)
+{
+    const engine::Metrics& m = report.metrics;
+    const Manifest& manifest = report.manifest;
+    std::ostringstream out;
+    out << manifest.model << " on " << m.numSystems << " x " << m.system << ": " << m.mode << ", " << m.execution
+        << "\n";
+    printThroughput(m, out);
+    out << "  MFU " << percent(m.mfu) << "   utilization: compute " << percent(m.utilization.compute) << ", fabric "
+        << percent(m.utilization.fabric) << ", I/O " << percent(m.utilization.io) << ", MemoryX "
+        << percent(m.utilization.memoryx) << ", SwarmX " << percent(m.utilization.swarmx) << "\n";
+    out << "  bottleneck: " << m.bottleneck << "\n";
+    for (const std::string& note : m.notes)
+        out << "  - " << note << "\n";
+    printSlowestLayers(m, out);
+    if (report.scaling && !report.scaling->points.empty()) {
+        out << "\n  num_csx  samples/s     speedup  efficiency  bound\n";
+        for (const engine::ScalingPoint& p : report.scaling->points) {
+            char line[160];
+            std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %s\n", p.numCsx, p.samplesPerS, p.speedup,
+                p.efficiency, p.bottleneck.c_str());
+            out << line;
+        }
+    }
+    out << "\n  input " << manifest.inputPath << " (sha256 " << manifest.inputSha256.substr(0, 16) << "...)\n"
+        << "  WaferScope " << manifest.version << ", calibration " << manifest.calibrationVersion << ", "
+        << manifest.createdUtc << "\n";
+    return out.str();
+}
+
+} // namespace waferscope::core::report

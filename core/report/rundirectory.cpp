@@ -1,0 +1,93 @@
+#include "core/report/rundirectory.h"
+
+#include "core/common/textfile.h"
+#include "core/report/atomicfile.h"
+#include "core/report/chrometrace.h"
+#include "core/report/htmlreport.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace waferscope::core::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void removeLeftovers(const fs::path& directory, const std::vector<ReportFile>& files)
+{
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+        const std::string name = entry.path().filename().string();
+        for (const ReportFile& file : files)
+            if (isTemporaryOf(name, file.name))
+                fs::remove(entry.path(), error);
+    }
+}
+
+// The renames are durable once the directory itself is flushed.
+void syncDirectory(const fs::path& directory)
+{
+    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+} // namespace
+
+std::vector<ReportFile> runDirectoryFiles(
+    const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan)
+{
+    return { { "report.json", reportToJson(report) }, { "report.csv", reportCsv(report) },
+        { "report.html", reportHtml(report) }, { "trace.json", chromeTrace(run, &plan) },
+        { "summary.txt", reportSummary(report) } };
+}
+
+std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const std::vector<ReportFile>& files)
+{
+    const fs::path path(directory.empty() ? "." : directory);
+    std::error_code error;
+    if (fs::exists(path, error) && !fs::is_directory(path, error))
+        return Diagnostic { directory, 0, 0, "is not a directory" };
+    if (!fs::exists(path, error)) {
+        fs::create_directories(path, error);
+        if (error)
+            return Diagnostic { directory, 0, 0, "cannot create the directory: " + error.message() };
+    }
+    removeLeftovers(path, files);
+    std::vector<StagedFile> staged;
+    for (const ReportFile& file : files) {
+        Expected<StagedFile> next = stageFile((path / file.name).string(), file.content);
+        if (!next) {
+            for (const StagedFile& done : staged)
+                discardFile(done);
+            return next.error();
+        }
+        staged.push_back(std::move(next).value());
+    }
+    for (std::size_t i = 0; i < staged.size(); ++i)
+        if (std::optional<Diagnostic> failed = commitFile(staged[i])) {
+            for (std::size_t j = i + 1; j < staged.size(); ++j)
+                discardFile(staged[j]);
+            return failed;
+        }
+    syncDirectory(path);
+    return std::nullopt;
+}
+
+Expected<RunReport> readReportFile(const std::string& path)
+{
+    std::error_code error;
+    const std::string file = fs::is_directory(path, error) ? (fs::path(path) / "report.json").string() : path;
+    Expected<std::string> text = readTextFile(file, std::size_t(256) << 20, "WaferScope report.json or run directory");
+    if (!text)
+        return text.error();
+    return reportFromJson(*text, file);
+}
+
+} // namespace waferscope::core::report

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "core/common/diagnostic.h"
+#include "core/common/expected.h"
+#include "core/compiler/plan.h"
+#include "core/engine/engine.h"
+#include "core/report/runreport.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::report {
+
+// A run directory (`waferscope-cli run --model_dir DIR`, the GUI's File > Export report):
+// report.json, report.csv, report.html, trace.json and summary.txt.
+struct ReportFile {
+    std::string name; // file name inside the directory
+    std::string content;
+};
+
+// The five files of a run, in the order above.
+std::vector<ReportFile> runDirectoryFiles(
+    const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan);
+
+// Writes `files` into `directory`, creating it when needed. Files not named in `files` are left
+// alone; leftovers of a writer that was killed are removed. Every file is staged completely
+// first, then each is renamed into place: a reader or a crash finds each file either as it was
+// or as it is now, never truncated; when any file cannot be staged, none is replaced.
+std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const std::vector<ReportFile>& files);
+
+// Reads a report back: `path` is a run directory (its report.json is read) or a report.json.
+Expected<RunReport> readReportFile(const std::string& path);
+
+} // namespace waferscope::core::report

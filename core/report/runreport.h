@@ -1,0 +1,124 @@
+#pragma once
+
+#include "core/common/expected.h"
+#include "core/compiler/compiler.h"
+#include "core/compiler/plan.h"
+#include "core/engine/engine.h"
+#include "core/engine/scaling.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::report {
+
+// A run's report: what `report.json` holds, and what every other report file (CSV, HTML, PDF,
+// summary) is written from. A plain value; reportToJson and reportFromJson round-trip it
+// exactly, so `waferscope-cli compare` and the GUI read back what was written.
+
+// How the run was made: enough to reproduce it and to tell two reports apart.
+struct Manifest {
+    std::string version; // WaferScope version that wrote the report
+    std::string createdUtc; // ISO 8601; the one field two runs of the same inputs differ in
+    std::string inputPath; // the params YAML as given
+    std::string inputSha256; // of its bytes
+    std::string model; // the config's name
+    std::string system; // hardware preset key
+    int numCsx = 1; // as asked
+    std::string mode; // train, eval, inference
+    std::string executionRequested; // auto, pipelined, weight_streaming
+    int maxSteps = 1;
+    std::int64_t globalBatch = 0; // 0 = the config's batch size
+    int users = 1;
+    std::int64_t promptTokens = 0; // 0 = the engine's default
+    std::string calibrationVersion;
+    std::uint64_t seed = 0; // the model-level engine draws no random numbers: always 0
+};
+
+// One placed region with the layer figures that ran on it.
+struct RegionReport {
+    std::string op; // the region's op
+    int stage = 0;
+    int system = 0; // wafer index
+    int replica = 0;
+    Rect rect; // PEs, fabric coordinates
+    std::int64_t sramBytesPerPe = 0;
+    double timeS = 0.0; // summed over its layers, per step
+    double flops = 0.0;
+    double utilization = 0.0; // time-weighted over its layers
+    std::string bound; // the bound holding most of its time
+};
+
+// One CS-X system (training) or wafer (inference) over the whole run.
+struct SystemReport {
+    int index = 0;
+    double computeBusyS = 0.0; // wafer or region busy time, union over its lanes
+    double ioBusyS = 0.0;
+    double flops = 0.0;
+    double ioBytes = 0.0;
+    double computeUtilization = 0.0; // flops / (its peak x the run's span)
+    bool sameScheduleAs0 = false; // data parallel: carries system 0's schedule (the engine simulates one)
+};
+
+// One timeline lane, summarised: busy time and a coarse occupancy profile for charts.
+struct LaneReport {
+    std::string lane; // engine::toString(LaneKind)
+    int index = 0;
+    std::string name; // for people: "MemoryX", "CS-X 0 wafer", "region 3 layers.0.attn.q"
+    double busyS = 0.0;
+    double bytes = 0.0;
+    double flops = 0.0;
+    std::vector<double> occupancy; // busy share per bin of the span (kOccupancyBins)
+};
+
+struct PlanSummary {
+    std::string execution;
+    int fabricWidth = 0;
+    int fabricHeight = 0;
+    Rect usable;
+    int replicas = 1;
+    int stages = 0;
+    double peUtilization = 0.0;
+    double sramUtilization = 0.0;
+    std::vector<std::string> notes;
+};
+
+struct RunReport {
+    Manifest manifest;
+    PlanSummary plan;
+    engine::Metrics metrics; // totals and per layer (LayerMetrics::region indexes `regions`)
+    std::vector<RegionReport> regions;
+    std::vector<SystemReport> systems;
+    std::vector<LaneReport> lanes;
+    double spanS = 0.0; // the timeline's span
+    std::optional<engine::ScalingSweep> scaling;
+};
+
+inline constexpr int kReportVersion = 1;
+inline constexpr int kOccupancyBins = 120;
+
+// The manifest of a run of `graph` (read from `inputPath`, whose bytes are `inputBytes`) with the
+// options as resolved by the engine (the config's batch, the default prompt length), stamped now.
+Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
+    const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics);
+
+// Assembles the report of a finished run. `sweep` may be null.
+RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
+    const engine::ScalingSweep* sweep);
+
+std::string reportToJson(const RunReport& report, int indent = 2);
+// Reads `report.json` back; errors are located (`fileName:line:col` or the key at fault).
+Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName);
+
+// One row per layer: name, kind, params, flops, region, time_s, utilization, bound; numbers
+// written exactly as in report.json.
+std::string reportCsv(const RunReport& report);
+
+// What a person reads in a terminal (also summary.txt).
+std::string reportSummary(const RunReport& report);
+
+// The current time as ISO 8601 UTC ("2026-11-21T10:00:00Z").
+std::string utcTimestamp();
+
+} // namespace waferscope::core::report
