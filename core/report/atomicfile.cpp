@@ -25,7 +25,7 @@ std::string temporaryPrefix(const std::string& target)
 
 } // namespace
 
-Expected<StagedFile> stageFile(const std::string& path, const std::string& content)
+Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer)
 {
     const std::filesystem::path target(path);
     std::random_device entropy;
@@ -34,25 +34,33 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return systemError(path, "cannot write here");
-    std::size_t written = 0;
-    while (written < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            const Diagnostic error = systemError(path, "writing failed");
-            ::close(fd);
-            ::unlink(temporary.c_str());
-            return error;
+    int failure = 0; // errno of the first failed write; later pieces are dropped
+    writer([&](std::string_view piece) {
+        for (std::size_t written = 0; failure == 0 && written < piece.size();) {
+            const ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                failure = n < 0 ? errno : ENOSPC;
+            else
+                written += std::size_t(n);
         }
-        written += std::size_t(n);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const Diagnostic error = systemError(path, "writing failed");
+    });
+    if (failure == 0 && ::fsync(fd) != 0)
+        failure = errno;
+    if (::close(fd) != 0 && failure == 0)
+        failure = errno;
+    if (failure != 0) {
         ::unlink(temporary.c_str());
-        return error;
+        errno = failure;
+        return systemError(path, "writing failed");
     }
     return StagedFile { temporary.string(), path };
+}
+
+Expected<StagedFile> stageFile(const std::string& path, const std::string& content)
+{
+    return stageFile(path, ContentWriter([&](const std::function<void(std::string_view)>& sink) { sink(content); }));
 }
 
 std::optional<Diagnostic> commitFile(const StagedFile& staged)

@@ -3,8 +3,10 @@
 #include "core/common/diagnostic.h"
 #include "core/common/expected.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace waferscope::core::report {
 
@@ -20,6 +22,9 @@ struct StagedFile {
     std::string target;
 };
 Expected<StagedFile> stageFile(const std::string& path, const std::string& content);
+// Produces a file's bytes in pieces through `sink`, so a large file is never held whole.
+using ContentWriter = std::function<void(const std::function<void(std::string_view)>& sink)>;
+Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer);
 std::optional<Diagnostic> commitFile(const StagedFile& staged); // removes the temporary on failure
 void discardFile(const StagedFile& staged);
 

@@ -166,8 +166,7 @@ double niceStep(double range, int targetTicks)
 
 std::string tickLabel(double value, double step)
 {
-    const int decimals = std::clamp(int(-std::floor(std::log10(step) + 1e-9)), 0, 9);
-    return formatFixed(value, decimals);
+    return formatFixed(value, std::clamp(int(-std::floor(std::log10(step) + 1e-9)), 0, 9));
 }
 
 // Rows shrink as their number grows so hundreds of layers or lanes still fit a printable height;
@@ -265,8 +264,7 @@ constexpr int kOccupancyLevels = 64;
 // White to dark blue: the value is carried by lightness alone, so it survives grey printing.
 std::string occupancyColour(double share)
 {
-    const double t = clamp01(share);
-    const auto channel = [t](int dark) { return int(std::lround(255.0 + (dark - 255.0) * t)); };
+    const auto channel = [t = clamp01(share)](int dark) { return int(std::lround(255.0 + (dark - 255.0) * t)); };
     char buffer[8];
     std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", channel(8), channel(48), channel(107));
     return buffer;
@@ -473,18 +471,13 @@ WaferLayout waferLayout(const RunReport& report)
     return layout;
 }
 
-std::string waferOutline(const PlanSummary& plan, const WaferLayout& layout, int wafer)
+// Drawn over the regions, which may all cover it (weight streaming).
+std::string usableOutline(const Rect& u, const WaferLayout& layout, int wafer)
 {
     const auto [x, y] = layout.origin.at(wafer);
     const double s = layout.scale;
-    std::string svg = text(x, y - 6, "wafer " + std::to_string(wafer), "font-weight=\"bold\"");
-    svg += rect(
-        x, y, plan.fabricWidth * s, plan.fabricHeight * s, "class=\"wafer\" fill=\"#f7fafc\" " + stroke("#2d3748"));
-    const Rect& u = plan.usable;
-    if (u.w > 0 && u.h > 0)
-        svg += rect(x + u.x * s, y + u.y * s, u.w * s, u.h * s,
-            "class=\"usable\" fill=\"none\" " + stroke("#2d3748", 0.8) + " stroke-dasharray=\"4 3\"");
-    return svg;
+    const std::string attrs = "class=\"usable\" fill=\"none\" " + stroke("#2d3748", 0.8) + " stroke-dasharray=\"4 3\"";
+    return u.w > 0 && u.h > 0 ? rect(x + u.x * s, y + u.y * s, u.w * s, u.h * s, attrs) : "";
 }
 
 std::string regionRect(const RegionReport& region, std::size_t index, const WaferLayout& layout)
@@ -506,11 +499,15 @@ std::string placementSvg(const RunReport& report)
         return messageSvg("The plan has no fabric size: there is no placement to draw.");
     const WaferLayout layout = waferLayout(report);
     std::string svg = svgOpen(layout.width, layout.height);
-    for (const auto& [wafer, origin] : layout.origin)
-        svg += waferOutline(plan, layout, wafer);
+    for (const auto& [wafer, at] : layout.origin)
+        svg += text(at.first, at.second - 6, "wafer " + std::to_string(wafer), "font-weight=\"bold\"")
+            + rect(at.first, at.second, plan.fabricWidth * layout.scale, plan.fabricHeight * layout.scale,
+                "class=\"wafer\" fill=\"#f7fafc\" " + stroke("#2d3748"));
     for (std::size_t i = 0; i < report.regions.size(); ++i)
         if (report.regions[i].rect.w > 0 && report.regions[i].rect.h > 0)
             svg += regionRect(report.regions[i], i, layout);
+    for (const auto& [wafer, at] : layout.origin)
+        svg += usableOutline(plan.usable, layout, wafer);
     const std::string footer = "Fabric " + std::to_string(plan.fabricWidth) + " x " + std::to_string(plan.fabricHeight)
         + " PEs per wafer (1 px = " + formatFixed(1.0 / layout.scale, 2) + " PEs); dashed: usable area.";
     return svg + text(kPlaceMargin, layout.height - 8, footer, "font-size=\"10\"") + "</svg>";
@@ -523,9 +520,8 @@ h2 { font-size: 16px; margin-top: 28px; border-bottom: 1px solid #cbd5e0; }
 table { border-collapse: collapse; margin: 8px 0; } thead { display: table-header-group; }
 th, td { border: 1px solid #cbd5e0; padding: 2px 6px; text-align: left; vertical-align: top; } th { background: #edf2f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; } .chart svg { max-width: 100%; height: auto; }
-@page { margin: 15mm; }
-@media print { body { margin: 0; font-size: 10pt; } h2 { break-after: avoid; page-break-after: avoid; }
-  .chart, table, tr { break-inside: avoid; page-break-inside: avoid; } }
+@page { margin: 15mm; } @media print { body { margin: 0; font-size: 10pt; }
+  h2 { break-after: avoid; page-break-after: avoid; } .chart, table, tr { break-inside: avoid; page-break-inside: avoid; } }
 )";
 
 std::string keyValueTable(const Pairs& rows)

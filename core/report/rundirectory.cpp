@@ -44,7 +44,8 @@ std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan)
 {
     return { { "report.json", reportToJson(report) }, { "report.csv", reportCsv(report) },
-        { "report.html", reportHtml(report) }, { "trace.json", chromeTrace(run, &plan) },
+        { "report.html", reportHtml(report) },
+        { "trace.json", ContentWriter([&run, &plan](const auto& sink) { writeChromeTrace(run, &plan, sink); }) },
         { "summary.txt", reportSummary(report) } };
 }
 
@@ -62,7 +63,8 @@ std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const 
     removeLeftovers(path, files);
     std::vector<StagedFile> staged;
     for (const ReportFile& file : files) {
-        Expected<StagedFile> next = stageFile((path / file.name).string(), file.content);
+        const std::string target = (path / file.name).string();
+        Expected<StagedFile> next = file.writer ? stageFile(target, file.writer) : stageFile(target, file.content);
         if (!next) {
             for (const StagedFile& done : staged)
                 discardFile(done);

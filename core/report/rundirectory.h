@@ -4,10 +4,12 @@
 #include "core/common/expected.h"
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
+#include "core/report/atomicfile.h"
 #include "core/report/runreport.h"
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace waferscope::core::report {
@@ -15,11 +17,23 @@ namespace waferscope::core::report {
 // A run directory (`waferscope-cli run --model_dir DIR`, the GUI's File > Export report):
 // report.json, report.csv, report.html, trace.json and summary.txt.
 struct ReportFile {
+    ReportFile(std::string fileName, std::string text)
+        : name(std::move(fileName))
+        , content(std::move(text))
+    {
+    }
+    ReportFile(std::string fileName, ContentWriter contentWriter)
+        : name(std::move(fileName))
+        , writer(std::move(contentWriter))
+    {
+    }
     std::string name; // file name inside the directory
-    std::string content;
+    std::string content; // the bytes, unless `writer` produces them
+    ContentWriter writer;
 };
 
-// The five files of a run, in the order above.
+// The five files of a run, in the order above. The trace is produced while it is written:
+// `run` and `plan` must outlive the files.
 std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan);
 
