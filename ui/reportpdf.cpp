@@ -1,0 +1,2 @@
+// Filled in by the PDF report writer.
+#include "ui/reportpdf.h"
