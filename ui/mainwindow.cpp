@@ -9,6 +9,7 @@
 #include "ui/placementoverlay.h"
 #include "ui/placementpanel.h"
 #include "ui/playbackcontroller.h"
+#include "ui/reportexporter.h"
 #include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
@@ -114,10 +115,23 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     connect(m_compiler, &CompileController::compiled, this,
         [this](int, std::shared_ptr<const core::ExecutionPlan> plan) { planCompiled(std::move(plan)); });
     connect(m_compiler, &CompileController::failed, this, [this](int, const QString& message) { planFailed(message); });
+    m_exporter = new ReportExporter(this);
+    connect(m_exporter, &ReportExporter::finished, this, [this](const QString& directory, const QString& error) {
+        if (error.isEmpty()) {
+            const QString done = tr("%1: wrote the report (%2)")
+                                     .arg(directory, ReportExporter::fileNames().join(QStringLiteral(", ")));
+            m_messages->addMessage(MessagePanel::Severity::Info, done);
+            statusBar()->showMessage(done, 10000);
+        } else {
+            reportError(error);
+        }
+        Q_EMIT reportExported(directory, error);
+    });
     connect(m_runner, &RunController::finished, this, [this](int, const RunOutcome& outcome) { runFinished(outcome); });
     connect(m_runner, &RunController::failed, this, [this](int, const QString& message) {
         m_run.reset();
         m_exportTimelineAction->setEnabled(false);
+        m_exportReportAction->setEnabled(false);
         m_playback->setSource(nullptr);
         m_utilizationPanel->clear(tr("The run failed: %1").arg(message));
         m_layerModel->setRun(nullptr);
@@ -203,6 +217,13 @@ void MainWindow::createActions()
                 reportError(error);
     });
     m_exportTimelineAction->setEnabled(false);
+    m_exportReportAction = file->addAction(tr("Export &report (JSON, CSV, HTML, PDF, trace)…"), this, [this] {
+        const QString directory = QFileDialog::getExistingDirectory(this, tr("Export the run's report into"));
+        if (!directory.isEmpty())
+            exportReport(directory);
+    });
+    m_exportReportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportReportAction->setEnabled(false);
     file->addAction(tr("Save &wafer image…"), this, [this] {
         QString filter;
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the wafer view"), QStringLiteral("wafer.png"),
@@ -408,8 +429,10 @@ void MainWindow::recompile()
     m_runner->cancel();
     m_run.reset();
     m_exportTimelineAction->setEnabled(false);
+    m_exportReportAction->setEnabled(false);
     m_playback->setSource(nullptr);
     m_layerModel->setRun(nullptr);
+    m_compileOptions = options;
     m_compiler->compile(m_graph, currentSystem(), options);
 }
 
@@ -453,6 +476,7 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
             : tr("Sweeping 1 to %1 systems …")
                   .arg(currentSystem().swarmx.supported ? currentSystem().swarmx.maxSystems : 1));
     setBusy(tr("running"));
+    m_runOptions = options;
     m_runner->run(m_graph, m_plan, currentSystem(), options, numSystems());
 }
 
@@ -468,6 +492,8 @@ void MainWindow::runFinished(const RunOutcome& outcome)
                                                   : tr("%1 us").arg(outcome.utilization.binS * 1e6, 0, 'g', 3)));
     m_playback->setSource(outcome.frames);
     m_exportTimelineAction->setEnabled(true);
+    m_exportReportAction->setEnabled(true);
+    m_sweep = outcome.sweep;
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();
     const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());
@@ -514,6 +540,7 @@ void MainWindow::planFailed(const QString& message)
     m_runner->cancel();
     m_run.reset();
     m_exportTimelineAction->setEnabled(false);
+    m_exportReportAction->setEnabled(false);
     m_playback->setSource(nullptr);
     m_utilizationPanel->clear(text);
     m_layerModel->setRun(nullptr);

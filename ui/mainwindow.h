@@ -1,7 +1,9 @@
 #pragma once
 
+#include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
+#include "core/engine/scaling.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 #include "ui/meshrenderer.h"
@@ -30,6 +32,7 @@ class MessagePanel;
 class ModelLoadController;
 class PlacementPanel;
 class PlaybackController;
+class ReportExporter;
 class UtilizationPanel;
 struct FrameSnapshot;
 class RunController;
@@ -109,6 +112,9 @@ public:
     // File > Save wafer image: the wafer view as shown, PNG (pixels) or SVG (by the suffix).
     // Both write atomically and return the error text, or an empty string.
     QString exportTimeline(const QString& path);
+    // File > Export report: the run directory of `waferscope-cli run --model_dir` plus
+    // report.pdf, written on a worker; reportExported() tells when and how it went.
+    void exportReport(const QString& directory);
     QString saveWaferImage(const QString& path);
     QString hoverText() const;
 
@@ -118,6 +124,8 @@ Q_SIGNALS:
     void settled();
     // A step of the run is on screen in every view (the wafer's frame, the cursors, the layer).
     void stepShown(std::size_t index);
+    // File > Export report finished: `error` is empty, or says why nothing was replaced.
+    void reportExported(const QString& directory, const QString& error);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -199,6 +207,12 @@ private:
     QToolButton* m_cancelButton = nullptr;
     QAction* m_openAction = nullptr; // File > Open, shared by the menu and the toolbar
     QAction* m_exportTimelineAction = nullptr; // enabled while there is a run
+    QAction* m_exportReportAction = nullptr; // enabled while there is a run
+    ReportExporter* m_exporter = nullptr;
+    QString m_inputPath; // the model file shown, as opened
+    std::shared_ptr<const core::engine::ScalingSweep> m_sweep; // of the run shown, for reports
+    core::CompileOptions m_compileOptions; // of the plan shown
+    core::engine::RunOptions m_runOptions; // of the run shown
 };
 
 } // namespace waferscope::ui

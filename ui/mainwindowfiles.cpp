@@ -8,6 +8,7 @@
 #include "ui/modelpanel.h"
 #include "ui/optionnames.h"
 #include "ui/playbackcontroller.h"
+#include "ui/reportexporter.h"
 #include "ui/runcontroller.h"
 #include "ui/session.h"
 #include "ui/timelinepanel.h"
@@ -44,6 +45,20 @@ QString MainWindow::exportTimeline(const QString& path)
     m_messages->addMessage(MessagePanel::Severity::Info,
         tr("%1: wrote the timeline (%2 events) as a Chrome trace").arg(path).arg(m_run->timeline.events.size()));
     return {};
+}
+
+void MainWindow::exportReport(const QString& directory)
+{
+    if (!m_run || m_exporter->isBusy()) {
+        const QString error = m_run ? tr("%1: error: a report is still being written").arg(directory)
+                                    : tr("%1: error: there is no run to export yet").arg(directory);
+        reportError(error);
+        Q_EMIT reportExported(directory, error);
+        return;
+    }
+    statusBar()->showMessage(tr("Writing the report into %1 …").arg(directory));
+    m_exporter->start(
+        ReportJob { directory, m_inputPath, m_graph, m_plan, m_run, m_sweep, m_compileOptions, m_runOptions });
 }
 
 QString MainWindow::saveWaferImage(const QString& path)
@@ -92,6 +107,7 @@ void MainWindow::openFile(const QString& path)
 void MainWindow::modelLoaded(const QString& path, std::shared_ptr<const core::ModelGraph> graph)
 {
     m_fileName = QFileInfo(path).fileName();
+    m_inputPath = path;
     m_recentFiles = withRecent(m_recentFiles, path);
     rebuildRecentMenu();
     const QString summary = tr("%1: loaded %2 (%3, %4 parameters, %5 ops)")

@@ -12,6 +12,7 @@
 #include "ui/playbackcontroller.h"
 #include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
+#include "ui/reportexporter.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
@@ -28,6 +29,7 @@
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
+#include <QCryptographicHash>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -573,6 +575,29 @@ private Q_SLOTS:
             QVERIFY(svg.readAll().contains("<svg"));
             QVERIFY(window->exportTimeline(dir.filePath(QStringLiteral("no/such/dir/trace.json")))
                         .contains(QStringLiteral("no/such/dir/trace.json")));
+
+            // Export report: the CLI's run directory plus a PDF, written off the GUI thread.
+            QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
+            const QString reportDir = dir.filePath(QStringLiteral("report"));
+            window->exportReport(reportDir);
+            QVERIFY(exported.wait(60000));
+            QCOMPARE(exported.last().at(1).toString(), QString());
+            for (const QString& name : ui::ReportExporter::fileNames())
+                QVERIFY2(QFileInfo(reportDir + QLatin1Char('/') + name).size() > 0, qPrintable(name));
+            QFile reportFile(reportDir + QStringLiteral("/report.json"));
+            QVERIFY(reportFile.open(QIODevice::ReadOnly));
+            const QJsonObject report = QJsonDocument::fromJson(reportFile.readAll()).object();
+            QCOMPARE(report["totals"].toObject()["step_time_s"].toDouble(), window->run()->metrics.stepTimeS);
+            QCOMPARE(report["layers"].toArray().size(), qsizetype(window->run()->metrics.layers.size()));
+            const QJsonObject manifest = report["manifest"].toObject();
+            QCOMPARE(manifest["options"].toObject()["num_csx"].toInt(), 8);
+            QFile input(last);
+            QVERIFY(input.open(QIODevice::ReadOnly));
+            QCOMPARE(manifest["input"].toObject()["sha256"].toString(),
+                QString::fromLatin1(QCryptographicHash::hash(input.readAll(), QCryptographicHash::Sha256).toHex()));
+            QFile pdf(reportDir + QStringLiteral("/report.pdf"));
+            QVERIFY(pdf.open(QIODevice::ReadOnly));
+            QVERIFY(pdf.readAll().startsWith("%PDF-"));
 
             QSettings settings(ini, QSettings::IniFormat);
             window->saveSession(settings);
