@@ -32,6 +32,7 @@
 #include <QProgressBar>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
@@ -235,6 +236,7 @@ void MainWindow::createActions()
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
 
+    createCompareMenu();
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     m_viewMenu->addAction(tr("&Fit wafer"), QKeySequence(Qt::Key_F), m_waferView, &WaferView::fitToView);
     m_viewMenu->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, m_waferView, [this] { m_waferView->zoomBy(1.25); });
@@ -287,6 +289,7 @@ void MainWindow::createToolBar()
     m_overlayBox->addItem(tr("PE activity"), int(MeshOverlay::Activity));
     m_overlayBox->addItem(tr("SRAM"), int(MeshOverlay::Sram));
     m_overlayBox->addItem(tr("fabric traffic"), int(MeshOverlay::Traffic));
+    m_overlayBox->addItem(tr("activity vs baseline"), int(MeshOverlay::Difference));
     m_overlayBox->setToolTip(tr("What the wafer view colours the PEs by: the compiler's regions, or from the run's "
                                 "current step each PE's compute activity, its SRAM use, or its links' load."));
     bar->addWidget(m_overlayBox);
@@ -335,8 +338,15 @@ void MainWindow::createDocks()
     QDockWidget* system = addDock(tr("System"), QStringLiteral("systemDock"), m_systemPanel, Qt::RightDockWidgetArea);
     QDockWidget* messages
         = addDock(tr("Messages"), QStringLiteral("messagesDock"), m_messages, Qt::BottomDockWidgetArea);
+    // The baseline's timeline sits above the run's while there is one (Compare menu).
+    auto* timelines = new QSplitter(Qt::Vertical, this);
+    m_baselineTimeline = new TimelinePanel(timelines);
+    m_baselineTimeline->setObjectName(QStringLiteral("baselineTimeline"));
+    m_baselineTimeline->hide();
+    timelines->addWidget(m_baselineTimeline);
+    timelines->addWidget(m_timelinePanel);
     QDockWidget* timeline
-        = addDock(tr("Timeline"), QStringLiteral("timelineDock"), m_timelinePanel, Qt::BottomDockWidgetArea);
+        = addDock(tr("Timeline"), QStringLiteral("timelineDock"), timelines, Qt::BottomDockWidgetArea);
     QDockWidget* scaling
         = addDock(tr("Scaling"), QStringLiteral("scalingDock"), m_scalingPanel, Qt::BottomDockWidgetArea);
     m_layerSorted->setSourceModel(m_layerModel);
@@ -494,6 +504,8 @@ void MainWindow::runFinished(const RunOutcome& outcome)
     m_exportTimelineAction->setEnabled(true);
     m_exportReportAction->setEnabled(true);
     m_sweep = outcome.sweep;
+    m_frames = outcome.frames;
+    m_keepBaselineAction->setEnabled(true);
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();
     const QString name = QString::fromStdString(m_graph ? m_graph->config.name : std::string());

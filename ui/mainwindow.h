@@ -3,6 +3,7 @@
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
@@ -117,6 +118,13 @@ public:
     void exportReport(const QString& directory);
     QString saveWaferImage(const QString& path);
     QString hoverText() const;
+    // Compare > Keep this run as baseline: later runs (another system count, system or model)
+    // are compared with it: the wafer's "activity vs baseline" overlay shows the difference at
+    // the matching step, and the Timeline dock shows the baseline's timeline above this run's.
+    void keepRunAsBaseline();
+    void clearBaseline();
+    bool hasBaseline() const { return m_baseline.frames != nullptr; }
+    TimelinePanel* baselineTimelinePanel() const { return m_baselineTimeline; }
 
 Q_SIGNALS:
     // The model and placement on screen are final for the latest request: the model was
@@ -152,6 +160,7 @@ private:
     void setIdle(const QString& state); // the title's state once work ends
     void rebuildRecentMenu();
     void runSelectedRegion(); // its kernel on the cycle-level fabric
+    void createCompareMenu();
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
     std::size_t m_current = 0; // index into m_systems
@@ -213,6 +222,15 @@ private:
     std::shared_ptr<const core::engine::ScalingSweep> m_sweep; // of the run shown, for reports
     core::CompileOptions m_compileOptions; // of the plan shown
     core::engine::RunOptions m_runOptions; // of the run shown
+    std::shared_ptr<const core::engine::FrameSource> m_frames; // of the run shown
+    struct Baseline {
+        std::shared_ptr<const core::engine::FrameSource> frames; // null: no baseline
+        QString label; // "gpt3 on 2 x CS-2, weight streaming"
+    };
+    Baseline m_baseline;
+    TimelinePanel* m_baselineTimeline = nullptr; // above the run's, while there is a baseline
+    QAction* m_keepBaselineAction = nullptr;
+    QAction* m_clearBaselineAction = nullptr;
 };
 
 } // namespace waferscope::ui

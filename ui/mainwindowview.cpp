@@ -131,6 +131,13 @@ void MainWindow::showScene()
         if (snapshot)
             scene.field = snapshot->traffic;
         break;
+    case MeshOverlay::Difference:
+        scene.scale = { m_baseline.frames ? tr("PE activity: this run minus the baseline (%1)").arg(m_baseline.label)
+                                          : tr("PE activity vs a baseline: Compare > Keep this run as baseline first"),
+            tr("points"), 100.0 };
+        if (snapshot)
+            scene.field = snapshot->difference;
+        break;
     case MeshOverlay::Sram:
         scene.scale = { tr("SRAM per PE (of what the program may use)"), tr("KiB"),
             m_plan ? double(m_plan->sramPerPeBytes) / 1024.0 : 0.0 };
@@ -158,6 +165,8 @@ void MainWindow::showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapsh
     // Under weight streaming a new op redraws the scene (that op on the whole fabric) already.
     const bool redrawn = m_plan && m_plan->mode == core::ExecutionMode::WeightStreaming && m_selectedRegion != before;
     m_timelinePanel->setCursorTime(snapshot->step.start);
+    if (m_baseline.frames && snapshot->baselineIndex < m_baseline.frames->steps().size())
+        m_baselineTimeline->setCursorTime(m_baseline.frames->steps()[snapshot->baselineIndex].start);
     m_utilizationPanel->setCursorTime(snapshot->step.start);
     if (known) {
         const QModelIndex row = m_layerSorted->mapFromSource(m_layerModel->index(layer, 0));
@@ -234,6 +243,8 @@ QString MainWindow::hoverText() const
         return text;
     if (const std::optional<float> value = scene.valueAt(*pe); value && scene.overlay == MeshOverlay::Activity) {
         text += tr(" · activity %1%").arg(100.0 * double(*value), 0, 'f', 1);
+    } else if (value && scene.overlay == MeshOverlay::Difference) {
+        text += tr(" · activity %1 points vs the baseline").arg(100.0 * (2.0 * double(*value) - 1.0), 0, 'f', 1);
     } else if (value && scene.overlay == MeshOverlay::Traffic) {
         QStringList links;
         const char* names[] = { "N", "S", "E", "W" };

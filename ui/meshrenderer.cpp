@@ -84,31 +84,45 @@ std::optional<float> MeshScene::linkAt(const WaferPe& pe, int direction) const
 
 namespace {
 
-// The colour scale's stops (value, colour), interpolated linearly in RGB.
+struct ColorStop {
+    double at;
+    int r, g, b;
+};
+
+// A 256-entry table from colour stops (value, colour), interpolated linearly in RGB.
+template <std::size_t N>
+std::array<QRgb, 256> colorTable(const ColorStop (&stops)[N])
+{
+    std::array<QRgb, 256> out {};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const double v = double(i) / 255.0;
+        std::size_t k = 0;
+        while (k + 2 < N && v > stops[k + 1].at)
+            ++k;
+        const ColorStop& a = stops[k];
+        const ColorStop& b = stops[k + 1];
+        const double t = std::clamp((v - a.at) / (b.at - a.at), 0.0, 1.0);
+        out[i] = qRgb(int(std::lround(a.r + t * (b.r - a.r))), int(std::lround(a.g + t * (b.g - a.g))),
+            int(std::lround(a.b + t * (b.b - a.b))));
+    }
+    return out;
+}
+
 const std::array<QRgb, 256>& heatTable()
 {
-    static const std::array<QRgb, 256> table = [] {
-        struct Stop {
-            double at;
-            int r, g, b;
-        };
-        static constexpr Stop kStops[]
-            = { { 0.00, 0x3a, 0x0f, 0x5c }, { 0.20, 0x41, 0x3d, 0x8a }, { 0.40, 0x2c, 0x72, 0x8e },
-                  { 0.60, 0x21, 0xa0, 0x86 }, { 0.80, 0x6c, 0xcd, 0x5a }, { 1.00, 0xfd, 0xe7, 0x25 } };
-        std::array<QRgb, 256> out {};
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            const double v = double(i) / 255.0;
-            std::size_t k = 0;
-            while (k + 2 < std::size(kStops) && v > kStops[k + 1].at)
-                ++k;
-            const Stop& a = kStops[k];
-            const Stop& b = kStops[k + 1];
-            const double t = std::clamp((v - a.at) / (b.at - a.at), 0.0, 1.0);
-            out[i] = qRgb(int(std::lround(a.r + t * (b.r - a.r))), int(std::lround(a.g + t * (b.g - a.g))),
-                int(std::lround(a.b + t * (b.b - a.b))));
-        }
-        return out;
-    }();
+    static constexpr ColorStop kStops[]
+        = { { 0.00, 0x3a, 0x0f, 0x5c }, { 0.20, 0x41, 0x3d, 0x8a }, { 0.40, 0x2c, 0x72, 0x8e },
+              { 0.60, 0x21, 0xa0, 0x86 }, { 0.80, 0x6c, 0xcd, 0x5a }, { 1.00, 0xfd, 0xe7, 0x25 } };
+    static const std::array<QRgb, 256> table = colorTable(kStops);
+    return table;
+}
+
+// Blue through white to red (ColorBrewer RdBu's ends), symmetric about the middle.
+const std::array<QRgb, 256>& divergingTable()
+{
+    static constexpr ColorStop kStops[] = { { 0.00, 0x21, 0x66, 0xac }, { 0.25, 0x92, 0xc5, 0xde },
+        { 0.50, 0xf7, 0xf7, 0xf7 }, { 0.75, 0xf4, 0xa5, 0x82 }, { 1.00, 0xb2, 0x18, 0x2b } };
+    static const std::array<QRgb, 256> table = colorTable(kStops);
     return table;
 }
 
@@ -239,6 +253,11 @@ QRgb heatColor(float value)
     return heatTable()[heatIndex(value)];
 }
 
+QRgb divergingColor(float value)
+{
+    return divergingTable()[heatIndex(value)];
+}
+
 QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette)
 {
     const int width = int(std::ceil(viewport.widgetSize().width()));
@@ -274,7 +293,7 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
         = linkDetail ? stripPerPixel(width, origin.x(), scale) : std::vector<std::uint8_t>();
     const std::vector<std::uint8_t> stripY
         = linkDetail ? stripPerPixel(height, origin.y(), scale) : std::vector<std::uint8_t>();
-    const std::array<QRgb, 256>& heat = heatTable();
+    const std::array<QRgb, 256>& heat = scene.overlay == MeshOverlay::Difference ? divergingTable() : heatTable();
     const QRgb noData = palette.unplacedPe.rgb();
     const std::size_t fabricPes = std::size_t(scene.fabricWidth) * std::size_t(scene.fabricHeight);
     for (int py = 0; py < height; ++py) {

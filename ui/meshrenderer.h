@@ -31,7 +31,9 @@ struct PlacedRegion {
 
 // What the wafer view colours the PEs by: the compiler's regions, or a heat overlay from the
 // run (each PE's compute activity, its SRAM occupancy, or the load of its links).
-enum class MeshOverlay { Placement, Activity, Sram, Traffic };
+// Difference: this run's PE activity minus the baseline's at the matching step, stored as
+// (difference + 1) / 2 so that 0.5 is "the same".
+enum class MeshOverlay { Placement, Activity, Sram, Traffic, Difference };
 
 // Values of a heat overlay for each wafer shown, on the colour scale's 0..1 range. Each wafer's
 // vectors are row-major over its whole fabric (fabricWidth x fabricHeight PEs).
@@ -100,6 +102,9 @@ struct MeshPalette {
 // The heat overlays' colour scale (perceptually ordered, dark violet at 0 through teal to
 // yellow at 1); values outside 0..1 are clamped.
 QRgb heatColor(float value);
+// The difference overlay's diverging scale: blue at 0 (the baseline busier), white at 0.5 (the
+// same), red at 1 (this run busier); clamped like heatColor.
+QRgb divergingColor(float value);
 
 // Level of detail: from this zoom on, PEs are drawn as tiles separated by a one-pixel gap;
 // from kLabelPixelsPerPe on, each tile carries its coordinate. Region outlines appear once a

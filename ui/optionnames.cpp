@@ -15,8 +15,9 @@ constexpr Names<core::RunMode, 2> kModes { { { core::RunMode::Train, "train" },
 constexpr Names<core::ExecutionChoice, 3> kExecutions { { { core::ExecutionChoice::Auto, "auto" },
     { core::ExecutionChoice::Pipelined, "pipelined" },
     { core::ExecutionChoice::WeightStreaming, "weight_streaming" } } };
-constexpr Names<MeshOverlay, 4> kOverlays { { { MeshOverlay::Placement, "placement" },
-    { MeshOverlay::Activity, "activity" }, { MeshOverlay::Sram, "sram" }, { MeshOverlay::Traffic, "traffic" } } };
+constexpr Names<MeshOverlay, 5> kOverlays { { { MeshOverlay::Placement, "placement" },
+    { MeshOverlay::Activity, "activity" }, { MeshOverlay::Sram, "sram" }, { MeshOverlay::Traffic, "traffic" },
+    { MeshOverlay::Difference, "difference" } } };
 
 template <typename Enum, std::size_t N>
 QStringList all(const Names<Enum, N>& names)

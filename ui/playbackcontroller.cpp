@@ -10,7 +10,28 @@
 
 namespace waferscope::ui {
 
-FrameSnapshot makeSnapshot(const core::engine::FrameSource& source, std::size_t index)
+namespace {
+
+double runSpan(const core::engine::FrameSource& source)
+{
+    return source.steps().empty() ? 0.0 : source.steps().back().end;
+}
+
+} // namespace
+
+std::size_t matchingStep(const core::engine::FrameSource& baseline, const core::engine::FrameStep& step, double span)
+{
+    const std::vector<core::engine::FrameStep>& steps = baseline.steps();
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].iteration == step.iteration && steps[i].layer == step.layer
+            && steps[i].microBatch == step.microBatch && steps[i].phase == step.phase)
+            return i;
+    const double share = span > 0.0 ? step.start / span : 0.0;
+    return baseline.stepAt(share * runSpan(baseline));
+}
+
+FrameSnapshot makeSnapshot(
+    const core::engine::FrameSource& source, std::size_t index, const core::engine::FrameSource* baseline)
 {
     FrameSnapshot snapshot;
     snapshot.index = index;
@@ -38,6 +59,26 @@ FrameSnapshot makeSnapshot(const core::engine::FrameSource& source, std::size_t 
         for (std::vector<float>& wafer : *values)
             for (float& value : wafer)
                 value *= scale;
+    if (baseline && !baseline->steps().empty()) {
+        snapshot.baselineIndex = matchingStep(*baseline, snapshot.step, runSpan(source));
+        auto difference = std::make_shared<MeshField>();
+        for (std::size_t wafer = 0; wafer < activity->pe.size(); ++wafer) {
+            const std::vector<float>& mine = activity->pe[wafer];
+            // A wafer the baseline does not have counts as idle there.
+            const std::vector<float> theirs = int(wafer) < baseline->wafers()
+                ? baseline->frameAtStep(snapshot.baselineIndex, int(wafer)).peActivity
+                : std::vector<float>(mine.size(), 0.0f);
+            if (theirs.size() != mine.size()) {
+                difference.reset(); // another wafer size: no PE-for-PE difference
+                break;
+            }
+            std::vector<float> values(mine.size());
+            for (std::size_t pe = 0; pe < mine.size(); ++pe)
+                values[pe] = 0.5f * (mine[pe] - theirs[pe] + 1.0f);
+            difference->pe.push_back(std::move(values));
+        }
+        snapshot.difference = std::move(difference);
+    }
     snapshot.activity = std::move(activity);
     snapshot.traffic = std::move(traffic);
     return snapshot;
@@ -58,6 +99,7 @@ double niceScaleMax(double peak, double floor)
 struct PlaybackController::Shared {
     std::mutex mutex;
     std::shared_ptr<const core::engine::FrameSource> source;
+    std::shared_ptr<const core::engine::FrameSource> baseline; // null: no comparison
     std::uint64_t generation = 0; // bumped with each source; older results are dropped
     std::optional<std::size_t> requested; // the newest step asked for and not yet started
     bool working = false; // a worker is running
@@ -98,6 +140,19 @@ void PlaybackController::setSource(std::shared_ptr<const core::engine::FrameSour
     }
     if (m_source && m_source->frameCount() > 0)
         seek(0);
+}
+
+void PlaybackController::setBaseline(std::shared_ptr<const core::engine::FrameSource> baseline)
+{
+    m_baseline = std::move(baseline);
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        ++m_shared->generation;
+        m_shared->baseline = m_baseline;
+        m_shared->latest.reset();
+    }
+    if (m_source && m_source->frameCount() > 0)
+        seek(m_current);
 }
 
 void PlaybackController::seek(std::size_t index)
@@ -168,6 +223,7 @@ void PlaybackController::startWorker()
     QThreadPool::globalInstance()->start([shared = m_shared] {
         for (;;) {
             std::shared_ptr<const core::engine::FrameSource> source;
+            std::shared_ptr<const core::engine::FrameSource> baseline;
             std::size_t index = 0;
             std::uint64_t generation = 0;
             {
@@ -180,9 +236,10 @@ void PlaybackController::startWorker()
                 index = *shared->requested;
                 shared->requested.reset();
                 source = shared->source;
+                baseline = shared->baseline;
                 generation = shared->generation;
             }
-            auto snapshot = std::make_shared<const FrameSnapshot>(makeSnapshot(*source, index));
+            auto snapshot = std::make_shared<const FrameSnapshot>(makeSnapshot(*source, index, baseline.get()));
             const std::lock_guard lock(shared->mutex);
             if (generation == shared->generation)
                 shared->latest = std::move(snapshot);

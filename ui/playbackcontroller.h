@@ -21,14 +21,24 @@ struct FrameSnapshot {
     // of light traffic still spans the colour scale.
     std::shared_ptr<const MeshField> traffic;
     double trafficMax = 1.0; // wavelets per cycle at the top of the scale: 1, 2 or 5 x 10^k, at most 1
+    // With a baseline run: this step's activity minus the baseline's at its matching step, as
+    // (difference + 1) / 2 (null without a baseline, or when its wafers differ in size).
+    std::shared_ptr<const MeshField> difference;
+    std::size_t baselineIndex = 0; // the baseline's matching step
 };
+
+// The baseline's step matching `step`: the same iteration, layer, micro-batch and phase where
+// the baseline has one, else the step at the same share of its run.
+std::size_t matchingStep(
+    const core::engine::FrameSource& baseline, const core::engine::FrameStep& step, double runSpan);
 
 // The top of a colour scale for values up to `peak`: the smallest 1, 2 or 5 x 10^k at or above
 // it, between `floor` and 1.
 double niceScaleMax(double peak, double floor = 1e-4);
 
 // Builds the snapshot of a step (on any thread): frameAtStep() of each wafer.
-FrameSnapshot makeSnapshot(const core::engine::FrameSource& source, std::size_t index);
+FrameSnapshot makeSnapshot(
+    const core::engine::FrameSource& source, std::size_t index, const core::engine::FrameSource* baseline = nullptr);
 
 // The stepper and player of a finished run. The frames are computed on a worker thread, newest
 // request first (requests made while one is computed collapse into the latest); the worker
@@ -42,6 +52,9 @@ public:
 
     // The run to step through (null: none); shows its first step.
     void setSource(std::shared_ptr<const core::engine::FrameSource> source);
+    // A second run to compare with (null: none): snapshots then carry the activity difference.
+    void setBaseline(std::shared_ptr<const core::engine::FrameSource> baseline);
+    const core::engine::FrameSource* baseline() const { return m_baseline.get(); }
     const core::engine::FrameSource* source() const { return m_source.get(); }
     std::size_t frameCount() const { return m_source ? m_source->frameCount() : 0; }
 
@@ -73,6 +86,7 @@ private:
 
     std::shared_ptr<Shared> m_shared; // outlives this object while a worker still holds it
     std::shared_ptr<const core::engine::FrameSource> m_source;
+    std::shared_ptr<const core::engine::FrameSource> m_baseline;
     std::shared_ptr<const FrameSnapshot> m_shown;
     std::size_t m_current = 0;
     bool m_playing = false;

@@ -127,8 +127,12 @@ void WaferView::drawLegend(QPainter& painter) const
     // A heat overlay: its title and a colour bar from 0 to the scale's top, in its unit.
     const bool heat = m_scene.heat();
     const int barWidth = 180;
-    const QString low = QStringLiteral("0");
-    const QString high = QStringLiteral("%1 %2").arg(m_scene.scale.max, 0, 'g', 3).arg(m_scene.scale.unit);
+    const bool diverging = m_scene.overlay == MeshOverlay::Difference;
+    const QString low = diverging ? QStringLiteral("-%1").arg(m_scene.scale.max, 0, 'g', 3) : QStringLiteral("0");
+    const QString high = QStringLiteral("%1%2 %3")
+                             .arg(diverging ? QStringLiteral("+") : QString())
+                             .arg(m_scene.scale.max, 0, 'g', 3)
+                             .arg(m_scene.scale.unit);
     if (heat) {
         lines << m_scene.scale.title;
         if (!m_scene.field)
@@ -163,7 +167,9 @@ void WaferView::drawLegend(QPainter& painter) const
         painter.drawText(QRect(x, y, metrics.horizontalAdvance(low) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, low);
         x += metrics.horizontalAdvance(low) + pad;
         for (int i = 0; i < barWidth; ++i)
-            painter.fillRect(QRect(x + i, y + 3, 1, line - 6), QColor::fromRgb(heatColor(float(i) / (barWidth - 1))));
+            painter.fillRect(QRect(x + i, y + 3, 1, line - 6),
+                QColor::fromRgb(
+                    diverging ? divergingColor(float(i) / (barWidth - 1)) : heatColor(float(i) / (barWidth - 1))));
         x += barWidth + pad;
         painter.drawText(
             QRect(x, y, metrics.horizontalAdvance(high) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, high);

@@ -634,6 +634,67 @@ private Q_SLOTS:
         }
     }
 
+    void baselineComparisonShowsTheActivityDifference()
+    {
+        // GPT-2 small on 1 CS-2 (pipelined) kept as the baseline, then GPT-3 XL (weight streaming):
+        // the difference overlay is this run's engine activity minus the baseline's at the step of
+        // the same iteration, layer and phase, or else at the same share of the run.
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(1).isEmpty());
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        const QString first = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+        window->openFile(first);
+        QVERIFY(settled.wait(30000));
+        window->keepRunAsBaseline();
+        QVERIFY(window->hasBaseline());
+        QVERIFY(!window->baselineTimelinePanel()->isHidden());
+        window->openFile(path);
+        QVERIFY(settled.wait(30000));
+        window->setOverlay(ui::MeshOverlay::Difference);
+        QSignalSpy shown(window.get(), &ui::MainWindow::stepShown);
+        window->playback()->seek(7);
+        std::shared_ptr<const ui::FrameSnapshot> snapshot;
+        for (int tries = 0; tries < 50 && !(snapshot && snapshot->index == 7 && snapshot->difference); ++tries) {
+            shown.wait(200);
+            snapshot = window->playback()->shown();
+        }
+        QVERIFY(snapshot && snapshot->difference);
+
+        const EngineJob one = engineJob(first, window->currentSystem(), 1);
+        const EngineJob two = engineJob(path, window->currentSystem(), 1);
+        const core::engine::FrameSource base(one.plan, one.graph, window->currentSystem(), one.run);
+        const core::engine::FrameSource now(two.plan, two.graph, window->currentSystem(), two.run);
+        const core::engine::FrameStep& step = now.steps()[7];
+        std::size_t match = base.steps().size();
+        for (std::size_t i = 0; i < base.steps().size() && match == base.steps().size(); ++i) {
+            const core::engine::FrameStep& b = base.steps()[i];
+            if (b.iteration == step.iteration && b.layer == step.layer && b.microBatch == step.microBatch
+                && b.phase == step.phase)
+                match = i;
+        }
+        if (match == base.steps().size())
+            match = base.stepAt(step.start / now.steps().back().end * base.steps().back().end);
+        QCOMPARE(snapshot->baselineIndex, match);
+        const std::vector<float> a = now.frameAtStep(7).peActivity;
+        const std::vector<float> b = base.frameAtStep(match).peActivity;
+        const std::vector<float>& d = snapshot->difference->pe.at(0);
+        QCOMPARE(d.size(), a.size());
+        double largest = 0.0;
+        for (std::size_t pe = 0; pe < a.size(); pe += 97) {
+            QVERIFY(std::abs(d[pe] - 0.5f * (a[pe] - b[pe] + 1.0f)) < 1e-6f);
+            largest = std::max(largest, std::abs(double(a[pe] - b[pe])));
+        }
+        QVERIFY(largest > 0.1); // a pipelined region map against a whole-wafer kernel
+        QCOMPARE(window->waferView()->scene().field, snapshot->difference);
+        QCOMPARE(ui::divergingColor(0.0f), qRgb(0x21, 0x66, 0xac)); // the baseline busier: blue
+        QCOMPARE(ui::divergingColor(1.0f), qRgb(0xb2, 0x18, 0x2b)); // this run busier: red
+        QVERIFY(!window->baselineTimelinePanel()->laneNames().isEmpty());
+        window->clearBaseline();
+        QVERIFY(window->baselineTimelinePanel()->isHidden());
+    }
+
     void cancelKeepsWhatIsOnScreen()
     {
         auto window = makeWindow();
