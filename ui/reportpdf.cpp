@@ -32,30 +32,14 @@ namespace report = core::report;
 using Pairs = std::vector<std::pair<QString, QString>>;
 using Rows = std::vector<QStringList>;
 
-QString qs(const std::string& text)
-{
-    return QString::fromStdString(text);
-}
-double finiteOr0(double value)
-{
-    return std::isfinite(value) ? value : 0.0;
-}
-QString percent(double share)
-{
-    return qs(core::formatFixed(finiteOr0(share) * 100.0, 1) + " %");
-}
-QString seconds(double value)
-{
-    return qs(core::formatSi(finiteOr0(value), "s"));
-}
-QString rate(double value, const std::string& unit)
-{
-    return qs(core::formatCount(finiteOr0(value)) + " " + unit);
-}
-QString orDash(const std::string& text)
-{
-    return text.empty() ? QStringLiteral("-") : qs(text);
-}
+// The cells as report.html formats them (its helpers are private to the core).
+const auto qs = [](const std::string& text) { return QString::fromStdString(text); };
+const auto finiteOr0 = [](double value) { return std::isfinite(value) ? value : 0.0; };
+const auto percent = [](double share) { return qs(core::formatFixed(finiteOr0(share) * 100.0, 1) + " %"); };
+const auto seconds = [](double value) { return qs(core::formatSi(finiteOr0(value), "s")); };
+const auto rate
+    = [](double value, const std::string& unit) { return qs(core::formatCount(finiteOr0(value)) + " " + unit); };
+const auto orDash = [](const std::string& text) { return text.empty() ? QStringLiteral("-") : qs(text); };
 
 QString pageTitle(const report::RunReport& r)
 {
@@ -204,12 +188,6 @@ public:
     }
     void finish() { drawFooter(); }
 
-    void title(const QString& text)
-    {
-        paragraph(text, m_titleFont, kText);
-        m_y += pt(2);
-    }
-
     // `keepWithNext`: the height of what must follow on the same page (a table's first rows).
     void heading(const QString& text, double keepWithNext = 0)
     {
@@ -282,13 +260,8 @@ public:
         const std::unique_ptr<QTextLayout> caption
             = layoutText(qs(chart.caption), m_captionFont, width(), Qt::AlignLeft);
         const double captionHeight = caption->boundingRect().height() + pt(6);
-        const QSizeF size = svg.viewBoxF().size();
-        if (!svg.isValid() || size.isEmpty()) {
-            heading(qs(chart.title));
-            muted(qs(chart.caption) + QStringLiteral(" (The chart could not be drawn.)"));
-            return;
-        }
-        double w = width(), h = w * size.height() / size.width();
+        const QSizeF size = svg.isValid() ? svg.viewBoxF().size() : QSizeF();
+        double w = width(), h = size.isEmpty() ? 0.0 : w * size.height() / size.width();
         const double room = m_bottom - pt(14) - headingHeight() - captionHeight;
         if (h > room) {
             w *= room / h;
@@ -298,6 +271,8 @@ public:
         m_painter.setPen(kMuted);
         caption->draw(&m_painter, QPointF(0, m_y));
         m_y += captionHeight;
+        // SVG text without a font-weight takes the painter's: the heading's bold must not leak in.
+        m_painter.setFont(m_bodyFont);
         svg.render(&m_painter, QRectF(0, m_y, w, h));
         m_y += h + pt(4);
     }
@@ -357,9 +332,8 @@ private:
         }
         if (fixed + flexible <= width())
             return widths;
-        const double numberShare = flexible <= 0 ? width() / fixed
-            : fixed > 0                          ? std::min(1.0, width() * 0.7 / fixed)
-                                                 : 1.0;
+        // Number columns only shrink when they alone would take more than 70 % of the width.
+        const double numberShare = fixed > 0 ? std::min(1.0, width() * (flexible > 0 ? 0.7 : 1.0) / fixed) : 1.0;
         const double textShare = flexible > 0 ? (width() - fixed * numberShare) / flexible : 0.0;
         for (std::size_t i = 0; i < columns; ++i)
             widths[i] *= isNumber(table, i) ? numberShare : textShare;
@@ -424,7 +398,6 @@ private:
     const double m_bottom; // where the body ends and the footer's space begins
     double m_y = 0;
     int m_number = 1;
-    const QFont m_titleFont = dejaVu(16, true);
     const QFont m_headingFont = dejaVu(12, true);
     const QFont m_bodyFont = dejaVu(9.5);
     const QFont m_captionFont = dejaVu(8.5);
@@ -437,7 +410,7 @@ private:
 void writeReport(PageWriter& pages, const report::RunReport& r, const QString& title)
 {
     const report::Manifest& m = r.manifest;
-    pages.title(title);
+    pages.paragraph(title, dejaVu(16, true), kText);
     pages.muted(QStringLiteral("Created %1 from %2").arg(orDash(m.createdUtc), orDash(m.inputPath)));
     pages.section(QStringLiteral("Manifest"), keyValueTable(manifestRows(r)));
     pages.section(QStringLiteral("Key figures"), keyValueTable(keyFigureRows(r)));
