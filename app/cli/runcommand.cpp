@@ -54,15 +54,6 @@ core::engine::RunKind parseRunKind(const ArgParser& parser, bool inferenceAllowe
         + mode + "'" };
 }
 
-std::string seconds(double s)
-{
-    if (s >= 1.0)
-        return core::formatFixed(s, 3) + " s";
-    if (s >= 1e-3)
-        return core::formatFixed(s * 1e3, 3) + " ms";
-    return core::formatFixed(s * 1e6, 2) + " us";
-}
-
 // "1,2,4" -> {1, 2, 4}, sorted and unique; `option` names the flag in the error.
 std::vector<int> parseCountList(const std::string& list, const char* option)
 {
@@ -249,7 +240,7 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     for (const core::engine::ScalingPoint& point : sweep->points) {
         char line[256];
         std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %-11s %s\n", point.numCsx, point.samplesPerS,
-            point.speedup, point.efficiency, seconds(point.stepTimeS).c_str(), point.bottleneck.c_str());
+            point.speedup, point.efficiency, core::formatSeconds(point.stepTimeS).c_str(), point.bottleneck.c_str());
         out << line;
     }
     return kExitOk;

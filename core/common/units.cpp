@@ -77,4 +77,15 @@ std::string formatFixed(double value, int decimals)
     return buffer;
 }
 
+std::string formatSeconds(double seconds)
+{
+    if (!std::isfinite(seconds))
+        return "-";
+    if (seconds >= 1.0)
+        return formatFixed(seconds, 3) + " s";
+    if (seconds >= 1e-3)
+        return formatFixed(seconds * 1e3, 3) + " ms";
+    return formatFixed(seconds * 1e6, 2) + " us";
+}
+
 } // namespace waferscope::core

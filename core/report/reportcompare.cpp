@@ -40,17 +40,6 @@ std::vector<std::string> occurrenceKeys(const std::vector<engine::LayerMetrics>&
     return keys;
 }
 
-std::string seconds(double s)
-{
-    if (!std::isfinite(s))
-        return "-";
-    if (s >= 1.0)
-        return formatFixed(s, 3) + " s";
-    if (s >= 1e-3)
-        return formatFixed(s * 1e3, 3) + " ms";
-    return formatFixed(s * 1e6, 2) + " us";
-}
-
 std::string describe(const RunReport& r)
 {
     return r.manifest.model + " on " + std::to_string(r.metrics.numSystems) + " x " + r.metrics.system + " ("
@@ -60,7 +49,7 @@ std::string describe(const RunReport& r)
 std::string formatValue(const MetricChange& m, double value)
 {
     if (m.metric.ends_with("_s") && m.metric != "samples_per_s" && m.metric != "tokens_per_s")
-        return seconds(value);
+        return formatSeconds(value);
     if (m.metric == "mfu" || m.metric.starts_with("utilization_"))
         return formatFixed(100.0 * value, 1) + "%";
     return formatFixed(value, 2);
@@ -194,8 +183,9 @@ std::string comparisonText(const ReportComparison& c, const RunReport& a, const 
     for (std::size_t k = 0; k < shown; ++k) {
         const LayerChange& l = c.layers[order[k]];
         const std::string bound = l.aBound == l.bBound ? l.aBound : l.aBound + " -> " + l.bBound;
-        std::snprintf(line, sizeof line, "  %-36s %-12s %-12s %-9s %s\n", l.name.c_str(), seconds(l.aTimeS).c_str(),
-            seconds(l.bTimeS).c_str(), formatChange(l.aTimeS, l.bTimeS).c_str(), bound.c_str());
+        std::snprintf(line, sizeof line, "  %-36s %-12s %-12s %-9s %s\n", l.name.c_str(),
+            formatSeconds(l.aTimeS).c_str(), formatSeconds(l.bTimeS).c_str(), formatChange(l.aTimeS, l.bTimeS).c_str(),
+            bound.c_str());
         out << line;
     }
     const auto boundChanges

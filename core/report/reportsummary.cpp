@@ -12,15 +12,6 @@ namespace waferscope::core::report {
 
 namespace {
 
-std::string seconds(double s)
-{
-    if (s >= 1.0)
-        return formatFixed(s, 3) + " s";
-    if (s >= 1e-3)
-        return formatFixed(s * 1e3, 3) + " ms";
-    return formatFixed(s * 1e6, 2) + " us";
-}
-
 std::string percent(double share)
 {
     return formatFixed(100.0 * share, 1) + "%";
@@ -29,14 +20,14 @@ std::string percent(double share)
 void printThroughput(const engine::Metrics& m, std::ostream& out)
 {
     if (m.mode == "inference") {
-        out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << seconds(m.stepTimeS)
+        out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << formatSeconds(m.stepTimeS)
             << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
             << formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";
-        out << "  time to first token " << seconds(m.timeToFirstTokenS) << " for a " << m.promptTokens
+        out << "  time to first token " << formatSeconds(m.timeToFirstTokenS) << " for a " << m.promptTokens
             << "-token prompt\n";
         return;
     }
-    out << "  step " << seconds(m.stepTimeS) << "   " << formatFixed(m.samplesPerS, 2) << " samples/s   "
+    out << "  step " << formatSeconds(m.stepTimeS) << "   " << formatFixed(m.samplesPerS, 2) << " samples/s   "
         << formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system";
     if (m.execution == "pipelined")
         out << ", " << m.microBatch << " per pipeline copy\n";
@@ -56,7 +47,7 @@ void printSlowestLayers(const engine::Metrics& m, std::ostream& out)
         const engine::LayerMetrics& layer = m.layers[order[i]];
         char line[256];
         std::snprintf(line, sizeof line, "  %-36s %-11s %5.1f%%  %s\n", layer.name.c_str(),
-            seconds(layer.timeS).c_str(), 100.0 * layer.utilization, layer.bound.c_str());
+            formatSeconds(layer.timeS).c_str(), 100.0 * layer.utilization, layer.bound.c_str());
         out << line;
     }
     if (shown < order.size())

@@ -30,3 +30,11 @@ WS_TEST(thousandsSeparators)
     WS_CHECK_EQ(formatThousands(999), std::string("999"));
     WS_CHECK_EQ(formatThousands(-1234567), std::string("-1,234,567"));
 }
+
+WS_TEST(secondsPickTheirUnit)
+{
+    WS_CHECK_EQ(waferscope::core::formatSeconds(1.0052482), std::string("1.005 s"));
+    WS_CHECK_EQ(waferscope::core::formatSeconds(0.0123), std::string("12.300 ms"));
+    WS_CHECK_EQ(waferscope::core::formatSeconds(2e-6), std::string("2.00 us"));
+    WS_CHECK_EQ(waferscope::core::formatSeconds(std::nan("")), std::string("-"));
+}
