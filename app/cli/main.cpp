@@ -1,4 +1,5 @@
 #include "app/cli/cli.h"
+#include "app/cli/interrupt.h"
 
 #include <iostream>
 #include <string>
@@ -6,6 +7,7 @@
 
 int main(int argc, char** argv)
 {
+    waferscope::cli::installInterruptHandling();
     std::ios::sync_with_stdio(false);
     const std::vector<std::string> args(argv + 1, argv + argc);
     const int code = waferscope::cli::runCli(args, std::cout, std::cerr);

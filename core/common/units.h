@@ -8,10 +8,10 @@ namespace waferscope::core {
 // print the same figures. Three significant digits.
 std::string formatSi(double value, const std::string& unit); // 1.1e9, "Hz" -> "1.10 GHz"
 std::string formatBytes(double bytes); // decimal SI ("2.40 PB"); whole KiB below 1 MiB ("48 KiB")
-std::string formatCount(double count);
-std::string formatFixed(double value, int decimals);
-std::string formatSeconds(double seconds); // 1.0052 -> "1.005 s", 0.0123 -> "12.300 ms", 2e-6 -> "2.00 us"; "-" if not
-                                           // finite // 0.04321, 3 -> "0.043"
-std::string formatThousands(long long value); // 850000 -> "850,000" // 1.3157e9 -> "1.32 B", 125.2e6 -> "125 M"
+std::string formatCount(double count); // 1.3157e9 -> "1.32 B", 125.2e6 -> "125 M"
+std::string formatFixed(double value, int decimals); // 0.04321, 3 -> "0.043"
+// 1.0052 -> "1.005 s", 0.0123 -> "12.300 ms", 2e-6 -> "2.00 us"; "-" when not finite.
+std::string formatSeconds(double seconds);
+std::string formatThousands(long long value); // 850000 -> "850,000"
 
 } // namespace waferscope::core

@@ -1,6 +1,10 @@
 // Dispatch to the execution models, and what they share.
 #include "core/engine/enginedetail.h"
 
+#include "core/common/memorybudget.h"
+#include "core/common/units.h"
+#include "core/engine/framesource.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -133,6 +137,25 @@ void finishMetrics(Metrics& metrics, const Context& context)
         }
     if (metrics.stepTimeS > 0.0 && metrics.peakFlopsPerS > 0.0)
         metrics.mfu = std::clamp(metrics.modelFlopsPerStep / (metrics.stepTimeS * metrics.peakFlopsPerS), 0.0, 1.0);
+}
+
+std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t eventsPerStep, int steps)
+{
+    // The GUI's frame stepper keeps an index and a FrameStep per event beside the event.
+    constexpr double kBytesPerEvent = sizeof(TimelineEvent) + sizeof(std::size_t) + sizeof(FrameStep);
+    const double events = double(eventsPerStep) * double(steps);
+    const MemoryBudget budget = memoryBudget();
+    const double stepBytes = std::max(1.0, double(eventsPerStep) * kBytesPerEvent);
+    const auto fitting = std::int64_t(double(budget.bytes) / stepBytes);
+    if (std::optional<Diagnostic> refused = checkMemory(std::to_string(steps) + " steps of this run's timeline ("
+                + formatThousands(std::int64_t(events)) + " events)",
+            events * kBytesPerEvent,
+            fitting > 0 ? "at most " + formatThousands(fitting) + " steps fit; lower --max_steps"
+                        : "even one step does not fit",
+            Diagnostic { "--max_steps", 0, 0, {} }, budget))
+        return refused;
+    timeline.events.reserve(std::size_t(events));
+    return std::nullopt;
 }
 
 } // namespace detail

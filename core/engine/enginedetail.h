@@ -4,6 +4,7 @@
 #include "core/engine/costmodel.h"
 #include "core/engine/engine.h"
 
+#include <optional>
 #include <string>
 
 namespace waferscope::core::engine::detail {
@@ -43,6 +44,11 @@ Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, M
 // Fills metrics.layers[...].bound shares into the run's bottleneck (the bound holding the most
 // layer time) and the fields every mode reports.
 void finishMetrics(Metrics& metrics, const Context& context);
+
+// Reserves the timeline of `steps` steps of at most `eventsPerStep` events each, or says why it
+// cannot: the events, with what the frame stepper keeps per event, would not fit the memory
+// budget. Called before any step is simulated.
+std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t eventsPerStep, int steps);
 
 Expected<RunResult> runWeightStreaming(const Context& context);
 Expected<RunResult> runPipelined(const Context& context);

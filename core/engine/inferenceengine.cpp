@@ -235,6 +235,8 @@ Expected<RunResult> runInference(const Context& c)
 
     // Timeline: the prompt, then the decode steps; one lane per region and per wafer link.
     const int shown = c.options.maxSteps;
+    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, steps.size(), shown + 1))
+        return *refused;
     for (int s = -1; s < shown; ++s) {
         const double tokenStart = s < 0 ? 0.0 : ttft + double(s) * m.stepTimeS;
         const Phase phase = s < 0 ? Phase::Prefill : Phase::Decode;

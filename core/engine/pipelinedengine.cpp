@@ -149,6 +149,8 @@ Expected<RunResult> runPipelined(const Context& c)
         m.notes.push_back("reducing the weight gradients takes longer than the pipeline's compute");
     // Timeline: each region's forward and backward work per step, offset by its stage.
     const int shown = c.options.maxSteps;
+    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, 2 * m.layers.size() + 3, shown))
+        return *refused;
     std::map<int, double> stageStart;
     double offset = 0.0;
     for (const auto& [stage, cycles] : stageTime) {

@@ -141,8 +141,15 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         m.layers.push_back(layer);
     }
 
-    // One step's work, in order.
+    // One step's work, in order. A forward item emits at most four events (three stream-in
+    // lanes, compute), a backward one eight (stream-in, two compute phases, gradients out on two
+    // lanes, the update).
+    const int shown = c.options.maxSteps;
+    const auto itemCount = std::size_t(microCount) * std::size_t(layers) * (train ? 2 : 1);
+    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * (train ? 6 : 4), shown))
+        return *refused;
     std::vector<Item> items;
+    items.reserve(itemCount);
     for (std::int64_t mb = 0; mb < microCount; ++mb) {
         const std::int64_t samples = mb + 1 == microCount ? lastMicro : micro;
         for (int l = 0; l < layers; ++l)
@@ -152,7 +159,6 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                 items.push_back({ l, true, int(mb), samples });
     }
 
-    const int shown = c.options.maxSteps;
     const int simulated = std::max(2, shown); // the last step is the steady state
     std::vector<double> optimizerDone(count, 0.0);
     std::vector<double> layerTime(count, 0.0);

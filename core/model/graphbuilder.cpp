@@ -4,6 +4,8 @@
 #include "core/model/graphassembler.h"
 #include "core/model/modelloader.h"
 
+#include <algorithm>
+
 namespace waferscope::core {
 
 namespace {
@@ -194,6 +196,26 @@ ModelGraph buildModelGraph(const ModelConfig& config)
     default:
         return buildDecoder(config);
     }
+}
+
+GraphFootprint estimateGraphFootprint(const ModelConfig& config)
+{
+    // Upper bounds over the builders above: a T5 decoder block (self- and cross-attention,
+    // three norms, the FFN) has 17 ops of at most two tensors each; experts add three matrices
+    // each; embeddings, heads and the loss stay under 16 ops.
+    constexpr std::int64_t kOpsPerBlock = 20;
+    constexpr std::int64_t kTensorsPerBlock = 2 * kOpsPerBlock;
+    constexpr std::int64_t kOutsideBlocks = 16;
+    // Heap bytes of a name beyond the object itself (names are 20 to 60 characters).
+    constexpr double kNameBytes = 64.0;
+    const std::int64_t blocks = std::max<std::int64_t>(1, config.numLayers);
+    GraphFootprint footprint;
+    footprint.ops = blocks * kOpsPerBlock + kOutsideBlocks;
+    footprint.tensors = blocks * (kTensorsPerBlock + 3 * config.numExperts) + 2 * kOutsideBlocks;
+    // The op's own per-op vector (tokens per sample) is counted with the op.
+    footprint.bytes = double(footprint.ops) * (sizeof(Op) + 2.0 * kNameBytes + sizeof(std::int64_t))
+        + double(footprint.tensors) * (sizeof(ParamTensor) + kNameBytes);
+    return footprint;
 }
 
 } // namespace waferscope::core

@@ -15,6 +15,16 @@ namespace waferscope::core {
 Expected<ModelConfig> readParamsText(std::string_view text, const std::string& fileName);
 Expected<ModelConfig> readParamsFile(const std::string& path);
 
+// What buildModelGraph(config) will hold, estimated from the shape without building it: an
+// upper bound on ops and weight tensors, and bytes at the graph's in-memory layout. The reader
+// refuses a config whose graph would not fit the memory budget (core/common/memorybudget.h).
+struct GraphFootprint {
+    std::int64_t ops = 0;
+    std::int64_t tensors = 0;
+    double bytes = 0.0;
+};
+GraphFootprint estimateGraphFootprint(const ModelConfig& config);
+
 // Builds the exact op graph of a config (every family supported by readParams).
 ModelGraph buildModelGraph(const ModelConfig& config);
 

@@ -1,5 +1,8 @@
 // Model family and shape from the `model` section, for every supported family.
+#include "core/common/memorybudget.h"
 #include "core/common/text.h"
+#include "core/common/units.h"
+#include "core/model/modelloader.h"
 #include "core/model/modelsections.h"
 
 #include <algorithm>
@@ -268,6 +271,18 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
             fields.fail(model.keyMark, "a mixtral model needs a 'moe' block with num_experts and top_k");
         break;
     }
+    // Refused before the graph is built: a valid but enormous shape (thousands of layers of
+    // thousands of experts) would otherwise take the machine's memory in the graph builder.
+    const YamlSection moe
+        = fields.value(model, "moe") ? fields.section(model, "moe") : fields.section(model, "moe_params");
+    const YAML::Mark mark = config.numExperts > 0  ? fields.valueMark(moe, "num_experts")
+        : config.family == ModelConfig::Family::T5 ? fields.valueMark(model, "encoder_num_hidden_layers")
+                                                   : fields.valueMark(model, "num_hidden_layers");
+    const GraphFootprint footprint = estimateGraphFootprint(config);
+    if (std::optional<Diagnostic> refused = checkMemory("its op graph (" + formatThousands(footprint.tensors)
+                + " weight tensors in " + formatThousands(footprint.ops) + " ops)",
+            footprint.bytes, "use fewer layers or experts", Diagnostic {}))
+        fields.fail(mark, refused->message);
 }
 
 } // namespace waferscope::core

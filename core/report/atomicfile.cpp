@@ -1,9 +1,11 @@
 #include "core/report/atomicfile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 
 #include <fcntl.h>
@@ -23,6 +25,20 @@ std::string temporaryPrefix(const std::string& target)
     return "." + target + ".tmp";
 }
 
+// The temporaries of this process that are staged and not yet committed or discarded.
+struct Staging {
+    std::mutex mutex;
+    std::vector<std::string> temporaries;
+    bool abandoned = false;
+
+    void forget(const std::string& temporary)
+    {
+        if (const auto it = std::find(temporaries.begin(), temporaries.end(), temporary); it != temporaries.end())
+            temporaries.erase(it);
+    }
+};
+Staging g_staging;
+
 } // namespace
 
 Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer)
@@ -31,31 +47,49 @@ Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& wri
     std::random_device entropy;
     const std::filesystem::path temporary
         = target.parent_path() / (temporaryPrefix(target.filename().string()) + std::to_string(entropy() % 1000000));
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return systemError(path, "cannot write here");
+    int fd = -1;
+    {
+        // Created and registered in one step, so abandonStagedFiles() sees every temporary.
+        const std::lock_guard lock(g_staging.mutex);
+        if (g_staging.abandoned)
+            return Diagnostic { path, 0, 0, "not written: the program is stopping" };
+        fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return systemError(path, "cannot write here");
+        g_staging.temporaries.push_back(temporary.string());
+    }
     int failure = 0; // errno of the first failed write; later pieces are dropped
-    writer([&](std::string_view piece) {
-        for (std::size_t written = 0; failure == 0 && written < piece.size();) {
-            const ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                failure = n < 0 ? errno : ENOSPC;
-            else
-                written += std::size_t(n);
-        }
-    });
-    if (failure == 0 && ::fsync(fd) != 0)
+    bool cancelled = false;
+    try {
+        writer([&](std::string_view piece) {
+            for (std::size_t written = 0; failure == 0 && written < piece.size();) {
+                const ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    failure = n < 0 ? errno : ENOSPC;
+                else
+                    written += std::size_t(n);
+            }
+        });
+    } catch (const StagingCancelled&) {
+        cancelled = true;
+    }
+    if (!cancelled && failure == 0 && ::fsync(fd) != 0)
         failure = errno;
     if (::close(fd) != 0 && failure == 0)
         failure = errno;
+    const StagedFile staged { temporary.string(), path };
+    if (cancelled) {
+        discardFile(staged);
+        return Diagnostic { path, 0, 0, "cancelled" };
+    }
     if (failure != 0) {
-        ::unlink(temporary.c_str());
+        discardFile(staged);
         errno = failure;
         return systemError(path, "writing failed");
     }
-    return StagedFile { temporary.string(), path };
+    return staged;
 }
 
 Expected<StagedFile> stageFile(const std::string& path, const std::string& content)
@@ -63,19 +97,48 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
     return stageFile(path, ContentWriter([&](const std::function<void(std::string_view)>& sink) { sink(content); }));
 }
 
-std::optional<Diagnostic> commitFile(const StagedFile& staged)
+std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files)
 {
-    if (std::rename(staged.temporary.c_str(), staged.target.c_str()) != 0) {
-        const Diagnostic error = systemError(staged.target, "cannot replace the file");
-        ::unlink(staged.temporary.c_str());
-        return error;
+    const std::lock_guard lock(g_staging.mutex);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (std::rename(files[i].temporary.c_str(), files[i].target.c_str()) != 0) {
+            const Diagnostic error = systemError(files[i].target, "cannot replace the file");
+            for (std::size_t j = i; j < files.size(); ++j) {
+                ::unlink(files[j].temporary.c_str());
+                g_staging.forget(files[j].temporary);
+            }
+            return error;
+        }
+        g_staging.forget(files[i].temporary);
     }
     return std::nullopt;
 }
 
+std::optional<Diagnostic> commitFile(const StagedFile& staged)
+{
+    return commitFiles({ staged });
+}
+
 void discardFile(const StagedFile& staged)
 {
+    const std::lock_guard lock(g_staging.mutex);
     ::unlink(staged.temporary.c_str());
+    g_staging.forget(staged.temporary);
+}
+
+void abandonStagedFiles()
+{
+    const std::lock_guard lock(g_staging.mutex);
+    g_staging.abandoned = true;
+    for (const std::string& temporary : g_staging.temporaries)
+        ::unlink(temporary.c_str());
+    g_staging.temporaries.clear();
+}
+
+std::size_t stagedFileCount()
+{
+    const std::lock_guard lock(g_staging.mutex);
+    return g_staging.temporaries.size();
 }
 
 bool isTemporaryOf(const std::string& name, const std::string& target)

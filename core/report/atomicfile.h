@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waferscope::core::report {
 
@@ -26,7 +27,22 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
 using ContentWriter = std::function<void(const std::function<void(std::string_view)>& sink)>;
 Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer);
 std::optional<Diagnostic> commitFile(const StagedFile& staged); // removes the temporary on failure
+// Commits `files` in order as one group: abandonStagedFiles() waits for the group, so an
+// interrupt never leaves half of a set replaced. On a failure the rest are discarded.
+std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files);
 void discardFile(const StagedFile& staged);
+
+// For a process that is being stopped (Ctrl-C, SIGTERM): removes every temporary staged and not
+// yet committed or discarded, in this process, and refuses all later staging, so the process can
+// end with no partial file left behind. Waits for a commitFiles group in progress. Thread-safe;
+// call it from a normal thread (the CLI's signal thread), not from a signal handler.
+void abandonStagedFiles();
+// How many temporaries are staged now (for tests).
+std::size_t stagedFileCount();
+
+// Thrown by a ContentWriter's sink, or by the writer itself, to stop staging a file: stageFile
+// removes the temporary and returns the error "cancelled".
+struct StagingCancelled { };
 
 // Whether `name` is a temporary that stageFile made for `target` (a leftover of a killed writer).
 bool isTemporaryOf(const std::string& name, const std::string& target);

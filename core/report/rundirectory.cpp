@@ -49,8 +49,10 @@ std::vector<ReportFile> runDirectoryFiles(
         { "summary.txt", reportSummary(report) } };
 }
 
-std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const std::vector<ReportFile>& files)
+std::optional<Diagnostic> writeRunDirectory(
+    const std::string& directory, const std::vector<ReportFile>& files, const std::atomic<bool>* cancelled)
 {
+    const auto stopped = [cancelled] { return cancelled && cancelled->load(std::memory_order_relaxed); };
     const fs::path path(directory.empty() ? "." : directory);
     std::error_code error;
     if (fs::exists(path, error) && !fs::is_directory(path, error))
@@ -64,7 +66,19 @@ std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const 
     std::vector<StagedFile> staged;
     for (const ReportFile& file : files) {
         const std::string target = (path / file.name).string();
-        Expected<StagedFile> next = file.writer ? stageFile(target, file.writer) : stageFile(target, file.content);
+        // Pieces are checked for a cancel as they arrive; so is each file before it starts.
+        const ContentWriter writer = [&](const std::function<void(std::string_view)>& sink) {
+            const auto checked = [&](std::string_view piece) {
+                if (stopped())
+                    throw StagingCancelled {};
+                sink(piece);
+            };
+            if (file.writer)
+                file.writer(checked);
+            else
+                checked(file.content);
+        };
+        Expected<StagedFile> next = stageFile(target, writer);
         if (!next) {
             for (const StagedFile& done : staged)
                 discardFile(done);
@@ -72,12 +86,8 @@ std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const 
         }
         staged.push_back(std::move(next).value());
     }
-    for (std::size_t i = 0; i < staged.size(); ++i)
-        if (std::optional<Diagnostic> failed = commitFile(staged[i])) {
-            for (std::size_t j = i + 1; j < staged.size(); ++j)
-                discardFile(staged[j]);
-            return failed;
-        }
+    if (std::optional<Diagnostic> failed = commitFiles(staged))
+        return failed;
     syncDirectory(path);
     return std::nullopt;
 }

@@ -7,6 +7,7 @@
 #include "core/report/atomicfile.h"
 #include "core/report/runreport.h"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,7 +42,10 @@ std::vector<ReportFile> runDirectoryFiles(
 // alone; leftovers of a writer that was killed are removed. Every file is staged completely
 // first, then each is renamed into place: a reader or a crash finds each file either as it was
 // or as it is now, never truncated; when any file cannot be staged, none is replaced.
-std::optional<Diagnostic> writeRunDirectory(const std::string& directory, const std::vector<ReportFile>& files);
+// Setting `*cancelled` stops the write within one piece of a file (about 1 MB): the staged
+// temporaries are removed, nothing is replaced, and the error says "cancelled".
+std::optional<Diagnostic> writeRunDirectory(
+    const std::string& directory, const std::vector<ReportFile>& files, const std::atomic<bool>* cancelled = nullptr);
 
 // Reads a report back: `path` is a run directory (its report.json is read) or a report.json.
 Expected<RunReport> readReportFile(const std::string& path);

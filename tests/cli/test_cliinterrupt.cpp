@@ -1,0 +1,164 @@
+// The real waferscope-cli stopped by a signal (Ctrl-C is SIGINT; batch schedulers send
+// SIGTERM): it ends at once by that signal, leaves no temporary, and the report files already
+// in place stay as they were. Also: work too large for memory is refused before it starts.
+#include "testing.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string readAll(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+fs::path freshDirectory(const std::string& name)
+{
+    const fs::path dir = fs::temp_directory_path() / ("waferscope-int-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    return dir;
+}
+
+std::string sample(const std::string& name)
+{
+    return waferscope::test::sourceDir() + "/samples/" + name;
+}
+
+// The CLI as a child process with stdout and stderr in `log`; `limitMb` sets its memory budget.
+pid_t spawn(const std::vector<std::string>& args, const fs::path& log, const char* limitMb = nullptr)
+{
+    const pid_t child = ::fork();
+    if (child != 0)
+        return child;
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    if (limitMb)
+        ::setenv("WAFERSCOPE_MEMORY_LIMIT_MB", limitMb, 1);
+    std::vector<char*> argv { const_cast<char*>(WAFERSCOPE_CLI_PATH) };
+    for (const std::string& arg : args)
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv(WAFERSCOPE_CLI_PATH, argv.data());
+    ::_exit(127);
+}
+
+// Waits for the child; the wait status, or -1 when it did not end within `limit`.
+int waitFor(pid_t child, std::chrono::milliseconds limit)
+{
+    const Clock::time_point until = Clock::now() + limit;
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        if (Clock::now() > until) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return status;
+}
+
+std::vector<std::string> temporariesIn(const fs::path& dir)
+{
+    std::vector<std::string> names;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+        if (entry.path().filename().string().find(".tmp") != std::string::npos)
+            names.push_back(entry.path().filename().string());
+    return names;
+}
+
+// Interrupts a run while it stages `file` (once the temporary has `bytes`), or after `delay`
+// when `file` is empty; checks the ending and returns the milliseconds from signal to exit.
+double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std::chrono::milliseconds delay)
+{
+    const fs::path dir = freshDirectory("dir");
+    const fs::path log = fs::temp_directory_path() / ("waferscope-int-log-" + std::to_string(::getpid()));
+    // The first run leaves a complete directory to protect.
+    const pid_t first = spawn({ "run", "--params", sample("gpt2_small.yaml"), "--model_dir", dir.string() }, log);
+    WS_REQUIRE(waitFor(first, std::chrono::seconds(120)) == 0);
+    std::vector<std::pair<std::string, std::string>> before;
+    for (const char* name : { "report.json", "report.csv", "report.html", "trace.json", "summary.txt" })
+        before.emplace_back(name, readAll(dir / name));
+
+    // GPT-3 XL on 16 CS-2 over 400 steps: a trace of hundreds of MB, written for seconds.
+    const pid_t child = spawn({ "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "16",
+                                  "--max_steps", "400", "--model_dir", dir.string(), "--quiet" },
+        log);
+    WS_REQUIRE(child > 0);
+    const Clock::time_point started = Clock::now();
+    bool staging = file.empty();
+    while (!staging && Clock::now() - started < std::chrono::seconds(120)) {
+        for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+            const std::string name = entry.path().filename().string();
+            std::error_code error;
+            if (name.rfind("." + file + ".tmp", 0) == 0 && fs::file_size(entry.path(), error) >= bytes)
+                staging = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (file.empty())
+        std::this_thread::sleep_for(delay);
+    WS_REQUIRE(staging);
+    const Clock::time_point sent = Clock::now();
+    ::kill(child, signal);
+    const int status = waitFor(child, std::chrono::seconds(5)); // a hang guard, not the target
+    const double latencyMs = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+    WS_REQUIRE(status != -1);
+    WS_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == signal);
+    WS_CHECK(readAll(log).find("waferscope-cli: interrupted") != std::string::npos);
+    WS_CHECK(temporariesIn(dir).empty());
+    for (const auto& [name, content] : before)
+        WS_CHECK(readAll(dir / name) == content);
+    fs::remove_all(dir);
+    fs::remove(log);
+    return latencyMs;
+}
+
+} // namespace
+
+WS_TEST(ctrlCWhileTheTraceIsWrittenLeavesTheOldReport)
+{
+    const double latencyMs = interrupt(SIGINT, "trace.json", 1 << 20, {});
+    std::printf("SIGINT while staging trace.json: ended after %.1f ms\n", latencyMs);
+}
+
+WS_TEST(sigtermWhileComputingWritesNothing)
+{
+    const double latencyMs = interrupt(SIGTERM, "", 0, std::chrono::milliseconds(50));
+    std::printf("SIGTERM while computing: ended after %.1f ms\n", latencyMs);
+}
+
+WS_TEST(aRunTooLargeForMemoryIsRefusedBeforeItStarts)
+{
+    // 1000 steps of GPT-3 XL on 16 CS-2 (one micro-batch of 170 layers forward and backward)
+    // may hold 2 million timeline events, about 230 MB with the frame index: refused under a
+    // 64 MB budget, with the largest step count that fits.
+    const fs::path log = fs::temp_directory_path() / ("waferscope-int-mem-" + std::to_string(::getpid()));
+    const pid_t child = spawn(
+        { "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "16", "--max_steps", "1000" }, log,
+        "64");
+    const int status = waitFor(child, std::chrono::seconds(60));
+    WS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    const std::string text = readAll(log);
+    WS_CHECK(text.find("--max_steps: error: 1000 steps of this run's timeline") != std::string::npos);
+    WS_CHECK(text.find("WAFERSCOPE_MEMORY_LIMIT_MB=64") != std::string::npos);
+    WS_CHECK(text.find("steps fit; lower --max_steps") != std::string::npos);
+    fs::remove(log);
+}

@@ -1,0 +1,239 @@
+// Limits and faults in the core: the memory budget and the refusals it drives (a graph or a
+// timeline too large is refused before it is allocated), and report writing that is cancelled
+// or abandoned by an interrupted process leaving no temporary behind.
+#include "corefixtures.h"
+#include "testing.h"
+
+#include "core/common/memorybudget.h"
+#include "core/engine/engine.h"
+#include "core/engine/framesource.h"
+#include "core/model/modelloader.h"
+#include "core/report/atomicfile.h"
+#include "core/report/rundirectory.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace waferscope;
+using namespace waferscope::core;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Heap bytes a string holds beyond the object (libstdc++ keeps 15 characters inline).
+double heapBytes(const std::string& text)
+{
+    return text.capacity() > 15 ? double(text.capacity() + 1) : 0.0;
+}
+
+// The graph's memory, walked: objects, vectors and names.
+double graphBytes(const ModelGraph& graph)
+{
+    double bytes = double(graph.ops.capacity() * sizeof(Op));
+    for (const Op& op : graph.ops) {
+        bytes += heapBytes(op.name) + heapBytes(op.stack) + double(op.tensors.capacity() * sizeof(ParamTensor));
+        for (const ParamTensor& tensor : op.tensors)
+            bytes += heapBytes(tensor.name);
+    }
+    return bytes;
+}
+
+std::size_t tensorCount(const ModelGraph& graph)
+{
+    std::size_t count = 0;
+    for (const Op& op : graph.ops)
+        count += op.tensors.size();
+    return count;
+}
+
+std::string readAll(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+fs::path freshDirectory(const std::string& name)
+{
+    const fs::path dir = fs::temp_directory_path() / ("waferscope-limits-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::size_t entriesIn(const fs::path& dir)
+{
+    return std::size_t(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+// A mixtral config with `layers` blocks of `experts` experts, in the legacy schema.
+std::string moeConfig(int layers, int experts)
+{
+    return "model:\n  name: mixtral\n  vocab_size: 32000\n  hidden_size: 4096\n  num_hidden_layers: "
+        + std::to_string(layers)
+        + "\n  num_heads: 32\n  filter_size: 14336\n  max_position_embeddings: 4096\n  moe:\n    num_experts: "
+        + std::to_string(experts)
+        + "\n    top_k: 2\ntrain_input:\n  batch_size: 64\n  max_sequence_length: 4096\neval_input:\n  batch_size: "
+          "64\n";
+}
+
+} // namespace
+
+WS_TEST(memoryBudgetIsHalfOfWhatTheProcessCanHave)
+{
+    constexpr std::uint64_t gb = 1000000000;
+    WS_CHECK_EQ(memoryBudgetFrom(nullptr, 24 * gb, nullptr).bytes, 12 * gb);
+    // A cgroup limit below physical memory wins; "max" and larger limits do not.
+    WS_CHECK_EQ(memoryBudgetFrom(nullptr, 24 * gb, "4000000000\n").bytes, 2 * gb);
+    WS_CHECK(memoryBudgetFrom(nullptr, 24 * gb, "4000000000\n").origin.find("cgroup") != std::string::npos);
+    WS_CHECK_EQ(memoryBudgetFrom(nullptr, 24 * gb, "max\n").bytes, 12 * gb);
+    WS_CHECK_EQ(memoryBudgetFrom(nullptr, 24 * gb, "96000000000").bytes, 12 * gb);
+    // The variable, in decimal megabytes, wins over both; malformed values are ignored.
+    WS_CHECK_EQ(memoryBudgetFrom("512", 24 * gb, "4000000000").bytes, 512000000u);
+    WS_CHECK_EQ(memoryBudgetFrom("512", 24 * gb, nullptr).origin, std::string("WAFERSCOPE_MEMORY_LIMIT_MB=512"));
+    WS_CHECK_EQ(memoryBudgetFrom("lots", 24 * gb, nullptr).bytes, 12 * gb);
+    WS_CHECK_EQ(memoryBudgetFrom("0", 24 * gb, nullptr).bytes, 12 * gb);
+    WS_CHECK_EQ(memoryBudgetFrom("-5", 24 * gb, nullptr).bytes, 12 * gb);
+    WS_CHECK(memoryBudget().bytes > 0);
+
+    const MemoryBudget budget { 2000000, "a test" };
+    WS_CHECK(!checkMemory("it", 2000000.0, "", Diagnostic {}, budget).has_value());
+    const std::optional<Diagnostic> refused
+        = checkMemory("it", 3000000.0, "do less", Diagnostic { "--x", 0, 0, {} }, budget);
+    WS_REQUIRE(refused.has_value());
+    WS_CHECK_EQ(refused->file, std::string("--x"));
+    WS_CHECK_EQ(refused->message,
+        std::string("it would need 3.00 MB, more than the 2.00 MB a model or run may use (a test); do less"));
+}
+
+WS_TEST(graphFootprintBoundsEveryRealGraph)
+{
+    // The estimate is what the reader refuses on, so it must never be below the graph that is
+    // then built; and within a small factor of it (plus the fixed part outside the blocks, which
+    // dominates a tiny MLP), or it would refuse models that fit.
+    int checked = 0;
+    for (const fs::path& path : test::allConfigs()) {
+        const Expected<ModelConfig> config = readParamsFile(path.string());
+        WS_REQUIRE(config.hasValue());
+        const ModelGraph graph = buildModelGraph(*config);
+        const GraphFootprint footprint = estimateGraphFootprint(*config);
+        WS_CHECK(footprint.ops >= std::int64_t(graph.ops.size()));
+        WS_CHECK(footprint.tensors >= std::int64_t(tensorCount(graph)));
+        const double actual = graphBytes(graph);
+        if (footprint.bytes < actual || footprint.bytes > 8.0 * actual + 65536.0)
+            test::reportFailure(__FILE__, __LINE__,
+                path.filename().string() + ": estimate " + std::to_string(footprint.bytes) + " B against "
+                    + std::to_string(actual) + " B built");
+        ++checked;
+    }
+    WS_CHECK(checked >= 20);
+}
+
+WS_TEST(aGraphTooLargeForMemoryIsRefusedWhereTheYamlAsksForIt)
+{
+    // 10,000 layers of 4,096 experts: 123 million weight tensors, about 15 GB of graph. The
+    // reader refuses it at num_experts (line 10, column 18) without building anything.
+    ModelConfig shape;
+    shape.numLayers = 10000;
+    shape.numExperts = 4096;
+    if (double(memoryBudget().bytes) >= estimateGraphFootprint(shape).bytes)
+        WS_SKIP("this machine's memory budget holds the 15 GB graph");
+    const Expected<ModelConfig> huge = readParamsText(moeConfig(10000, 4096), "huge.yaml");
+    WS_REQUIRE(!huge.hasValue());
+    WS_CHECK_EQ(huge.error().file, std::string("huge.yaml"));
+    WS_CHECK_EQ(huge.error().line, 10);
+    WS_CHECK_EQ(huge.error().column, 18);
+    WS_CHECK(huge.error().message.find("op graph (123,280,032 weight tensors") != std::string::npos);
+    WS_CHECK(huge.error().message.find("use fewer layers or experts") != std::string::npos);
+    // The same shape with 8 experts, as Mixtral has, reads.
+    WS_CHECK(readParamsText(moeConfig(32, 8), "mixtral.yaml").hasValue());
+}
+
+WS_TEST(theOneTrillionParameterSampleStillRunsInWeightStreaming)
+{
+    const ModelGraph graph = test::load(test::sample("gpt_1t_synthetic.yaml"));
+    const SystemSpec cs2 = test::preset("cs2");
+    const ExecutionPlan plan = test::plan(graph, cs2);
+    WS_CHECK_EQ(toString(plan.mode), std::string("weight_streaming"));
+    const Expected<engine::RunResult> run = engine::run(plan, graph, cs2, {});
+    WS_REQUIRE(run.hasValue());
+    WS_CHECK(run->metrics.stepTimeS > 0.0);
+    // The reservation is an upper bound of what is then recorded.
+    WS_CHECK(run->timeline.events.capacity() >= run->timeline.events.size());
+}
+
+WS_TEST(aTimelineTooLargeForMemoryIsRefusedBeforeTheRun)
+{
+    // Each step of the 1T sample may record up to 12 events per (micro-batch, layer) pair; a
+    // thousand steps of them would not fit any workstation.
+    const ModelGraph graph = test::load(test::sample("gpt_1t_synthetic.yaml"));
+    const SystemSpec cs2 = test::preset("cs2");
+    const ExecutionPlan plan = test::plan(graph, cs2);
+    engine::RunOptions options;
+    options.maxSteps = 1000;
+    const Expected<engine::RunResult> run = engine::run(plan, graph, cs2, options);
+    WS_REQUIRE(!run.hasValue());
+    WS_CHECK_EQ(run.error().file, std::string("--max_steps"));
+    WS_CHECK(run.error().message.find("1000 steps of this run's timeline") != std::string::npos);
+    WS_CHECK(run.error().message.find("lower --max_steps") != std::string::npos);
+}
+
+WS_TEST(aCancelledDirectoryWriteReplacesNothingAndLeavesNoTemporary)
+{
+    const fs::path dir = freshDirectory("cancel");
+    WS_REQUIRE(!report::writeRunDirectory(dir.string(), { { "a.txt", std::string("old a") } }).has_value());
+    std::atomic<bool> cancelled { false };
+    int pieces = 0;
+    // The second file cancels while it streams: the first, staged already, is not committed.
+    const std::vector<report::ReportFile> files { { "a.txt", std::string("new a") },
+        { "big.txt", report::ContentWriter([&](const auto& sink) {
+             for (int i = 0; i < 100; ++i) {
+                 sink(std::string(4096, 'x'));
+                 ++pieces;
+                 if (i == 3)
+                     cancelled = true;
+             }
+         }) } };
+    const std::optional<Diagnostic> error = report::writeRunDirectory(dir.string(), files, &cancelled);
+    WS_REQUIRE(error.has_value());
+    WS_CHECK_EQ(error->message, std::string("cancelled"));
+    WS_CHECK_EQ(pieces, 4); // the fifth piece was refused
+    WS_CHECK_EQ(readAll(dir / "a.txt"), std::string("old a"));
+    WS_CHECK(!fs::exists(dir / "big.txt"));
+    WS_CHECK_EQ(entriesIn(dir), std::size_t(1));
+    WS_CHECK_EQ(report::stagedFileCount(), std::size_t(0));
+    fs::remove_all(dir);
+}
+
+WS_TEST(anAbandonedProcessLeavesNoTemporaryAndStagesNoMore)
+{
+    // abandonStagedFiles() is for a process that is ending, so it runs in a child.
+    const fs::path dir = freshDirectory("abandon");
+    const pid_t child = ::fork();
+    WS_REQUIRE(child >= 0);
+    if (child == 0) {
+        const Expected<report::StagedFile> staged = report::stageFile((dir / "a.txt").string(), std::string("a"));
+        if (!staged || !fs::exists(staged->temporary) || report::stagedFileCount() != 1)
+            ::_exit(10);
+        report::abandonStagedFiles();
+        if (fs::exists(staged->temporary) || report::stagedFileCount() != 0)
+            ::_exit(11);
+        const Expected<report::StagedFile> later = report::stageFile((dir / "b.txt").string(), std::string("b"));
+        if (later || later.error().message != "not written: the program is stopping")
+            ::_exit(12);
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    WS_CHECK(WIFEXITED(status));
+    WS_CHECK_EQ(WEXITSTATUS(status), 0);
+    WS_CHECK_EQ(entriesIn(dir), std::size_t(0));
+    fs::remove_all(dir);
+}
