@@ -123,8 +123,12 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
                                      .arg(directory, ReportExporter::fileNames().join(QStringLiteral(", ")));
             m_messages->addMessage(MessagePanel::Severity::Info, done);
             statusBar()->showMessage(done, 10000);
+            setIdle({});
+        } else if (error == ReportExporter::cancelledMessage(directory)) {
+            m_messages->addMessage(MessagePanel::Severity::Info, error);
         } else {
             reportError(error);
+            setIdle(tr("the report was not written"));
         }
         Q_EMIT reportExported(directory, error);
     });

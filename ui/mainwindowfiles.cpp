@@ -57,6 +57,7 @@ void MainWindow::exportReport(const QString& directory)
         return;
     }
     statusBar()->showMessage(tr("Writing the report into %1 …").arg(directory));
+    setBusy(tr("writing the report"));
     m_exporter->start(
         ReportJob { directory, m_inputPath, m_graph, m_plan, m_run, m_sweep, m_compileOptions, m_runOptions });
 }
@@ -181,6 +182,7 @@ void MainWindow::cancelWork()
     m_loader->cancel();
     m_compiler->cancel();
     m_runner->cancel();
+    m_exporter->cancel(); // its `finished` says so; the files in place stay
     const QString text = tr("Cancelled; what is on screen stays as it was.");
     m_messages->addMessage(MessagePanel::Severity::Info, text);
     statusBar()->showMessage(text, 5000);

@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 
 namespace waferscope::ui {
@@ -34,6 +35,10 @@ public:
     explicit ReportExporter(QObject* parent = nullptr);
     void start(ReportJob job);
     bool isBusy() const { return m_busy; }
+    // Stops the export in progress within one piece of a file (about 1 MB): nothing is replaced,
+    // no temporary stays, and `finished` reports cancelledMessage().
+    void cancel();
+    static QString cancelledMessage(const QString& directory);
 
     // The files a report directory gets from the GUI, in writing order.
     static QStringList fileNames();
@@ -44,9 +49,10 @@ Q_SIGNALS:
 
 private:
     bool m_busy = false;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // of the running export
 };
 
 // The export itself, on the calling thread: returns the error text, or an empty string.
-QString writeReportDirectory(const ReportJob& job);
+QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* cancelled = nullptr);
 
 } // namespace waferscope::ui

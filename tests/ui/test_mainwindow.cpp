@@ -21,6 +21,7 @@
 #include "ui/timelinepanel.h"
 #include "ui/utilizationpanel.h"
 #include "ui/waferview.h"
+#include "windowfixture.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
@@ -50,18 +51,7 @@ using namespace waferscope;
 class TestMainWindow : public QObject {
     Q_OBJECT
 
-    std::unique_ptr<ui::MainWindow> makeWindow()
-    {
-        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
-        if (!systems)
-            qFatal("%s", systems.error().format().c_str());
-        auto window = std::make_unique<ui::MainWindow>(std::move(systems).value());
-        window->resize(1400, 900);
-        window->show();
-        if (!QTest::qWaitForWindowExposed(window.get()))
-            qWarning("window not exposed");
-        return window;
-    }
+    static std::unique_ptr<ui::MainWindow> makeWindow() { return test::makeWindow(); }
 
     // The engine's own job for what the window ran (the engine is deterministic): the file
     // compiled for `numSystems` of the window's system, run for as many steps as the window shows.
@@ -83,19 +73,7 @@ class TestMainWindow : public QObject {
         return job;
     }
 
-    static void drop(QWidget* target, const QList<QUrl>& urls)
-    {
-        auto* mime = new QMimeData;
-        mime->setUrls(urls);
-        const QPointF at(target->width() / 2.0, target->height() / 2.0);
-        QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(target, &enter);
-        QVERIFY(enter.isAccepted());
-        QDropEvent dropEvent(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(target, &dropEvent);
-        QVERIFY(dropEvent.isAccepted());
-        delete mime;
-    }
+    static void drop(QWidget* target, const QList<QUrl>& urls) { QVERIFY(test::dropUrls(target, urls)); }
 
 private Q_SLOTS:
     void systemSelectionDrivesViewAndPanel()

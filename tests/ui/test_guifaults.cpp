@@ -1,0 +1,220 @@
+// The window against bad input and faults: whatever is dropped on it (a directory, a binary
+// file, a 100 MB YAML, a file deleted while it loads) it says what is wrong and keeps the model
+// it had; an old or damaged saved layout gives the default one; Stop during a report export
+// replaces nothing.
+#include "ui/layertablemodel.h"
+#include "ui/mainwindow.h"
+#include "ui/messagepanel.h"
+#include "ui/modelloadcontroller.h"
+#include "ui/modelpanel.h"
+#include "ui/reportexporter.h"
+#include "ui/session.h"
+#include "windowfixture.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSemaphore>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThreadPool>
+
+using namespace waferscope;
+
+class TestGuiFaults : public QObject {
+    Q_OBJECT
+
+    // A window showing fc_mnist, loaded, compiled and run.
+    static std::unique_ptr<ui::MainWindow> windowWithModel()
+    {
+        auto window = test::makeWindow();
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
+        if (!settled.wait(30000))
+            qFatal("fc_mnist did not settle");
+        return window;
+    }
+
+    // Drops `path`, waits for the refusal, and checks that the previous model and plan stay.
+    static QString dropRefused(ui::MainWindow* window, const QString& path)
+    {
+        const auto graph = window->modelPanel()->layerModel()->graph();
+        const auto plan = window->plan();
+        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+        const int before = window->messagePanel()->count();
+        if (!test::dropUrls(window, { QUrl::fromLocalFile(path) }))
+            return QStringLiteral("drop not accepted");
+        if (!failed.wait(30000))
+            return QStringLiteral("no refusal");
+        if (window->modelPanel()->layerModel()->graph() != graph || window->plan() != plan)
+            return QStringLiteral("the previous model was replaced");
+        if (window->isBusy())
+            return QStringLiteral("still busy");
+        return window->messagePanel()->text(before);
+    }
+
+private Q_SLOTS:
+    void droppedBadFilesKeepThePreviousModel()
+    {
+        auto window = windowWithModel();
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // A directory.
+        QCOMPARE(dropRefused(window.get(), dir.path()),
+            dir.path() + QStringLiteral(":1:1: error: is a directory, expected a Model Zoo params YAML file"));
+        // A binary file (NUL bytes and invalid UTF-8).
+        const QString binary = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/binary_garbage.yaml");
+        const QString binaryError = dropRefused(window.get(), binary);
+        QVERIFY2(binaryError.startsWith(binary + QStringLiteral(":")) && binaryError.contains(QStringLiteral("error")),
+            qPrintable(binaryError));
+        // 100 MB of valid YAML: a real params file followed by comments. Refused by its size
+        // before it is read.
+        const QString large = dir.filePath(QStringLiteral("large.yaml"));
+        {
+            QFile file(large);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            QFile sample(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml"));
+            QVERIFY(sample.open(QIODevice::ReadOnly));
+            file.write(sample.readAll());
+            const QByteArray comments = QByteArray("# padding\n").repeated(100000);
+            while (file.size() < 100'000'000)
+                file.write(comments);
+        }
+        const QString largeError = dropRefused(window.get(), large);
+        QVERIFY2(largeError.startsWith(large + QStringLiteral(":1:1: error: file is 10")), qPrintable(largeError));
+        QVERIFY2(largeError.contains(QStringLiteral("is at most")), qPrintable(largeError));
+        QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+    }
+
+    void fileDeletedWhileLoadingLoadsOrIsRefusedCleanly()
+    {
+        auto window = windowWithModel();
+        QTemporaryDir dir;
+        const QString sample = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+        {
+            // Deleted after the load was asked for and before its worker reads it (the pool's
+            // threads are held until then): a located error, and the old model stays.
+            const QString path = dir.filePath(QStringLiteral("queued.yaml"));
+            QVERIFY(QFile::copy(sample, path));
+            QThreadPool* pool = QThreadPool::globalInstance();
+            QSemaphore started;
+            QSemaphore release;
+            for (int i = 0; i < pool->maxThreadCount(); ++i)
+                pool->start([&] {
+                    started.release();
+                    release.acquire();
+                });
+            started.acquire(pool->maxThreadCount());
+            QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+            const auto graph = window->modelPanel()->layerModel()->graph();
+            window->openFile(path);
+            QVERIFY(QFile::remove(path));
+            release.release(pool->maxThreadCount());
+            QVERIFY(failed.wait(30000));
+            QCOMPARE(failed.first().at(2).toString(), path + QStringLiteral(":1:1: error: no such file"));
+            QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
+            QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+        }
+        // Deleted at times spread over the load: either the load read it first (and the model
+        // is the new one) or it is a located error and the old model stays; never a crash or a
+        // half-loaded model.
+        for (int delayMs : { 0, 1, 5, 20 }) {
+            const QString path = dir.filePath(QStringLiteral("gpt3_xl_%1.yaml").arg(delayMs));
+            QVERIFY(QFile::copy(sample, path));
+            const auto graph = window->modelPanel()->layerModel()->graph();
+            QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+            QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+            QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+            window->openFile(path);
+            QTest::qWait(delayMs);
+            QVERIFY(QFile::remove(path));
+            QVERIFY(settled.count() > 0 || settled.wait(30000)); // it may have settled during the wait
+            if (loaded.count() == 1) {
+                QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::Gpt3);
+            } else {
+                QCOMPARE(failed.count(), 1);
+                QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
+                QVERIFY(failed.first().at(2).toString().startsWith(path + QStringLiteral(":1:1: error: ")));
+            }
+        }
+    }
+
+    void oldOrDamagedLayoutGivesTheDefault()
+    {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("waferscope.ini"));
+        QByteArray oldLayout;
+        {
+            // A layout saved by an older WaferScope (the previous layout version), with a dock
+            // moved, and the geometry of a window.
+            auto window = test::makeWindow();
+            auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
+            QVERIFY(layers);
+            window->addDockWidget(Qt::RightDockWidgetArea, layers);
+            oldLayout = window->saveState(ui::kLayoutVersion - 1);
+        }
+        const QList<QPair<QByteArray, QString>> layouts { { oldLayout, QStringLiteral("an older version") },
+            { QByteArray("\x00\x01garbage", 9), QStringLiteral("damaged") },
+            { oldLayout.left(oldLayout.size() / 2), QStringLiteral("truncated") } };
+        for (const auto& [state, what] : layouts) {
+            QSettings settings(ini, QSettings::IniFormat);
+            settings.clear();
+            settings.setValue(QStringLiteral("session/windowState"), state);
+            settings.setValue(QStringLiteral("session/geometry"), QByteArray("nonsense"));
+            auto window = test::makeWindow();
+            window->restoreSession(settings);
+            auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
+            QVERIFY2(window->dockWidgetArea(layers) == Qt::BottomDockWidgetArea, qPrintable(what));
+            ui::MessagePanel* messages = window->messagePanel();
+            QVERIFY2(messages->count() > 0
+                    && messages->text(messages->count() - 1).contains(QStringLiteral("using the default layout")),
+                qPrintable(what));
+        }
+    }
+
+    void stopDuringExportReplacesNothing()
+    {
+        // GPT-3 XL on 16 CS-2: the trace alone is tens of MB, so Stop lands while it is written.
+        auto window = test::makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(16).isEmpty());
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
+        QVERIFY(settled.wait(60000));
+        QTemporaryDir dir;
+        const QString target = dir.filePath(QStringLiteral("report"));
+        QVERIFY(QDir().mkpath(target));
+        QFile old(target + QStringLiteral("/report.json"));
+        QVERIFY(old.open(QIODevice::WriteOnly));
+        old.write("{\"old\": true}");
+        old.close();
+
+        QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
+        window->exportReport(target);
+        QVERIFY(window->isBusy());
+        QElapsedTimer stopped;
+        stopped.start();
+        window->cancelWork();
+        QVERIFY(exported.wait(30000));
+        qInfo("export stopped %lld ms after Stop", static_cast<long long>(stopped.elapsed()));
+        QCOMPARE(exported.first().at(1).toString(), ui::ReportExporter::cancelledMessage(target));
+        QVERIFY(!window->isBusy());
+        // Only the old file, unchanged, and no temporary.
+        QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden), QStringList { QStringLiteral("report.json") });
+        QVERIFY(old.open(QIODevice::ReadOnly));
+        QCOMPARE(old.readAll(), QByteArray("{\"old\": true}"));
+
+        // Exported again without Stop, it writes all six files.
+        exported.clear();
+        window->exportReport(target);
+        QVERIFY(exported.wait(60000));
+        QCOMPARE(exported.first().at(1).toString(), QString());
+        QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden).size(), 6);
+    }
+};
+
+QTEST_MAIN(TestGuiFaults)
+#include "test_guifaults.moc"
