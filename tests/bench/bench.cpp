@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "benchfaults.h"
 #ifdef WAFERSCOPE_BENCH_GUI
 #include "benchgui.h"
 #endif
@@ -225,6 +226,11 @@ int main(int argc, char** argv)
 
     if (!engineFigures(figures, quick, rounds)) {
         std::cerr << "waferscope-bench: an engine run failed\n";
+        return 1;
+    }
+
+    if (!faultFigures(figures, quick ? 1 : 5)) {
+        std::cerr << "waferscope-bench: an interrupted or cancelled run did not stop as expected\n";
         return 1;
     }
 
