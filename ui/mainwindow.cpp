@@ -504,11 +504,16 @@ void MainWindow::runFinished(const RunOutcome& outcome)
             .arg(m_run->metrics.stepTimesS.size())
             .arg(outcome.utilization.binS >= 1e-3 ? tr("%1 ms").arg(outcome.utilization.binS * 1e3, 0, 'g', 3)
                                                   : tr("%1 us").arg(outcome.utilization.binS * 1e6, 0, 'g', 3)));
-    m_playback->setSource(outcome.frames);
+    // Frames of hundreds of wafers would not fit in memory: the run stands, without them.
+    const std::optional<core::Diagnostic> noFrames
+        = outcome.frames ? core::engine::checkFrameMemory(*outcome.frames, currentSystem()) : std::nullopt;
+    if (noFrames)
+        m_messages->addMessage(MessagePanel::Severity::Warning, QString::fromStdString(noFrames->message));
+    m_playback->setSource(noFrames ? nullptr : outcome.frames);
     m_exportTimelineAction->setEnabled(true);
     m_exportReportAction->setEnabled(true);
     m_sweep = outcome.sweep;
-    m_frames = outcome.frames;
+    m_frames = noFrames ? nullptr : outcome.frames;
     m_keepBaselineAction->setEnabled(true);
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();

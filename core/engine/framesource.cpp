@@ -1,5 +1,7 @@
 #include "core/engine/framesource.h"
 
+#include "core/common/memorybudget.h"
+
 #include "core/compiler/compiler.h"
 #include "core/engine/enginedetail.h"
 
@@ -317,6 +319,18 @@ std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, 
     }
     }
     return current;
+}
+
+std::optional<Diagnostic> checkFrameMemory(const FrameSource& frames, const SystemSpec& system)
+{
+    // Activity, busiest link, difference (a float each) and four link loads per PE; three
+    // snapshots alive: the one shown, the one being made and the baseline's.
+    constexpr double kBytesPerPe = 7.0 * sizeof(float);
+    constexpr double kSnapshotsAlive = 3.0;
+    const double pes = double(system.wafer.fabricWidth) * double(system.wafer.fabricHeight);
+    return checkMemory("the frames of " + std::to_string(frames.wafers()) + " wafer(s)",
+        kSnapshotsAlive * kBytesPerPe * pes * double(frames.wafers()),
+        "the wafer view shows the placement without the run's activity", Diagnostic { "<frames>", 0, 0, {} });
 }
 
 } // namespace waferscope::core::engine

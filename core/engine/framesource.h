@@ -4,6 +4,7 @@
 #include "core/engine/engine.h"
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace waferscope::core::engine {
@@ -95,5 +96,11 @@ private:
     std::vector<RegionLoad> m_forward; // per plan region (backward moves the same wavelets per cycle)
     std::vector<int> m_layerRegion; // Metrics::layers index -> plan region
 };
+
+// Whether the frames of every wafer fit the memory budget as a viewer holds them while stepping
+// (core/common/memorybudget.h): a snapshot keeps activity, link loads, traffic and a difference
+// per PE of each wafer, and a few snapshots are alive at once. Null when they fit; otherwise why
+// not (an inference plan over hundreds of wafers), for the viewer to show instead of frames.
+std::optional<Diagnostic> checkFrameMemory(const FrameSource& frames, const SystemSpec& system);
 
 } // namespace waferscope::core::engine

@@ -237,3 +237,36 @@ WS_TEST(anAbandonedProcessLeavesNoTemporaryAndStagesNoMore)
     WS_CHECK_EQ(entriesIn(dir), std::size_t(0));
     fs::remove_all(dir);
 }
+
+WS_TEST(framesOfHundredsOfWafersAreRefusedAndTwentyTwoFit)
+{
+    // Llama 3.1 405B for inference on CS-3 takes 22 wafers: about 1.8 GB of frames in flight,
+    // which fits a workstation; the same shape with 4,000 blocks takes hundreds of wafers,
+    // tens of GB of frames, and is refused with the reason.
+    const SystemSpec cs3 = test::preset("cs3");
+    const auto framesCheck = [&](const std::string& text) {
+        const Expected<ModelConfig> config = readParamsText(text, "405b.yaml");
+        WS_REQUIRE(config.hasValue());
+        const ModelGraph graph = buildModelGraph(*config);
+        const ExecutionPlan plan = test::plan(graph, cs3, RunMode::Inference);
+        const Expected<engine::RunResult> run = engine::run(plan, graph, cs3, { engine::RunKind::Inference });
+        WS_REQUIRE(run.hasValue());
+        const engine::FrameSource frames(plan, graph, cs3, *run);
+        return std::make_pair(frames.wafers(), engine::checkFrameMemory(frames, cs3));
+    };
+    const std::string text = readAll(test::sample("llama3p1_405b.yaml"));
+    const auto [wafers, fits] = framesCheck(text);
+    WS_CHECK_EQ(wafers, 22);
+    if (memoryBudget().bytes >= 2000000000ull)
+        WS_CHECK(!fits.has_value());
+    std::string deeper = text;
+    const std::size_t at = deeper.find("num_hidden_layers: 126");
+    WS_REQUIRE(at != std::string::npos);
+    deeper.replace(at, 22, "num_hidden_layers: 4000");
+    const auto [manyWafers, refused] = framesCheck(deeper);
+    WS_CHECK(manyWafers > 600);
+    WS_REQUIRE(refused.has_value());
+    WS_CHECK(refused->message.find("the frames of " + std::to_string(manyWafers) + " wafer(s) would need")
+        != std::string::npos);
+    WS_CHECK(refused->message.find("the wafer view shows the placement") != std::string::npos);
+}
