@@ -37,6 +37,9 @@ int main(int argc, char** argv)
     QApplication::setApplicationName(QStringLiteral("WaferScope"));
     QApplication::setOrganizationName(QStringLiteral("WaferScope"));
     QApplication::setApplicationVersion(QString::fromLatin1(waferscope::core::kVersion));
+    // Matches the installed .desktop file, so Wayland shells show its name and icon (the window
+    // icon itself comes from the resource file, set by MainWindow).
+    QApplication::setDesktopFileName(QStringLiteral("io.github.waferscope.WaferScope"));
 
     QString error;
     bool helpShown = false;
