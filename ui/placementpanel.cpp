@@ -83,7 +83,7 @@ void PlacementPanel::setPlan(
     QString notes;
     if (!p.transfers.empty()) {
         // Chains of equal hops collapse: "0 → 1 → … → 21: 32 KiB each".
-        const auto bytes = [this](std::int64_t count) {
+        const auto bytes = [](std::int64_t count) {
             return count < 1024 ? tr("%1 B").arg(count) : QString::fromStdString(core::formatBytes(double(count)));
         };
         QStringList hops;

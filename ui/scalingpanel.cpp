@@ -27,6 +27,15 @@ ScalingPanel::ScalingPanel(QWidget* parent)
     clear(tr("Throughput against the number of systems appears here for a model compiled for training."));
 }
 
+void ScalingPanel::showChart(QChart* chart)
+{
+    // The view takes the new chart but only releases the previous one (its own default chart
+    // the first time): deleted here, or every sweep would leak a chart with its series.
+    QChart* previous = m_view->chart();
+    m_view->setChart(chart);
+    delete previous;
+}
+
 QString ScalingPanel::summary() const
 {
     return m_summary->text();
@@ -37,7 +46,7 @@ void ScalingPanel::clear(const QString& message)
     m_sweep.reset();
     auto* chart = new QChart;
     chart->legend()->hide();
-    m_view->setChart(chart); // the view owns it and deletes the previous one
+    showChart(chart);
     m_summary->setText(message);
 }
 
@@ -108,7 +117,7 @@ void ScalingPanel::setSweep(
         series->attachAxis(series == efficiency ? static_cast<QAbstractAxis*>(eff) : static_cast<QAbstractAxis*>(y));
     }
     chart->legend()->setAlignment(Qt::AlignBottom);
-    m_view->setChart(chart);
+    showChart(chart);
 
     QString text;
     const auto at = std::find_if(m_sweep->points.begin(), m_sweep->points.end(),

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+class QChart;
 class QChartView;
 class QLabel;
 
@@ -26,6 +27,8 @@ public:
     QString summary() const;
 
 private:
+    void showChart(QChart* chart);
+
     QChartView* m_view;
     QLabel* m_summary;
     std::shared_ptr<const core::engine::ScalingSweep> m_sweep;

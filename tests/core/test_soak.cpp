@@ -19,14 +19,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define WAFERSCOPE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WAFERSCOPE_ASAN 1
-#endif
-#endif
-#ifdef WAFERSCOPE_ASAN
+#include "sanitizer.h"
+#ifdef WAFERSCOPE_UNDER_ASAN
 #include <sanitizer/allocator_interface.h>
 #endif
 
@@ -40,7 +34,7 @@ namespace {
 // AddressSanitizer its quarantine of freed blocks would hide a leak or fake one in the RSS).
 double heapInUse()
 {
-#ifdef WAFERSCOPE_ASAN
+#ifdef WAFERSCOPE_UNDER_ASAN
     return double(__sanitizer_get_current_allocated_bytes());
 #else
     const struct mallinfo2 info = ::mallinfo2();
@@ -132,7 +126,7 @@ WS_TEST(twoHundredCyclesOverEverySampleKeepTheHeapFlat)
         kCycles, baselineHeap / 1e6, peakHeap / 1e6, baselineResident / 1e6, finalResident / 1e6);
     WS_CHECK(baselineHeap > 0.0);
     WS_CHECK(peakHeap <= 1.10 * baselineHeap);
-#ifndef WAFERSCOPE_ASAN
+#ifndef WAFERSCOPE_UNDER_ASAN
     WS_CHECK(finalResident <= 1.10 * baselineResident); // (the sanitizer's quarantine grows the RSS by design)
 #endif
     fs::remove_all(directory);

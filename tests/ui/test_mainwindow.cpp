@@ -1,5 +1,6 @@
 // The GUI shell on the offscreen platform: system selection, cluster limits, drag and drop,
 // hover, the screenshot path and the launch options.
+#include "sanitizer.h"
 #include "ui/hardwaretablemodel.h"
 #include "ui/kernelruncontroller.h"
 #include "ui/launchoptions.h"
@@ -504,7 +505,9 @@ private Q_SLOTS:
         // The target (50 ms) is measured by waferscope-bench (gui_max_stall_ms_during_run); this
         // only catches work put back on the GUI thread.
         qInfo("longest GUI stall during the run: %.1f ms", watch.maxGapMs());
-        QVERIFY2(watch.maxGapMs() < 400.0, qPrintable(QString::number(watch.maxGapMs())));
+        // Under AddressSanitizer everything runs several times slower; the bound grows with it.
+        const double stallLimitMs = test::kUnderAsan ? 2000.0 : 400.0;
+        QVERIFY2(watch.maxGapMs() < stallLimitMs, qPrintable(QString::number(watch.maxGapMs())));
     }
 
     void sessionRestoresSettingsLayoutAndRecentFiles()
