@@ -514,6 +514,7 @@ void MainWindow::runFinished(const RunOutcome& outcome)
     m_exportReportAction->setEnabled(true);
     m_sweep = outcome.sweep;
     m_frames = noFrames ? nullptr : outcome.frames;
+    m_stepLabel->setText(stepText());
     m_keepBaselineAction->setEnabled(true);
     m_layerModel->setRun(m_run);
     m_layerTable->resizeColumnsToContents();

@@ -186,6 +186,8 @@ void MainWindow::showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapsh
 QString MainWindow::stepText() const
 {
     const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
+    if (m_run && !m_frames)
+        return tr("no frames: they would not fit in memory (see Messages)");
     if (!snapshot || !m_run)
         return tr("no run yet");
     const core::engine::FrameStep& step = snapshot->step;
