@@ -91,6 +91,10 @@ JsonLocator::JsonLocator(std::string_view text)
         return top.pointer + '/' + pointerToken(top.pendingKey);
     };
 
+    // A UTF-8 byte order mark, which nlohmann skips, is not a value.
+    if (text.substr(0, 3) == "\xEF\xBB\xBF")
+        for (int i = 0; i < 3; ++i)
+            scan.advance();
     bool expectKey = false;
     while (true) {
         scan.skipSpace();
@@ -98,6 +102,8 @@ JsonLocator::JsonLocator(std::string_view text)
             break;
         const char c = scan.peek();
         if (expectKey) {
+            if (stack.empty())
+                break; // malformed; keep what we have
             if (c == '"') {
                 stack.back().pendingKey = scan.readString();
                 scan.skipSpace();
@@ -114,6 +120,7 @@ JsonLocator::JsonLocator(std::string_view text)
                 break;
             stack.pop_back();
             scan.advance();
+            expectKey = false; // an empty object closes without a key
             continue;
         }
         if (c == ',') {

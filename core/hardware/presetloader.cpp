@@ -1,11 +1,13 @@
 #include "core/hardware/presetloader.h"
 
+#include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
 #include "core/common/textfile.h"
 #include "core/hardware/presetvalidator.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <sstream>
@@ -18,6 +20,9 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kSchema = "waferscope-hardware/1";
 constexpr std::size_t kMaxPresetBytes = 1 << 20; // a preset is a few KB; refuse anything huge
+// A preset nests three levels (wafer/cores/value); refusing much deeper documents keeps
+// JsonLocator, whose pointers grow with depth, linear in the text.
+constexpr int kMaxNestingDepth = 64;
 
 // Typed, located access to one parsed preset. Errors are thrown as InputError and turned into
 // a Diagnostic by loadPresetText().
@@ -258,19 +263,11 @@ Expected<SystemSpec> loadPresetText(std::string_view text, const std::string& fi
         return Diagnostic { fileName, 1, 1,
             "preset is " + std::to_string(text.size()) + " bytes; a hardware preset is at most "
                 + std::to_string(kMaxPresetBytes) + " bytes" };
-    Json root;
-    try {
-        root = Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& error) {
-        // nlohmann's message starts with "[json.exception.parse_error.101] parse error at ...";
-        // keep only the human part after "parse error".
-        std::string what = error.what();
-        if (auto colon = what.find(": "); colon != std::string::npos)
-            what = what.substr(colon + 2);
-        const std::size_t offset = error.byte > 0 ? error.byte - 1 : 0;
-        const JsonLocator::Position position = JsonLocator::positionOfOffset(text, offset);
-        return Diagnostic { fileName, position.line, position.column, "invalid JSON: " + what };
-    }
+    Expected<Json> parsed
+        = parseJsonDocument(text, fileName, kMaxNestingDepth, "invalid JSON: ", "a hardware preset nests 3");
+    if (!parsed)
+        return parsed.error();
+    const Json root = std::move(parsed).value();
     if (!root.is_object())
         return Diagnostic { fileName, 1, 1,
             std::string("a hardware preset must be a JSON object, got ") + root.type_name() };

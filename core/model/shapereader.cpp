@@ -6,6 +6,8 @@
 #include "core/model/modelsections.h"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 namespace waferscope::core {
 
@@ -226,6 +228,29 @@ void readFcMnist(const YamlFields& fields, const YamlSection& model, ModelConfig
         config.warnings);
 }
 
+// More than the graph can count: it sums parameters and their bytes (up to 16 per parameter
+// with optimizer state) in 64-bit integers. The largest published models have about 2e12.
+constexpr double kMaxParameters = 1e15;
+
+// An upper bound of the parameters every family's builder (graphbuilder.cpp) makes of `c`.
+double parameterBound(const ModelConfig& c)
+{
+    const double h = double(c.hiddenSize);
+    const double filter = double(c.filterSize);
+    const double inner = std::max(h, double(c.dKv) * double(c.numHeads)); // T5's attention width
+    const double vocab = double(std::max({ c.vocabSize, c.srcVocabSize, c.tgtVocabSize, c.numClasses, c.inputSize }));
+    const double experts = double(std::max<std::int64_t>(1, c.numExperts));
+    // A block: up to two attentions (T5's decoder) of four projections, the FFN of every expert
+    // (three matrices when gated), the router, norms and biases.
+    const double block
+        = 8.0 * h * inner + 3.0 * h * filter * experts + h * double(c.numExperts) + 16.0 * (h + inner + filter);
+    // Outside the blocks: up to three vocabulary matrices (T5's embeddings and head), position and
+    // segment embeddings, BERT's pooler and MLM transform, T5's relative position biases.
+    const double outside = 3.0 * vocab * h + double(c.maxPositions + c.typeVocabSize) * h + 4.0 * h * h
+        + 2.0 * double(c.relativeBuckets) * double(c.numHeads) + 16.0 * (h + vocab);
+    return double(c.numLayers) * block + outside;
+}
+
 } // namespace
 
 void readFamily(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
@@ -283,6 +308,15 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
                 + " weight tensors in " + formatThousands(footprint.ops) + " ops)",
             footprint.bytes, "use fewer layers or experts", Diagnostic {}))
         fields.fail(mark, refused->message);
+    if (const double parameters = parameterBound(config); parameters > kMaxParameters) {
+        std::ostringstream message;
+        message << std::setprecision(2) << "the model would have up to " << parameters
+                << " parameters; WaferScope counts at most " << kMaxParameters
+                << " (the largest published models have about 2e+12): use smaller hidden, filter or vocabulary "
+                   "sizes, or fewer layers or experts";
+        fields.fail(fields.valueMark(model, config.family == ModelConfig::Family::T5 ? "d_model" : "hidden_size"),
+            message.str());
+    }
 }
 
 } // namespace waferscope::core

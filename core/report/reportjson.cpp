@@ -2,18 +2,28 @@
 // kept side by side so that every key written is a key read (the round-trip test holds them to it).
 #include "core/report/runreport.h"
 
+#include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace waferscope::core::report {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = nlohmann::ordered_json; // written: keys in the order of the format
+// Read: a std::map per object. ordered_json looks keys up linearly, so parsing an object of n
+// keys takes n^2 steps (a minute for a 1 MB object of short keys).
+using ReadJson = nlohmann::json;
+
+// A report nests five levels (timeline/lanes/i/occupancy); refusing much deeper documents keeps
+// JsonLocator, whose pointers grow with depth, linear in the text.
+constexpr int kMaxNestingDepth = 64;
 
 Json number(double value)
 {
@@ -75,7 +85,7 @@ struct ReadError {
 // Typed access to one object of the document, naming the key at fault.
 class Reader {
 public:
-    Reader(const Json& object, std::string pointer)
+    Reader(const ReadJson& object, std::string pointer)
         : m_object(object)
         , m_pointer(std::move(pointer))
     {
@@ -83,7 +93,7 @@ public:
             throw ReadError { m_pointer, "expected an object" };
     }
 
-    const Json& at(const std::string& key) const
+    const ReadJson& at(const std::string& key) const
     {
         const auto found = m_object.find(key);
         if (found == m_object.end())
@@ -96,23 +106,44 @@ public:
 
     double real(const std::string& key) const
     {
-        const Json& value = at(key);
+        const ReadJson& value = at(key);
         if (value.is_null())
             return std::numeric_limits<double>::quiet_NaN(); // written for a value that was not finite
         if (!value.is_number())
             throw ReadError { where(key), "'" + key + "' must be a number" };
         return value.get<double>();
     }
-    std::int64_t integer(const std::string& key) const
+    // An integer that fits `Int` (the field it is read into) as it is, never wrapped.
+    template <typename Int = std::int64_t>
+    Int integer(const std::string& key) const
     {
-        const Json& value = at(key);
+        const ReadJson& value = at(key);
         if (!value.is_number_integer())
             throw ReadError { where(key), "'" + key + "' must be an integer" };
-        return value.get<std::int64_t>();
+        const bool fits = value.is_number_unsigned() ? std::in_range<Int>(value.get<std::uint64_t>())
+                                                     : std::in_range<Int>(value.get<std::int64_t>());
+        if (!fits)
+            throw ReadError { where(key),
+                "'" + key + "' is " + value.dump() + ", expected an integer in ["
+                    + std::to_string(std::numeric_limits<Int>::min()) + ", "
+                    + std::to_string(std::numeric_limits<Int>::max()) + "]" };
+        return value.is_number_unsigned() ? Int(value.get<std::uint64_t>()) : Int(value.get<std::int64_t>());
+    }
+    // Numbers in an array; null stands for a value that was not finite, as in real().
+    std::vector<double> reals(const std::string& key) const
+    {
+        std::vector<double> list;
+        for (std::size_t i = 0; const ReadJson& value : array(key)) {
+            if (!value.is_number() && !value.is_null())
+                throw ReadError { where(key) + "/" + std::to_string(i), "expected a number" };
+            list.push_back(value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>());
+            ++i;
+        }
+        return list;
     }
     std::string text(const std::string& key) const
     {
-        const Json& value = at(key);
+        const ReadJson& value = at(key);
         if (!value.is_string())
             throw ReadError { where(key), "'" + key + "' must be a string" };
         return value.get<std::string>();
@@ -120,7 +151,7 @@ public:
     std::vector<std::string> texts(const std::string& key) const
     {
         std::vector<std::string> list;
-        for (std::size_t i = 0; const Json& value : array(key)) {
+        for (std::size_t i = 0; const ReadJson& value : array(key)) {
             if (!value.is_string())
                 throw ReadError { where(key) + "/" + std::to_string(i), "expected a string" };
             list.push_back(value.get<std::string>());
@@ -128,9 +159,9 @@ public:
         }
         return list;
     }
-    const Json& array(const std::string& key) const
+    const ReadJson& array(const std::string& key) const
     {
-        const Json& value = at(key);
+        const ReadJson& value = at(key);
         if (!value.is_array())
             throw ReadError { where(key), "'" + key + "' must be an array" };
         return value;
@@ -139,19 +170,19 @@ public:
     template <typename Visit>
     void each(const std::string& key, Visit visit) const
     {
-        const Json& list = array(key);
+        const ReadJson& list = array(key);
         for (std::size_t i = 0; i < list.size(); ++i)
             visit(Reader(list[i], where(key) + "/" + std::to_string(i)));
     }
 
 private:
-    const Json& m_object;
+    const ReadJson& m_object;
     std::string m_pointer;
 };
 
 Rect readRect(const Reader& r)
 {
-    return { int(r.integer("x")), int(r.integer("y")), int(r.integer("w")), int(r.integer("h")) };
+    return { r.integer<int>("x"), r.integer<int>("y"), r.integer<int>("w"), r.integer<int>("h") };
 }
 
 Manifest readManifest(const Reader& r)
@@ -165,15 +196,15 @@ Manifest readManifest(const Reader& r)
     m.model = r.text("model");
     const Reader options = r.object("options");
     m.system = options.text("system");
-    m.numCsx = int(options.integer("num_csx"));
+    m.numCsx = options.integer<int>("num_csx");
     m.mode = options.text("mode");
     m.executionRequested = options.text("execution");
-    m.maxSteps = int(options.integer("max_steps"));
+    m.maxSteps = options.integer<int>("max_steps");
     m.globalBatch = options.integer("batch_size");
-    m.users = int(options.integer("users"));
+    m.users = options.integer<int>("users");
     m.promptTokens = options.integer("prompt_tokens");
     m.calibrationVersion = r.text("calibration_version");
-    m.seed = std::uint64_t(r.integer("seed"));
+    m.seed = r.integer<std::uint64_t>("seed");
     return m;
 }
 
@@ -183,8 +214,8 @@ engine::Metrics readTotals(const Reader& r)
     m.mode = r.text("mode");
     m.execution = r.text("execution");
     m.system = r.text("system");
-    m.numCsx = int(r.integer("num_csx"));
-    m.numSystems = int(r.integer("num_systems"));
+    m.numCsx = r.integer<int>("num_csx");
+    m.numSystems = r.integer<int>("num_systems");
     m.stepTimeS = r.real("step_time_s");
     m.samplesPerS = r.real("samples_per_s");
     m.tokensPerStep = r.real("tokens_per_step");
@@ -199,15 +230,10 @@ engine::Metrics readTotals(const Reader& r)
     m.streamedBytesPerStep = r.real("streamed_bytes_per_step");
     m.linkBytesPerS = r.real("stream_bytes_per_s");
     m.linkBound = r.text("stream_bound");
-    for (std::size_t i = 0; const Json& step : r.array("step_times_s")) {
-        if (!step.is_number())
-            throw ReadError { r.where("step_times_s") + "/" + std::to_string(i), "expected a number" };
-        m.stepTimesS.push_back(step.get<double>());
-        ++i;
-    }
+    m.stepTimesS = r.reals("step_times_s");
     if (m.mode == "inference") {
         m.timeToFirstTokenS = r.real("time_to_first_token_s");
-        m.users = int(r.integer("users"));
+        m.users = r.integer<int>("users");
         m.promptTokens = r.integer("prompt_tokens");
         m.aggregateTokensPerS = r.real("aggregate_tokens_per_s");
     } else {
@@ -233,38 +259,31 @@ RunReport readReport(const Reader& root)
     RunReport report;
     report.manifest = readManifest(root.object("manifest"));
     const Reader plan = root.object("plan");
-    report.plan = { plan.text("execution"), int(plan.integer("fabric_width")), int(plan.integer("fabric_height")),
-        readRect(plan.object("usable")), int(plan.integer("replicas")), int(plan.integer("stages")),
+    report.plan = { plan.text("execution"), plan.integer<int>("fabric_width"), plan.integer<int>("fabric_height"),
+        readRect(plan.object("usable")), plan.integer<int>("replicas"), plan.integer<int>("stages"),
         plan.real("pe_utilization"), plan.real("sram_utilization"), plan.texts("notes") };
     report.metrics = readTotals(root.object("totals"));
     root.each("layers", [&](const Reader& r) {
-        report.metrics.layers.push_back({ r.text("name"), r.text("kind"), int(r.integer("region")), r.integer("params"),
+        report.metrics.layers.push_back({ r.text("name"), r.text("kind"), r.integer<int>("region"), r.integer("params"),
             r.real("flops"), r.real("time_s"), r.real("utilization"), r.text("bound") });
     });
     root.each("regions", [&](const Reader& r) {
-        report.regions.push_back({ r.text("op"), int(r.integer("stage")), int(r.integer("system")),
-            int(r.integer("replica")), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"), r.real("time_s"),
+        report.regions.push_back({ r.text("op"), r.integer<int>("stage"), r.integer<int>("system"),
+            r.integer<int>("replica"), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"), r.real("time_s"),
             r.real("flops"), r.real("utilization"), r.text("bound") });
     });
     root.each("systems", [&](const Reader& r) {
-        const Json& same = r.at("same_schedule_as_system_0");
+        const ReadJson& same = r.at("same_schedule_as_system_0");
         if (!same.is_boolean())
             throw ReadError { r.where("same_schedule_as_system_0"), "expected true or false" };
-        report.systems.push_back({ int(r.integer("index")), r.real("compute_busy_s"), r.real("io_busy_s"),
+        report.systems.push_back({ r.integer<int>("index"), r.real("compute_busy_s"), r.real("io_busy_s"),
             r.real("flops"), r.real("io_bytes"), r.real("compute_utilization"), same.get<bool>() });
     });
     const Reader timeline = root.object("timeline");
     report.spanS = timeline.real("span_s");
     timeline.each("lanes", [&](const Reader& r) {
-        LaneReport lane { r.text("lane"), int(r.integer("index")), r.text("name"), r.real("busy_s"), r.real("bytes"),
-            r.real("flops"), {} };
-        for (std::size_t i = 0; const Json& share : r.array("occupancy")) {
-            if (!share.is_number())
-                throw ReadError { r.where("occupancy") + "/" + std::to_string(i), "expected a number" };
-            lane.occupancy.push_back(share.get<double>());
-            ++i;
-        }
-        report.lanes.push_back(std::move(lane));
+        report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.real("busy_s"),
+            r.real("bytes"), r.real("flops"), r.reals("occupancy") });
     });
     if (!root.at("scaling").is_null()) {
         const Reader s = root.object("scaling");
@@ -274,7 +293,7 @@ RunReport readReport(const Reader& root)
         sweep.baselineSamplesPerS = s.real("baseline_samples_per_s");
         s.each("points", [&](const Reader& p) {
             sweep.points.push_back(
-                { int(p.integer("num_csx")), p.real("samples_per_s"), p.real("speedup"), p.real("efficiency"),
+                { p.integer<int>("num_csx"), p.real("samples_per_s"), p.real("speedup"), p.real("efficiency"),
                     p.real("step_time_s"), p.text("bottleneck"), p.text("execution"), p.integer("micro_batch_size") });
         });
         report.scaling = std::move(sweep);
@@ -342,20 +361,17 @@ std::string reportToJson(const RunReport& report, int indent)
 
 Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName)
 {
-    Json json;
+    const Expected<ReadJson> json
+        = parseJsonDocument(text, fileName, kMaxNestingDepth, "not valid JSON: ", "a WaferScope report nests 5");
+    if (!json)
+        return json.error();
     try {
-        json = Json::parse(text);
-    } catch (const nlohmann::json::parse_error& error) {
-        const JsonLocator::Position at = JsonLocator::positionOfOffset(text, error.byte);
-        return Diagnostic { fileName, at.line, at.column, std::string("not valid JSON: ") + error.what() };
-    }
-    try {
-        return readReport(Reader(json, ""));
+        return readReport(Reader(*json, ""));
     } catch (const ReadError& error) {
         const JsonLocator::Position at = JsonLocator(text).locate(error.pointer);
         return Diagnostic { fileName, at.line, at.column, error.message };
     } catch (const nlohmann::json::exception& error) {
-        return Diagnostic { fileName, 0, 0, std::string("not a WaferScope report: ") + error.what() };
+        return Diagnostic { fileName, 1, 1, std::string("not a WaferScope report: ") + error.what() };
     }
 }
 

@@ -31,3 +31,15 @@ WS_TEST(offsetToPosition)
     WS_CHECK_EQ(JsonLocator::positionOfOffset(text, 4).line, 2);
     WS_CHECK_EQ(JsonLocator::positionOfOffset(text, 4).column, 2);
 }
+
+WS_TEST(emptyObjectsInArraysAndAByteOrderMarkKeepLaterValuesLocated)
+{
+    // After an empty object inside an array the scan used to wait for a key and stop, so every
+    // later error pointed at an ancestor; a BOM (which nlohmann skips) was taken for a value.
+    const std::string text = "\xEF\xBB\xBF{\"list\": [{}, {\"x\": 1}],\n \"y\": 2}";
+    JsonLocator locator(text);
+    WS_CHECK_EQ(locator.locate("/list/1/x").line, 1);
+    WS_CHECK_EQ(locator.locate("/list/1/x").column, 24); // bytes: the BOM counts 3
+    WS_CHECK_EQ(locator.locate("/y").line, 2);
+    WS_CHECK_EQ(locator.locate("/y").column, 7);
+}

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 using namespace waferscope::core;
 
@@ -66,6 +67,9 @@ WS_TEST(mutatedPresetsFailOnTheMutatedLine)
         { "boolean as string", "\"value\": true", "\"value\": \"yes\"", "must be true or false" },
         { "too many systems", "\"value\": 192,", "\"value\": 0,", "expected an integer in" },
         { "syntax error", "\"cores\": {", "\"cores\" {", "invalid JSON" },
+        // nlohmann throws out_of_range, not parse_error, for a number beyond a double: it used to
+        // escape the loader and abort the process (found by fuzz_preset).
+        { "clock beyond a double", "\"value\": 1100000000.0", "\"value\": 1.1e999", "number overflow" },
     };
     for (const Mutation& mutation : mutations) {
         const std::size_t at = good.find(mutation.from);
@@ -83,6 +87,43 @@ WS_TEST(mutatedPresetsFailOnTheMutatedLine)
         WS_CHECK(error.column > 0);
         WS_CHECK_CONTAINS(error.format(), "bad.json:" + std::to_string(lineOf(bad, at)) + ":");
     }
+}
+
+WS_TEST(numberBeyondADoubleIsLocatedAtItsFirstDigit)
+{
+    const std::string text = "{\n  \"schema\": [1, 2,\n    -4e400]\n}\n";
+    Expected<SystemSpec> spec = loadPresetText(text, "big.json");
+    WS_REQUIRE(!spec.hasValue());
+    WS_CHECK_EQ(spec.error().line, 3);
+    WS_CHECK_EQ(spec.error().column, 5);
+    WS_CHECK_CONTAINS(spec.error().message, "-4e400");
+}
+
+WS_TEST(deepNestingIsRefusedAtTheFirstBracketTooDeep)
+{
+    // JsonLocator keeps one JSON pointer per value, as long as the value is deep: 200,000 nested
+    // arrays (400 KB) used to take gigabytes to locate an error in.
+    const std::size_t depth = 200'000;
+    const std::string text = "{\n  \"wafer\": " + std::string(depth, '[') + std::string(depth, ']') + "\n}\n";
+    Expected<SystemSpec> spec = loadPresetText(text, "deep.json");
+    WS_REQUIRE(!spec.hasValue());
+    WS_CHECK_CONTAINS(spec.error().message, "nested deeper than 64 levels");
+    // The root object is level 1, so the 64th bracket after `  "wafer": ` (11 bytes) is level 65.
+    WS_CHECK_EQ(spec.error().line, 2);
+    WS_CHECK_EQ(spec.error().column, 11 + 64);
+}
+
+WS_TEST(nulByteIsRefusedWhereItIs)
+{
+    // nlohmann stops at a NUL as at the end of the text; JsonLocator used to read on into the
+    // garbage behind it and write before its stack (found by fuzz_preset).
+    using namespace std::string_literals;
+    const std::string text = "{\"schema\": \"waferscope-hardware/1\"}\n  \0 {}\""s;
+    Expected<SystemSpec> spec = loadPresetText(text, "nul.json");
+    WS_REQUIRE(!spec.hasValue());
+    WS_CHECK_EQ(spec.error().line, 2);
+    WS_CHECK_EQ(spec.error().column, 3);
+    WS_CHECK_CONTAINS(spec.error().message, "NUL byte");
 }
 
 WS_TEST(missingKeyPointsAtItsObject)
