@@ -29,6 +29,7 @@ std::string temporaryPrefix(const std::string& target)
 struct Staging {
     std::mutex mutex;
     std::vector<std::string> temporaries;
+    std::vector<std::string> directories; // created for uncommitted files, deepest first per writer
     bool abandoned = false;
 
     void forget(const std::string& temporary)
@@ -133,6 +134,24 @@ void abandonStagedFiles()
     for (const std::string& temporary : g_staging.temporaries)
         ::unlink(temporary.c_str());
     g_staging.temporaries.clear();
+    for (const std::string& directory : g_staging.directories)
+        ::rmdir(directory.c_str()); // fails, harmlessly, on a directory that is not empty
+    g_staging.directories.clear();
+}
+
+void registerCreatedDirectories(const std::vector<std::string>& deepestFirst)
+{
+    const std::lock_guard lock(g_staging.mutex);
+    g_staging.directories.insert(g_staging.directories.end(), deepestFirst.begin(), deepestFirst.end());
+}
+
+void forgetCreatedDirectories(const std::vector<std::string>& deepestFirst)
+{
+    const std::lock_guard lock(g_staging.mutex);
+    for (const std::string& directory : deepestFirst)
+        if (const auto it = std::find(g_staging.directories.begin(), g_staging.directories.end(), directory);
+            it != g_staging.directories.end())
+            g_staging.directories.erase(it);
 }
 
 std::size_t stagedFileCount()

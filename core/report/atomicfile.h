@@ -37,6 +37,12 @@ void discardFile(const StagedFile& staged);
 // end with no partial file left behind. Waits for a commitFiles group in progress. Thread-safe;
 // call it from a normal thread (the CLI's signal thread), not from a signal handler.
 void abandonStagedFiles();
+// Directories a writer created for files it has not committed yet, deepest first: removed by
+// abandonStagedFiles() (only while empty), so an interrupted first write leaves no empty
+// directory behind. The writer forgets them once its files are committed, or removes them itself
+// when its write fails.
+void registerCreatedDirectories(const std::vector<std::string>& deepestFirst);
+void forgetCreatedDirectories(const std::vector<std::string>& deepestFirst);
 // How many temporaries are staged now (for tests).
 std::size_t stagedFileCount();
 

@@ -57,11 +57,25 @@ std::optional<Diagnostic> writeRunDirectory(
     std::error_code error;
     if (fs::exists(path, error) && !fs::is_directory(path, error))
         return Diagnostic { directory, 0, 0, "is not a directory" };
-    if (!fs::exists(path, error)) {
+    // The directories this write creates, deepest first: removed again unless a file lands.
+    std::vector<std::string> created;
+    for (fs::path missing = fs::absolute(path, error);
+         !missing.empty() && !fs::exists(missing, error) && missing != missing.parent_path();
+         missing = missing.parent_path())
+        created.push_back(missing.string());
+    if (!created.empty()) {
+        registerCreatedDirectories(created);
         fs::create_directories(path, error);
-        if (error)
+        if (error) {
+            forgetCreatedDirectories(created);
             return Diagnostic { directory, 0, 0, "cannot create the directory: " + error.message() };
+        }
     }
+    const auto removeCreated = [&] {
+        forgetCreatedDirectories(created);
+        for (const std::string& dir : created)
+            ::rmdir(dir.c_str());
+    };
     removeLeftovers(path, files);
     std::vector<StagedFile> staged;
     for (const ReportFile& file : files) {
@@ -82,12 +96,16 @@ std::optional<Diagnostic> writeRunDirectory(
         if (!next) {
             for (const StagedFile& done : staged)
                 discardFile(done);
+            removeCreated();
             return next.error();
         }
         staged.push_back(std::move(next).value());
     }
-    if (std::optional<Diagnostic> failed = commitFiles(staged))
+    if (std::optional<Diagnostic> failed = commitFiles(staged)) {
+        removeCreated(); // only what stayed empty
         return failed;
+    }
+    forgetCreatedDirectories(created);
     syncDirectory(path);
     return std::nullopt;
 }

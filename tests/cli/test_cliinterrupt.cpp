@@ -145,6 +145,36 @@ WS_TEST(sigtermWhileComputingWritesNothing)
     std::printf("SIGTERM while computing: ended after %.1f ms\n", latencyMs);
 }
 
+WS_TEST(ctrlCDuringAFirstWriteLeavesNoDirectory)
+{
+    // --model_dir names a directory that does not exist yet (two levels): interrupted while the
+    // trace is staged, the run leaves neither the files nor the directories it created.
+    const fs::path parent = freshDirectory("first");
+    const fs::path dir = parent / "runs" / "a";
+    fs::create_directories(parent);
+    const fs::path log = fs::temp_directory_path() / ("waferscope-int-first-" + std::to_string(::getpid()));
+    const pid_t child = spawn({ "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "16",
+                                  "--max_steps", "400", "--model_dir", dir.string(), "--quiet" },
+        log);
+    const Clock::time_point started = Clock::now();
+    bool staging = false;
+    while (!staging && Clock::now() - started < std::chrono::seconds(120)) {
+        std::error_code error;
+        for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
+            if (entry.path().filename().string().rfind(".trace.json.tmp", 0) == 0)
+                staging = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    WS_REQUIRE(staging);
+    ::kill(child, SIGINT);
+    const int status = waitFor(child, std::chrono::seconds(5));
+    WS_CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+    WS_CHECK(!fs::exists(parent / "runs"));
+    WS_CHECK(fs::is_empty(parent));
+    fs::remove_all(parent);
+    fs::remove(log);
+}
+
 WS_TEST(aRunTooLargeForMemoryIsRefusedBeforeItStarts)
 {
     // 1000 steps of GPT-3 XL on 16 CS-2 (one micro-batch of 170 layers forward and backward)

@@ -209,6 +209,12 @@ WS_TEST(aCancelledDirectoryWriteReplacesNothingAndLeavesNoTemporary)
     WS_CHECK(!fs::exists(dir / "big.txt"));
     WS_CHECK_EQ(entriesIn(dir), std::size_t(1));
     WS_CHECK_EQ(report::stagedFileCount(), std::size_t(0));
+    // Into directories the write had to create: cancelled, it removes them again.
+    cancelled = false;
+    pieces = 0;
+    const fs::path fresh = dir / "new" / "run";
+    WS_REQUIRE(report::writeRunDirectory(fresh.string(), files, &cancelled).has_value());
+    WS_CHECK(!fs::exists(dir / "new"));
     fs::remove_all(dir);
 }
 
