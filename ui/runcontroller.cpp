@@ -31,13 +31,22 @@ std::vector<int> RunController::sweepCounts(const core::SystemSpec& system, int 
     return counts;
 }
 
+void RunController::cancel()
+{
+    ++m_latestJob;
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
 int RunController::run(std::shared_ptr<const core::ModelGraph> graph, std::shared_ptr<const core::ExecutionPlan> plan,
     const core::SystemSpec& system, const core::engine::RunOptions& options, int numCsx)
 {
-    const int jobId = ++m_latestJob;
+    cancel(); // a newer run replaces the one in flight
+    const int jobId = m_latestJob;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
     QPointer<RunController> self(this);
     QThreadPool::globalInstance()->start(
-        [self, jobId, graph = std::move(graph), plan = std::move(plan), system, options, numCsx] {
+        [self, jobId, graph = std::move(graph), plan = std::move(plan), system, options, numCsx, cancelled = m_cancel] {
             RunOutcome outcome;
             QString message;
             core::Expected<core::engine::RunResult> result = core::engine::run(*plan, *graph, system, options);
@@ -45,8 +54,9 @@ int RunController::run(std::shared_ptr<const core::ModelGraph> graph, std::share
                 outcome.run = std::make_shared<const core::engine::RunResult>(std::move(result).value());
                 outcome.frames = std::make_shared<const core::engine::FrameSource>(*plan, *graph, system, *outcome.run);
                 outcome.utilization = outcome.frames->utilization(kUtilizationBins);
-                if (options.mode != core::engine::RunKind::Inference) {
+                if (options.mode != core::engine::RunKind::Inference && !cancelled->load()) {
                     core::engine::ScalingOptions scaling;
+                    scaling.cancelled = [cancelled] { return cancelled->load(); };
                     scaling.numCsx = sweepCounts(system, numCsx, graph->config.batchSize);
                     scaling.mode = options.mode;
                     core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(*graph, system, scaling);

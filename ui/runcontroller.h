@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 
 namespace waferscope::ui {
@@ -33,7 +34,8 @@ public:
 
     int run(std::shared_ptr<const core::ModelGraph> graph, std::shared_ptr<const core::ExecutionPlan> plan,
         const core::SystemSpec& system, const core::engine::RunOptions& options, int numCsx);
-    void cancel() { ++m_latestJob; }
+    // Drops the running job's result at once and stops its work at the next run of its sweep.
+    void cancel();
     static constexpr int kUtilizationBins = 400;
 
     // The cluster sizes a sweep covers for a generation: powers of two up to its largest cluster
@@ -47,6 +49,7 @@ Q_SIGNALS:
 
 private:
     int m_latestJob = 0;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // of the newest job
 };
 
 } // namespace waferscope::ui

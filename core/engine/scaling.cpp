@@ -25,6 +25,8 @@ Expected<ScalingSweep> scale(
         Expected<ExecutionPlan> plan = compile(graph, system, compileOptions);
         if (!plan)
             return plan.error();
+        if (options.cancelled && options.cancelled())
+            return Diagnostic { "<sweep>", 0, 0, "cancelled" };
         RunOptions runOptions;
         runOptions.mode = options.mode;
         runOptions.globalBatch = options.globalBatch;

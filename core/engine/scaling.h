@@ -38,6 +38,8 @@ struct ScalingOptions {
     std::int64_t globalBatch = 0; // 0: the config's batch_size
     // Called on the caller's thread after each job of the sweep (the baseline counts as one).
     std::function<void(int done, int total)> progress;
+    // Asked before each run of the sweep; returning true ends it with the error "cancelled".
+    std::function<bool()> cancelled;
 };
 
 // Errors: an empty or invalid list, a count beyond the generation's cluster, a model that

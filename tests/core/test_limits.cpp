@@ -7,6 +7,7 @@
 #include "core/common/memorybudget.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
+#include "core/engine/scaling.h"
 #include "core/model/modelloader.h"
 #include "core/report/atomicfile.h"
 #include "core/report/rundirectory.h"
@@ -275,4 +276,20 @@ WS_TEST(framesOfHundredsOfWafersAreRefusedAndTwentyTwoFit)
     WS_CHECK(refused->message.find("the frames of " + std::to_string(manyWafers) + " wafer(s) would need")
         != std::string::npos);
     WS_CHECK(refused->message.find("the wafer view shows the placement") != std::string::npos);
+}
+
+WS_TEST(aCancelledSweepStopsBeforeItsNextRun)
+{
+    const ModelGraph graph = test::load(test::sample("gpt3_xl.yaml"));
+    const SystemSpec cs2 = test::preset("cs2");
+    engine::ScalingOptions options;
+    options.numCsx = { 1, 2, 4, 8, 16 };
+    int asked = 0;
+    options.cancelled = [&] { return ++asked > 2; }; // two runs, then Stop
+    const Expected<engine::ScalingSweep> sweep = engine::scale(graph, cs2, options);
+    WS_REQUIRE(!sweep.hasValue());
+    WS_CHECK_EQ(sweep.error().message, std::string("cancelled"));
+    WS_CHECK_EQ(asked, 3);
+    options.cancelled = [] { return false; };
+    WS_CHECK(engine::scale(graph, cs2, options).hasValue());
 }
