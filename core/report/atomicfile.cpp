@@ -75,6 +75,10 @@ Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& wri
         });
     } catch (const StagingCancelled&) {
         cancelled = true;
+    } catch (...) { // the writer failed (out of memory, a bug): no temporary stays behind
+        ::close(fd);
+        discardFile({ temporary.string(), path });
+        throw;
     }
     if (!cancelled && failure == 0 && ::fsync(fd) != 0)
         failure = errno;
