@@ -1,4 +1,5 @@
 #include "benchfaults.h"
+#include "stagingwait.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
@@ -48,15 +49,7 @@ double interruptOnce(const fs::path& dir)
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
-    const Clock::time_point started = Clock::now();
-    bool staging = false;
-    while (!staging && msSince(started) < 60000.0) {
-        std::error_code error;
-        for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
-            if (entry.path().filename().string().rfind(".trace.json.tmp", 0) == 0)
-                staging = fs::file_size(entry.path(), error) > (1u << 20);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    const bool staging = waferscope::test::waitForStaging(dir, "trace.json", 1u << 20, std::chrono::seconds(60));
     const Clock::time_point sent = Clock::now();
     ::kill(child, SIGINT);
     int status = 0;
@@ -93,15 +86,8 @@ double cancelOnce(const fs::path& dir)
         returned = true;
     });
     // Cancel once the trace is being written.
-    const Clock::time_point started = Clock::now();
-    bool staging = false;
-    while (!staging && !returned && msSince(started) < 60000.0) {
-        std::error_code error;
-        for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
-            if (entry.path().filename().string().rfind(".trace.json.tmp", 0) == 0)
-                staging = fs::file_size(entry.path(), error) > (1u << 20);
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    const bool staging = waferscope::test::waitForStaging(
+        dir, "trace.json", 1u << 20, std::chrono::seconds(60), [&] { return returned.load(); });
     const Clock::time_point sent = Clock::now();
     cancelled = true;
     writer.join();

@@ -2,7 +2,7 @@
 // exit status as a shell sees it, through the real binary.
 #include "testing.h"
 
-#include "app/cli/cli.h"
+#include "clirunner.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,20 +13,11 @@
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
+using Result = waferscope::test::CliResult;
 
-Result run(std::vector<std::string> args)
+Result run(const std::vector<std::string>& args)
 {
-    std::ostringstream out, err;
-    Result result;
-    result.code = waferscope::cli::runCli(args, out, err);
-    result.out = out.str();
-    result.err = err.str();
-    return result;
+    return waferscope::test::runCliCaptured(args);
 }
 
 // Runs the installed-style binary through the shell; returns its exit status.

@@ -1,6 +1,7 @@
 // The real waferscope-cli stopped by a signal (Ctrl-C is SIGINT; batch schedulers send
 // SIGTERM): it ends at once by that signal, leaves no temporary, and the report files already
 // in place stay as they were. Also: work too large for memory is refused before it starts.
+#include "stagingwait.h"
 #include "testing.h"
 
 #include <chrono>
@@ -19,21 +20,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string readAll(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-fs::path freshDirectory(const std::string& name)
-{
-    const fs::path dir = fs::temp_directory_path() / ("waferscope-int-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    return dir;
-}
 
 std::string sample(const std::string& name)
 {
@@ -88,31 +74,21 @@ std::vector<std::string> temporariesIn(const fs::path& dir)
 // when `file` is empty; checks the ending and returns the milliseconds from signal to exit.
 double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std::chrono::milliseconds delay)
 {
-    const fs::path dir = freshDirectory("dir");
+    const fs::path dir = waferscope::test::freshDirectory("dir");
     const fs::path log = fs::temp_directory_path() / ("waferscope-int-log-" + std::to_string(::getpid()));
     // The first run leaves a complete directory to protect.
     const pid_t first = spawn({ "run", "--params", sample("gpt2_small.yaml"), "--model_dir", dir.string() }, log);
     WS_REQUIRE(waitFor(first, std::chrono::seconds(120)) == 0);
     std::vector<std::pair<std::string, std::string>> before;
     for (const char* name : { "report.json", "report.csv", "report.html", "trace.json", "summary.txt" })
-        before.emplace_back(name, readAll(dir / name));
+        before.emplace_back(name, waferscope::test::readFile(dir / name));
 
     // GPT-3 XL on 16 CS-2 over 400 steps: a trace of hundreds of MB, written for seconds.
     const pid_t child = spawn({ "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "16",
                                   "--max_steps", "400", "--model_dir", dir.string(), "--quiet" },
         log);
     WS_REQUIRE(child > 0);
-    const Clock::time_point started = Clock::now();
-    bool staging = file.empty();
-    while (!staging && Clock::now() - started < std::chrono::seconds(120)) {
-        for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-            const std::string name = entry.path().filename().string();
-            std::error_code error;
-            if (name.rfind("." + file + ".tmp", 0) == 0 && fs::file_size(entry.path(), error) >= bytes)
-                staging = true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    const bool staging = file.empty() || waferscope::test::waitForStaging(dir, file, bytes, std::chrono::seconds(120));
     if (file.empty())
         std::this_thread::sleep_for(delay);
     WS_REQUIRE(staging);
@@ -122,10 +98,10 @@ double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std:
     const double latencyMs = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
     WS_REQUIRE(status != -1);
     WS_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == signal);
-    WS_CHECK(readAll(log).find("waferscope-cli: interrupted") != std::string::npos);
+    WS_CHECK(waferscope::test::readFile(log).find("waferscope-cli: interrupted") != std::string::npos);
     WS_CHECK(temporariesIn(dir).empty());
     for (const auto& [name, content] : before)
-        WS_CHECK(readAll(dir / name) == content);
+        WS_CHECK(waferscope::test::readFile(dir / name) == content);
     fs::remove_all(dir);
     fs::remove(log);
     return latencyMs;
@@ -149,23 +125,14 @@ WS_TEST(ctrlCDuringAFirstWriteLeavesNoDirectory)
 {
     // --model_dir names a directory that does not exist yet (two levels): interrupted while the
     // trace is staged, the run leaves neither the files nor the directories it created.
-    const fs::path parent = freshDirectory("first");
+    const fs::path parent = waferscope::test::freshDirectory("first");
     const fs::path dir = parent / "runs" / "a";
     fs::create_directories(parent);
     const fs::path log = fs::temp_directory_path() / ("waferscope-int-first-" + std::to_string(::getpid()));
     const pid_t child = spawn({ "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "16",
                                   "--max_steps", "400", "--model_dir", dir.string(), "--quiet" },
         log);
-    const Clock::time_point started = Clock::now();
-    bool staging = false;
-    while (!staging && Clock::now() - started < std::chrono::seconds(120)) {
-        std::error_code error;
-        for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
-            if (entry.path().filename().string().rfind(".trace.json.tmp", 0) == 0)
-                staging = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    WS_REQUIRE(staging);
+    WS_REQUIRE(waferscope::test::waitForStaging(dir, "trace.json", 0, std::chrono::seconds(120)));
     ::kill(child, SIGINT);
     const int status = waitFor(child, std::chrono::seconds(5));
     WS_CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
@@ -186,7 +153,7 @@ WS_TEST(aRunTooLargeForMemoryIsRefusedBeforeItStarts)
         "64");
     const int status = waitFor(child, std::chrono::seconds(60));
     WS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
-    const std::string text = readAll(log);
+    const std::string text = waferscope::test::readFile(log);
     WS_CHECK(text.find("--max_steps: error: 1000 steps of this run's timeline") != std::string::npos);
     WS_CHECK(text.find("WAFERSCOPE_MEMORY_LIMIT_MB=64") != std::string::npos);
     WS_CHECK(text.find("steps fit; lower --max_steps") != std::string::npos);

@@ -2,7 +2,7 @@
 // codes for directories that cannot be written, and the real binary killed while it writes.
 #include "testing.h"
 
-#include "app/cli/cli.h"
+#include "clirunner.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,35 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
+using Result = waferscope::test::CliResult;
 
-Result run(std::vector<std::string> args)
+Result run(const std::vector<std::string>& args)
 {
-    std::ostringstream out, err;
-    Result result;
-    result.code = waferscope::cli::runCli(args, out, err);
-    result.out = out.str();
-    result.err = err.str();
-    return result;
-}
-
-std::string readAll(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-fs::path freshDirectory(const std::string& name)
-{
-    const fs::path dir = fs::temp_directory_path() / ("waferscope-cli-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    return dir;
+    return waferscope::test::runCliCaptured(args);
 }
 
 std::string gpt3Xl()
@@ -68,7 +44,7 @@ const char* const kFiles[] = { "report.json", "report.csv", "report.html", "trac
 
 WS_TEST(runWritesTheRunDirectoryAndKeepsJsonUnchanged)
 {
-    const fs::path dir = freshDirectory("rundir");
+    const fs::path dir = waferscope::test::freshDirectory("rundir");
     std::vector<std::string> args = runArgs(dir, "2");
     args.push_back("--quiet");
     const Result quiet = run(args);
@@ -77,7 +53,7 @@ WS_TEST(runWritesTheRunDirectoryAndKeepsJsonUnchanged)
     WS_CHECK(quiet.err.empty());
     for (const char* name : kFiles)
         WS_CHECK(fs::is_regular_file(dir / name));
-    const nlohmann::json report = nlohmann::json::parse(readAll(dir / "report.json"));
+    const nlohmann::json report = nlohmann::json::parse(waferscope::test::readFile(dir / "report.json"));
     WS_CHECK_EQ(report["manifest"]["input"]["path"].get<std::string>(), gpt3Xl());
     WS_CHECK_EQ(report["manifest"]["options"]["max_steps"].get<int>(), 2);
 
@@ -95,13 +71,13 @@ WS_TEST(runWritesTheRunDirectoryAndKeepsJsonUnchanged)
     args.pop_back();
     const Result text = run(args);
     WS_CHECK(text.out.find(dir.string()) != std::string::npos);
-    WS_CHECK(readAll(dir / "summary.txt").find("weight_streaming") != std::string::npos);
+    WS_CHECK(waferscope::test::readFile(dir / "summary.txt").find("weight_streaming") != std::string::npos);
     fs::remove_all(dir);
 }
 
 WS_TEST(unwritableOrFailedRunsLeaveTheDirectoryAlone)
 {
-    const fs::path dir = freshDirectory("unwritable");
+    const fs::path dir = waferscope::test::freshDirectory("unwritable");
     fs::create_directories(dir);
     std::ofstream(dir / "file") << "x";
     const Result underFile = run(runArgs(dir / "file" / "run", "2"));
@@ -114,27 +90,27 @@ WS_TEST(unwritableOrFailedRunsLeaveTheDirectoryAlone)
     // A run that fails (bad input, or a model the system cannot hold) writes nothing.
     const fs::path runDir = dir / "run";
     WS_REQUIRE(run(runArgs(runDir, "2")).code == 0);
-    const std::string before = readAll(runDir / "report.json");
+    const std::string before = waferscope::test::readFile(runDir / "report.json");
     std::vector<std::string> badMode = runArgs(runDir, "2");
     badMode.insert(badMode.end(), { "--mode", "fly" });
     WS_CHECK_EQ(run(badMode).code, 2);
     std::vector<std::string> cs1 = runArgs(runDir, "1");
     cs1[4] = "cs1";
     WS_CHECK_EQ(run(cs1).code, 3);
-    WS_CHECK_EQ(readAll(runDir / "report.json"), before);
+    WS_CHECK_EQ(waferscope::test::readFile(runDir / "report.json"), before);
     fs::remove_all(dir);
 }
 
 WS_TEST(compareLinesUpTwoRunDirectories)
 {
-    const fs::path dir = freshDirectory("compare");
+    const fs::path dir = waferscope::test::freshDirectory("compare");
     WS_REQUIRE(run(runArgs(dir / "two", "2")).code == 0);
     WS_REQUIRE(run(runArgs(dir / "four", "4")).code == 0);
     const Result json = run({ "compare", (dir / "two").string(), (dir / "four" / "report.json").string(), "--json" });
     WS_REQUIRE(json.code == 0);
     const nlohmann::json c = nlohmann::json::parse(json.out);
-    const nlohmann::json a = nlohmann::json::parse(readAll(dir / "two" / "report.json"));
-    const nlohmann::json b = nlohmann::json::parse(readAll(dir / "four" / "report.json"));
+    const nlohmann::json a = nlohmann::json::parse(waferscope::test::readFile(dir / "two" / "report.json"));
+    const nlohmann::json b = nlohmann::json::parse(waferscope::test::readFile(dir / "four" / "report.json"));
     WS_CHECK(c["same_input"].get<bool>());
     WS_CHECK_EQ(c["layers"].size(), a["layers"].size());
     WS_CHECK_EQ(c["totals"][0]["metric"].get<std::string>(), std::string("step_time_s"));
@@ -155,11 +131,11 @@ WS_TEST(killedCliLeavesWholeReports)
 {
     // The real binary, killed at times spread over its run: each file is either the first
     // report's or the second's, whole. (The core suite kills a writer mid-staging for certain.)
-    const fs::path dir = freshDirectory("kill");
+    const fs::path dir = waferscope::test::freshDirectory("kill");
     WS_REQUIRE(run(runArgs(dir, "1")).code == 0);
-    const std::string csvOne = readAll(dir / "report.csv");
+    const std::string csvOne = waferscope::test::readFile(dir / "report.csv");
     WS_REQUIRE(run(runArgs(dir, "2")).code == 0);
-    const std::string csvTwo = readAll(dir / "report.csv");
+    const std::string csvTwo = waferscope::test::readFile(dir / "report.csv");
     WS_REQUIRE(csvOne != csvTwo);
     for (int attempt = 0; attempt < 24; ++attempt) {
         const std::vector<std::string> args = runArgs(dir, attempt % 2 ? "1" : "2");
@@ -176,12 +152,13 @@ WS_TEST(killedCliLeavesWholeReports)
         std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
         ::kill(child, SIGKILL);
         ::waitpid(child, nullptr, 0);
-        const std::string csv = readAll(dir / "report.csv");
+        const std::string csv = waferscope::test::readFile(dir / "report.csv");
         WS_CHECK(csv == csvOne || csv == csvTwo);
-        const nlohmann::json report = nlohmann::json::parse(readAll(dir / "report.json"), nullptr, false);
+        const nlohmann::json report
+            = nlohmann::json::parse(waferscope::test::readFile(dir / "report.json"), nullptr, false);
         WS_CHECK(!report.is_discarded());
-        WS_CHECK(!nlohmann::json::parse(readAll(dir / "trace.json"), nullptr, false).is_discarded());
-        const std::string html = readAll(dir / "report.html");
+        WS_CHECK(!nlohmann::json::parse(waferscope::test::readFile(dir / "trace.json"), nullptr, false).is_discarded());
+        const std::string html = waferscope::test::readFile(dir / "report.html");
         WS_CHECK(html.rfind("</html>") != std::string::npos && html.size() - html.rfind("</html>") <= 8);
     }
     fs::remove_all(dir);

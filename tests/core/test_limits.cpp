@@ -53,22 +53,6 @@ std::size_t tensorCount(const ModelGraph& graph)
     return count;
 }
 
-std::string readAll(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-fs::path freshDirectory(const std::string& name)
-{
-    const fs::path dir = fs::temp_directory_path() / ("waferscope-limits-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
 std::size_t entriesIn(const fs::path& dir)
 {
     return std::size_t(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
@@ -188,7 +172,8 @@ WS_TEST(aTimelineTooLargeForMemoryIsRefusedBeforeTheRun)
 
 WS_TEST(aCancelledDirectoryWriteReplacesNothingAndLeavesNoTemporary)
 {
-    const fs::path dir = freshDirectory("cancel");
+    const fs::path dir = waferscope::test::freshDirectory("cancel");
+    fs::create_directories(dir);
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), { { "a.txt", std::string("old a") } }).has_value());
     std::atomic<bool> cancelled { false };
     int pieces = 0;
@@ -206,7 +191,7 @@ WS_TEST(aCancelledDirectoryWriteReplacesNothingAndLeavesNoTemporary)
     WS_REQUIRE(error.has_value());
     WS_CHECK_EQ(error->message, std::string("cancelled"));
     WS_CHECK_EQ(pieces, 4); // the fifth piece was refused
-    WS_CHECK_EQ(readAll(dir / "a.txt"), std::string("old a"));
+    WS_CHECK_EQ(waferscope::test::readFile(dir / "a.txt"), std::string("old a"));
     WS_CHECK(!fs::exists(dir / "big.txt"));
     WS_CHECK_EQ(entriesIn(dir), std::size_t(1));
     WS_CHECK_EQ(report::stagedFileCount(), std::size_t(0));
@@ -222,7 +207,8 @@ WS_TEST(aCancelledDirectoryWriteReplacesNothingAndLeavesNoTemporary)
 WS_TEST(anAbandonedProcessLeavesNoTemporaryAndStagesNoMore)
 {
     // abandonStagedFiles() is for a process that is ending, so it runs in a child.
-    const fs::path dir = freshDirectory("abandon");
+    const fs::path dir = waferscope::test::freshDirectory("abandon");
+    fs::create_directories(dir);
     const pid_t child = ::fork();
     WS_REQUIRE(child >= 0);
     if (child == 0) {
@@ -261,7 +247,7 @@ WS_TEST(framesOfHundredsOfWafersAreRefusedAndTwentyTwoFit)
         const engine::FrameSource frames(plan, graph, cs3, *run);
         return std::make_pair(frames.wafers(), engine::checkFrameMemory(frames, cs3));
     };
-    const std::string text = readAll(test::sample("llama3p1_405b.yaml"));
+    const std::string text = waferscope::test::readFile(test::sample("llama3p1_405b.yaml"));
     const auto [wafers, fits] = framesCheck(text);
     WS_CHECK_EQ(wafers, 22);
     if (memoryBudget().bytes >= 2000000000ull)

@@ -20,14 +20,6 @@ using namespace waferscope::test;
 
 namespace {
 
-std::string readAll(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 } // namespace
 
 WS_TEST(chromeTraceHasEveryEventOfTheRun)
@@ -101,9 +93,9 @@ WS_TEST(atomicWritesReplaceWholeFilesOrNothing)
     std::filesystem::create_directories(dir);
     const std::string path = (dir / "trace.json").string();
     WS_CHECK(!report::writeFileAtomically(path, "first").has_value());
-    WS_CHECK_EQ(readAll(path), std::string("first"));
+    WS_CHECK_EQ(waferscope::test::readFile(path), std::string("first"));
     WS_CHECK(!report::writeFileAtomically(path, std::string(1 << 20, 'x')).has_value());
-    WS_CHECK_EQ(readAll(path).size(), std::size_t(1 << 20));
+    WS_CHECK_EQ(waferscope::test::readFile(path).size(), std::size_t(1 << 20));
     // A directory that does not exist: a located error, and nothing left behind.
     const std::string missing = (dir / "no" / "such" / "trace.json").string();
     const std::optional<Diagnostic> error = report::writeFileAtomically(missing, "x");

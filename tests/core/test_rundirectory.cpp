@@ -29,21 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string readAll(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-fs::path freshDirectory(const std::string& name)
-{
-    const fs::path dir = fs::temp_directory_path() / ("waferscope-test-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    return dir;
-}
-
 struct Job {
     ModelGraph graph;
     SystemSpec system;
@@ -67,9 +52,9 @@ Job gpt3XlOnTwoCs2(int numCsx = 2)
 report::RunReport reportOf(const Job& job, const engine::ScalingSweep* sweep = nullptr)
 {
     const std::string path = sample("gpt3_xl.yaml");
-    return report::makeReport(
-        report::makeManifest(path, readAll(path), job.graph, job.compileOptions, job.options, job.run.metrics), job.run,
-        job.plan, sweep);
+    return report::makeReport(report::makeManifest(path, waferscope::test::readFile(path), job.graph,
+                                  job.compileOptions, job.options, job.run.metrics),
+        job.run, job.plan, sweep);
 }
 
 // RFC 4180 rows (quoted fields may hold commas and doubled quotes).
@@ -124,21 +109,22 @@ WS_TEST(runDirectoryHoldsTheFiveFilesOfTheRun)
     sweepOptions.numCsx = { 1, 2, 4 };
     const engine::ScalingSweep sweep = engine::scale(job.graph, job.system, sweepOptions).value();
     const report::RunReport written = reportOf(job, &sweep);
-    const fs::path dir = freshDirectory("rundir");
+    const fs::path dir = waferscope::test::freshDirectory("rundir");
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), report::runDirectoryFiles(written, job.run, job.plan)));
     for (const char* name : { "report.json", "report.csv", "report.html", "trace.json", "summary.txt" })
         WS_CHECK(fs::is_regular_file(dir / name));
 
-    const nlohmann::json json = nlohmann::json::parse(readAll(dir / "report.json"));
+    const nlohmann::json json = nlohmann::json::parse(waferscope::test::readFile(dir / "report.json"));
     const nlohmann::json& layers = json["layers"];
     WS_REQUIRE(layers.size() == job.run.metrics.layers.size());
-    WS_CHECK_EQ(json["manifest"]["input"]["sha256"].get<std::string>(), sha256Hex(readAll(sample("gpt3_xl.yaml"))));
+    WS_CHECK_EQ(json["manifest"]["input"]["sha256"].get<std::string>(),
+        sha256Hex(waferscope::test::readFile(sample("gpt3_xl.yaml"))));
     WS_CHECK_EQ(json["manifest"]["options"]["num_csx"].get<int>(), 2);
     WS_CHECK_EQ(json["manifest"]["options"]["batch_size"].get<std::int64_t>(), job.graph.config.batchSize);
     WS_CHECK_EQ(json["scaling"]["points"].size(), std::size_t(3));
 
     // The CSV's rows are the JSON's layers, field for field.
-    const auto rows = parseCsv(readAll(dir / "report.csv"));
+    const auto rows = parseCsv(waferscope::test::readFile(dir / "report.csv"));
     WS_REQUIRE(rows.size() == layers.size() + 1);
     const std::vector<std::string> columns { "name", "kind", "params", "flops", "region", "time_s", "utilization",
         "bound" };
@@ -157,7 +143,7 @@ WS_TEST(runDirectoryHoldsTheFiveFilesOfTheRun)
     // The trace: every (layer, phase, iteration, micro-batch) the weight-streaming schedule has
     // (forward and both backward passes on the wafer; the layer's weights in through MemoryX,
     // SwarmX and the CS-X I/O; its gradients out and reduced), and a span of the two steps.
-    const nlohmann::json trace = nlohmann::json::parse(readAll(dir / "trace.json"));
+    const nlohmann::json trace = nlohmann::json::parse(waferscope::test::readFile(dir / "trace.json"));
     std::map<int, std::string> processes;
     std::map<std::pair<int, int>, std::string> threads;
     std::set<std::string> seen, seenAnyMicroBatch;
@@ -220,14 +206,14 @@ WS_TEST(runDirectoryHoldsTheFiveFilesOfTheRun)
     WS_CHECK_NEAR((last - first) * 1e-6, steps, 1e-9);
 
     // The page: its charts inline as SVG, nothing fetched from anywhere.
-    const std::string html = readAll(dir / "report.html");
+    const std::string html = waferscope::test::readFile(dir / "report.html");
     std::size_t charts = 0;
     for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
         ++charts;
     WS_CHECK_EQ(charts, std::size_t(4)); // layer utilization, timeline, scaling, placement
     for (const char* url : { "http:", "https:", "src=", "href=", "url(", "@import" })
         WS_CHECK(html.find(url) == std::string::npos);
-    const std::string summary = readAll(dir / "summary.txt");
+    const std::string summary = waferscope::test::readFile(dir / "summary.txt");
     WS_CHECK(summary.find("weight_streaming") != std::string::npos);
     fs::remove_all(dir);
 }
@@ -295,14 +281,14 @@ WS_TEST(comparisonLinesUpLayersAndTotals)
 
 WS_TEST(runDirectoryKeepsForeignFilesAndClearsLeftovers)
 {
-    const fs::path dir = freshDirectory("foreign");
+    const fs::path dir = waferscope::test::freshDirectory("foreign");
     fs::create_directories(dir);
     std::ofstream(dir / "notes.txt") << "mine";
     std::ofstream(dir / ".report.json.tmp123456") << "half";
     std::ofstream(dir / ".report.json.tmpx") << "not ours";
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), { { "report.json", "{}" } }));
-    WS_CHECK_EQ(readAll(dir / "notes.txt"), std::string("mine"));
-    WS_CHECK_EQ(readAll(dir / "report.json"), std::string("{}"));
+    WS_CHECK_EQ(waferscope::test::readFile(dir / "notes.txt"), std::string("mine"));
+    WS_CHECK_EQ(waferscope::test::readFile(dir / "report.json"), std::string("{}"));
     WS_CHECK(!fs::exists(dir / ".report.json.tmp123456"));
     WS_CHECK(fs::exists(dir / ".report.json.tmpx"));
     // A file where the directory should be: a located error, nothing written.
@@ -316,7 +302,7 @@ WS_TEST(killedWriterLeavesTheOldFileOrTheNew)
 {
     // A writer killed while it stages a large report, found by watching for its temporary:
     // the previous files are intact and the next writer clears the leftover.
-    const fs::path dir = freshDirectory("kill");
+    const fs::path dir = waferscope::test::freshDirectory("kill");
     const std::vector<report::ReportFile> before { { "report.json", "{\"old\": true}\n" }, { "trace.json", "[]\n" } };
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), before));
     const std::vector<report::ReportFile> after { { "report.json", std::string(96u << 20, ' ') + "{}" },
@@ -340,8 +326,8 @@ WS_TEST(killedWriterLeavesTheOldFileOrTheNew)
     ::waitpid(child, &status, 0);
     WS_CHECK(staging);
     WS_CHECK(WIFSIGNALED(status));
-    WS_CHECK_EQ(readAll(dir / "report.json"), before[0].content);
-    WS_CHECK_EQ(readAll(dir / "trace.json"), before[1].content);
+    WS_CHECK_EQ(waferscope::test::readFile(dir / "report.json"), before[0].content);
+    WS_CHECK_EQ(waferscope::test::readFile(dir / "trace.json"), before[1].content);
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), before));
     std::size_t entries = 0;
     for ([[maybe_unused]] const fs::directory_entry& entry : fs::directory_iterator(dir))

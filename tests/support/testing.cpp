@@ -3,7 +3,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fstream>
+#include <sstream>
 #include <vector>
+
+#include <unistd.h>
 
 namespace waferscope::test {
 
@@ -33,6 +37,22 @@ void reportFailure(const char* file, int line, const std::string& what)
 {
     ++g_failuresInCurrentTest;
     std::printf("  %s:%d: %s\n", file, line, what.c_str());
+}
+
+std::string readFile(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::filesystem::path freshDirectory(const std::string& name)
+{
+    const std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("waferscope-test-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    return dir;
 }
 
 std::string dataDir()

@@ -9,6 +9,7 @@
 // The runner prints one line per failure and closes with "N passed, N failed, N skipped".
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -27,6 +28,12 @@ void reportFailure(const char* file, int line, const std::string& what);
 std::string dataDir();
 std::string sourceDir();
 std::string sharedDir();
+
+// The whole file as bytes; empty when it cannot be read.
+std::string readFile(const std::filesystem::path& path);
+// A scratch path for this test process, "<temp>/waferscope-test-NAME-PID", removed first (it does
+// not exist on return).
+std::filesystem::path freshDirectory(const std::string& name);
 
 struct Registrar {
     Registrar(const char* name, std::function<void()> body) { registerTest(name, std::move(body)); }
