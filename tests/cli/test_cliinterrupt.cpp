@@ -1,6 +1,7 @@
 // The real waferscope-cli stopped by a signal (Ctrl-C is SIGINT; batch schedulers send
 // SIGTERM): it ends at once by that signal, leaves no temporary, and the report files already
 // in place stay as they were. Also: work too large for memory is refused before it starts.
+#include "clirunner.h"
 #include "stagingwait.h"
 #include "testing.h"
 
@@ -29,20 +30,7 @@ std::string sample(const std::string& name)
 // The CLI as a child process with stdout and stderr in `log`; `limitMb` sets its memory budget.
 pid_t spawn(const std::vector<std::string>& args, const fs::path& log, const char* limitMb = nullptr)
 {
-    const pid_t child = ::fork();
-    if (child != 0)
-        return child;
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    if (limitMb)
-        ::setenv("WAFERSCOPE_MEMORY_LIMIT_MB", limitMb, 1);
-    std::vector<char*> argv { const_cast<char*>(WAFERSCOPE_CLI_PATH) };
-    for (const std::string& arg : args)
-        argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execv(WAFERSCOPE_CLI_PATH, argv.data());
-    ::_exit(127);
+    return waferscope::test::spawnCli(args, log.c_str(), limitMb);
 }
 
 // Waits for the child; the wait status, or -1 when it did not end within `limit`.

@@ -139,16 +139,8 @@ WS_TEST(killedCliLeavesWholeReports)
     WS_REQUIRE(csvOne != csvTwo);
     for (int attempt = 0; attempt < 24; ++attempt) {
         const std::vector<std::string> args = runArgs(dir, attempt % 2 ? "1" : "2");
-        const pid_t child = ::fork();
+        const pid_t child = waferscope::test::spawnCli(args);
         WS_REQUIRE(child >= 0);
-        if (child == 0) {
-            std::vector<char*> argv { const_cast<char*>(WAFERSCOPE_CLI_PATH) };
-            for (const std::string& arg : args)
-                argv.push_back(const_cast<char*>(arg.c_str()));
-            argv.push_back(nullptr);
-            ::execv(WAFERSCOPE_CLI_PATH, argv.data());
-            ::_exit(127);
-        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
         ::kill(child, SIGKILL);
         ::waitpid(child, nullptr, 0);
