@@ -3,6 +3,7 @@
 #include "core/fabric/fabricarena.h"
 #include "core/fabric/traffic.h"
 
+#include <algorithm>
 #include <bit>
 #include <numeric>
 #include <stdexcept>
@@ -36,15 +37,24 @@ Fabric::Fabric(const FabricConfig& config)
     m_stride = (m_queues + 7) & ~7;
     const auto pes = std::size_t(peCount());
     const auto slots = pes * std::size_t(m_stride);
-    m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
-    m_queueHead.assign(slots, 0);
-    m_queueCount.assign(slots, 0);
     m_arbiter.assign(pes, 0);
-    for (Buffer& buffer : m_buffers) {
-        buffer.out.assign(pes * kDirections, Wavelet {});
-        buffer.occupancy.assign(slots, 0);
-        buffer.rowActive.assign(std::size_t(m_height), RowFlag { 1 });
+    if (config.routing == Routing::DimensionOrder) {
+        m_ringSlots = int(std::bit_ceil(unsigned(m_depth)));
+        const auto padded = std::size_t(m_width + 2) * std::size_t(m_height + 2);
+        m_queueData.resize(padded * std::size_t(m_queues) * std::size_t(m_ringSlots));
+        for (Buffer& buffer : m_buffers)
+            buffer.counters.assign(padded, XyCounters {});
+    } else {
+        m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
+        m_queueHead.assign(slots, 0);
+        m_queueCount.assign(slots, 0);
+        for (Buffer& buffer : m_buffers) {
+            buffer.out.assign(pes * kDirections, Wavelet {});
+            buffer.occupancy.assign(slots, 0);
+        }
     }
+    for (Buffer& buffer : m_buffers)
+        buffer.rowActive.assign(std::size_t(m_height), RowFlag { 1 });
     m_routed.assign(pes, 0);
     m_routerBusy.assign(pes, 0);
     m_routerStall.assign(pes, 0);
@@ -98,7 +108,12 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
         return false;
     // Nothing can arrive and nothing is queued: the row's next state is empty. Clear it only if
     // that buffer still holds state from two cycles ago, so an idle row costs one byte read.
-    if (next.rowActive[std::size_t(y)]) {
+    if (m_config.routing == Routing::DimensionOrder) {
+        // The counters are not all zero when idle: the row's next state is its current one.
+        const auto first = std::ptrdiff_t(paddedIndex(0, y));
+        std::copy_n(current.counters.begin() + first, m_width, next.counters.begin() + first);
+        next.rowActive[std::size_t(y)] = RowFlag { 0 };
+    } else if (next.rowActive[std::size_t(y)]) {
         const auto first = std::size_t(index(0, y));
         std::fill_n(next.out.begin() + std::ptrdiff_t(first * kDirections), m_width * kDirections, Wavelet {});
         std::fill_n(next.occupancy.begin() + std::ptrdiff_t(first * std::size_t(m_stride)), m_width * m_stride, 0);

@@ -14,6 +14,17 @@ namespace waferscope::core::fabric {
 
 struct TrafficGenerator;
 
+// DimensionOrder routing: a router's published counters, each counting modulo 128 (bit 7 of
+// every byte stays clear, so bytewise sums and differences never carry into the next byte).
+// sent[d]: wavelets it has written into the queue of its neighbour in direction d (d < 4),
+// sent[4]: into its own ramp queue; read[q]: wavelets it has taken from its queue q. Queue q
+// of a router holds (its writer's sent - read[q]) wavelets; the writer checks that against the
+// queue depth before it sends.
+struct alignas(16) XyCounters {
+    std::uint8_t sent[8];
+    std::uint8_t read[8];
+};
+
 // How routers pick output ports: statically per color (kernels, as on the WSE), or by the
 // destination carried in the wavelet with X-then-Y dimension-order routing (synthetic traffic).
 enum class Routing : std::uint8_t { StaticColor, DimensionOrder };
@@ -32,7 +43,10 @@ struct FabricConfig {
 // only the current state and writes the next state of its own PE (its queues are updated in
 // place; neighbours see only published occupancies and output registers, which are double
 // buffered), so rows can be stepped in parallel and any partition gives the bit-identical state
-// of the serial run.
+// of the serial run. The DimensionOrder path (fabricxy.cpp) keeps the same cycle semantics with
+// less data movement: a sender writes the wavelet straight into a free slot of the receiver's
+// queue, and only per-link wrap-around counters (sent by the sender, read by the receiver) are
+// double buffered.
 class Fabric {
 public:
     explicit Fabric(const FabricConfig& config);
@@ -97,16 +111,21 @@ private:
         operator std::uint8_t() const { return value; }
     };
     struct Buffer {
-        std::vector<Wavelet> out; // per PE and direction: the wavelet on that link next cycle
-        std::vector<std::uint8_t> occupancy; // [pe * stride + queue]: published queue fill
+        std::vector<Wavelet> out; // StaticColor, per PE and direction: the wavelet on that link next cycle
+        std::vector<std::uint8_t> occupancy; // StaticColor, [pe * stride + queue]: published queue fill
+        std::vector<XyCounters> counters; // DimensionOrder, per router of the padded mesh
         std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
+    // DimensionOrder state is kept for a mesh padded by one idle router on each side, so edge
+    // routers need no bounds tests: the padding never sends and never receives.
+    std::int64_t paddedIndex(int x, int y) const { return std::int64_t(y + 1) * (m_width + 2) + x + 1; }
     void stepInArena();
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
     void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
+    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
 
     FabricConfig m_config;
     int m_width = 0;
@@ -114,14 +133,16 @@ private:
     int m_queues = 0; // input queues per router
     int m_stride = 0; // per-router stride of the count/head/occupancy arrays (queues rounded up to 8)
     int m_depth = 0;
+    int m_ringSlots = 0; // DimensionOrder: slots per queue ring, the depth rounded up to a power of two
     std::uint64_t m_cycle = 0;
     int m_threads = 1;
     struct Arena; // a tbb::task_arena sized to m_threads
     std::unique_ptr<Arena> m_arena;
 
     // Router state, structure of arrays.
-    std::vector<Wavelet> m_queueData; // [pe][queue][depth] ring buffers
-    // [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
+    // [pe][queue][depth] ring buffers; DimensionOrder: [padded pe][queue][m_ringSlots]
+    std::vector<Wavelet> m_queueData;
+    // StaticColor: [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
     std::vector<std::uint8_t> m_queueHead;
     std::vector<std::uint8_t> m_queueCount;
     std::vector<std::uint8_t> m_arbiter; // round-robin start queue per router

@@ -136,21 +136,40 @@ std::uint64_t Fabric::digest() const
     Hasher hash;
     hash.scalar(m_cycle);
     hash.scalar(m_current);
-    hash.vector(m_queueHead);
-    hash.vector(m_queueCount);
     hash.vector(m_arbiter);
-    // Queue slots outside the live part of a ring hold stale data; only live entries count.
-    for (std::int64_t pe = 0; pe < peCount(); ++pe) {
-        for (int queue = 0; queue < m_queues; ++queue) {
-            const auto slot = std::size_t(pe * m_stride + queue);
-            const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_depth);
-            for (int i = 0; i < m_queueCount[slot]; ++i)
-                hash.scalar(m_queueData[ring + std::size_t((m_queueHead[slot] + i) % m_depth)]);
-        }
-    }
     const Buffer& current = m_buffers[m_current];
-    hash.vector(current.out);
-    hash.vector(current.occupancy);
+    // Queue slots outside the live part of a ring hold stale data; only live entries count.
+    if (m_config.routing == Routing::DimensionOrder) {
+        hash.bytes(current.counters.data(), current.counters.size() * sizeof(XyCounters));
+        const std::int64_t rowStride = m_width + 2;
+        const std::int64_t writer[5] = { -rowStride, rowStride, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
+        for (int y = 0; y < m_height; ++y) {
+            for (int x = 0; x < m_width; ++x) {
+                const std::int64_t pe = paddedIndex(x, y);
+                for (int queue = 0; queue < m_queues; ++queue) {
+                    const int sentBy = queue == kRampPort ? kRampPort : opposite(queue);
+                    const std::uint8_t read = current.counters[std::size_t(pe)].read[queue];
+                    const auto written = current.counters[std::size_t(pe + writer[queue])].sent[sentBy];
+                    const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_ringSlots);
+                    for (unsigned i = read; i != written; i = (i + 1) & 0x7fu)
+                        hash.scalar(m_queueData[ring + std::size_t(i & unsigned(m_ringSlots - 1))]);
+                }
+            }
+        }
+    } else {
+        hash.vector(m_queueHead);
+        hash.vector(m_queueCount);
+        for (std::int64_t pe = 0; pe < peCount(); ++pe) {
+            for (int queue = 0; queue < m_queues; ++queue) {
+                const auto slot = std::size_t(pe * m_stride + queue);
+                const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_depth);
+                for (int i = 0; i < m_queueCount[slot]; ++i)
+                    hash.scalar(m_queueData[ring + std::size_t((m_queueHead[slot] + i) % m_depth)]);
+            }
+        }
+        hash.vector(current.out);
+        hash.vector(current.occupancy);
+    }
     hash.vector(m_routed);
     hash.vector(m_routerBusy);
     hash.vector(m_routerStall);
@@ -187,7 +206,7 @@ std::size_t Fabric::memoryBytes() const
         + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
     for (const Buffer& buffer : m_buffers)
         bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity()
-            + buffer.rowActive.capacity() * sizeof(RowFlag);
+            + buffer.counters.capacity() * sizeof(XyCounters) + buffer.rowActive.capacity() * sizeof(RowFlag);
     bytes += (m_routed.capacity() + m_routerBusy.capacity() + m_routerStall.capacity() + m_linkWavelets.capacity()
                  + m_linkStall.capacity())
         * sizeof(std::uint32_t);

@@ -1,19 +1,33 @@
 // The synthetic-traffic hot path: one row of routers with dimension-order (X then Y) routing.
-// Same cycle semantics as the static-color path in fabric.cpp (read the current buffer, update
-// the own queues in place, publish into the next buffer), specialised for speed: every wavelet
-// wants exactly one port, and the queues of a router are found through a bitmask of the
-// non-empty ones. All state goes through restrict-qualified local pointers so that byte stores
-// do not force the compiler to reload the member vectors.
+//
+// Same cycle semantics as the static-color path in fabric.cpp: a wavelet sent in cycle t is in
+// the receiver's queue in cycle t + 1 and may leave it in that same cycle; a sender only sends
+// when the receiver's queue, counting the wavelet still in flight, has room; the router serves
+// its queues in round-robin order, one wavelet per output port per cycle.
+//
+// The representation is built for speed. A sender writes the wavelet straight into the free
+// ring slot of the receiver's queue (a slot the receiver cannot be reading: the queue has room),
+// with the port it will take there already computed. What the receiver must not see before the
+// next cycle is the sender's count, so only the per-link counters are double buffered
+// (XyCounters): a router reads its neighbours' current counters and writes only its own
+// next ones. There are no output registers to copy and no arrival branches: a queue's fill is a
+// bytewise difference of two counter words. The mesh is padded by a ring of idle routers, so
+// edge routers need no bounds tests.
 #include "core/fabric/fabric.h"
 
 #include "core/fabric/traffic.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 
 namespace waferscope::core::fabric {
 
 namespace {
+
+constexpr int kQueues = 5; // input ports N, S, E, W and the ramp, indexed like Direction
+constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full; // counters count modulo 128
+constexpr std::uint64_t kHigh = ~kLow7;
 
 // Bit i set where byte i of `word` is non-zero (SWAR: no loop, no branches).
 unsigned nonZeroBytes(std::uint64_t word)
@@ -25,141 +39,242 @@ unsigned nonZeroBytes(std::uint64_t word)
     return unsigned((word * 0x0102040810204080ull) >> 56);
 }
 
-} // namespace
+// Byte q = 1 for each bit q of a 5-bit queue mask.
+constexpr std::array<std::uint64_t, 32> kMaskBytes = [] {
+    std::array<std::uint64_t, 32> bytes {};
+    for (unsigned mask = 0; mask < 32; ++mask)
+        for (int q = 0; q < kQueues; ++q)
+            if (mask & (1u << q))
+                bytes[mask] |= std::uint64_t(1) << (8 * q);
+    return bytes;
+}();
 
-void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
+// The X-then-Y output port at router (x, y) of a wavelet for (destX, destY), without branches:
+// indexed by the signs of the two offsets.
+int portAt(int x, int y, int destX, int destY)
 {
-    constexpr int kQueues = 5; // N, S, E, W input ports and the ramp
-    const int width = m_width;
-    const int height = m_height;
-    const int depth = m_depth;
-    const int stride = m_stride;
-    const std::uint64_t cycle = m_cycle;
-    const Wavelet* __restrict out = current.out.data();
-    const std::uint8_t* __restrict occupancy = current.occupancy.data();
-    Wavelet* __restrict nextOut = next.out.data();
-    std::uint8_t* __restrict nextOccupancy = next.occupancy.data();
-    std::uint8_t* __restrict counts = m_queueCount.data();
-    std::uint8_t* __restrict heads = m_queueHead.data();
-    Wavelet* __restrict queueData = m_queueData.data();
-    std::uint8_t* __restrict arbiter = m_arbiter.data();
-    std::uint32_t* __restrict routed = m_routed.data();
-    std::uint32_t* __restrict routerBusy = m_routerBusy.data();
-    std::uint32_t* __restrict routerStall = m_routerStall.data();
-    std::uint32_t* __restrict linkWavelets = m_linkWavelets.data();
-    std::uint32_t* __restrict linkStall = m_linkStall.data();
-    TrafficGenerator* traffic = m_traffic.get();
-    TrafficGenerator::RowTotals rowTotals;
-    const bool measuringNow = traffic && traffic->measuring(cycle);
-    const std::int64_t offset[kDirections] = { -std::int64_t(width), width, 1, -1 };
-    bool rowActive = false;
+    static constexpr std::uint8_t ports[9] = {
+        West, West, West, // dx < 0
+        North, Fabric::kRampPort, South, // dx == 0: dy < 0, 0, > 0
+        East, East, East, // dx > 0
+    };
+    const int sx = int(destX > x) - int(destX < x);
+    const int sy = int(destY > y) - int(destY < y);
+    return ports[(sx + 1) * 3 + sy + 1];
+}
 
-    for (int x = 0; x < width; ++x) {
-        const std::int64_t pe = std::int64_t(y) * width + x;
-        // The router's queue fills live in one register word (byte q = queue q) while it is
-        // stepped: no byte stores followed by a wide load (a store-forwarding stall).
-        std::uint64_t fill = 0;
-        std::memcpy(&fill, counts + pe * stride, 8);
-        const auto count = [&](int queue) { return int((fill >> (8 * queue)) & 0xffu); };
-        std::uint8_t* __restrict head = heads + pe * stride;
-        Wavelet* __restrict data = queueData + pe * kQueues * depth;
-        const auto append = [&](int queue, Wavelet wavelet) {
-            int position = head[queue] + count(queue);
-            position -= position >= depth ? depth : 0;
-            data[queue * depth + position] = wavelet;
-            fill += std::uint64_t(1) << (8 * queue);
-        };
+std::uint64_t load8(const std::uint8_t* bytes)
+{
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes, 8);
+    return word;
+}
 
-        // 1. Arrivals from the four links (room was checked by the senders).
-        if (y > 0 && out[(pe - width) * kDirections + South].valid())
-            append(North, out[(pe - width) * kDirections + South]);
-        if (y + 1 < height && out[(pe + width) * kDirections + North].valid())
-            append(South, out[(pe + width) * kDirections + North]);
-        if (x > 0 && out[(pe - 1) * kDirections + East].valid())
-            append(West, out[(pe - 1) * kDirections + East]);
-        if (x + 1 < width && out[(pe + 1) * kDirections + West].valid())
-            append(East, out[(pe + 1) * kDirections + West]);
+struct RowStep {
+    int y = 0;
+    int width = 0;
+    std::int64_t paddedBase = 0; // padded index of the row's first router
+    std::int64_t rowStride = 0; // padded row length
+    int depth = 0;
+    int slots = 0;
+    std::uint64_t cycle = 0;
+    const XyCounters* counters = nullptr;
+    XyCounters* nextCounters = nullptr;
+    Wavelet* queueData = nullptr;
+    const std::uint8_t* injected = nullptr;
+    std::uint8_t* arbiter = nullptr; // this row's, like the counters below
+    std::uint32_t* routed = nullptr;
+    std::uint32_t* routerBusy = nullptr;
+    std::uint32_t* routerStall = nullptr;
+    std::uint32_t* linkWavelets = nullptr;
+    std::uint32_t* linkStall = nullptr;
+    const TrafficGenerator* measure = nullptr; // set when this cycle is in the measurement window
+};
 
-        // 2. Generation (counted for the offered rate) and injection of the oldest packet.
-        if (traffic) {
-            const auto p = std::size_t(pe);
-            while (traffic->generateTime[p] <= cycle) {
-                rowTotals.generated += traffic->measuring(traffic->generateTime[p]) ? 1 : 0;
-                traffic->generateTime[p] += traffic->gap(pe, ++traffic->generatePacket[p]);
-            }
-            if (traffic->headTime[p] <= cycle && count(Fabric::kRampPort) < depth) {
-                int destX = 0;
-                int destY = 0;
-                traffic->destination(pe, traffic->headPacket[p], x, y, destX, destY);
-                append(Fabric::kRampPort, Wavelet::addressed(destX, destY, std::uint32_t(traffic->headTime[p])));
-                if (traffic->measuring(traffic->headTime[p])) {
-                    ++rowTotals.injected;
-                    rowTotals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
-                }
-                // The generation pass above has usually just computed this packet's time.
-                const std::uint32_t packet = ++traffic->headPacket[p];
-                traffic->headTime[p] = packet == traffic->generatePacket[p]
-                    ? traffic->generateTime[p]
-                    : traffic->headTime[p] + traffic->gap(pe, packet);
-            }
-        }
+struct RowOutcome {
+    bool active = false;
+    std::uint64_t ejected = 0;
+    std::uint64_t latencyPackets = 0;
+    std::uint64_t latencySum = 0;
+};
 
-        // 3. Switch over the non-empty queues in round-robin order.
-        const unsigned nonEmpty = nonZeroBytes(fill);
-        Wavelet sent[kDirections] = {};
+// One cycle of one row of routers. kDepth > 0 fixes the queue depth at compile time (the
+// default depth, the hot case); 0 takes it from the row.
+template <int kDepth>
+RowOutcome stepRow(const RowStep& row)
+{
+    const unsigned depth = kDepth > 0 ? unsigned(kDepth) : unsigned(row.depth);
+    const int slots = kDepth > 0 ? int(std::bit_ceil(unsigned(kDepth))) : row.slots;
+    const unsigned slotMask = unsigned(slots - 1);
+    const std::int64_t stride = row.rowStride;
+    // Per output port: the neighbour's offset in the padded mesh, then (relative to this
+    // router) the byte of the neighbour's read counter for the queue the port feeds, and the
+    // ring of that queue.
+    const std::int64_t offset[kDirections] = { -stride, stride, 1, -1 };
+    std::int64_t readAt[kDirections];
+    std::int64_t ringAt[kDirections];
+    for (int port = 0; port < kDirections; ++port) {
+        readAt[port] = offset[port] * std::int64_t(sizeof(XyCounters)) + 8 + opposite(port);
+        ringAt[port] = (offset[port] * kQueues + opposite(port)) * slots;
+    }
+    static constexpr int kDx[kDirections] = { 0, 0, 1, -1 };
+    static constexpr int kDy[kDirections] = { -1, 1, 0, 0 };
+    const auto* __restrict counterBytes = reinterpret_cast<const std::uint8_t*>(row.counters);
+    std::uint32_t* __restrict linkWavelets = row.linkWavelets;
+    RowOutcome outcome;
+
+    for (int x = 0; x < row.width; ++x) {
+        const std::int64_t p = row.paddedBase + x;
+        const std::uint8_t* __restrict own = counterBytes + p * std::int64_t(sizeof(XyCounters));
+        // sent: byte d per outgoing link, byte 4 the ramp; read: byte q per queue.
+        std::uint64_t sent = load8(own) + (std::uint64_t(row.injected[x]) << 32);
+        const std::uint64_t read = load8(own + 8);
+        // What the writers of this router's queues had sent by the end of the last cycle.
+        constexpr std::int64_t kSize = sizeof(XyCounters);
+        const std::uint64_t written = std::uint64_t(own[-stride * kSize + South])
+            | std::uint64_t(own[stride * kSize + North]) << 8 | std::uint64_t(own[kSize + West]) << 16
+            | std::uint64_t(own[-kSize + East]) << 24 | (sent & (std::uint64_t(0xff) << 32));
+        const std::uint64_t fill = ((written | kHigh) - read) & kLow7;
+        Wavelet* __restrict data = row.queueData + p * kQueues * slots;
+
+        // Switch over the non-empty queues in round-robin order.
         unsigned freePorts = 0x1f;
-        unsigned moved = 0;
+        unsigned popped = 0;
         unsigned stalled = 0;
-        const int start = arbiter[pe];
+        const int start = row.arbiter[x];
+        const unsigned nonEmpty = nonZeroBytes(fill);
         unsigned order = ((nonEmpty >> start) | (nonEmpty << (kQueues - start))) & 0x1fu;
         while (order) {
             int queue = std::countr_zero(order) + start;
             order &= order - 1;
             queue -= queue >= kQueues ? kQueues : 0;
-            const Wavelet wavelet = data[queue * depth + head[queue]];
-            const int dx = wavelet.destX() - x;
-            const int dy = wavelet.destY() - y;
-            const int port = dx > 0 ? East : dx < 0 ? West : dy > 0 ? South : dy < 0 ? North : Fabric::kRampPort;
+            const Wavelet wavelet = data[queue * slots + int(unsigned(read >> (8 * queue)) & slotMask)];
+            const int port = wavelet.port();
             if (!(freePorts & (1u << port))) {
                 stalled = 1;
                 continue;
             }
             if (port != Fabric::kRampPort) {
-                const std::int64_t neighbour = pe + offset[port];
-                const int onLink = out[pe * kDirections + port].valid() ? 1 : 0;
-                if (occupancy[neighbour * stride + (port ^ 1)] + onLink >= depth) {
-                    ++linkStall[pe * kDirections + port];
+                const unsigned onLink = unsigned(sent >> (8 * port)) & 0x7fu;
+                if (((onLink - own[readAt[port]]) & 0x7fu) >= depth) {
+                    ++row.linkStall[x * kDirections + port];
                     stalled = 1;
                     continue;
                 }
-                sent[port] = wavelet;
-                ++linkWavelets[pe * kDirections + port];
-            } else if (measuringNow) {
-                ++rowTotals.ejected;
-                if (traffic->measuring(wavelet.data)) {
-                    ++rowTotals.latencyPackets;
-                    rowTotals.latencySum += cycle - wavelet.data;
+                data[ringAt[port] + int(onLink & slotMask)]
+                    = wavelet.withPort(portAt(x + kDx[port], row.y + kDy[port], wavelet.destX(), wavelet.destY()));
+                sent += std::uint64_t(1) << (8 * port); // at most 0x80 in that byte: no carry
+                ++linkWavelets[x * kDirections + port];
+            } else if (row.measure) {
+                ++outcome.ejected;
+                if (row.measure->measuring(wavelet.data)) {
+                    ++outcome.latencyPackets;
+                    outcome.latencySum += row.cycle - wavelet.data;
                 }
             }
             freePorts &= ~(1u << port);
-            head[queue] = std::uint8_t(head[queue] + 1 == depth ? 0 : head[queue] + 1);
-            fill -= std::uint64_t(1) << (8 * queue);
-            ++moved;
+            popped |= 1u << queue;
         }
-        arbiter[pe] = std::uint8_t(start + 1 == kQueues ? 0 : start + 1);
-        routed[pe] += moved;
-        routerBusy[pe] += moved ? 1 : 0;
-        routerStall[pe] += stalled;
+        row.arbiter[x] = std::uint8_t(start + 1 == kQueues ? 0 : start + 1);
+        const int moved = std::popcount(popped);
+        row.routed[x] += unsigned(moved);
+        row.routerBusy[x] += moved ? 1 : 0;
+        row.routerStall[x] += stalled;
 
-        // 4. Publish: output registers and queue fill (one 8-byte word).
-        std::memcpy(nextOut + pe * kDirections, sent, sizeof sent);
-        std::memcpy(counts + pe * stride, &fill, 8);
-        std::memcpy(nextOccupancy + pe * stride, &fill, 8);
-        rowActive = rowActive || fill != 0 || moved != 0;
+        // Publish this router's counters.
+        const std::uint64_t nextSent = sent & kLow7;
+        const std::uint64_t nextRead = (read + kMaskBytes[popped]) & kLow7;
+        std::memcpy(row.nextCounters[p].sent, &nextSent, 8);
+        std::memcpy(row.nextCounters[p].read, &nextRead, 8);
+        outcome.active = outcome.active || fill != kMaskBytes[popped] || moved != 0;
     }
-    next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(rowActive ? 1 : 0) };
-    if (traffic)
-        traffic->rows[std::size_t(y)] += rowTotals;
+    return outcome;
+}
+
+} // namespace
+
+// Generation (counted for the offered rate) and injection of each PE's oldest packet into its
+// ramp queue, for one row: injected[x] is 1 where PE x injected this cycle. Kept apart from
+// the router loop, which it would otherwise crowd out of registers.
+void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected)
+{
+    TrafficGenerator& traffic = *m_traffic;
+    const std::uint64_t cycle = m_cycle;
+    const int depth = m_depth;
+    const unsigned slotMask = unsigned(m_ringSlots - 1);
+    TrafficGenerator::RowTotals totals;
+    for (int x = 0; x < m_width; ++x) {
+        const std::int64_t pe = index(x, y);
+        const auto source = std::size_t(pe);
+        injected[x] = 0;
+        while (traffic.generateTime[source] <= cycle) {
+            totals.generated += traffic.measuring(traffic.generateTime[source]) ? 1 : 0;
+            traffic.generateTime[source] += traffic.gap(pe, ++traffic.generatePacket[source]);
+        }
+        if (traffic.headTime[source] > cycle)
+            continue;
+        const std::int64_t p = paddedIndex(x, y);
+        const XyCounters& own = current.counters[std::size_t(p)];
+        const unsigned sent = own.sent[kRampPort];
+        if (((sent - own.read[kRampPort]) & 0x7fu) >= unsigned(depth))
+            continue; // the ramp queue is full: the packet waits in its source queue
+        int destX = 0;
+        int destY = 0;
+        traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
+        m_queueData[std::size_t((p * kQueues + kRampPort) * m_ringSlots + int(sent & slotMask))]
+            = Wavelet::addressed(destX, destY, std::uint32_t(traffic.headTime[source]))
+                  .withPort(portAt(x, y, destX, destY));
+        injected[x] = 1;
+        if (traffic.measuring(traffic.headTime[source])) {
+            ++totals.injected;
+            totals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
+        }
+        // The generation pass above has usually just computed this packet's time.
+        const std::uint32_t packet = ++traffic.headPacket[source];
+        traffic.headTime[source] = packet == traffic.generatePacket[source]
+            ? traffic.generateTime[source]
+            : traffic.headTime[source] + traffic.gap(pe, packet);
+    }
+    traffic.rows[std::size_t(y)] += totals;
+}
+
+void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
+{
+    std::uint8_t injected[Wavelet::kCoordMask + 1];
+    if (m_traffic)
+        injectRowDimensionOrder(y, current, injected);
+    else
+        std::memset(injected, 0, std::size_t(m_width));
+
+    const std::int64_t rowBase = index(0, y);
+    RowStep row;
+    row.y = y;
+    row.width = m_width;
+    row.paddedBase = paddedIndex(0, y);
+    row.rowStride = m_width + 2;
+    row.depth = m_depth;
+    row.slots = m_ringSlots;
+    row.cycle = m_cycle;
+    row.counters = current.counters.data();
+    row.nextCounters = next.counters.data();
+    row.queueData = m_queueData.data();
+    row.injected = injected;
+    row.arbiter = m_arbiter.data() + rowBase;
+    row.routed = m_routed.data() + rowBase;
+    row.routerBusy = m_routerBusy.data() + rowBase;
+    row.routerStall = m_routerStall.data() + rowBase;
+    row.linkWavelets = m_linkWavelets.data() + rowBase * kDirections;
+    row.linkStall = m_linkStall.data() + rowBase * kDirections;
+    row.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
+    const RowOutcome outcome = m_depth == 4 ? stepRow<4>(row) : stepRow<0>(row);
+
+    next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
+    if (m_traffic) {
+        TrafficGenerator::RowTotals& totals = m_traffic->rows[std::size_t(y)];
+        totals.ejected += outcome.ejected;
+        totals.latencyPackets += outcome.latencyPackets;
+        totals.latencySum += outcome.latencySum;
+    }
 }
 
 } // namespace waferscope::core::fabric

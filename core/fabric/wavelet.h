@@ -31,11 +31,19 @@ struct Wavelet {
     static constexpr std::uint32_t kValid = 1u << 31;
     static constexpr int kCoordBits = 11; // destinations up to 2047 x 2047 PEs
     static constexpr std::uint32_t kCoordMask = (1u << kCoordBits) - 1u;
+    // Dimension-order routing: the output port (Direction or 4 for the ramp) the wavelet takes
+    // at the router whose queue holds it, computed by whoever put it there.
+    static constexpr int kPortShift = 24;
 
     bool valid() const { return tag & kValid; }
     int color() const { return int(tag & 31u); }
     int destX() const { return int(tag & kCoordMask); }
     int destY() const { return int((tag >> kCoordBits) & kCoordMask); }
+    int port() const { return int((tag >> kPortShift) & 7u); }
+    Wavelet withPort(int port) const
+    {
+        return { data, (tag & ~(7u << kPortShift)) | (std::uint32_t(port) << kPortShift) };
+    }
 
     static Wavelet colored(int color, std::uint32_t payload) { return { payload, kValid | std::uint32_t(color) }; }
     static Wavelet addressed(int x, int y, std::uint32_t payload)
