@@ -49,20 +49,6 @@ constexpr std::array<std::uint64_t, 32> kMaskBytes = [] {
     return bytes;
 }();
 
-// The X-then-Y output port at router (x, y) of a wavelet for (destX, destY), without branches:
-// indexed by the signs of the two offsets.
-int portAt(int x, int y, int destX, int destY)
-{
-    static constexpr std::uint8_t ports[9] = {
-        West, West, West, // dx < 0
-        North, Fabric::kRampPort, South, // dx == 0: dy < 0, 0, > 0
-        East, East, East, // dx > 0
-    };
-    const int sx = int(destX > x) - int(destX < x);
-    const int sy = int(destY > y) - int(destY < y);
-    return ports[(sx + 1) * 3 + sy + 1];
-}
-
 std::uint64_t load8(const std::uint8_t* bytes)
 {
     std::uint64_t word = 0;
@@ -82,7 +68,6 @@ struct RowStep {
     XyCounters* nextCounters = nullptr;
     Wavelet* queueData = nullptr;
     const std::uint8_t* injected = nullptr;
-    std::uint8_t* arbiter = nullptr; // this row's, like the counters below
     std::uint32_t* routed = nullptr;
     std::uint32_t* routerBusy = nullptr;
     std::uint32_t* routerStall = nullptr;
@@ -117,10 +102,10 @@ RowOutcome stepRow(const RowStep& row)
         readAt[port] = offset[port] * std::int64_t(sizeof(XyCounters)) + 8 + opposite(port);
         ringAt[port] = (offset[port] * kQueues + opposite(port)) * slots;
     }
-    static constexpr int kDx[kDirections] = { 0, 0, 1, -1 };
-    static constexpr int kDy[kDirections] = { -1, 1, 0, 0 };
     const auto* __restrict counterBytes = reinterpret_cast<const std::uint8_t*>(row.counters);
     std::uint32_t* __restrict linkWavelets = row.linkWavelets;
+    // Round-robin priority: the queue served first turns every cycle, the same for all routers.
+    const int start = int(row.cycle % kQueues);
     RowOutcome outcome;
 
     for (int x = 0; x < row.width; ++x) {
@@ -141,7 +126,6 @@ RowOutcome stepRow(const RowStep& row)
         unsigned freePorts = 0x1f;
         unsigned popped = 0;
         unsigned stalled = 0;
-        const int start = row.arbiter[x];
         const unsigned nonEmpty = nonZeroBytes(fill);
         unsigned order = ((nonEmpty >> start) | (nonEmpty << (kQueues - start))) & 0x1fu;
         while (order) {
@@ -161,8 +145,7 @@ RowOutcome stepRow(const RowStep& row)
                     stalled = 1;
                     continue;
                 }
-                data[ringAt[port] + int(onLink & slotMask)]
-                    = wavelet.withPort(portAt(x + kDx[port], row.y + kDy[port], wavelet.destX(), wavelet.destY()));
+                data[ringAt[port] + int(onLink & slotMask)] = wavelet.afterHop();
                 sent += std::uint64_t(1) << (8 * port); // at most 0x80 in that byte: no carry
                 ++linkWavelets[x * kDirections + port];
             } else if (row.measure) {
@@ -175,7 +158,6 @@ RowOutcome stepRow(const RowStep& row)
             freePorts &= ~(1u << port);
             popped |= 1u << queue;
         }
-        row.arbiter[x] = std::uint8_t(start + 1 == kQueues ? 0 : start + 1);
         const int moved = std::popcount(popped);
         row.routed[x] += unsigned(moved);
         row.routerBusy[x] += moved ? 1 : 0;
@@ -222,8 +204,7 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
         int destY = 0;
         traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
         m_queueData[std::size_t((p * kQueues + kRampPort) * m_ringSlots + int(sent & slotMask))]
-            = Wavelet::addressed(destX, destY, std::uint32_t(traffic.headTime[source]))
-                  .withPort(portAt(x, y, destX, destY));
+            = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
         injected[x] = 1;
         if (traffic.measuring(traffic.headTime[source])) {
             ++totals.injected;
@@ -259,7 +240,6 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
     row.nextCounters = next.counters.data();
     row.queueData = m_queueData.data();
     row.injected = injected;
-    row.arbiter = m_arbiter.data() + rowBase;
     row.routed = m_routed.data() + rowBase;
     row.routerBusy = m_routerBusy.data() + rowBase;
     row.routerStall = m_routerStall.data() + rowBase;
