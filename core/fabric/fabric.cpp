@@ -42,8 +42,11 @@ Fabric::Fabric(const FabricConfig& config)
         m_ringSlots = int(std::bit_ceil(unsigned(m_depth)));
         const auto padded = std::size_t(m_width + 2) * std::size_t(m_height + 2);
         m_queueData.resize(padded * std::size_t(m_queues) * std::size_t(m_ringSlots));
+        // Ten counter arrays (sent per outgoing link and the ramp, read per queue), each with
+        // slack for whole-vector reads past the last router.
+        m_xyField = std::int64_t(padded) + 64;
         for (Buffer& buffer : m_buffers)
-            buffer.counters.assign(padded, XyCounters {});
+            buffer.xy.assign(std::size_t(m_xyField) * 10, 0);
     } else {
         m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
         m_queueHead.assign(slots, 0);
@@ -110,8 +113,10 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
     // that buffer still holds state from two cycles ago, so an idle row costs one byte read.
     if (m_config.routing == Routing::DimensionOrder) {
         // The counters are not all zero when idle: the row's next state is its current one.
-        const auto first = std::ptrdiff_t(paddedIndex(0, y));
-        std::copy_n(current.counters.begin() + first, m_width, next.counters.begin() + first);
+        for (int field = 0; field < 10; ++field) {
+            const auto first = std::ptrdiff_t(field * m_xyField + paddedIndex(0, y));
+            std::copy_n(current.xy.begin() + first, m_width, next.xy.begin() + first);
+        }
         next.rowActive[std::size_t(y)] = RowFlag { 0 };
     } else if (next.rowActive[std::size_t(y)]) {
         const auto first = std::size_t(index(0, y));

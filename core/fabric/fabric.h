@@ -14,17 +14,6 @@ namespace waferscope::core::fabric {
 
 struct TrafficGenerator;
 
-// DimensionOrder routing: a router's published counters, each counting modulo 128 (bit 7 of
-// every byte stays clear, so bytewise sums and differences never carry into the next byte).
-// sent[d]: wavelets it has written into the queue of its neighbour in direction d (d < 4),
-// sent[4]: into its own ramp queue; read[q]: wavelets it has taken from its queue q. Queue q
-// of a router holds (its writer's sent - read[q]) wavelets; the writer checks that against the
-// queue depth before it sends.
-struct alignas(16) XyCounters {
-    std::uint8_t sent[8];
-    std::uint8_t read[8];
-};
-
 // How routers pick output ports: statically per color (kernels, as on the WSE), or by the
 // destination carried in the wavelet with X-then-Y dimension-order routing (synthetic traffic).
 enum class Routing : std::uint8_t { StaticColor, DimensionOrder };
@@ -45,8 +34,8 @@ struct FabricConfig {
 // buffered), so rows can be stepped in parallel and any partition gives the bit-identical state
 // of the serial run. The DimensionOrder path (fabricxy.cpp) keeps the same cycle semantics with
 // less data movement: a sender writes the wavelet straight into a free slot of the receiver's
-// queue, and only per-link wrap-around counters (sent by the sender, read by the receiver) are
-// double buffered.
+// queue, and only per-link counters (sent by the sender, read by the receiver) are double
+// buffered.
 class Fabric {
 public:
     explicit Fabric(const FabricConfig& config);
@@ -113,7 +102,8 @@ private:
     struct Buffer {
         std::vector<Wavelet> out; // StaticColor, per PE and direction: the wavelet on that link next cycle
         std::vector<std::uint8_t> occupancy; // StaticColor, [pe * stride + queue]: published queue fill
-        std::vector<XyCounters> counters; // DimensionOrder, per router of the padded mesh
+        // DimensionOrder: per-link counters of the padded mesh, structure of arrays (fabricxy.cpp)
+        std::vector<std::uint8_t> xy;
         std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
@@ -125,7 +115,7 @@ private:
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
     void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
-    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
+    void injectRowDimensionOrder(int y, const Buffer& current, Buffer& next);
 
     FabricConfig m_config;
     int m_width = 0;
@@ -134,6 +124,7 @@ private:
     int m_stride = 0; // per-router stride of the count/head/occupancy arrays (queues rounded up to 8)
     int m_depth = 0;
     int m_ringSlots = 0; // DimensionOrder: slots per queue ring, the depth rounded up to a power of two
+    std::int64_t m_xyField = 0; // DimensionOrder: length of one counter array in Buffer::xy
     std::uint64_t m_cycle = 0;
     int m_threads = 1;
     struct Arena; // a tbb::task_arena sized to m_threads

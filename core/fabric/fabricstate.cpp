@@ -140,16 +140,17 @@ std::uint64_t Fabric::digest() const
     const Buffer& current = m_buffers[m_current];
     // Queue slots outside the live part of a ring hold stale data; only live entries count.
     if (m_config.routing == Routing::DimensionOrder) {
-        hash.bytes(current.counters.data(), current.counters.size() * sizeof(XyCounters));
+        hash.vector(current.xy);
         const std::int64_t rowStride = m_width + 2;
         const std::int64_t writer[5] = { -rowStride, rowStride, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
+        const auto counter = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyField + pe)]; };
         for (int y = 0; y < m_height; ++y) {
             for (int x = 0; x < m_width; ++x) {
                 const std::int64_t pe = paddedIndex(x, y);
                 for (int queue = 0; queue < m_queues; ++queue) {
                     const int sentBy = queue == kRampPort ? kRampPort : opposite(queue);
-                    const std::uint8_t read = current.counters[std::size_t(pe)].read[queue];
-                    const auto written = current.counters[std::size_t(pe + writer[queue])].sent[sentBy];
+                    const unsigned read = counter(5 + queue, pe);
+                    const unsigned written = counter(sentBy, pe + writer[queue]);
                     const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_ringSlots);
                     for (unsigned i = read; i != written; i = (i + 1) & 0x7fu)
                         hash.scalar(m_queueData[ring + std::size_t(i & unsigned(m_ringSlots - 1))]);
@@ -206,7 +207,7 @@ std::size_t Fabric::memoryBytes() const
         + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
     for (const Buffer& buffer : m_buffers)
         bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity()
-            + buffer.counters.capacity() * sizeof(XyCounters) + buffer.rowActive.capacity() * sizeof(RowFlag);
+            + buffer.xy.capacity() + buffer.rowActive.capacity() * sizeof(RowFlag);
     bytes += (m_routed.capacity() + m_routerBusy.capacity() + m_routerStall.capacity() + m_linkWavelets.capacity()
                  + m_linkStall.capacity())
         * sizeof(std::uint32_t);

@@ -6,18 +6,26 @@
 // its queues in round-robin order, one wavelet per output port per cycle.
 //
 // The representation is built for speed. A sender writes the wavelet straight into the free
-// ring slot of the receiver's queue (a slot the receiver cannot be reading: the queue has room),
-// with the port it will take there already computed. What the receiver must not see before the
-// next cycle is the sender's count, so only the per-link counters are double buffered
-// (XyCounters): a router reads its neighbours' current counters and writes only its own
-// next ones. There are no output registers to copy and no arrival branches: a queue's fill is a
-// bytewise difference of two counter words. The mesh is padded by a ring of idle routers, so
-// edge routers need no bounds tests.
+// ring slot of the receiver's queue (a slot the receiver cannot be reading: the queue has
+// room), with its route, so the next router only decrements a hop count. What the receiver must
+// not see before the next cycle is the sender's count, so only per-link counters are double
+// buffered, as ten byte arrays over the padded mesh (Buffer::xy):
+//
+//   field d     (d < 4)  wavelets the router has sent on its link in direction d,
+//   field 4              wavelets it has put into its own ramp queue,
+//   field 5 + q          wavelets it has taken from its queue q (N, S, E, W, ramp),
+//
+// each counting modulo 128, so queue q of a router holds (writer's sent - read) & 127
+// wavelets. A router reads its neighbours' current counters and writes only its own next ones;
+// the padding ring of idle routers spares edge routers any bounds test.
+//
+// A row is stepped in phases: copy the row's counters to the next state; inject new packets
+// (traffic); compute every router's queue fills, 16 routers per vector operation, and list
+// the routers with anything queued; switch only those, one scalar loop over the list.
 #include "core/fabric/fabric.h"
 
 #include "core/fabric/traffic.h"
 
-#include <array>
 #include <bit>
 #include <cstring>
 
@@ -26,49 +34,39 @@ namespace waferscope::core::fabric {
 namespace {
 
 constexpr int kQueues = 5; // input ports N, S, E, W and the ramp, indexed like Direction
-constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full; // counters count modulo 128
-constexpr std::uint64_t kHigh = ~kLow7;
+constexpr int kRamp = Fabric::kRampPort;
+constexpr int kSentField = 0; // + direction, or + kRamp
+constexpr int kReadField = 5; // + queue
+constexpr unsigned kCounterMask = 0x7f; // counters count modulo 128
+constexpr int kLanes = 16;
 
-// Bit i set where byte i of `word` is non-zero (SWAR: no loop, no branches).
-unsigned nonZeroBytes(std::uint64_t word)
+using Bytes = std::uint8_t __attribute__((vector_size(kLanes)));
+
+Bytes loadBytes(const std::uint8_t* at)
 {
-    word |= word >> 4;
-    word |= word >> 2;
-    word |= word >> 1;
-    word &= 0x0101010101010101ull;
-    return unsigned((word * 0x0102040810204080ull) >> 56);
-}
-
-// Byte q = 1 for each bit q of a 5-bit queue mask.
-constexpr std::array<std::uint64_t, 32> kMaskBytes = [] {
-    std::array<std::uint64_t, 32> bytes {};
-    for (unsigned mask = 0; mask < 32; ++mask)
-        for (int q = 0; q < kQueues; ++q)
-            if (mask & (1u << q))
-                bytes[mask] |= std::uint64_t(1) << (8 * q);
+    Bytes bytes;
+    std::memcpy(&bytes, at, sizeof bytes);
     return bytes;
-}();
-
-std::uint64_t load8(const std::uint8_t* bytes)
-{
-    std::uint64_t word = 0;
-    std::memcpy(&word, bytes, 8);
-    return word;
 }
+
+// What the routers of a row need from the counters, per row: where each field of the router at
+// x = 0 lives in the current and next arrays.
+struct RowCounters {
+    const std::uint8_t* current = nullptr;
+    std::uint8_t* next = nullptr;
+    std::int64_t field = 0; // length of one field array
+    std::int64_t first = 0; // padded index of the row's first router
+};
 
 struct RowStep {
-    int y = 0;
+    RowCounters counters;
     int width = 0;
-    std::int64_t paddedBase = 0; // padded index of the row's first router
     std::int64_t rowStride = 0; // padded row length
     int depth = 0;
     int slots = 0;
     std::uint64_t cycle = 0;
-    const XyCounters* counters = nullptr;
-    XyCounters* nextCounters = nullptr;
     Wavelet* queueData = nullptr;
-    const std::uint8_t* injected = nullptr;
-    std::uint32_t* routed = nullptr;
+    std::uint32_t* routed = nullptr; // this row's, like the counters below
     std::uint32_t* routerBusy = nullptr;
     std::uint32_t* routerStall = nullptr;
     std::uint32_t* linkWavelets = nullptr;
@@ -83,70 +81,97 @@ struct RowOutcome {
     std::uint64_t latencySum = 0;
 };
 
-// One cycle of one row of routers. kDepth > 0 fixes the queue depth at compile time (the
-// default depth, the hot case); 0 takes it from the row.
+// The routers of a row with anything queued (x, in order) and each one's non-empty queues (bit
+// q for queue q), 16 routers per step. The written counts come from the writers' current sent
+// counters, except the ramp's: the injection phase has already put this cycle's packet into
+// the next ones.
+int listBusyRouters(const RowStep& row, std::uint16_t* busy, std::uint8_t* nonEmpty)
+{
+    const RowCounters& c = row.counters;
+    const std::int64_t stride = row.rowStride;
+    const std::uint8_t* writers[kQueues] = {
+        c.current + (kSentField + South) * c.field + c.first - stride, // north neighbour, sending south
+        c.current + (kSentField + North) * c.field + c.first + stride,
+        c.current + (kSentField + West) * c.field + c.first + 1,
+        c.current + (kSentField + East) * c.field + c.first - 1,
+        c.next + (kSentField + kRamp) * c.field + c.first,
+    };
+    const Bytes mask = Bytes {} + std::uint8_t(kCounterMask);
+    const Bytes zero = Bytes {};
+    int count = 0;
+    for (int x0 = 0; x0 < row.width; x0 += kLanes) {
+        Bytes bits = zero;
+        for (int queue = 0; queue < kQueues; ++queue) {
+            const Bytes written = loadBytes(writers[queue] + x0);
+            const Bytes read = loadBytes(c.current + (kReadField + queue) * c.field + c.first + x0);
+            const Bytes filled = (Bytes)(((written - read) & mask) != zero); // 0xff per lane with wavelets
+            bits |= filled & std::uint8_t(1u << queue);
+        }
+        std::memcpy(nonEmpty + x0, &bits, sizeof bits);
+        const int lanes = std::min(kLanes, row.width - x0);
+        for (int lane = 0; lane < lanes; ++lane) {
+            busy[count] = std::uint16_t(x0 + lane);
+            count += bits[lane] != 0 ? 1 : 0;
+        }
+    }
+    return count;
+}
+
+// One cycle of the routers of a row with anything queued. kDepth > 0 fixes the queue depth at
+// compile time (the default depth, the hot case); 0 takes it from the row.
 template <int kDepth>
-RowOutcome stepRow(const RowStep& row)
+RowOutcome switchRow(const RowStep& row, const std::uint16_t* busy, int busyCount, const std::uint8_t* nonEmpty)
 {
     const unsigned depth = kDepth > 0 ? unsigned(kDepth) : unsigned(row.depth);
     const int slots = kDepth > 0 ? int(std::bit_ceil(unsigned(kDepth))) : row.slots;
     const unsigned slotMask = unsigned(slots - 1);
+    const RowCounters& c = row.counters;
     const std::int64_t stride = row.rowStride;
-    // Per output port: the neighbour's offset in the padded mesh, then (relative to this
-    // router) the byte of the neighbour's read counter for the queue the port feeds, and the
-    // ring of that queue.
+    // Per output port, relative to this router: the neighbour's read counter of the queue the
+    // port feeds, and that queue's ring.
     const std::int64_t offset[kDirections] = { -stride, stride, 1, -1 };
-    std::int64_t readAt[kDirections];
-    std::int64_t ringAt[kDirections];
+    std::int64_t neighbourRead[kDirections];
+    std::int64_t neighbourRing[kDirections];
     for (int port = 0; port < kDirections; ++port) {
-        readAt[port] = offset[port] * std::int64_t(sizeof(XyCounters)) + 8 + opposite(port);
-        ringAt[port] = (offset[port] * kQueues + opposite(port)) * slots;
+        neighbourRead[port] = (kReadField + opposite(port)) * c.field + offset[port];
+        neighbourRing[port] = (offset[port] * kQueues + opposite(port)) * slots;
     }
-    const auto* __restrict counterBytes = reinterpret_cast<const std::uint8_t*>(row.counters);
-    std::uint32_t* __restrict linkWavelets = row.linkWavelets;
     // Round-robin priority: the queue served first turns every cycle, the same for all routers.
     const int start = int(row.cycle % kQueues);
+    const std::uint8_t* __restrict current = c.current;
+    std::uint8_t* __restrict next = c.next;
+    std::uint32_t* __restrict linkWavelets = row.linkWavelets;
     RowOutcome outcome;
+    outcome.active = busyCount > 0;
 
-    for (int x = 0; x < row.width; ++x) {
-        const std::int64_t p = row.paddedBase + x;
-        const std::uint8_t* __restrict own = counterBytes + p * std::int64_t(sizeof(XyCounters));
-        // sent: byte d per outgoing link, byte 4 the ramp; read: byte q per queue.
-        std::uint64_t sent = load8(own) + (std::uint64_t(row.injected[x]) << 32);
-        const std::uint64_t read = load8(own + 8);
-        // What the writers of this router's queues had sent by the end of the last cycle.
-        constexpr std::int64_t kSize = sizeof(XyCounters);
-        const std::uint64_t written = std::uint64_t(own[-stride * kSize + South])
-            | std::uint64_t(own[stride * kSize + North]) << 8 | std::uint64_t(own[kSize + West]) << 16
-            | std::uint64_t(own[-kSize + East]) << 24 | (sent & (std::uint64_t(0xff) << 32));
-        const std::uint64_t fill = ((written | kHigh) - read) & kLow7;
+    for (int i = 0; i < busyCount; ++i) {
+        const int x = busy[i];
+        const std::int64_t p = c.first + x;
         Wavelet* __restrict data = row.queueData + p * kQueues * slots;
-
-        // Switch over the non-empty queues in round-robin order.
         unsigned freePorts = 0x1f;
         unsigned popped = 0;
         unsigned stalled = 0;
-        const unsigned nonEmpty = nonZeroBytes(fill);
-        unsigned order = ((nonEmpty >> start) | (nonEmpty << (kQueues - start))) & 0x1fu;
+        unsigned order = ((unsigned(nonEmpty[x]) >> start) | (unsigned(nonEmpty[x]) << (kQueues - start))) & 0x1fu;
         while (order) {
             int queue = std::countr_zero(order) + start;
             order &= order - 1;
             queue -= queue >= kQueues ? kQueues : 0;
-            const Wavelet wavelet = data[queue * slots + int(unsigned(read >> (8 * queue)) & slotMask)];
+            const unsigned read = current[(kReadField + queue) * c.field + p];
+            const Wavelet wavelet = data[queue * slots + int(read & slotMask)];
             const int port = wavelet.port();
             if (!(freePorts & (1u << port))) {
                 stalled = 1;
                 continue;
             }
-            if (port != Fabric::kRampPort) {
-                const unsigned onLink = unsigned(sent >> (8 * port)) & 0x7fu;
-                if (((onLink - own[readAt[port]]) & 0x7fu) >= depth) {
+            if (port != kRamp) {
+                const unsigned onLink = current[(kSentField + port) * c.field + p];
+                if (((onLink - current[neighbourRead[port] + p]) & kCounterMask) >= depth) {
                     ++row.linkStall[x * kDirections + port];
                     stalled = 1;
                     continue;
                 }
-                data[ringAt[port] + int(onLink & slotMask)] = wavelet.afterHop();
-                sent += std::uint64_t(1) << (8 * port); // at most 0x80 in that byte: no carry
+                data[neighbourRing[port] + int(onLink & slotMask)] = wavelet.afterHop();
+                next[(kSentField + port) * c.field + p] = std::uint8_t((onLink + 1) & kCounterMask);
                 ++linkWavelets[x * kDirections + port];
             } else if (row.measure) {
                 ++outcome.ejected;
@@ -155,6 +180,7 @@ RowOutcome stepRow(const RowStep& row)
                     outcome.latencySum += row.cycle - wavelet.data;
                 }
             }
+            next[(kReadField + queue) * c.field + p] = std::uint8_t((read + 1) & kCounterMask);
             freePorts &= ~(1u << port);
             popped |= 1u << queue;
         }
@@ -162,13 +188,6 @@ RowOutcome stepRow(const RowStep& row)
         row.routed[x] += unsigned(moved);
         row.routerBusy[x] += moved ? 1 : 0;
         row.routerStall[x] += stalled;
-
-        // Publish this router's counters.
-        const std::uint64_t nextSent = sent & kLow7;
-        const std::uint64_t nextRead = (read + kMaskBytes[popped]) & kLow7;
-        std::memcpy(row.nextCounters[p].sent, &nextSent, 8);
-        std::memcpy(row.nextCounters[p].read, &nextRead, 8);
-        outcome.active = outcome.active || fill != kMaskBytes[popped] || moved != 0;
     }
     return outcome;
 }
@@ -176,36 +195,37 @@ RowOutcome stepRow(const RowStep& row)
 } // namespace
 
 // Generation (counted for the offered rate) and injection of each PE's oldest packet into its
-// ramp queue, for one row: injected[x] is 1 where PE x injected this cycle. Kept apart from
-// the router loop, which it would otherwise crowd out of registers.
-void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected)
+// ramp queue, for one row; after the row's counters were copied to the next state.
+void Fabric::injectRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 {
     TrafficGenerator& traffic = *m_traffic;
     const std::uint64_t cycle = m_cycle;
-    const int depth = m_depth;
+    const unsigned depth = unsigned(m_depth);
     const unsigned slotMask = unsigned(m_ringSlots - 1);
+    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyField;
+    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyField;
+    std::uint8_t* nextRampSent = next.xy.data() + (kSentField + kRamp) * m_xyField;
     TrafficGenerator::RowTotals totals;
     for (int x = 0; x < m_width; ++x) {
         const std::int64_t pe = index(x, y);
         const auto source = std::size_t(pe);
-        injected[x] = 0;
+        // The oldest packet waiting is never younger than the next one to be generated.
+        if (traffic.headTime[source] > cycle)
+            continue;
         while (traffic.generateTime[source] <= cycle) {
             totals.generated += traffic.measuring(traffic.generateTime[source]) ? 1 : 0;
             traffic.generateTime[source] += traffic.gap(pe, ++traffic.generatePacket[source]);
         }
-        if (traffic.headTime[source] > cycle)
-            continue;
         const std::int64_t p = paddedIndex(x, y);
-        const XyCounters& own = current.counters[std::size_t(p)];
-        const unsigned sent = own.sent[kRampPort];
-        if (((sent - own.read[kRampPort]) & 0x7fu) >= unsigned(depth))
+        const unsigned sent = rampSent[p];
+        if (((sent - rampRead[p]) & kCounterMask) >= depth)
             continue; // the ramp queue is full: the packet waits in its source queue
         int destX = 0;
         int destY = 0;
         traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
-        m_queueData[std::size_t((p * kQueues + kRampPort) * m_ringSlots + int(sent & slotMask))]
+        m_queueData[std::size_t((p * kQueues + kRamp) * m_ringSlots + int(sent & slotMask))]
             = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
-        injected[x] = 1;
+        nextRampSent[p] = std::uint8_t((sent + 1) & kCounterMask);
         if (traffic.measuring(traffic.headTime[source])) {
             ++totals.injected;
             totals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
@@ -221,32 +241,34 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
 
 void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 {
-    std::uint8_t injected[Wavelet::kCoordMask + 1];
-    if (m_traffic)
-        injectRowDimensionOrder(y, current, injected);
-    else
-        std::memset(injected, 0, std::size_t(m_width));
-
-    const std::int64_t rowBase = index(0, y);
     RowStep row;
-    row.y = y;
+    row.counters = { current.xy.data(), next.xy.data(), m_xyField, paddedIndex(0, y) };
     row.width = m_width;
-    row.paddedBase = paddedIndex(0, y);
     row.rowStride = m_width + 2;
     row.depth = m_depth;
     row.slots = m_ringSlots;
     row.cycle = m_cycle;
-    row.counters = current.counters.data();
-    row.nextCounters = next.counters.data();
     row.queueData = m_queueData.data();
-    row.injected = injected;
+    const std::int64_t rowBase = index(0, y);
     row.routed = m_routed.data() + rowBase;
     row.routerBusy = m_routerBusy.data() + rowBase;
     row.routerStall = m_routerStall.data() + rowBase;
     row.linkWavelets = m_linkWavelets.data() + rowBase * kDirections;
     row.linkStall = m_linkStall.data() + rowBase * kDirections;
     row.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
-    const RowOutcome outcome = m_depth == 4 ? stepRow<4>(row) : stepRow<0>(row);
+
+    // The next counters start as the current ones; the phases below write what changes.
+    for (int field = 0; field < 10; ++field) {
+        const std::int64_t at = field * m_xyField + row.counters.first;
+        std::memcpy(next.xy.data() + at, current.xy.data() + at, std::size_t(m_width));
+    }
+    if (m_traffic)
+        injectRowDimensionOrder(y, current, next);
+    std::uint16_t busy[Wavelet::kCoordMask + 1];
+    std::uint8_t nonEmpty[Wavelet::kCoordMask + 1 + kLanes];
+    const int busyCount = listBusyRouters(row, busy, nonEmpty);
+    const RowOutcome outcome = m_depth == 4 ? switchRow<4>(row, busy, busyCount, nonEmpty)
+                                            : switchRow<0>(row, busy, busyCount, nonEmpty);
 
     next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
     if (m_traffic) {
