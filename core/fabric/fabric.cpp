@@ -44,7 +44,8 @@ Fabric::Fabric(const FabricConfig& config)
         m_queueData.resize(padded * std::size_t(m_queues) * std::size_t(m_ringSlots));
         // Ten counter arrays (sent per outgoing link and the ramp, read per queue), each with
         // slack for whole-vector reads past the last router.
-        m_xyField = std::int64_t(padded) + 64;
+        m_xyPitch = (std::int64_t(m_width) + 2 + 63) & ~std::int64_t(63);
+        m_xyField = m_xyPitch * (m_height + 2) + 64;
         for (Buffer& buffer : m_buffers)
             buffer.xy.assign(std::size_t(m_xyField) * 10, 0);
     } else {
@@ -63,7 +64,7 @@ Fabric::Fabric(const FabricConfig& config)
     m_routerStall.assign(pes, 0);
     m_linkWavelets.assign(pes * kDirections, 0);
     m_linkStall.assign(pes * kDirections, 0);
-    m_rowSteps.assign(std::size_t(m_height), 0);
+    m_rowSteps.assign(std::size_t(m_height), RowCount {});
     if (config.routing == Routing::StaticColor) {
         m_routeTx.assign(slots, 0);
         m_routeRx.assign(slots, 0xff);
@@ -114,7 +115,7 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
     if (m_config.routing == Routing::DimensionOrder) {
         // The counters are not all zero when idle: the row's next state is its current one.
         for (int field = 0; field < 10; ++field) {
-            const auto first = std::ptrdiff_t(field * m_xyField + paddedIndex(0, y));
+            const auto first = std::ptrdiff_t(field * m_xyField + counterIndex(0, y));
             std::copy_n(current.xy.begin() + first, m_width, next.xy.begin() + first);
         }
         next.rowActive[std::size_t(y)] = RowFlag { 0 };
@@ -134,7 +135,7 @@ void Fabric::stepRows(int rowBegin, int rowEnd)
     for (int y = rowBegin; y < rowEnd; ++y) {
         if (skipRow(y, current, next))
             continue;
-        ++m_rowSteps[std::size_t(y)];
+        ++m_rowSteps[std::size_t(y)].value;
         if (m_config.routing == Routing::DimensionOrder) {
             stepRowDimensionOrder(y, current, next);
         } else {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,28 @@
 namespace waferscope::core::fabric {
 
 struct TrafficGenerator;
+
+// An allocator whose blocks start on a cache line, for arrays that threads stepping different
+// row bands write every cycle: a band boundary then falls on a line boundary whenever a row's
+// share of the array is a whole number of lines.
+template <typename T>
+struct CacheLineAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t kAlignment { 64 };
+    CacheLineAllocator() = default;
+    template <typename U>
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept
+    {
+    }
+    T* allocate(std::size_t count) { return static_cast<T*>(::operator new(count * sizeof(T), kAlignment)); }
+    void deallocate(T* block, std::size_t) noexcept { ::operator delete(block, kAlignment); }
+    template <typename U>
+    bool operator==(const CacheLineAllocator<U>&) const noexcept
+    {
+        return true;
+    }
+};
+using CounterVector = std::vector<std::uint32_t, CacheLineAllocator<std::uint32_t>>;
 
 // How routers pick output ports: statically per color (kernels, as on the WSE), or by the
 // destination carried in the wavelet with X-then-Y dimension-order routing (synthetic traffic).
@@ -78,14 +101,14 @@ public:
 
     // Counters since construction, one per PE (router) or per PE and outgoing direction (link,
     // index pe * 4 + direction).
-    const std::vector<std::uint32_t>& routedWavelets() const { return m_routed; }
-    const std::vector<std::uint32_t>& routerBusyCycles() const { return m_routerBusy; }
-    const std::vector<std::uint32_t>& routerStallCycles() const { return m_routerStall; }
-    const std::vector<std::uint32_t>& linkWavelets() const { return m_linkWavelets; }
-    const std::vector<std::uint32_t>& linkStallCycles() const { return m_linkStall; }
+    const CounterVector& routedWavelets() const { return m_routed; }
+    const CounterVector& routerBusyCycles() const { return m_routerBusy; }
+    const CounterVector& routerStallCycles() const { return m_routerStall; }
+    const CounterVector& linkWavelets() const { return m_linkWavelets; }
+    const CounterVector& linkStallCycles() const { return m_linkStall; }
     // Cycles in which each row was stepped; rows with nothing queued, in flight or pending
     // nearby are skipped, so idle regions cost one flag test per row.
-    const std::vector<std::uint32_t>& rowStepCounts() const { return m_rowSteps; }
+    std::vector<std::uint32_t> rowStepCounts() const;
     std::uint64_t totalLinkWavelets() const;
     std::uint64_t totalRoutedWavelets() const;
 
@@ -110,12 +133,15 @@ private:
     // DimensionOrder state is kept for a mesh padded by one idle router on each side, so edge
     // routers need no bounds tests: the padding never sends and never receives.
     std::int64_t paddedIndex(int x, int y) const { return std::int64_t(y + 1) * (m_width + 2) + x + 1; }
+    // The same for the counter arrays, whose padded rows start on cache lines (bands on
+    // different cores then share no counter line but at their boundary row).
+    std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_xyPitch + x + 1; }
     void stepInArena();
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
     void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
-    void injectRowDimensionOrder(int y, const Buffer& current, Buffer& next);
+    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
 
     FabricConfig m_config;
     int m_width = 0;
@@ -124,6 +150,7 @@ private:
     int m_stride = 0; // per-router stride of the count/head/occupancy arrays (queues rounded up to 8)
     int m_depth = 0;
     int m_ringSlots = 0; // DimensionOrder: slots per queue ring, the depth rounded up to a power of two
+    std::int64_t m_xyPitch = 0; // DimensionOrder: padded row length of a counter array, whole cache lines
     std::int64_t m_xyField = 0; // DimensionOrder: length of one counter array in Buffer::xy
     std::uint64_t m_cycle = 0;
     int m_threads = 1;
@@ -142,12 +169,15 @@ private:
     Buffer m_buffers[2];
     int m_current = 0;
 
-    std::vector<std::uint32_t> m_routed;
-    std::vector<std::uint32_t> m_routerBusy;
-    std::vector<std::uint32_t> m_routerStall;
-    std::vector<std::uint32_t> m_linkWavelets;
-    std::vector<std::uint32_t> m_linkStall;
-    std::vector<std::uint32_t> m_rowSteps;
+    CounterVector m_routed;
+    CounterVector m_routerBusy;
+    CounterVector m_routerStall;
+    CounterVector m_linkWavelets;
+    CounterVector m_linkStall;
+    struct alignas(64) RowCount { // one line per row, like RowFlag
+        std::uint32_t value = 0;
+    };
+    std::vector<RowCount> m_rowSteps;
 
     std::vector<PeState> m_pes; // StaticColor only
     struct EdgeSource {

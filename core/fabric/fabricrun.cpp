@@ -1,6 +1,6 @@
 // Running the fabric on several threads. Each cycle's rows are split into one band per
-// requested thread (a fixed partition, so results do not depend on the machine); bands of a
-// cycle are independent (fabric.cpp) and may run on any thread in any order.
+// requested thread; bands of a cycle are independent (fabric.cpp) and may run on any thread in
+// any order, and any split gives the state of the serial run bit for bit.
 //
 // step() runs one cycle with a tbb::parallel_for. runWhile() runs many: a small mesh's cycle
 // (tens of microseconds) is shorter than the time a TBB worker spins before it goes to sleep,
@@ -9,6 +9,11 @@
 // thread opens the bands (epoch-tagged), every thread claims its own and then any left over,
 // and the caller waits for the last one. A helper that never gets a thread cannot block the
 // run: the caller claims whatever is left itself.
+//
+// Every cycle waits for the slowest band, so runWhile() also balances the split: it times each
+// band and every few dozen cycles moves rows from a band that took longer than its neighbour
+// to that neighbour. Cores that are not equally fast (another tenant on one of them, a hybrid
+// CPU) then finish their bands together.
 #include "core/fabric/fabric.h"
 #include "core/fabric/fabricarena.h"
 
@@ -18,9 +23,12 @@
 #include <tbb/partitioner.h>
 #include <tbb/task_group.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -91,14 +99,42 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
     alignas(64) std::atomic<std::uint64_t> open { 0 }; // the epoch whose bands may be claimed
     alignas(64) std::atomic<std::uint64_t> done { 0 }; // bands finished, all epochs together
     alignas(64) std::atomic<bool> stop { false };
+    // Band b covers rows [split[b], split[b + 1]); the caller changes the split only between
+    // cycles, and opening the next epoch publishes it.
+    std::vector<int> split(std::size_t(bands) + 1);
+    for (int band = 0; band <= bands; ++band)
+        split[std::size_t(band)] = band * m_height / bands;
+    struct alignas(64) BandTime {
+        std::chrono::steady_clock::duration spent {};
+    };
+    const std::unique_ptr<BandTime[]> times(new BandTime[std::size_t(bands)]);
     const auto claim = [&](int band, std::uint64_t epoch) {
         std::uint64_t expected = epoch - 1;
         if (!tags[std::size_t(band)].epoch.compare_exchange_strong(expected, epoch, std::memory_order_acq_rel))
             return false;
-        stepRows(band * m_height / bands, (band + 1) * m_height / bands);
+        const auto start = std::chrono::steady_clock::now();
+        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1]);
+        times[std::size_t(band)].spent += std::chrono::steady_clock::now() - start;
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;
     };
+    // Moves the boundary between two neighbouring bands by as many whole rows as their time
+    // difference covers, judged by their own cost per row (never emptying a band).
+    const auto rebalance = [&] {
+        for (int band = 0; band + 1 < bands; ++band) {
+            const auto b = std::size_t(band);
+            const double left = double(times[b].spent.count());
+            const double right = double(times[b + 1].spent.count());
+            const int leftRows = split[b + 1] - split[b];
+            const int rightRows = split[b + 2] - split[b + 1];
+            const double step = left / leftRows + right / rightRows; // what moving one row changes
+            const int rows = step > 0.0 ? int((left - right) / step) : 0;
+            split[b + 1] -= std::clamp(rows, -(rightRows - 1), leftRows - 1);
+        }
+        for (int band = 0; band < bands; ++band)
+            times[std::size_t(band)].spent = {};
+    };
+    constexpr std::uint64_t kRebalanceEvery = 64; // cycles
     const auto work = [&](int participant, std::uint64_t epoch) {
         for (int band = participant; band < bands; band += participants)
             claim(band, epoch);
@@ -134,6 +170,8 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
                 WAFERSCOPE_PAUSE();
             m_current ^= 1;
             ++m_cycle;
+            if (epoch % kRebalanceEvery == 0)
+                rebalance();
             more = continueAfterStep();
         }
         stop.store(true, std::memory_order_release);

@@ -25,8 +25,8 @@ struct Hasher {
         for (std::size_t i = 0; i < size; ++i)
             value = (value ^ p[i]) * 1099511628211ull;
     }
-    template <typename T>
-    void vector(const std::vector<T>& values)
+    template <typename T, typename Allocator>
+    void vector(const std::vector<T, Allocator>& values)
     {
         bytes(values.data(), values.size() * sizeof(T));
     }
@@ -121,6 +121,15 @@ bool Fabric::quiescent() const
     return !(m_traffic && m_traffic->rate > 0.0);
 }
 
+std::vector<std::uint32_t> Fabric::rowStepCounts() const
+{
+    std::vector<std::uint32_t> counts;
+    counts.reserve(m_rowSteps.size());
+    for (const RowCount& count : m_rowSteps)
+        counts.push_back(count.value);
+    return counts;
+}
+
 std::uint64_t Fabric::totalLinkWavelets() const
 {
     return std::accumulate(m_linkWavelets.begin(), m_linkWavelets.end(), std::uint64_t(0));
@@ -141,16 +150,17 @@ std::uint64_t Fabric::digest() const
     // Queue slots outside the live part of a ring hold stale data; only live entries count.
     if (m_config.routing == Routing::DimensionOrder) {
         hash.vector(current.xy);
-        const std::int64_t rowStride = m_width + 2;
-        const std::int64_t writer[5] = { -rowStride, rowStride, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
-        const auto counter = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyField + pe)]; };
+        const std::int64_t writer[5] = { -m_xyPitch, m_xyPitch, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
+        const auto counter
+            = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyField + pe)]; };
         for (int y = 0; y < m_height; ++y) {
             for (int x = 0; x < m_width; ++x) {
                 const std::int64_t pe = paddedIndex(x, y);
+                const std::int64_t at = counterIndex(x, y);
                 for (int queue = 0; queue < m_queues; ++queue) {
                     const int sentBy = queue == kRampPort ? kRampPort : opposite(queue);
-                    const unsigned read = counter(5 + queue, pe);
-                    const unsigned written = counter(sentBy, pe + writer[queue]);
+                    const unsigned read = counter(5 + queue, at);
+                    const unsigned written = counter(sentBy, at + writer[queue]);
                     const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_ringSlots);
                     for (unsigned i = read; i != written; i = (i + 1) & 0x7fu)
                         hash.scalar(m_queueData[ring + std::size_t(i & unsigned(m_ringSlots - 1))]);
@@ -206,8 +216,8 @@ std::size_t Fabric::memoryBytes() const
     std::size_t bytes = m_queueData.capacity() * sizeof(Wavelet) + m_queueHead.capacity() + m_queueCount.capacity()
         + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
     for (const Buffer& buffer : m_buffers)
-        bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity()
-            + buffer.xy.capacity() + buffer.rowActive.capacity() * sizeof(RowFlag);
+        bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity() + buffer.xy.capacity()
+            + buffer.rowActive.capacity() * sizeof(RowFlag);
     bytes += (m_routed.capacity() + m_routerBusy.capacity() + m_routerStall.capacity() + m_linkWavelets.capacity()
                  + m_linkStall.capacity())
         * sizeof(std::uint32_t);

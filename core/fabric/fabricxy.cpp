@@ -19,13 +19,15 @@
 // wavelets. A router reads its neighbours' current counters and writes only its own next ones;
 // the padding ring of idle routers spares edge routers any bounds test.
 //
-// A row is stepped in phases: copy the row's counters to the next state; inject new packets
-// (traffic); compute every router's queue fills, 16 routers per vector operation, and list
-// the routers with anything queued; switch only those, one scalar loop over the list.
+// A row is stepped in phases: inject new packets (traffic); compute every router's queue
+// fills, 16 routers per vector operation, and list the routers with anything queued; switch
+// only those, one scalar loop over the list that notes which queues each router took from and
+// on which links it sent; then compute the row's next counters, again 16 routers at a time.
 #include "core/fabric/fabric.h"
 
 #include "core/fabric/traffic.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -42,6 +44,20 @@ constexpr int kLanes = 16;
 
 using Bytes = std::uint8_t __attribute__((vector_size(kLanes)));
 
+// Per 5-bit set of non-empty queues: 1 where it holds exactly one queue, or several.
+constexpr auto kOneQueue = [] {
+    std::array<std::uint8_t, 32> table {};
+    for (unsigned set = 0; set < 32; ++set)
+        table[set] = std::popcount(set) == 1 ? 1 : 0;
+    return table;
+}();
+constexpr auto kSeveralQueues = [] {
+    std::array<std::uint8_t, 32> table {};
+    for (unsigned set = 0; set < 32; ++set)
+        table[set] = std::popcount(set) > 1 ? 1 : 0;
+    return table;
+}();
+
 Bytes loadBytes(const std::uint8_t* at)
 {
     Bytes bytes;
@@ -55,13 +71,29 @@ struct RowCounters {
     const std::uint8_t* current = nullptr;
     std::uint8_t* next = nullptr;
     std::int64_t field = 0; // length of one field array
-    std::int64_t first = 0; // padded index of the row's first router
+    std::int64_t first = 0; // counter index of the row's first router
+    std::int64_t pitch = 0; // padded row length of a field array
+};
+
+// Per router of a row, filled by the phases of one cycle.
+struct RowScratch {
+    static constexpr int kSize = int(Wavelet::kCoordMask) + 1 + kLanes; // whole vectors past the row
+    std::uint8_t injected[kSize]; // 1 where the PE put a packet into its ramp queue
+    std::uint8_t nonEmpty[kSize]; // bit q: queue q holds a wavelet
+    std::uint8_t popped[kSize]; // bit q: a wavelet left queue q
+    std::uint8_t sent[kSize]; // bit d: a wavelet left on the link in direction d
+    // The x of each router with one queue holding wavelets, then of each with several.
+    std::uint16_t single[kSize];
+    std::uint16_t several[kSize];
+    int singles = 0;
+    int severals = 0;
 };
 
 struct RowStep {
     RowCounters counters;
     int width = 0;
-    std::int64_t rowStride = 0; // padded row length
+    std::int64_t dataFirst = 0; // padded index of the row's first router in the queue rings
+    std::int64_t rowStride = 0; // padded row length of the queue rings
     int depth = 0;
     int slots = 0;
     std::uint64_t cycle = 0;
@@ -81,113 +113,162 @@ struct RowOutcome {
     std::uint64_t latencySum = 0;
 };
 
-// The routers of a row with anything queued (x, in order) and each one's non-empty queues (bit
-// q for queue q), 16 routers per step. The written counts come from the writers' current sent
-// counters, except the ramp's: the injection phase has already put this cycle's packet into
-// the next ones.
-int listBusyRouters(const RowStep& row, std::uint16_t* busy, std::uint8_t* nonEmpty)
+// The routers of a row with anything queued (x, in order: those with one non-empty queue and
+// those with several) and each one's non-empty queues, 16 routers per step; clears their
+// popped and sent notes. The written counts come from the
+// writers' current sent counters, plus this cycle's injections for the ramp queue.
+void listBusyRouters(const RowStep& row, RowScratch& scratch)
 {
     const RowCounters& c = row.counters;
-    const std::int64_t stride = row.rowStride;
+    const std::int64_t stride = c.pitch;
     const std::uint8_t* writers[kQueues] = {
         c.current + (kSentField + South) * c.field + c.first - stride, // north neighbour, sending south
         c.current + (kSentField + North) * c.field + c.first + stride,
         c.current + (kSentField + West) * c.field + c.first + 1,
         c.current + (kSentField + East) * c.field + c.first - 1,
-        c.next + (kSentField + kRamp) * c.field + c.first,
+        c.current + (kSentField + kRamp) * c.field + c.first,
     };
     const Bytes mask = Bytes {} + std::uint8_t(kCounterMask);
     const Bytes zero = Bytes {};
-    int count = 0;
+    scratch.singles = 0;
+    scratch.severals = 0;
     for (int x0 = 0; x0 < row.width; x0 += kLanes) {
         Bytes bits = zero;
         for (int queue = 0; queue < kQueues; ++queue) {
-            const Bytes written = loadBytes(writers[queue] + x0);
+            Bytes written = loadBytes(writers[queue] + x0);
+            if (queue == kRamp)
+                written += loadBytes(scratch.injected + x0);
             const Bytes read = loadBytes(c.current + (kReadField + queue) * c.field + c.first + x0);
             const Bytes filled = (Bytes)(((written - read) & mask) != zero); // 0xff per lane with wavelets
             bits |= filled & std::uint8_t(1u << queue);
         }
-        std::memcpy(nonEmpty + x0, &bits, sizeof bits);
+        std::memcpy(scratch.nonEmpty + x0, &bits, sizeof bits);
+        std::memcpy(scratch.popped + x0, &zero, sizeof zero);
+        std::memcpy(scratch.sent + x0, &zero, sizeof zero);
         const int lanes = std::min(kLanes, row.width - x0);
-        for (int lane = 0; lane < lanes; ++lane) {
-            busy[count] = std::uint16_t(x0 + lane);
-            count += bits[lane] != 0 ? 1 : 0;
+        for (int lane = 0; lane < lanes; ++lane) { // appends without branches: a table, not a test
+            scratch.single[scratch.singles] = std::uint16_t(x0 + lane);
+            scratch.several[scratch.severals] = std::uint16_t(x0 + lane);
+            scratch.singles += kOneQueue[bits[lane]];
+            scratch.severals += kSeveralQueues[bits[lane]];
         }
     }
-    return count;
+}
+
+// The row's next counters: the current ones plus what the switch and the injection noted.
+void publishCounters(const RowStep& row, const RowScratch& scratch)
+{
+    const RowCounters& c = row.counters;
+    const Bytes mask = Bytes {} + std::uint8_t(kCounterMask);
+    const Bytes one = Bytes {} + std::uint8_t(1);
+    for (int x0 = 0; x0 < row.width; x0 += kLanes) {
+        const Bytes popped = loadBytes(scratch.popped + x0);
+        const Bytes sent = loadBytes(scratch.sent + x0);
+        const auto publish = [&](int field, Bytes increment) {
+            const std::int64_t at = field * c.field + c.first + x0;
+            const Bytes value = (loadBytes(c.current + at) + increment) & mask;
+            if (row.width - x0 >= kLanes)
+                std::memcpy(c.next + at, &value, sizeof value);
+            else // the last, partial vector: the bytes past the row belong to the next row
+                std::memcpy(c.next + at, &value, std::size_t(row.width - x0));
+        };
+        for (int queue = 0; queue < kQueues; ++queue)
+            publish(kReadField + queue, (popped >> queue) & one);
+        for (int direction = 0; direction < kDirections; ++direction)
+            publish(kSentField + direction, (sent >> direction) & one);
+        publish(kSentField + kRamp, loadBytes(scratch.injected + x0));
+    }
 }
 
 // One cycle of the routers of a row with anything queued. kDepth > 0 fixes the queue depth at
-// compile time (the default depth, the hot case); 0 takes it from the row.
+// compile time (the default depth, the hot case); 0 takes it from the row. Routers with one
+// non-empty queue (most of them) take a path without the round-robin loop, whose length would
+// be a branch the processor cannot predict.
 template <int kDepth>
-RowOutcome switchRow(const RowStep& row, const std::uint16_t* busy, int busyCount, const std::uint8_t* nonEmpty)
+RowOutcome switchRow(const RowStep& row, RowScratch& scratch)
 {
     const unsigned depth = kDepth > 0 ? unsigned(kDepth) : unsigned(row.depth);
     const int slots = kDepth > 0 ? int(std::bit_ceil(unsigned(kDepth))) : row.slots;
     const unsigned slotMask = unsigned(slots - 1);
     const RowCounters& c = row.counters;
-    const std::int64_t stride = row.rowStride;
     // Per output port, relative to this router: the neighbour's read counter of the queue the
     // port feeds, and that queue's ring.
-    const std::int64_t offset[kDirections] = { -stride, stride, 1, -1 };
+    const std::int64_t counterOffset[kDirections] = { -c.pitch, c.pitch, 1, -1 };
+    const std::int64_t dataOffset[kDirections] = { -row.rowStride, row.rowStride, 1, -1 };
     std::int64_t neighbourRead[kDirections];
     std::int64_t neighbourRing[kDirections];
     for (int port = 0; port < kDirections; ++port) {
-        neighbourRead[port] = (kReadField + opposite(port)) * c.field + offset[port];
-        neighbourRing[port] = (offset[port] * kQueues + opposite(port)) * slots;
+        neighbourRead[port] = (kReadField + opposite(port)) * c.field + counterOffset[port];
+        neighbourRing[port] = (dataOffset[port] * kQueues + opposite(port)) * slots;
     }
-    // Round-robin priority: the queue served first turns every cycle, the same for all routers.
-    const int start = int(row.cycle % kQueues);
     const std::uint8_t* __restrict current = c.current;
-    std::uint8_t* __restrict next = c.next;
     std::uint32_t* __restrict linkWavelets = row.linkWavelets;
     RowOutcome outcome;
-    outcome.active = busyCount > 0;
+    outcome.active = scratch.singles + scratch.severals > 0;
 
-    for (int i = 0; i < busyCount; ++i) {
-        const int x = busy[i];
+    // Moves the head wavelet of `queue` of router x if its output port is still free this cycle
+    // and the receiver has room; false is a stall.
+    const auto serve = [&](int x, int queue, unsigned& freePorts) {
         const std::int64_t p = c.first + x;
-        Wavelet* __restrict data = row.queueData + p * kQueues * slots;
-        unsigned freePorts = 0x1f;
-        unsigned popped = 0;
-        unsigned stalled = 0;
-        unsigned order = ((unsigned(nonEmpty[x]) >> start) | (unsigned(nonEmpty[x]) << (kQueues - start))) & 0x1fu;
-        while (order) {
-            int queue = std::countr_zero(order) + start;
-            order &= order - 1;
-            queue -= queue >= kQueues ? kQueues : 0;
-            const unsigned read = current[(kReadField + queue) * c.field + p];
-            const Wavelet wavelet = data[queue * slots + int(read & slotMask)];
-            const int port = wavelet.port();
-            if (!(freePorts & (1u << port))) {
-                stalled = 1;
-                continue;
+        Wavelet* __restrict data = row.queueData + (row.dataFirst + x) * kQueues * slots;
+        const unsigned read = current[(kReadField + queue) * c.field + p];
+        const Wavelet wavelet = data[queue * slots + int(read & slotMask)];
+        const int port = wavelet.port();
+        if (!(freePorts & (1u << port)))
+            return false;
+        if (port != kRamp) {
+            const unsigned onLink = current[(kSentField + port) * c.field + p];
+            if (((onLink - current[neighbourRead[port] + p]) & kCounterMask) >= depth) {
+                ++row.linkStall[x * kDirections + port];
+                return false;
             }
-            if (port != kRamp) {
-                const unsigned onLink = current[(kSentField + port) * c.field + p];
-                if (((onLink - current[neighbourRead[port] + p]) & kCounterMask) >= depth) {
-                    ++row.linkStall[x * kDirections + port];
-                    stalled = 1;
-                    continue;
-                }
-                data[neighbourRing[port] + int(onLink & slotMask)] = wavelet.afterHop();
-                next[(kSentField + port) * c.field + p] = std::uint8_t((onLink + 1) & kCounterMask);
-                ++linkWavelets[x * kDirections + port];
-            } else if (row.measure) {
-                ++outcome.ejected;
-                if (row.measure->measuring(wavelet.data)) {
-                    ++outcome.latencyPackets;
-                    outcome.latencySum += row.cycle - wavelet.data;
-                }
+            data[neighbourRing[port] + int(onLink & slotMask)] = wavelet.afterHop();
+            ++linkWavelets[x * kDirections + port];
+        } else if (row.measure) {
+            ++outcome.ejected;
+            if (row.measure->measuring(wavelet.data)) {
+                ++outcome.latencyPackets;
+                outcome.latencySum += row.cycle - wavelet.data;
             }
-            next[(kReadField + queue) * c.field + p] = std::uint8_t((read + 1) & kCounterMask);
-            freePorts &= ~(1u << port);
-            popped |= 1u << queue;
         }
+        freePorts &= ~(1u << port);
+        return true;
+    };
+    const auto finish = [&](int x, unsigned popped, unsigned freePorts, unsigned stalled) {
+        scratch.popped[x] = std::uint8_t(popped);
+        scratch.sent[x] = std::uint8_t(~freePorts & 0xfu);
         const int moved = std::popcount(popped);
         row.routed[x] += unsigned(moved);
         row.routerBusy[x] += moved ? 1 : 0;
         row.routerStall[x] += stalled;
+    };
+
+    for (int i = 0; i < scratch.singles; ++i) {
+        const int x = scratch.single[i];
+        const int queue = std::countr_zero(unsigned(scratch.nonEmpty[x]));
+        unsigned freePorts = 0x1f;
+        const unsigned moved = serve(x, queue, freePorts) ? 1u : 0u;
+        finish(x, moved << queue, freePorts, moved ^ 1u);
+    }
+    // Round-robin priority: the queue served first turns every cycle, the same for all routers.
+    const int start = int(row.cycle % kQueues);
+    for (int i = 0; i < scratch.severals; ++i) {
+        const int x = scratch.several[i];
+        const unsigned nonEmpty = scratch.nonEmpty[x];
+        unsigned order = ((nonEmpty >> start) | (nonEmpty << (kQueues - start))) & 0x1fu;
+        unsigned freePorts = 0x1f;
+        unsigned popped = 0;
+        unsigned stalled = 0;
+        while (order) {
+            int queue = std::countr_zero(order) + start;
+            order &= order - 1;
+            queue -= queue >= kQueues ? kQueues : 0;
+            if (serve(x, queue, freePorts))
+                popped |= 1u << queue;
+            else
+                stalled = 1;
+        }
+        finish(x, popped, freePorts, stalled);
     }
     return outcome;
 }
@@ -195,8 +276,8 @@ RowOutcome switchRow(const RowStep& row, const std::uint16_t* busy, int busyCoun
 } // namespace
 
 // Generation (counted for the offered rate) and injection of each PE's oldest packet into its
-// ramp queue, for one row; after the row's counters were copied to the next state.
-void Fabric::injectRowDimensionOrder(int y, const Buffer& current, Buffer& next)
+// ramp queue, for one row: injected[x] is 1 where PE x injected.
+void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected)
 {
     TrafficGenerator& traffic = *m_traffic;
     const std::uint64_t cycle = m_cycle;
@@ -204,11 +285,11 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, Buffer& next)
     const unsigned slotMask = unsigned(m_ringSlots - 1);
     const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyField;
     const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyField;
-    std::uint8_t* nextRampSent = next.xy.data() + (kSentField + kRamp) * m_xyField;
     TrafficGenerator::RowTotals totals;
     for (int x = 0; x < m_width; ++x) {
         const std::int64_t pe = index(x, y);
         const auto source = std::size_t(pe);
+        injected[x] = 0;
         // The oldest packet waiting is never younger than the next one to be generated.
         if (traffic.headTime[source] > cycle)
             continue;
@@ -216,16 +297,16 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, Buffer& next)
             totals.generated += traffic.measuring(traffic.generateTime[source]) ? 1 : 0;
             traffic.generateTime[source] += traffic.gap(pe, ++traffic.generatePacket[source]);
         }
-        const std::int64_t p = paddedIndex(x, y);
-        const unsigned sent = rampSent[p];
-        if (((sent - rampRead[p]) & kCounterMask) >= depth)
+        const std::int64_t at = counterIndex(x, y);
+        const unsigned sent = rampSent[at];
+        if (((sent - rampRead[at]) & kCounterMask) >= depth)
             continue; // the ramp queue is full: the packet waits in its source queue
         int destX = 0;
         int destY = 0;
         traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
-        m_queueData[std::size_t((p * kQueues + kRamp) * m_ringSlots + int(sent & slotMask))]
+        m_queueData[std::size_t((paddedIndex(x, y) * kQueues + kRamp) * m_ringSlots + int(sent & slotMask))]
             = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
-        nextRampSent[p] = std::uint8_t((sent + 1) & kCounterMask);
+        injected[x] = 1;
         if (traffic.measuring(traffic.headTime[source])) {
             ++totals.injected;
             totals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
@@ -242,7 +323,8 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 {
     RowStep row;
-    row.counters = { current.xy.data(), next.xy.data(), m_xyField, paddedIndex(0, y) };
+    row.counters = { current.xy.data(), next.xy.data(), m_xyField, counterIndex(0, y), m_xyPitch };
+    row.dataFirst = paddedIndex(0, y);
     row.width = m_width;
     row.rowStride = m_width + 2;
     row.depth = m_depth;
@@ -257,18 +339,14 @@ void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
     row.linkStall = m_linkStall.data() + rowBase * kDirections;
     row.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
 
-    // The next counters start as the current ones; the phases below write what changes.
-    for (int field = 0; field < 10; ++field) {
-        const std::int64_t at = field * m_xyField + row.counters.first;
-        std::memcpy(next.xy.data() + at, current.xy.data() + at, std::size_t(m_width));
-    }
+    RowScratch scratch;
     if (m_traffic)
-        injectRowDimensionOrder(y, current, next);
-    std::uint16_t busy[Wavelet::kCoordMask + 1];
-    std::uint8_t nonEmpty[Wavelet::kCoordMask + 1 + kLanes];
-    const int busyCount = listBusyRouters(row, busy, nonEmpty);
-    const RowOutcome outcome = m_depth == 4 ? switchRow<4>(row, busy, busyCount, nonEmpty)
-                                            : switchRow<0>(row, busy, busyCount, nonEmpty);
+        injectRowDimensionOrder(y, current, scratch.injected);
+    else
+        std::memset(scratch.injected, 0, sizeof scratch.injected);
+    listBusyRouters(row, scratch);
+    const RowOutcome outcome = m_depth == 4 ? switchRow<4>(row, scratch) : switchRow<0>(row, scratch);
+    publishCounters(row, scratch);
 
     next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
     if (m_traffic) {

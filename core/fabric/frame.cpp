@@ -23,7 +23,7 @@ void FramePublisher::publish(const Fabric& fabric)
     frame->peActivity.resize(pes);
     frame->linkWavelets.resize(pes * kDirections);
     const double interval = double(std::max<std::uint64_t>(1, frame->intervalCycles));
-    const std::vector<std::uint32_t>& routerBusy = fabric.routerBusyCycles();
+    const CounterVector& routerBusy = fabric.routerBusyCycles();
     const bool hasPes = fabric.config().routing == Routing::StaticColor;
     for (std::size_t pe = 0; pe < pes; ++pe) {
         double busy = double(routerBusy[pe] - m_lastRouterBusy[pe]);
@@ -36,7 +36,7 @@ void FramePublisher::publish(const Fabric& fabric)
         }
         frame->peActivity[pe] = float(std::min(1.0, busy / interval));
     }
-    const std::vector<std::uint32_t>& links = fabric.linkWavelets();
+    const CounterVector& links = fabric.linkWavelets();
     for (std::size_t i = 0; i < links.size(); ++i) {
         frame->linkWavelets[i] = links[i] - m_lastLinks[i];
         m_lastLinks[i] = links[i];

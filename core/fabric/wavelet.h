@@ -50,7 +50,8 @@ struct Wavelet {
         const std::uint32_t hop = tag - 1;
         const std::uint32_t turned = kValid | ((hop >> kCoordBits) & kCoordMask)
             | (((hop >> kTurnShift) & 7u) << kPortShift) | (std::uint32_t(kRampPort) << kTurnShift);
-        return { data, (hop & kCoordMask) != 0 ? hop : turned };
+        const std::uint32_t legOver = std::uint32_t((hop & kCoordMask) == 0) * ~0u; // a select, not a branch
+        return { data, (hop & ~legOver) | (turned & legOver) };
     }
     // The route from (x, y) to (destX, destY): along X first, then along Y, then the ramp.
     static Wavelet dimensionOrder(int x, int y, int destX, int destY, std::uint32_t payload)
