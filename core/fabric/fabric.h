@@ -137,11 +137,13 @@ private:
     // different cores then share no counter line but at their boundary row).
     std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_xyPitch + x + 1; }
     void stepInArena();
-    void stepRows(int rowBegin, int rowEnd);
+    // Steps rows [rowBegin, rowEnd) through `cycle`, reading m_buffers[current] and writing the
+    // other buffer.
+    void stepRows(int rowBegin, int rowEnd, std::uint64_t cycle, int current);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
-    bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
-    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
-    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
+    bool stepPeStatic(int x, int y, std::uint64_t cycle, const Buffer& current, Buffer& next); // fabric.cpp
+    void stepRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, Buffer& next); // fabricxy.cpp
+    void injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected);
 
     FabricConfig m_config;
     int m_width = 0;

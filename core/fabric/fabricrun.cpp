@@ -6,9 +6,9 @@
 // (tens of microseconds) is shorter than the time a TBB worker spins before it goes to sleep,
 // so a parallel_for per cycle would pay a wake-up every cycle, and bands would wander between
 // cores. Instead the workers stay in the run, each with its own bands: each cycle the calling
-// thread opens the bands (epoch-tagged), every thread claims its own and then any left over,
-// and the caller waits for the last one. A helper that never gets a thread cannot block the
-// run: the caller claims whatever is left itself.
+// thread opens the bands (epoch-tagged), every thread claims its own, and the caller waits for
+// the last one. A helper that never gets a thread cannot block the run: a caller that has
+// waited long claims whatever is left itself.
 //
 // Every cycle waits for the slowest band, so runWhile() also balances the split: it times each
 // band and every few dozen cycles moves rows from a band that took longer than its neighbour
@@ -51,13 +51,13 @@ void Fabric::stepInArena()
 {
     const int bands = std::min(m_threads, m_height);
     if (bands == 1) {
-        stepRows(0, m_height);
+        stepRows(0, m_height, m_cycle, m_current);
     } else {
         tbb::parallel_for(
             tbb::blocked_range<int>(0, bands, 1),
             [&](const tbb::blocked_range<int>& range) {
                 for (int band = range.begin(); band < range.end(); ++band)
-                    stepRows(band * m_height / bands, (band + 1) * m_height / bands);
+                    stepRows(band * m_height / bands, (band + 1) * m_height / bands, m_cycle, m_current);
             },
             m_arena->affinity);
     }
@@ -113,7 +113,7 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         if (!tags[std::size_t(band)].epoch.compare_exchange_strong(expected, epoch, std::memory_order_acq_rel))
             return false;
         const auto start = std::chrono::steady_clock::now();
-        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1]);
+        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1], m_cycle, m_current);
         times[std::size_t(band)].spent += std::chrono::steady_clock::now() - start;
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;
@@ -138,10 +138,15 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
     const auto work = [&](int participant, std::uint64_t epoch) {
         for (int band = participant; band < bands; band += participants)
             claim(band, epoch);
+    };
+    // Bands whose owner has not started them yet (a plain read first: a failed exchange would
+    // still pull the tag's line away from its owner).
+    const auto claimLeftovers = [&](std::uint64_t epoch) {
         for (int band = 0; band < bands; ++band)
-            if (band % participants != participant)
+            if (tags[std::size_t(band)].epoch.load(std::memory_order_relaxed) == epoch - 1)
                 claim(band, epoch);
     };
+    constexpr int kClaimLeftoversAfter = 2048; // pauses of the caller waiting for the helpers
     const auto helper = [&](int participant) {
         std::uint64_t seen = 0;
         int idle = 0;
@@ -166,8 +171,11 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         for (std::uint64_t epoch = 1; more; ++epoch) {
             open.store(epoch, std::memory_order_release);
             work(0, epoch);
-            while (done.load(std::memory_order_acquire) < epoch * std::uint64_t(bands))
+            for (int spins = 1; done.load(std::memory_order_acquire) < epoch * std::uint64_t(bands); ++spins) {
+                if (spins % kClaimLeftoversAfter == 0)
+                    claimLeftovers(epoch);
                 WAFERSCOPE_PAUSE();
+            }
             m_current ^= 1;
             ++m_cycle;
             if (epoch % kRebalanceEvery == 0)
