@@ -140,6 +140,83 @@ WS_TEST(parallelStepsAreBitIdenticalToTheSerialReference)
     WS_CHECK_EQ(one.linkWavelets, two.linkWavelets);
 }
 
+WS_TEST(dimensionOrderRoutesGoAlongXThenYAndEndAtTheDestination)
+{
+    // Walk every route of a 9 x 7 mesh hop by hop, moving (x, y) as the port says: X first,
+    // then Y, |dx| + |dy| hops, ending on the ramp of the destination.
+    const int step[4][2] = { { 0, -1 }, { 0, 1 }, { 1, 0 }, { -1, 0 } }; // N, S, E, W
+    int checked = 0;
+    for (int y = 0; y < 7; ++y) {
+        for (int x = 0; x < 9; ++x) {
+            for (int destY = 0; destY < 7; ++destY) {
+                for (int destX = 0; destX < 9; ++destX) {
+                    Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, 42);
+                    int atX = x;
+                    int atY = y;
+                    int hops = 0;
+                    bool turned = false;
+                    while (wavelet.port() != Wavelet::kRampPort && hops <= 20) {
+                        const int port = wavelet.port();
+                        turned = turned || port == North || port == South;
+                        if (turned && (port == East || port == West))
+                            break; // back to X after Y: not dimension order
+                        atX += step[port][0];
+                        atY += step[port][1];
+                        wavelet = wavelet.afterHop();
+                        ++hops;
+                    }
+                    if (atX != destX || atY != destY || hops != std::abs(destX - x) + std::abs(destY - y)
+                        || wavelet.data != 42 || !wavelet.valid()) {
+                        WS_CHECK_EQ(atX, destX);
+                        WS_CHECK_EQ(atY, destY);
+                        WS_CHECK_EQ(hops, std::abs(destX - x) + std::abs(destY - y));
+                        return;
+                    }
+                    ++checked;
+                }
+            }
+        }
+    }
+    WS_CHECK_EQ(checked, 63 * 63);
+}
+
+WS_TEST(otherQueueDepthsKeepTheTheoryAndTheDeterminism)
+{
+    // Depth 4 has its own compiled path; these take the general one (ring slots rounded up to
+    // a power of two where the depth is not one).
+    for (const int depth : { 2, 3, 8 }) {
+        TrafficConfig config;
+        config.width = 16;
+        config.height = 16;
+        config.rate = 0.02;
+        config.cycles = 6000;
+        config.queueDepth = depth;
+        const Expected<TrafficResult> one = runTraffic(config);
+        config.threads = 2;
+        const Expected<TrafficResult> two = runTraffic(config);
+        WS_REQUIRE(one.hasValue() && two.hasValue());
+        WS_CHECK_NEAR(one->avgHops, 2.0 * (16 * 16 - 1) / (3.0 * 16), 0.03);
+        WS_CHECK_NEAR(one->acceptedRate, one->offeredRate, 0.05);
+        WS_CHECK(one->avgLatencyCycles >= one->avgHops * 0.99);
+        WS_CHECK_EQ(one->avgLatencyCycles, two->avgLatencyCycles);
+        WS_CHECK_EQ(one->linkWavelets, two->linkWavelets);
+    }
+    // A shallow queue saturates lower than a deep one: backpressure is real.
+    TrafficConfig shallow;
+    shallow.width = 16;
+    shallow.height = 16;
+    shallow.rate = 0.4;
+    shallow.cycles = 4000;
+    shallow.queueDepth = 2;
+    TrafficConfig deep = shallow;
+    deep.queueDepth = 16;
+    const Expected<TrafficResult> low = runTraffic(shallow);
+    const Expected<TrafficResult> high = runTraffic(deep);
+    WS_REQUIRE(low.hasValue() && high.hasValue());
+    WS_CHECK(low->acceptedRate < high->acceptedRate);
+    WS_CHECK(high->acceptedRate <= 4.0 / 16);
+}
+
 WS_TEST(badTrafficConfigurationsAreNamedErrors)
 {
     const auto error = [](TrafficConfig config) {
