@@ -37,7 +37,6 @@ Fabric::Fabric(const FabricConfig& config)
     m_stride = (m_queues + 7) & ~7;
     const auto pes = std::size_t(peCount());
     const auto slots = pes * std::size_t(m_stride);
-    m_arbiter.assign(pes, 0);
     if (config.routing == Routing::DimensionOrder) {
         m_ringSlots = int(std::bit_ceil(unsigned(m_depth)));
         const auto padded = std::size_t(m_width + 2) * std::size_t(m_height + 2);
@@ -52,6 +51,7 @@ Fabric::Fabric(const FabricConfig& config)
         m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
         m_queueHead.assign(slots, 0);
         m_queueCount.assign(slots, 0);
+        m_arbiter.assign(pes, 0);
         for (Buffer& buffer : m_buffers) {
             buffer.out.assign(pes * kDirections, Wavelet {});
             buffer.occupancy.assign(slots, 0);
@@ -128,20 +128,20 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
     return true;
 }
 
-void Fabric::stepRows(int rowBegin, int rowEnd, std::uint64_t cycle, int currentBuffer)
+void Fabric::stepRows(int rowBegin, int rowEnd)
 {
-    const Buffer& current = m_buffers[currentBuffer];
-    Buffer& next = m_buffers[currentBuffer ^ 1];
+    const Buffer& current = m_buffers[m_current];
+    Buffer& next = m_buffers[m_current ^ 1];
     for (int y = rowBegin; y < rowEnd; ++y) {
         if (skipRow(y, current, next))
             continue;
         ++m_rowSteps[std::size_t(y)].value;
         if (m_config.routing == Routing::DimensionOrder) {
-            stepRowDimensionOrder(y, cycle, current, next);
+            stepRowDimensionOrder(y, current, next);
         } else {
             bool active = false;
             for (int x = 0; x < m_width; ++x)
-                active |= stepPeStatic(x, y, cycle, current, next);
+                active |= stepPeStatic(x, y, current, next);
             next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(active ? 1 : 0) };
         }
     }
@@ -149,7 +149,7 @@ void Fabric::stepRows(int rowBegin, int rowEnd, std::uint64_t cycle, int current
 
 // One router and PE with static per-color routes: multicast, data tasks on the ramp, the PE's
 // asynchronous send and off-wafer edge streams. The dimension-order path is in fabricxy.cpp.
-bool Fabric::stepPeStatic(int x, int y, std::uint64_t cycle, const Buffer& current, Buffer& next)
+bool Fabric::stepPeStatic(int x, int y, const Buffer& current, Buffer& next)
 {
     const std::int64_t pe = index(x, y);
     const int colors = m_queues;
@@ -230,7 +230,7 @@ bool Fabric::stepPeStatic(int x, int y, std::uint64_t cycle, const Buffer& curre
             const DataTask& task = state.tasks[std::size_t(color)];
             const bool full
                 = task.kind == TaskKind::FmacStream ? task.row >= task.expected : task.received >= task.expected;
-            ready = state.busyUntil <= cycle && task.kind != TaskKind::None && !task.blocked && !full
+            ready = state.busyUntil <= m_cycle && task.kind != TaskKind::None && !task.blocked && !full
                 && (task.kind != TaskKind::AddForward || task.outColor == kNoColor || count[task.outColor] < depth);
         }
         if (!ready) {
@@ -249,7 +249,7 @@ bool Fabric::stepPeStatic(int x, int y, std::uint64_t cycle, const Buffer& curre
             }
         }
         if (ports & kRampBit) {
-            const Wavelet emitted = executeTask(state, color, wavelet.data, cycle, m_config.simdWidth);
+            const Wavelet emitted = executeTask(state, color, wavelet.data, m_cycle, m_config.simdWidth);
             if (emitted.valid())
                 append(emitted);
         }

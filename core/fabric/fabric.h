@@ -137,13 +137,11 @@ private:
     // different cores then share no counter line but at their boundary row).
     std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_xyPitch + x + 1; }
     void stepInArena();
-    // Steps rows [rowBegin, rowEnd) through `cycle`, reading m_buffers[current] and writing the
-    // other buffer.
-    void stepRows(int rowBegin, int rowEnd, std::uint64_t cycle, int current);
+    void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
-    bool stepPeStatic(int x, int y, std::uint64_t cycle, const Buffer& current, Buffer& next); // fabric.cpp
-    void stepRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, Buffer& next); // fabricxy.cpp
-    void injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected);
+    bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
+    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
+    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
 
     FabricConfig m_config;
     int m_width = 0;
@@ -165,7 +163,7 @@ private:
     // StaticColor: [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
     std::vector<std::uint8_t> m_queueHead;
     std::vector<std::uint8_t> m_queueCount;
-    std::vector<std::uint8_t> m_arbiter; // round-robin start queue per router
+    std::vector<std::uint8_t> m_arbiter; // StaticColor: round-robin start queue per router
     std::vector<std::uint8_t> m_routeTx; // StaticColor: [pe * stride + color] tx mask
     std::vector<std::uint8_t> m_routeRx; // StaticColor: [pe * stride + color] rx port, 0xff = unrouted
     Buffer m_buffers[2];

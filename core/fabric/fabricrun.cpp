@@ -51,13 +51,13 @@ void Fabric::stepInArena()
 {
     const int bands = std::min(m_threads, m_height);
     if (bands == 1) {
-        stepRows(0, m_height, m_cycle, m_current);
+        stepRows(0, m_height);
     } else {
         tbb::parallel_for(
             tbb::blocked_range<int>(0, bands, 1),
             [&](const tbb::blocked_range<int>& range) {
                 for (int band = range.begin(); band < range.end(); ++band)
-                    stepRows(band * m_height / bands, (band + 1) * m_height / bands, m_cycle, m_current);
+                    stepRows(band * m_height / bands, (band + 1) * m_height / bands);
             },
             m_arena->affinity);
     }
@@ -113,7 +113,7 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         if (!tags[std::size_t(band)].epoch.compare_exchange_strong(expected, epoch, std::memory_order_acq_rel))
             return false;
         const auto start = std::chrono::steady_clock::now();
-        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1], m_cycle, m_current);
+        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1]);
         times[std::size_t(band)].spent += std::chrono::steady_clock::now() - start;
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;

@@ -276,10 +276,11 @@ RowOutcome switchRow(const RowStep& row, RowScratch& scratch)
 } // namespace
 
 // Generation (counted for the offered rate) and injection of each PE's oldest packet into its
-// ramp queue, for one row: injected[x] is 1 where PE x injected.
-void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected)
+// ramp queue, for one row: sets injected[x] (cleared by the caller) where PE x injected.
+void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected)
 {
     TrafficGenerator& traffic = *m_traffic;
+    const std::uint64_t cycle = m_cycle;
     const unsigned depth = unsigned(m_depth);
     const unsigned slotMask = unsigned(m_ringSlots - 1);
     const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyField;
@@ -291,7 +292,6 @@ void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& c
     std::uint16_t due[Wavelet::kCoordMask + 1];
     int dueCount = 0;
     for (int x = 0; x < m_width; ++x) {
-        injected[x] = 0;
         due[dueCount] = std::uint16_t(x);
         dueCount += headTime[x] <= cycle ? 1 : 0;
     }
@@ -326,7 +326,7 @@ void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& c
     traffic.rows[std::size_t(y)] += totals;
 }
 
-void Fabric::stepRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, Buffer& next)
+void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next)
 {
     RowStep row;
     row.counters = { current.xy.data(), next.xy.data(), m_xyField, counterIndex(0, y), m_xyPitch };
@@ -335,7 +335,7 @@ void Fabric::stepRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& cur
     row.rowStride = m_width + 2;
     row.depth = m_depth;
     row.slots = m_ringSlots;
-    row.cycle = cycle;
+    row.cycle = m_cycle;
     row.queueData = m_queueData.data();
     const std::int64_t rowBase = index(0, y);
     row.routed = m_routed.data() + rowBase;
@@ -343,13 +343,12 @@ void Fabric::stepRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& cur
     row.routerStall = m_routerStall.data() + rowBase;
     row.linkWavelets = m_linkWavelets.data() + rowBase * kDirections;
     row.linkStall = m_linkStall.data() + rowBase * kDirections;
-    row.measure = m_traffic && m_traffic->measuring(cycle) ? m_traffic.get() : nullptr;
+    row.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
 
     RowScratch scratch;
+    std::memset(scratch.injected, 0, std::size_t(m_width) + kLanes); // the vector phases read whole vectors
     if (m_traffic)
-        injectRowDimensionOrder(y, cycle, current, scratch.injected);
-    else
-        std::memset(scratch.injected, 0, sizeof scratch.injected);
+        injectRowDimensionOrder(y, current, scratch.injected);
     listBusyRouters(row, scratch);
     const RowOutcome outcome = m_depth == 4 ? switchRow<4>(row, scratch) : switchRow<0>(row, scratch);
     publishCounters(row, scratch);

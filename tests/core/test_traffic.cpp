@@ -15,8 +15,8 @@ using namespace waferscope::core::fabric;
 
 namespace {
 
-TrafficResult traffic(
-    int k, double rate, std::uint64_t cycles, TrafficPattern pattern = TrafficPattern::Uniform, int threads = 1)
+TrafficResult traffic(int k, double rate, std::uint64_t cycles, TrafficPattern pattern = TrafficPattern::Uniform,
+    int threads = 1, int queueDepth = 4)
 {
     TrafficConfig config;
     config.width = k;
@@ -25,6 +25,7 @@ TrafficResult traffic(
     config.cycles = cycles;
     config.pattern = pattern;
     config.threads = threads;
+    config.queueDepth = queueDepth;
     Expected<TrafficResult> result = runTraffic(config);
     if (!result)
         throw std::runtime_error(result.error().format());
@@ -185,36 +186,19 @@ WS_TEST(otherQueueDepthsKeepTheTheoryAndTheDeterminism)
     // Depth 4 has its own compiled path; these take the general one (ring slots rounded up to
     // a power of two where the depth is not one).
     for (const int depth : { 2, 3, 8 }) {
-        TrafficConfig config;
-        config.width = 16;
-        config.height = 16;
-        config.rate = 0.02;
-        config.cycles = 6000;
-        config.queueDepth = depth;
-        const Expected<TrafficResult> one = runTraffic(config);
-        config.threads = 2;
-        const Expected<TrafficResult> two = runTraffic(config);
-        WS_REQUIRE(one.hasValue() && two.hasValue());
-        WS_CHECK_NEAR(one->avgHops, 2.0 * (16 * 16 - 1) / (3.0 * 16), 0.03);
-        WS_CHECK_NEAR(one->acceptedRate, one->offeredRate, 0.05);
-        WS_CHECK(one->avgLatencyCycles >= one->avgHops * 0.99);
-        WS_CHECK_EQ(one->avgLatencyCycles, two->avgLatencyCycles);
-        WS_CHECK_EQ(one->linkWavelets, two->linkWavelets);
+        const TrafficResult one = traffic(16, 0.02, 6000, TrafficPattern::Uniform, 1, depth);
+        const TrafficResult two = traffic(16, 0.02, 6000, TrafficPattern::Uniform, 2, depth);
+        WS_CHECK_NEAR(one.avgHops, 2.0 * (16 * 16 - 1) / (3.0 * 16), 0.03);
+        WS_CHECK_NEAR(one.acceptedRate, one.offeredRate, 0.05);
+        WS_CHECK(one.avgLatencyCycles >= one.avgHops * 0.99);
+        WS_CHECK_EQ(one.avgLatencyCycles, two.avgLatencyCycles);
+        WS_CHECK_EQ(one.linkWavelets, two.linkWavelets);
     }
     // A shallow queue saturates lower than a deep one: backpressure is real.
-    TrafficConfig shallow;
-    shallow.width = 16;
-    shallow.height = 16;
-    shallow.rate = 0.4;
-    shallow.cycles = 4000;
-    shallow.queueDepth = 2;
-    TrafficConfig deep = shallow;
-    deep.queueDepth = 16;
-    const Expected<TrafficResult> low = runTraffic(shallow);
-    const Expected<TrafficResult> high = runTraffic(deep);
-    WS_REQUIRE(low.hasValue() && high.hasValue());
-    WS_CHECK(low->acceptedRate < high->acceptedRate);
-    WS_CHECK(high->acceptedRate <= 4.0 / 16);
+    const TrafficResult low = traffic(16, 0.4, 4000, TrafficPattern::Uniform, 1, 2);
+    const TrafficResult high = traffic(16, 0.4, 4000, TrafficPattern::Uniform, 1, 16);
+    WS_CHECK(low.acceptedRate < high.acceptedRate);
+    WS_CHECK(high.acceptedRate <= 4.0 / 16);
 }
 
 WS_TEST(badTrafficConfigurationsAreNamedErrors)
