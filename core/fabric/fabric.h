@@ -74,7 +74,7 @@ public:
 
     // Static routing. rx: the direction a color arrives from (kRampPort for the PE's own
     // sends); tx: directionBit()s and/or kRampBit (several bits multicast).
-    static constexpr int kRampPort = 4;
+    static constexpr int kRampPort = Wavelet::kRampPort;
     void setRoute(int x, int y, int color, int rx, std::uint8_t txMask);
     // Checks every route against its neighbours and tasks; a message names the first bad one.
     std::optional<std::string> validateRoutes() const;
