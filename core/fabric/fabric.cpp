@@ -39,14 +39,17 @@ Fabric::Fabric(const FabricConfig& config)
     const auto slots = pes * std::size_t(m_stride);
     if (config.routing == Routing::DimensionOrder) {
         m_ringSlots = int(std::bit_ceil(unsigned(m_depth)));
-        const auto padded = std::size_t(m_width + 2) * std::size_t(m_height + 2);
-        m_queueData.resize(padded * std::size_t(m_queues) * std::size_t(m_ringSlots));
-        // Ten counter arrays (sent per outgoing link and the ramp, read per queue), each with
-        // slack for whole-vector reads past the last router.
-        m_xyPitch = (std::int64_t(m_width) + 2 + 63) & ~std::int64_t(63);
+        // Ten counter arrays (sent per outgoing link and the ramp, read per queue), the ring slot
+        // planes and the pending counts: padded rows with room for a whole vector past the last
+        // router, and slack for whole-vector reads past the last row.
+        m_xyPitch = (std::int64_t(m_width) + 2 + 16 + 63) & ~std::int64_t(63);
         m_xyField = m_xyPitch * (m_height + 2) + 64;
         for (Buffer& buffer : m_buffers)
             buffer.xy.assign(std::size_t(m_xyField) * 10, 0);
+        const auto slotPlanes = std::size_t(m_queues) * std::size_t(m_ringSlots);
+        m_queueData.resize(std::size_t(m_xyField) * slotPlanes);
+        m_portBits.assign(std::size_t(m_xyField) * slotPlanes, 0);
+        m_pendingCounts.assign(std::size_t(m_xyField) * kPendingFields, 0);
     } else {
         m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
         m_queueHead.assign(slots, 0);
@@ -137,7 +140,7 @@ void Fabric::stepRows(int rowBegin, int rowEnd)
             continue;
         ++m_rowSteps[std::size_t(y)].value;
         if (m_config.routing == Routing::DimensionOrder) {
-            stepRowDimensionOrder(y, current, next);
+            stepRowDimensionOrder(y, current, next, y == rowBegin && y > 0, y + 1 == rowEnd && y + 1 < m_height);
         } else {
             bool active = false;
             for (int x = 0; x < m_width; ++x)

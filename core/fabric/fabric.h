@@ -100,12 +100,14 @@ public:
     void runWhile(const std::function<bool()>& continueAfterStep);
 
     // Counters since construction, one per PE (router) or per PE and outgoing direction (link,
-    // index pe * 4 + direction).
-    const CounterVector& routedWavelets() const { return m_routed; }
-    const CounterVector& routerBusyCycles() const { return m_routerBusy; }
-    const CounterVector& routerStallCycles() const { return m_routerStall; }
-    const CounterVector& linkWavelets() const { return m_linkWavelets; }
-    const CounterVector& linkStallCycles() const { return m_linkStall; }
+    // index pe * 4 + direction). A router stall cycle is one in which a queued wavelet could not
+    // move; a link stall cycle one in which a wavelet waited for the link and the receiver had no
+    // room (with static routing: counted per color). Call between steps, not during one.
+    const CounterVector& routedWavelets() const { return settled(m_routed); }
+    const CounterVector& routerBusyCycles() const { return settled(m_routerBusy); }
+    const CounterVector& routerStallCycles() const { return settled(m_routerStall); }
+    const CounterVector& linkWavelets() const { return settled(m_linkWavelets); }
+    const CounterVector& linkStallCycles() const { return settled(m_linkStall); }
     // Cycles in which each row was stepped; rows with nothing queued, in flight or pending
     // nearby are skipped, so idle regions cost one flag test per row.
     std::vector<std::uint32_t> rowStepCounts() const;
@@ -130,18 +132,21 @@ private:
         std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
-    // DimensionOrder state is kept for a mesh padded by one idle router on each side, so edge
-    // routers need no bounds tests: the padding never sends and never receives.
-    std::int64_t paddedIndex(int x, int y) const { return std::int64_t(y + 1) * (m_width + 2) + x + 1; }
-    // The same for the counter arrays, whose padded rows start on cache lines (bands on
-    // different cores then share no counter line but at their boundary row).
+    // DimensionOrder state is kept in planes over a mesh padded by one idle router on each side,
+    // so edge routers need no bounds tests (the padding never sends and never receives). Padded
+    // rows start on cache lines: bands on different cores share no line but at their boundary.
     std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_xyPitch + x + 1; }
+    // The plane of ring slot `slot` of queue `queue` (m_queueData, m_portBits), at counter index 0.
+    std::int64_t slotPlane(int queue, int slot) const { return (std::int64_t(queue) * m_ringSlots + slot) * m_xyField; }
     void stepInArena();
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
-    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next); // fabricxy.cpp
+    // fabricxy.cpp. northShared / southShared: the neighbouring row is stepped by another band.
+    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next, bool northShared, bool southShared);
     void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
+    void flushPendingCounts(int y) const; // adds row y's pending byte counts to the counters
+    const CounterVector& settled(const CounterVector& counters) const;
 
     FabricConfig m_config;
     int m_width = 0;
@@ -150,7 +155,9 @@ private:
     int m_stride = 0; // per-router stride of the count/head/occupancy arrays (queues rounded up to 8)
     int m_depth = 0;
     int m_ringSlots = 0; // DimensionOrder: slots per queue ring, the depth rounded up to a power of two
-    std::int64_t m_xyPitch = 0; // DimensionOrder: padded row length of a counter array, whole cache lines
+    // DimensionOrder: padded row length of a counter array, whole cache lines with room for a
+    // whole vector past the last router
+    std::int64_t m_xyPitch = 0;
     std::int64_t m_xyField = 0; // DimensionOrder: length of one counter array in Buffer::xy
     std::uint64_t m_cycle = 0;
     int m_threads = 1;
@@ -158,7 +165,7 @@ private:
     std::unique_ptr<Arena> m_arena;
 
     // Router state, structure of arrays.
-    // [pe][queue][depth] ring buffers; DimensionOrder: [padded pe][queue][m_ringSlots]
+    // [pe][queue][depth] ring buffers; DimensionOrder: slot planes (slotPlane + counterIndex)
     std::vector<Wavelet> m_queueData;
     // StaticColor: [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
     std::vector<std::uint8_t> m_queueHead;
@@ -166,14 +173,23 @@ private:
     std::vector<std::uint8_t> m_arbiter; // StaticColor: round-robin start queue per router
     std::vector<std::uint8_t> m_routeTx; // StaticColor: [pe * stride + color] tx mask
     std::vector<std::uint8_t> m_routeRx; // StaticColor: [pe * stride + color] rx port, 0xff = unrouted
+    // DimensionOrder: the output-port bit of the wavelet in each ring slot (slotPlane +
+    // counterIndex), so that routers arbitrate 16 at a time.
+    std::vector<std::uint8_t> m_portBits;
     Buffer m_buffers[2];
     int m_current = 0;
 
-    CounterVector m_routed;
-    CounterVector m_routerBusy;
-    CounterVector m_routerStall;
-    CounterVector m_linkWavelets;
-    CounterVector m_linkStall;
+    // Pending byte counts: routed, busy, stall, then wavelets and stall cycles per link direction.
+    static constexpr int kPendingFields = 11;
+    // The counters; DimensionOrder adds to them from per-row byte counts (kPendingFields byte
+    // planes laid out like the link counters) every few dozen cycles and before they are read.
+    mutable CounterVector m_routed;
+    mutable CounterVector m_routerBusy;
+    mutable CounterVector m_routerStall;
+    mutable CounterVector m_linkWavelets;
+    mutable CounterVector m_linkStall;
+    mutable std::vector<std::uint8_t> m_pendingCounts;
+    mutable bool m_countsPending = false;
     struct alignas(64) RowCount { // one line per row, like RowFlag
         std::uint32_t value = 0;
     };

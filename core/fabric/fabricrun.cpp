@@ -63,6 +63,7 @@ void Fabric::stepInArena()
     }
     m_current ^= 1;
     ++m_cycle;
+    m_countsPending = m_config.routing == Routing::DimensionOrder;
 }
 
 void Fabric::step()
@@ -178,6 +179,7 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
             }
             m_current ^= 1;
             ++m_cycle;
+            m_countsPending = m_config.routing == Routing::DimensionOrder;
             if (epoch % kRebalanceEvery == 0)
                 rebalance();
             more = continueAfterStep();

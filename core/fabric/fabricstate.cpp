@@ -132,12 +132,14 @@ std::vector<std::uint32_t> Fabric::rowStepCounts() const
 
 std::uint64_t Fabric::totalLinkWavelets() const
 {
-    return std::accumulate(m_linkWavelets.begin(), m_linkWavelets.end(), std::uint64_t(0));
+    const CounterVector& links = linkWavelets();
+    return std::accumulate(links.begin(), links.end(), std::uint64_t(0));
 }
 
 std::uint64_t Fabric::totalRoutedWavelets() const
 {
-    return std::accumulate(m_routed.begin(), m_routed.end(), std::uint64_t(0));
+    const CounterVector& routed = routedWavelets();
+    return std::accumulate(routed.begin(), routed.end(), std::uint64_t(0));
 }
 
 std::uint64_t Fabric::digest() const
@@ -149,21 +151,21 @@ std::uint64_t Fabric::digest() const
     const Buffer& current = m_buffers[m_current];
     // Queue slots outside the live part of a ring hold stale data; only live entries count.
     if (m_config.routing == Routing::DimensionOrder) {
-        hash.vector(current.xy);
         const std::int64_t writer[5] = { -m_xyPitch, m_xyPitch, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
         const auto counter
             = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyField + pe)]; };
         for (int y = 0; y < m_height; ++y) {
             for (int x = 0; x < m_width; ++x) {
-                const std::int64_t pe = paddedIndex(x, y);
                 const std::int64_t at = counterIndex(x, y);
+                for (int field = 0; field < 10; ++field)
+                    hash.scalar(counter(field, at));
                 for (int queue = 0; queue < m_queues; ++queue) {
                     const int sentBy = queue == kRampPort ? kRampPort : opposite(queue);
                     const unsigned read = counter(5 + queue, at);
                     const unsigned written = counter(sentBy, at + writer[queue]);
-                    const auto ring = std::size_t(pe * m_queues + queue) * std::size_t(m_ringSlots);
                     for (unsigned i = read; i != written; i = (i + 1) & 0x7fu)
-                        hash.scalar(m_queueData[ring + std::size_t(i & unsigned(m_ringSlots - 1))]);
+                        hash.scalar(
+                            m_queueData[std::size_t(slotPlane(queue, int(i & unsigned(m_ringSlots - 1))) + at)]);
                 }
             }
         }
@@ -181,11 +183,11 @@ std::uint64_t Fabric::digest() const
         hash.vector(current.out);
         hash.vector(current.occupancy);
     }
-    hash.vector(m_routed);
-    hash.vector(m_routerBusy);
-    hash.vector(m_routerStall);
-    hash.vector(m_linkWavelets);
-    hash.vector(m_linkStall);
+    hash.vector(routedWavelets());
+    hash.vector(routerBusyCycles());
+    hash.vector(routerStallCycles());
+    hash.vector(linkWavelets());
+    hash.vector(linkStallCycles());
     for (const PeState& state : m_pes) {
         hash.vector(state.f32);
         hash.scalar(state.busyUntil);
@@ -214,7 +216,8 @@ std::uint64_t Fabric::digest() const
 std::size_t Fabric::memoryBytes() const
 {
     std::size_t bytes = m_queueData.capacity() * sizeof(Wavelet) + m_queueHead.capacity() + m_queueCount.capacity()
-        + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
+        + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity() + m_portBits.capacity()
+        + m_pendingCounts.capacity();
     for (const Buffer& buffer : m_buffers)
         bytes += buffer.out.capacity() * sizeof(Wavelet) + buffer.occupancy.capacity() + buffer.xy.capacity()
             + buffer.rowActive.capacity() * sizeof(RowFlag);
