@@ -135,18 +135,18 @@ void Fabric::stepRows(int rowBegin, int rowEnd)
 {
     const Buffer& current = m_buffers[m_current];
     Buffer& next = m_buffers[m_current ^ 1];
+    if (m_config.routing == Routing::DimensionOrder) {
+        stepRowsDimensionOrder(rowBegin, rowEnd, current, next);
+        return;
+    }
     for (int y = rowBegin; y < rowEnd; ++y) {
         if (skipRow(y, current, next))
             continue;
         ++m_rowSteps[std::size_t(y)].value;
-        if (m_config.routing == Routing::DimensionOrder) {
-            stepRowDimensionOrder(y, current, next, y == rowBegin && y > 0, y + 1 == rowEnd && y + 1 < m_height);
-        } else {
-            bool active = false;
-            for (int x = 0; x < m_width; ++x)
-                active |= stepPeStatic(x, y, current, next);
-            next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(active ? 1 : 0) };
-        }
+        bool active = false;
+        for (int x = 0; x < m_width; ++x)
+            active |= stepPeStatic(x, y, current, next);
+        next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(active ? 1 : 0) };
     }
 }
 

@@ -142,8 +142,7 @@ private:
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
-    // fabricxy.cpp. northShared / southShared: the neighbouring row is stepped by another band.
-    void stepRowDimensionOrder(int y, const Buffer& current, Buffer& next, bool northShared, bool southShared);
+    void stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& current, Buffer& next); // fabricxy.cpp
     void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
     void flushPendingCounts(int y) const; // adds row y's pending byte counts to the counters
     const CounterVector& settled(const CounterVector& counters) const;
@@ -179,8 +178,11 @@ private:
     Buffer m_buffers[2];
     int m_current = 0;
 
+public:
     // Pending byte counts: routed, busy, stall, then wavelets and stall cycles per link direction.
     static constexpr int kPendingFields = 11;
+
+private:
     // The counters; DimensionOrder adds to them from per-row byte counts (kPendingFields byte
     // planes laid out like the link counters) every few dozen cycles and before they are read.
     mutable CounterVector m_routed;

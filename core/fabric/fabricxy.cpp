@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -62,6 +63,9 @@ constexpr std::uint32_t kFlushEvery = 32;
 // A granted move, as listed for the scalar pass: the router's x, and the queue above it.
 constexpr int kQueueShift = 11;
 static_assert(kMaxWidth <= 1 << kQueueShift);
+
+static_assert(std::endian::native == std::endian::little && sizeof(Wavelet) == 8 && offsetof(Wavelet, tag) == 4,
+    "the move loop handles a wavelet as one 64-bit word with the tag in its upper half");
 
 using Bytes = std::uint8_t __attribute__((vector_size(kLanes)));
 using SignedBytes = std::int8_t __attribute__((vector_size(kLanes)));
@@ -145,28 +149,40 @@ int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t fir
 #endif
 }
 
-// What the routers of a row need from the counters, per row: where each field of the router at
-// x = 0 lives in the current and next arrays.
-struct RowCounters {
-    const std::uint8_t* current = nullptr;
-    std::uint8_t* next = nullptr;
-    std::int64_t field = 0; // length of one field array
-    std::int64_t first = 0; // counter index of the row's first router
-    std::int64_t pitch = 0; // padded row length of a field array
-};
+// Nothing arriving, for queues other than the ramp queue (see switchRow).
+constexpr std::uint8_t kNoArrivals[kMaxWidth + kLanes] = {};
 
-struct RowStep {
-    RowCounters counters;
+// Where one cycle's state lives, for every row alike: each array at counter index 0 (a row's
+// routers are at its first index + x), for the current and the next buffer.
+struct CyclePlan {
     int width = 0;
     int depth = 0;
     int slots = 0;
+    std::int64_t field = 0; // length of one counter array or slot plane
     std::uint64_t cycle = 0;
-    Wavelet* rings = nullptr; // + (queue * slots + slot) * field + counter index
-    std::uint8_t* portBits = nullptr; // the same
-    std::uint8_t* pending = nullptr; // + count field * field + counter index
+    const std::uint8_t* read[kQueues] {}; // wavelets taken from queue q
+    std::uint8_t* nextRead[kQueues] {};
+    const std::uint8_t* written[kQueues] {}; // wavelets put into it, by the neighbour it comes from or the ramp
+    const std::uint8_t* heads[kQueues] {}; // the queue's slot-0 port-bit plane
+    const std::uint8_t* sent[kQueues] {}; // wavelets sent on each link, and put into the ramp queue
+    std::uint8_t* nextSent[kQueues] {};
+    const std::uint8_t* receiverRead[kDirections] {}; // the neighbour's counter of the queue a link fills
+    std::uint8_t* pending[Fabric::kPendingFields] {};
+    std::int64_t queuePlane[kQueues] {}; // the queue's slot-0 plane in the rings
+    std::int64_t receiverPlane[kDirections] {}; // the slot-0 plane of the queue a link fills, relative to the sender
+    int order[kQueues] {}; // round-robin priority: the queue served first turns every cycle, the same for all routers
+    Wavelet* rings = nullptr;
+    std::uint8_t* portBits = nullptr;
+    const TrafficGenerator* measure = nullptr; // set when this cycle is in the measurement window
+};
+
+// One row of a cycle.
+struct RowStep {
+    std::int64_t first = 0; // counter index of the row's first router
+    const std::uint8_t* injected = nullptr; // per x: 1 where the PE put a packet into its ramp queue
     bool northShared = false; // the row above (below) is stepped by another band at the same time
     bool southShared = false;
-    const TrafficGenerator* measure = nullptr; // set when this cycle is in the measurement window
+    std::uint16_t* moves = nullptr; // scratch: room for kQueues * width + kLanes entries
 };
 
 struct RowOutcome {
@@ -204,148 +220,102 @@ Bytes headPortBits(const std::uint8_t* planes, std::int64_t field, int slots, By
 // next counters and pending statistics, then make the moves. kSlots > 0 fixes the ring size at
 // compile time (the default depth, the hot case); 0 takes it from the row.
 template <int kSlots>
-RowOutcome switchRow(const RowStep& row, const std::uint8_t* injected, std::uint16_t* moves)
+RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
 {
-    const int slots = kSlots > 0 ? kSlots : row.slots;
-    const RowCounters& c = row.counters;
-    const std::int64_t field = c.field;
-    // Per direction: the counter offset of the neighbour there.
-    const std::int64_t neighbour[kDirections] = { -c.pitch, c.pitch, 1, -1 };
-    const std::uint8_t* read[kQueues]; // wavelets taken from queue q
-    const std::uint8_t* written[kQueues]; // wavelets put into it, by the neighbour it comes from or the ramp
-    std::uint8_t* nextRead[kQueues];
-    const std::uint8_t* heads[kQueues];
+    const int slots = kSlots > 0 ? kSlots : plan.slots;
+    const std::int64_t field = plan.field;
+    const std::int64_t first = row.first;
+    const int width = plan.width;
+    // Copies: the byte stores below could alias anything reached through a reference.
+    const CyclePlan p = plan;
+    const std::uint8_t* arrivals[kQueues]; // what else enters a queue this cycle: the PE's new packets
     bool shared[kQueues] = {};
-    for (int queue = 0; queue < kQueues; ++queue) {
-        read[queue] = c.current + (kReadField + queue) * field + c.first;
-        nextRead[queue] = c.next + (kReadField + queue) * field + c.first;
-        written[queue] = queue == kRamp
-            ? c.current + (kSentField + kRamp) * field + c.first
-            : c.current + (kSentField + opposite(queue)) * field + c.first + neighbour[queue];
-        heads[queue] = row.portBits + queue * slots * field + c.first;
-    }
+    for (int queue = 0; queue < kQueues; ++queue)
+        arrivals[queue] = queue == kRamp ? row.injected : kNoArrivals;
     shared[North] = row.northShared;
     shared[South] = row.southShared;
-    const std::uint8_t* sent[kQueues]; // wavelets sent on each link, and put into the ramp queue
-    std::uint8_t* nextSent[kQueues];
-    const std::uint8_t* receiverRead[kDirections]; // the neighbour's counter of the queue a link fills
-    for (int port = 0; port < kQueues; ++port) {
-        sent[port] = c.current + (kSentField + port) * field + c.first;
-        nextSent[port] = c.next + (kSentField + port) * field + c.first;
-        if (port < kDirections)
-            receiverRead[port] = c.current + (kReadField + opposite(port)) * field + c.first + neighbour[port];
-    }
-    std::uint8_t* const pending = row.pending + c.first;
-    const auto count = [&](int countField, int x0, Bytes increment) {
-        std::uint8_t* at = pending + countField * field + x0;
-        store(at, load(at) + increment);
+    std::uint16_t* moves = row.moves;
+    const auto count = [&](int countField, std::int64_t at, Bytes increment) {
+        store(p.pending[countField] + at, load(p.pending[countField] + at) + increment);
     };
-    // Round-robin priority: the queue served first turns every cycle, the same for all routers.
-    int order[kQueues];
-    const int start = int(row.cycle % kQueues);
-    for (int k = 0; k < kQueues; ++k)
-        order[k] = start + k < kQueues ? start + k : start + k - kQueues;
 
     const Bytes laneIndex = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
     const Bytes counterMask = splat(kCounterMask);
-    const SignedBytes depth = (SignedBytes)splat(unsigned(row.depth));
+    const SignedBytes depth = (SignedBytes)splat(unsigned(plan.depth));
     Bytes queued {};
     int moveCount = 0;
-    for (int x0 = 0; x0 < row.width; x0 += kLanes) {
+    for (int x0 = 0; x0 < width; x0 += kLanes) {
+        const std::int64_t at = first + x0;
         const Bytes inRow
-            = (Bytes)((SignedBytes)laneIndex < (SignedBytes)splat(unsigned(std::min(kLanes, row.width - x0))));
-        const Bytes newPackets = load(injected + x0);
-        Bytes readNow[kQueues];
-        Bytes nonEmpty[kQueues];
-        Bytes wants[kQueues]; // the port bit of each queue's head
-        for (int queue = 0; queue < kQueues; ++queue) {
-            readNow[queue] = load(read[queue] + x0);
-            Bytes writtenNow = load(written[queue] + x0);
-            if (queue == kRamp)
-                writtenNow += newPackets;
-            nonEmpty[queue] = (Bytes)(writtenNow != readNow[queue]) & inRow;
-            queued |= nonEmpty[queue];
-            wants[queue]
-                = headPortBits<kSlots>(heads[queue] + x0, field, slots, readNow[queue], nonEmpty[queue], shared[queue]);
-        }
+            = (Bytes)((SignedBytes)laneIndex < (SignedBytes)splat(unsigned(std::min(kLanes, width - x0))));
         Bytes roomy = splat(1u << kRamp); // ports whose receiver has room; the PE always takes
-        Bytes sentNow[kDirections];
         for (int port = 0; port < kDirections; ++port) {
-            sentNow[port] = load(sent[port] + x0);
-            const Bytes fill = (sentNow[port] - load(receiverRead[port] + x0)) & counterMask;
+            const Bytes fill = (load(p.sent[port] + at) - load(p.receiverRead[port] + at)) & counterMask;
             roomy |= (Bytes)((SignedBytes)fill < depth) & splat(1u << port);
         }
-        // A head moves if no queue served before it took its port and its receiver has room.
+        // The queues in priority order: a head moves if no queue served before it took its port
+        // and its receiver has room. Each queue's vectors die in its iteration (16 registers).
         Bytes taken {};
         Bytes blocked {}; // ports a head found free but whose receiver was full
         Bytes stalled {};
-        Bytes granted[kQueues];
-        for (const int queue : order) {
-            const Bytes tries = (Bytes)((taken & wants[queue]) == Bytes {}) & nonEmpty[queue];
-            const Bytes full = (Bytes)((roomy & wants[queue]) == Bytes {});
-            granted[queue] = tries & ~full;
-            taken |= granted[queue] & wants[queue];
-            blocked |= tries & full & wants[queue];
-            stalled |= nonEmpty[queue] & ~granted[queue];
-        }
-
         Bytes routed {};
-        for (int queue = 0; queue < kQueues; ++queue) {
-            store(
-                nextRead[queue] + x0, (readNow[queue] - granted[queue]) & counterMask); // granted lanes are 0xff: - -1
-            routed -= granted[queue];
+        for (const int queue : p.order) {
+            const Bytes readNow = load(p.read[queue] + at);
+            const Bytes writtenNow = load(p.written[queue] + at) + load(arrivals[queue] + x0);
+            const Bytes nonEmpty = (Bytes)(writtenNow != readNow) & inRow;
+            queued |= nonEmpty;
+            const Bytes wants // the port bit of the head
+                = headPortBits<kSlots>(p.heads[queue] + at, field, slots, readNow, nonEmpty, shared[queue]);
+            const Bytes tries = (Bytes)((taken & wants) == Bytes {}) & nonEmpty;
+            const Bytes full = (Bytes)((roomy & wants) == Bytes {});
+            const Bytes granted = tries & ~full;
+            taken |= granted & wants;
+            blocked |= tries & full & wants;
+            stalled |= nonEmpty & ~granted;
+            routed -= granted; // granted lanes are 0xff: - -1
+            store(p.nextRead[queue] + at, (readNow - granted) & counterMask);
+            moveCount = appendLanes(moves, moveCount, laneBits(granted), std::uint16_t(x0 | queue << kQueueShift));
         }
         for (int port = 0; port < kDirections; ++port) {
             const Bytes moved = nonZero(taken & splat(1u << port));
-            store(nextSent[port] + x0, (sentNow[port] - moved) & counterMask);
-            count(kLinkCount + port, x0, -moved);
-            count(kLinkStallCount + port, x0, -nonZero(blocked & splat(1u << port)));
+            store(p.nextSent[port] + at, (load(p.sent[port] + at) - moved) & counterMask);
+            count(kLinkCount + port, at, -moved);
+            count(kLinkStallCount + port, at, -nonZero(blocked & splat(1u << port)));
         }
-        store(nextSent[kRamp] + x0, (load(sent[kRamp] + x0) + newPackets) & counterMask);
-        count(kRoutedCount, x0, routed);
-        count(kBusyCount, x0, -nonZero(taken));
-        count(kStallCount, x0, -stalled);
-        for (int queue = 0; queue < kQueues; ++queue)
-            moveCount
-                = appendLanes(moves, moveCount, laneBits(granted[queue]), std::uint16_t(x0 | queue << kQueueShift));
+        store(p.nextSent[kRamp] + at, (load(p.sent[kRamp] + at) + load(row.injected + x0)) & counterMask);
+        count(kRoutedCount, at, routed);
+        count(kBusyCount, at, -nonZero(taken));
+        count(kStallCount, at, -stalled);
     }
 
     RowOutcome outcome;
     outcome.active = laneBits(nonZero(queued)) != 0;
-    // The moves. Each queue's ring slot planes and the receiving ones of each link, at the first
-    // router of the row (the head's slot and the link's free slot then select the plane).
+    // The moves: the head's slot selects its plane, and the link's free slot the receiver's.
     const unsigned slotMask = unsigned(slots - 1);
-    std::int64_t queuePlane[kQueues];
-    for (int queue = 0; queue < kQueues; ++queue)
-        queuePlane[queue] = queue * slots * field + c.first;
-    std::int64_t receiverPlane[kDirections];
-    for (int port = 0; port < kDirections; ++port)
-        receiverPlane[port] = opposite(port) * slots * field + c.first + neighbour[port];
-    // Locals only: the byte stores below could alias anything reached through a reference.
-    Wavelet* __restrict rings = row.rings;
-    std::uint8_t* __restrict portBits = row.portBits;
-    const TrafficGenerator* measure = row.measure;
-    const std::uint64_t cycle = row.cycle;
+    Wavelet* __restrict rings = p.rings;
+    std::uint8_t* __restrict portBits = p.portBits;
     for (int i = 0; i < moveCount; ++i) {
-        const int x = moves[i] & ((1 << kQueueShift) - 1);
+        const std::int64_t x = first + (moves[i] & ((1 << kQueueShift) - 1));
         const int queue = moves[i] >> kQueueShift;
-        const std::int64_t head = std::int64_t(read[queue][x] & slotMask);
-        const Wavelet wavelet = rings[queuePlane[queue] + head * field + x];
-        const int port = wavelet.port();
-        if (port == kRamp) {
-            if (measure) {
+        const std::int64_t from = p.queuePlane[queue] + std::int64_t(p.read[queue][x] & slotMask) * field + x;
+        const unsigned bit = portBits[from];
+        auto wavelet = std::bit_cast<std::uint64_t>(rings[from]); // data, then tag: a hop changes only the tag
+        if (bit == kRampBit) {
+            const auto injectedAt = std::uint32_t(wavelet); // the payload
+            if (p.measure) {
                 ++outcome.ejected;
-                if (measure->measuring(wavelet.data)) {
+                if (p.measure->measuring(injectedAt)) {
                     ++outcome.latencyPackets;
-                    outcome.latencySum += cycle - wavelet.data;
+                    outcome.latencySum += p.cycle - injectedAt;
                 }
             }
             continue;
         }
-        const std::int64_t to = receiverPlane[port] + std::int64_t(sent[port][x] & slotMask) * field + x;
-        const Wavelet hopped = wavelet.afterHop();
-        rings[to] = hopped;
-        portBits[to] = std::uint8_t(1u << hopped.port());
+        const int port = __builtin_ctz(bit); // a link: one bit of 0xf
+        const std::int64_t to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + x;
+        wavelet -= std::uint64_t(1) << 32; // the tag's hop count, one hop nearer (Wavelet::dimensionOrder)
+        rings[to] = std::bit_cast<Wavelet>(wavelet);
+        portBits[to] = std::uint8_t(Wavelet { 0, std::uint32_t(wavelet >> 32) }.portBit());
     }
     return outcome;
 }
@@ -390,7 +360,7 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
         const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
         const auto slot = std::size_t(slotPlane(kRamp, int(sent & slotMask)) + at);
         m_queueData[slot] = wavelet;
-        m_portBits[slot] = std::uint8_t(1u << wavelet.port());
+        m_portBits[slot] = std::uint8_t(wavelet.portBit());
         injected[x] = 1;
         if (traffic.measuring(traffic.headTime[source])) {
             ++totals.injected;
@@ -405,37 +375,67 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
     traffic.rows[std::size_t(y)] += totals;
 }
 
-void Fabric::stepRowDimensionOrder(int y, const Buffer& current, Buffer& next, bool northShared, bool southShared)
+void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& current, Buffer& next)
 {
-    RowStep row;
-    row.counters = { current.xy.data(), next.xy.data(), m_xyField, counterIndex(0, y), m_xyPitch };
-    row.width = m_width;
-    row.depth = m_depth;
-    row.slots = m_ringSlots;
-    row.cycle = m_cycle;
-    row.rings = m_queueData.data();
-    row.portBits = m_portBits.data();
-    row.pending = m_pendingCounts.data();
-    row.northShared = northShared;
-    row.southShared = southShared;
-    row.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
+    CyclePlan plan;
+    plan.width = m_width;
+    plan.depth = m_depth;
+    plan.slots = m_ringSlots;
+    plan.field = m_xyField;
+    plan.cycle = m_cycle;
+    const std::int64_t field = m_xyField;
+    const std::int64_t neighbour[kDirections] = { -m_xyPitch, m_xyPitch, 1, -1 }; // counter offsets
+    const std::uint8_t* counters = current.xy.data();
+    std::uint8_t* nextCounters = next.xy.data();
+    for (int queue = 0; queue < kQueues; ++queue) {
+        plan.read[queue] = counters + (kReadField + queue) * field;
+        plan.nextRead[queue] = nextCounters + (kReadField + queue) * field;
+        plan.written[queue] = queue == kRamp ? counters + (kSentField + kRamp) * field
+                                             : counters + (kSentField + opposite(queue)) * field + neighbour[queue];
+        plan.heads[queue] = m_portBits.data() + slotPlane(queue, 0);
+        plan.queuePlane[queue] = slotPlane(queue, 0);
+        plan.sent[queue] = counters + (kSentField + queue) * field;
+        plan.nextSent[queue] = nextCounters + (kSentField + queue) * field;
+    }
+    for (int port = 0; port < kDirections; ++port) {
+        plan.receiverRead[port] = counters + (kReadField + opposite(port)) * field + neighbour[port];
+        plan.receiverPlane[port] = slotPlane(opposite(port), 0) + neighbour[port];
+    }
+    for (int countField = 0; countField < kPendingFields; ++countField)
+        plan.pending[countField] = m_pendingCounts.data() + countField * field;
+    const int start = int(m_cycle % kQueues);
+    for (int k = 0; k < kQueues; ++k)
+        plan.order[k] = start + k < kQueues ? start + k : start + k - kQueues;
+    plan.rings = m_queueData.data();
+    plan.portBits = m_portBits.data();
+    plan.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
 
     std::uint8_t injected[kMaxWidth + kLanes];
-    std::memset(injected, 0, std::size_t(m_width) + kLanes); // the vector pass reads whole vectors
-    if (m_traffic)
-        injectRowDimensionOrder(y, current, injected);
     std::uint16_t moves[kQueues * kMaxWidth + kLanes];
-    const RowOutcome outcome
-        = m_ringSlots == 4 ? switchRow<4>(row, injected, moves) : switchRow<0>(row, injected, moves);
-    if (m_rowSteps[std::size_t(y)].value % kFlushEvery == 0)
-        flushPendingCounts(y);
+    for (int y = rowBegin; y < rowEnd; ++y) {
+        if (skipRow(y, current, next))
+            continue;
+        const std::uint32_t steps = ++m_rowSteps[std::size_t(y)].value;
+        std::memset(injected, 0, std::size_t(m_width) + kLanes); // the vector pass reads whole vectors
+        if (m_traffic)
+            injectRowDimensionOrder(y, current, injected);
+        RowStep row;
+        row.first = counterIndex(0, y);
+        row.injected = injected;
+        row.northShared = y == rowBegin && y > 0;
+        row.southShared = y + 1 == rowEnd && y + 1 < m_height;
+        row.moves = moves;
+        const RowOutcome outcome = m_ringSlots == 4 ? switchRow<4>(plan, row) : switchRow<0>(plan, row);
+        if (steps % kFlushEvery == 0)
+            flushPendingCounts(y);
 
-    next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
-    if (m_traffic) {
-        TrafficGenerator::RowTotals& totals = m_traffic->rows[std::size_t(y)];
-        totals.ejected += outcome.ejected;
-        totals.latencyPackets += outcome.latencyPackets;
-        totals.latencySum += outcome.latencySum;
+        next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
+        if (m_traffic) {
+            TrafficGenerator::RowTotals& totals = m_traffic->rows[std::size_t(y)];
+            totals.ejected += outcome.ejected;
+            totals.latencyPackets += outcome.latencyPackets;
+            totals.latencySum += outcome.latencySum;
+        }
     }
 }
 

@@ -32,39 +32,43 @@ struct Wavelet {
     static constexpr int kCoordBits = 11; // meshes up to 2047 x 2047 PEs
     static constexpr std::uint32_t kCoordMask = (1u << kCoordBits) - 1u;
     // Dimension-order routing (X, then Y) carries the route instead of the destination: hops
-    // left on the current leg (bits 0..10), hops of the next leg (11..21), the output port at
-    // the router whose queue holds the wavelet (24..26, a Direction or 4 for the ramp) and the
-    // port it turns to when the current leg ends (27..29). Each hop is then one decrement.
-    static constexpr int kPortShift = 24;
-    static constexpr int kTurnShift = 27;
+    // left to the destination (bits 0..11), hops of the Y leg (12..23) and the port bits of the
+    // X leg (East or West) and of the Y leg (North or South) (24..27). A hop is then a decrement,
+    // and the port is the X leg's while more hops are left than the Y leg has, then the Y leg's,
+    // then the ramp.
+    static constexpr int kHopBits = 12;
+    static constexpr std::uint32_t kHopMask = (1u << kHopBits) - 1u;
+    static constexpr int kLegBitsShift = 24;
     static constexpr int kRampPort = 4;
 
     bool valid() const { return tag & kValid; }
     int color() const { return int(tag & 31u); }
-    int port() const { return int((tag >> kPortShift) & 7u); }
-    int hopsLeft() const { return int(tag & kCoordMask); }
-    // The wavelet as the next router receives it: one hop fewer, or the next leg's route once
-    // this leg is over. Only for a wavelet leaving on a link (port() < 4).
-    Wavelet afterHop() const
+    // Dimension-order routing: the output port at the router whose queue holds the wavelet, as a
+    // bit (directionBit or kRampBit) and as an index (a Direction, or kRampPort).
+    std::uint32_t portBit() const
     {
-        const std::uint32_t hop = tag - 1;
-        const std::uint32_t turned = kValid | ((hop >> kCoordBits) & kCoordMask)
-            | (((hop >> kTurnShift) & 7u) << kPortShift) | (std::uint32_t(kRampPort) << kTurnShift);
-        const std::uint32_t legOver = std::uint32_t((hop & kCoordMask) == 0) * ~0u; // a select, not a branch
-        return { data, (hop & ~legOver) | (turned & legOver) };
+        const std::uint32_t left = tag & kHopMask;
+        const std::uint32_t yLeg = (tag >> kHopBits) & kHopMask;
+        const std::uint32_t legBits = tag >> kLegBitsShift;
+        const auto onX = std::uint32_t(left > yLeg); // the leg, by arithmetic: a branch would mispredict
+        const std::uint32_t legBit = legBits & (0x3u << (2 * onX)); // North/South, or East/West
+        const std::uint32_t arrived = std::uint32_t(left == 0) - 1u; // 0 at the destination, else all ones
+        return (legBit & arrived) | (kRampBit & ~arrived);
     }
+    int port() const { return __builtin_ctz(portBit()); } // the bit is never 0
+    int hopsLeft() const { return int(tag & kHopMask); }
+    // The wavelet as the next router receives it. Only for a wavelet leaving on a link.
+    Wavelet afterHop() const { return { data, tag - 1 }; }
     // The route from (x, y) to (destX, destY): along X first, then along Y, then the ramp.
     static Wavelet dimensionOrder(int x, int y, int destX, int destY, std::uint32_t payload)
     {
         const int dx = destX - x;
         const int dy = destY - y;
-        const std::uint32_t yPort = dy > 0 ? 1u : dy < 0 ? 0u : std::uint32_t(kRampPort); // South, North
+        const std::uint32_t xBit = dx > 0 ? directionBit(East) : dx < 0 ? directionBit(West) : 0u;
+        const std::uint32_t yBit = dy > 0 ? directionBit(South) : dy < 0 ? directionBit(North) : 0u;
         const auto yHops = std::uint32_t(dy < 0 ? -dy : dy);
-        if (dx == 0)
-            return { payload, kValid | yHops | (yPort << kPortShift) | (std::uint32_t(kRampPort) << kTurnShift) };
-        const std::uint32_t xPort = dx > 0 ? 2u : 3u; // East, West
-        const auto xHops = std::uint32_t(dx < 0 ? -dx : dx);
-        return { payload, kValid | xHops | (yHops << kCoordBits) | (xPort << kPortShift) | (yPort << kTurnShift) };
+        const auto hops = std::uint32_t(dx < 0 ? -dx : dx) + yHops;
+        return { payload, kValid | hops | (yHops << kHopBits) | ((xBit | yBit) << kLegBitsShift) };
     }
 
     static Wavelet colored(int color, std::uint32_t payload) { return { payload, kValid | std::uint32_t(color) }; }
