@@ -320,6 +320,23 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     return outcome;
 }
 
+// Bit i set where times[i] <= now, for count <= 64 (times below 2^63).
+std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
+{
+    std::uint64_t bits = 0;
+    int i = 0;
+#if defined(__SSE4_2__)
+    const __m128i cycle = _mm_set1_epi64x(std::int64_t(now));
+    for (; i + 2 <= count; i += 2) {
+        const __m128i later = _mm_cmpgt_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(times + i)), cycle);
+        bits |= std::uint64_t(~_mm_movemask_pd(_mm_castsi128_pd(later)) & 3) << i;
+    }
+#endif
+    for (; i < count; ++i)
+        bits |= std::uint64_t(times[i] <= now) << i;
+    return bits;
+}
+
 } // namespace
 
 // Generation (counted for the offered rate) and injection of each PE's oldest packet into its
@@ -333,17 +350,7 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
     const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyField;
     const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyField;
     TrafficGenerator::RowTotals totals;
-    // The PEs with a packet due: the oldest packet waiting is never younger than the next one to
-    // be generated, so nothing else has anything to do. Listed without a branch per PE.
-    const std::uint64_t* headTime = traffic.headTime.data() + index(0, y);
-    std::uint16_t due[kMaxWidth];
-    int dueCount = 0;
-    for (int x = 0; x < m_width; ++x) {
-        due[dueCount] = std::uint16_t(x);
-        dueCount += headTime[x] <= cycle ? 1 : 0;
-    }
-    for (int i = 0; i < dueCount; ++i) {
-        const int x = due[i];
+    const auto injectDue = [&](int x) {
         const std::int64_t pe = index(x, y);
         const auto source = std::size_t(pe);
         while (traffic.generateTime[source] <= cycle) {
@@ -353,7 +360,7 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
         const std::int64_t at = counterIndex(x, y);
         const unsigned sent = rampSent[at];
         if (((sent - rampRead[at]) & kCounterMask) >= depth)
-            continue; // the ramp queue is full: the packet waits in its source queue
+            return; // the ramp queue is full: the packet waits in its source queue
         int destX = 0;
         int destY = 0;
         traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
@@ -371,6 +378,13 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
         traffic.headTime[source] = packet == traffic.generatePacket[source]
             ? traffic.generateTime[source]
             : traffic.headTime[source] + traffic.gap(pe, packet);
+    };
+    // The PEs with a packet due, 64 at a time: the oldest packet waiting is never younger than
+    // the next one to be generated, so nothing else has anything to do.
+    const std::uint64_t* headTime = traffic.headTime.data() + index(0, y);
+    for (int x0 = 0; x0 < m_width; x0 += 64) {
+        for (std::uint64_t due = dueBits(headTime + x0, std::min(64, m_width - x0), cycle); due; due &= due - 1)
+            injectDue(x0 + std::countr_zero(due));
     }
     traffic.rows[std::size_t(y)] += totals;
 }

@@ -18,10 +18,11 @@ std::uint64_t mix(std::uint64_t value)
     return value ^ (value >> 31);
 }
 
-// A counter-based random number: the same (seed, pe, packet, stream) always gives the same bits.
-std::uint64_t randomBits(std::uint64_t seed, std::int64_t pe, std::uint32_t packet, std::uint64_t stream)
+// A counter-based random number: the same (seed, pe, packet, stream) always gives the same bits,
+// mix(mix(mix(seed ^ stream) ^ pe) ^ packet); `streamKey` is the innermost mix.
+std::uint64_t randomBits(std::uint64_t streamKey, std::int64_t pe, std::uint32_t packet)
 {
-    return mix(mix(mix(seed ^ stream) ^ std::uint64_t(pe)) ^ packet);
+    return mix(mix(streamKey ^ std::uint64_t(pe)) ^ packet);
 }
 
 double unitInterval(std::uint64_t bits)
@@ -62,6 +63,8 @@ TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t fr
     , rate(config.rate)
     , logNoPacket(config.rate < 1.0 ? std::log1p(-config.rate) : 0.0)
     , seed(config.seed)
+    , streamKeys { 0, mix(config.seed ^ kGapStream), mix(config.seed ^ kDestinationStream),
+        mix(config.seed ^ kHotspotStream) }
     , width(config.width)
     , height(config.height)
     , hotspotFraction(config.hotspotFraction)
@@ -86,14 +89,14 @@ std::uint64_t TrafficGenerator::gap(std::int64_t pe, std::uint32_t packet) const
         return never;
     if (rate >= 1.0)
         return 1;
-    const double u = 1.0 - unitInterval(randomBits(seed, pe, packet, 1)); // (0, 1]
+    const double u = 1.0 - unitInterval(randomBits(streamKeys[kGapStream], pe, packet)); // (0, 1]
     const double cycles = std::floor(std::log(u) / logNoPacket);
     return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
 }
 
 void TrafficGenerator::destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
 {
-    const std::uint64_t bits = randomBits(seed, pe, packet, 2);
+    const std::uint64_t bits = randomBits(streamKeys[kDestinationStream], pe, packet);
     switch (pattern) {
     case TrafficPattern::Transpose:
         // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
@@ -101,7 +104,7 @@ void TrafficGenerator::destination(std::int64_t pe, std::uint32_t packet, int x,
         destY = int(std::int64_t(x) * height / width);
         return;
     case TrafficPattern::Hotspot:
-        if (unitInterval(randomBits(seed, pe, packet, 3)) < hotspotFraction) {
+        if (unitInterval(randomBits(streamKeys[kHotspotStream], pe, packet)) < hotspotFraction) {
             destX = width / 2;
             destY = height / 2;
             return;

@@ -87,6 +87,11 @@ struct TrafficGenerator {
     double rate;
     double logNoPacket; // log(1 - rate)
     std::uint64_t seed;
+    // Random streams (numbered as they always were, so runs repeat across versions) and their keys.
+    static constexpr std::uint64_t kGapStream = 1;
+    static constexpr std::uint64_t kDestinationStream = 2;
+    static constexpr std::uint64_t kHotspotStream = 3;
+    std::uint64_t streamKeys[4]; // [stream]: mix(seed ^ stream)
     int width;
     int height;
     double hotspotFraction;
