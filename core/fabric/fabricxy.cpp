@@ -226,8 +226,8 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     const std::int64_t field = plan.field;
     const std::int64_t first = row.first;
     const int width = plan.width;
-    // Copies: the byte stores below could alias anything reached through a reference.
-    const CyclePlan p = plan;
+    // Restrict: the byte stores below could otherwise alias the plan, which would then be reloaded.
+    const CyclePlan& __restrict p = plan;
     const std::uint8_t* arrivals[kQueues]; // what else enters a queue this cycle: the PE's new packets
     bool shared[kQueues] = {};
     for (int queue = 0; queue < kQueues; ++queue)
@@ -313,7 +313,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         }
         const int port = __builtin_ctz(bit); // a link: one bit of 0xf
         const std::int64_t to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + x;
-        wavelet -= std::uint64_t(1) << 32; // the tag's hop count, one hop nearer (Wavelet::dimensionOrder)
+        wavelet -= std::uint64_t(Wavelet::kHop) << 32; // the tag, one hop nearer (Wavelet::dimensionOrder)
         rings[to] = std::bit_cast<Wavelet>(wavelet);
         portBits[to] = std::uint8_t(Wavelet { 0, std::uint32_t(wavelet >> 32) }.portBit());
     }

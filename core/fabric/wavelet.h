@@ -31,34 +31,35 @@ struct Wavelet {
     static constexpr std::uint32_t kValid = 1u << 31;
     static constexpr int kCoordBits = 11; // meshes up to 2047 x 2047 PEs
     static constexpr std::uint32_t kCoordMask = (1u << kCoordBits) - 1u;
-    // Dimension-order routing (X, then Y) carries the route instead of the destination: hops
-    // left to the destination (bits 0..11), hops of the Y leg (12..23) and the port bits of the
-    // X leg (East or West) and of the Y leg (North or South) (24..27). A hop is then a decrement,
-    // and the port is the X leg's while more hops are left than the Y leg has, then the Y leg's,
-    // then the ramp.
+    // Dimension-order routing (X, then Y) carries the route instead of the destination (and
+    // has no valid bit): hops left to the destination (bits 0..11), the port bits of the X leg
+    // (East or West) and of the Y leg (North or South) (12..15), and the X hops left minus one as
+    // a 16-bit two's-complement count (16..31), negative once the X leg is done. A hop subtracts
+    // kHop from the tag, and the port is the X leg's while bit 31 is clear, then the Y leg's,
+    // then the ramp once no hops are left. Routes are at most 2 x 2046 hops: no field wraps.
     static constexpr int kHopBits = 12;
     static constexpr std::uint32_t kHopMask = (1u << kHopBits) - 1u;
-    static constexpr int kLegBitsShift = 24;
+    static constexpr int kLegBitsShift = 12;
+    static constexpr int kXHopsShift = 16;
+    static constexpr std::uint32_t kHop = 1u | (1u << kXHopsShift);
     static constexpr int kRampPort = 4;
 
-    bool valid() const { return tag & kValid; }
+    bool valid() const { return tag & kValid; } // statically routed (colored) wavelets
     int color() const { return int(tag & 31u); }
     // Dimension-order routing: the output port at the router whose queue holds the wavelet, as a
-    // bit (directionBit or kRampBit) and as an index (a Direction, or kRampPort).
+    // bit (directionBit or kRampBit) and as an index (a Direction, or kRampPort). Arithmetic only:
+    // a branch on the leg would mispredict.
     std::uint32_t portBit() const
     {
-        const std::uint32_t left = tag & kHopMask;
-        const std::uint32_t yLeg = (tag >> kHopBits) & kHopMask;
-        const std::uint32_t legBits = tag >> kLegBitsShift;
-        const auto onX = std::uint32_t(left > yLeg); // the leg, by arithmetic: a branch would mispredict
-        const std::uint32_t legBit = legBits & (0x3u << (2 * onX)); // North/South, or East/West
-        const std::uint32_t arrived = std::uint32_t(left == 0) - 1u; // 0 at the destination, else all ones
+        const std::uint32_t onY = tag >> 31;
+        const std::uint32_t legBit = (tag >> kLegBitsShift) & (0xcu >> (2 * onY)); // East/West, or North/South
+        const std::uint32_t arrived = std::uint32_t((tag & kHopMask) == 0) - 1u; // 0 at the destination, else all ones
         return (legBit & arrived) | (kRampBit & ~arrived);
     }
     int port() const { return __builtin_ctz(portBit()); } // the bit is never 0
     int hopsLeft() const { return int(tag & kHopMask); }
     // The wavelet as the next router receives it. Only for a wavelet leaving on a link.
-    Wavelet afterHop() const { return { data, tag - 1 }; }
+    Wavelet afterHop() const { return { data, tag - kHop }; }
     // The route from (x, y) to (destX, destY): along X first, then along Y, then the ramp.
     static Wavelet dimensionOrder(int x, int y, int destX, int destY, std::uint32_t payload)
     {
@@ -66,9 +67,9 @@ struct Wavelet {
         const int dy = destY - y;
         const std::uint32_t xBit = dx > 0 ? directionBit(East) : dx < 0 ? directionBit(West) : 0u;
         const std::uint32_t yBit = dy > 0 ? directionBit(South) : dy < 0 ? directionBit(North) : 0u;
-        const auto yHops = std::uint32_t(dy < 0 ? -dy : dy);
-        const auto hops = std::uint32_t(dx < 0 ? -dx : dx) + yHops;
-        return { payload, kValid | hops | (yHops << kHopBits) | ((xBit | yBit) << kLegBitsShift) };
+        const auto xHops = std::uint32_t(dx < 0 ? -dx : dx);
+        const auto hops = xHops + std::uint32_t(dy < 0 ? -dy : dy);
+        return { payload, hops | ((xBit | yBit) << kLegBitsShift) | ((xHops - 1u) << kXHopsShift) };
     }
 
     static Wavelet colored(int color, std::uint32_t payload) { return { payload, kValid | std::uint32_t(color) }; }
