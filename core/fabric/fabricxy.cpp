@@ -248,6 +248,18 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         const std::int64_t at = first + x0;
         const Bytes inRow
             = (Bytes)((SignedBytes)laneIndex < (SignedBytes)splat(unsigned(std::min(kLanes, width - x0))));
+        // Sixteen routers with nothing queued (most of them, in a sparse run) only carry their
+        // counters over; a busy run pays this test once per 16 routers, and it predicts well.
+        Bytes anything {};
+        for (int queue = 0; queue < kQueues; ++queue)
+            anything |= (Bytes)(load(p.written[queue] + at) + load(arrivals[queue] + x0) != load(p.read[queue] + at));
+        if (laneBits(anything & inRow) == 0) {
+            for (int i = 0; i < kQueues; ++i) { // nothing injected either: that would be queued
+                store(p.nextRead[i] + at, load(p.read[i] + at));
+                store(p.nextSent[i] + at, load(p.sent[i] + at));
+            }
+            continue;
+        }
         Bytes roomy = splat(1u << kRamp); // ports whose receiver has room; the PE always takes
         for (int port = 0; port < kDirections; ++port) {
             const Bytes fill = (load(p.sent[port] + at) - load(p.receiverRead[port] + at)) & counterMask;
@@ -262,7 +274,11 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         for (const int queue : p.order) {
             const Bytes readNow = load(p.read[queue] + at);
             const Bytes writtenNow = load(p.written[queue] + at) + load(arrivals[queue] + x0);
-            const Bytes nonEmpty = (Bytes)(writtenNow != readNow) & inRow;
+            const Bytes nonEmpty = inRow & ~(Bytes)(writtenNow == readNow); // and-not: one operation
+            if (laneBits(nonEmpty) == 0) { // empty in all 16: common in a sparse run, rare in a busy one
+                store(p.nextRead[queue] + at, readNow);
+                continue;
+            }
             queued |= nonEmpty;
             const Bytes wants // the port bit of the head
                 = headPortBits<kSlots>(p.heads[queue] + at, field, slots, readNow, nonEmpty, shared[queue]);
