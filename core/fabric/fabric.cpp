@@ -43,13 +43,15 @@ Fabric::Fabric(const FabricConfig& config)
         // planes and the pending counts: padded rows with room for a whole vector past the last
         // router, and slack for whole-vector reads past the last row.
         m_xyPitch = (std::int64_t(m_width) + 2 + 16 + 63) & ~std::int64_t(63);
-        m_xyField = m_xyPitch * (m_height + 2) + 64;
+        m_counterRow = m_xyPitch * kPendingFields; // Buffer::xy has ten of these fields
+        m_slotRow = m_xyPitch * m_queues * m_ringSlots;
+        const auto counterBytes = std::size_t(m_counterRow * (m_height + 2) + 64);
+        const auto slotBytes = std::size_t(m_slotRow * (m_height + 2) + 64);
         for (Buffer& buffer : m_buffers)
-            buffer.xy.assign(std::size_t(m_xyField) * 10, 0);
-        const auto slotPlanes = std::size_t(m_queues) * std::size_t(m_ringSlots);
-        m_queueData.resize(std::size_t(m_xyField) * slotPlanes);
-        m_portBits.assign(std::size_t(m_xyField) * slotPlanes, 0);
-        m_pendingCounts.assign(std::size_t(m_xyField) * kPendingFields, 0);
+            buffer.xy.assign(counterBytes, 0);
+        m_queueData.resize(slotBytes);
+        m_portBits.assign(slotBytes, 0);
+        m_pendingCounts.assign(counterBytes, 0);
     } else {
         m_queueData.resize(pes * std::size_t(m_queues) * std::size_t(m_depth));
         m_queueHead.assign(slots, 0);
@@ -118,7 +120,7 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
     if (m_config.routing == Routing::DimensionOrder) {
         // The counters are not all zero when idle: the row's next state is its current one.
         for (int field = 0; field < 10; ++field) {
-            const auto first = std::ptrdiff_t(field * m_xyField + counterIndex(0, y));
+            const auto first = std::ptrdiff_t(field * m_xyPitch + counterIndex(0, y));
             std::copy_n(current.xy.begin() + first, m_width, next.xy.begin() + first);
         }
         next.rowActive[std::size_t(y)] = RowFlag { 0 };

@@ -128,16 +128,20 @@ private:
         std::vector<Wavelet> out; // StaticColor, per PE and direction: the wavelet on that link next cycle
         std::vector<std::uint8_t> occupancy; // StaticColor, [pe * stride + queue]: published queue fill
         // DimensionOrder: per-link counters of the padded mesh, structure of arrays (fabricxy.cpp)
-        std::vector<std::uint8_t> xy;
+        std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> xy;
         std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
-    // DimensionOrder state is kept in planes over a mesh padded by one idle router on each side,
-    // so edge routers need no bounds tests (the padding never sends and never receives). Padded
-    // rows start on cache lines: bands on different cores share no line but at their boundary.
-    std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_xyPitch + x + 1; }
-    // The plane of ring slot `slot` of queue `queue` (m_queueData, m_portBits), at counter index 0.
-    std::int64_t slotPlane(int queue, int slot) const { return (std::int64_t(queue) * m_ringSlots + slot) * m_xyField; }
+    // DimensionOrder state is kept over a mesh padded by one idle router on each side, so edge
+    // routers need no bounds tests (the padding never sends and never receives), row by row: a
+    // padded row of an array holds its fields (or ring slot planes) one after the other, each
+    // m_xyPitch long, whole cache lines. A band of rows thus owns one contiguous block of each
+    // array, and cores stepping different bands share lines, or a hardware prefetcher's run,
+    // only at their boundary. Field f of the counters of router (x, y) is at
+    // f * m_xyPitch + counterIndex(x, y); slot s of its queue q at slotPlane(q, s) + slotIndex(x, y).
+    std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_counterRow + x + 1; }
+    std::int64_t slotIndex(int x, int y) const { return std::int64_t(y + 1) * m_slotRow + x + 1; }
+    std::int64_t slotPlane(int queue, int slot) const { return (std::int64_t(queue) * m_ringSlots + slot) * m_xyPitch; }
     void stepInArena();
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
@@ -157,15 +161,16 @@ private:
     // DimensionOrder: padded row length of a counter array, whole cache lines with room for a
     // whole vector past the last router
     std::int64_t m_xyPitch = 0;
-    std::int64_t m_xyField = 0; // DimensionOrder: length of one counter array in Buffer::xy
+    std::int64_t m_counterRow = 0; // DimensionOrder: padded row of Buffer::xy and the pending counts
+    std::int64_t m_slotRow = 0; // DimensionOrder: padded row of the ring slots and their port bits
     std::uint64_t m_cycle = 0;
     int m_threads = 1;
     struct Arena; // a tbb::task_arena sized to m_threads
     std::unique_ptr<Arena> m_arena;
 
     // Router state, structure of arrays.
-    // [pe][queue][depth] ring buffers; DimensionOrder: slot planes (slotPlane + counterIndex)
-    std::vector<Wavelet> m_queueData;
+    // [pe][queue][depth] ring buffers; DimensionOrder: ring slots (slotPlane + slotIndex)
+    std::vector<Wavelet, CacheLineAllocator<Wavelet>> m_queueData;
     // StaticColor: [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
     std::vector<std::uint8_t> m_queueHead;
     std::vector<std::uint8_t> m_queueCount;
@@ -173,8 +178,8 @@ private:
     std::vector<std::uint8_t> m_routeTx; // StaticColor: [pe * stride + color] tx mask
     std::vector<std::uint8_t> m_routeRx; // StaticColor: [pe * stride + color] rx port, 0xff = unrouted
     // DimensionOrder: the output-port bit of the wavelet in each ring slot (slotPlane +
-    // counterIndex), so that routers arbitrate 16 at a time.
-    std::vector<std::uint8_t> m_portBits;
+    // slotIndex), so that routers arbitrate 16 at a time.
+    std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> m_portBits;
     Buffer m_buffers[2];
     int m_current = 0;
 
@@ -190,7 +195,7 @@ private:
     mutable CounterVector m_routerStall;
     mutable CounterVector m_linkWavelets;
     mutable CounterVector m_linkStall;
-    mutable std::vector<std::uint8_t> m_pendingCounts;
+    mutable std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> m_pendingCounts;
     mutable bool m_countsPending = false;
     struct alignas(64) RowCount { // one line per row, like RowFlag
         std::uint32_t value = 0;

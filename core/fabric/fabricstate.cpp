@@ -151,9 +151,9 @@ std::uint64_t Fabric::digest() const
     const Buffer& current = m_buffers[m_current];
     // Queue slots outside the live part of a ring hold stale data; only live entries count.
     if (m_config.routing == Routing::DimensionOrder) {
-        const std::int64_t writer[5] = { -m_xyPitch, m_xyPitch, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
+        const std::int64_t writer[5] = { -m_counterRow, m_counterRow, 1, -1, 0 }; // who fills queue N, S, E, W, ramp
         const auto counter
-            = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyField + pe)]; };
+            = [&](int field, std::int64_t pe) { return current.xy[std::size_t(field * m_xyPitch + pe)]; };
         for (int y = 0; y < m_height; ++y) {
             for (int x = 0; x < m_width; ++x) {
                 const std::int64_t at = counterIndex(x, y);
@@ -164,8 +164,8 @@ std::uint64_t Fabric::digest() const
                     const unsigned read = counter(5 + queue, at);
                     const unsigned written = counter(sentBy, at + writer[queue]);
                     for (unsigned i = read; i != written; i = (i + 1) & 0x7fu)
-                        hash.scalar(
-                            m_queueData[std::size_t(slotPlane(queue, int(i & unsigned(m_ringSlots - 1))) + at)]);
+                        hash.scalar(m_queueData[std::size_t(
+                            slotPlane(queue, int(i & unsigned(m_ringSlots - 1))) + slotIndex(x, y))]);
                 }
             }
         }

@@ -158,17 +158,17 @@ struct CyclePlan {
     int width = 0;
     int depth = 0;
     int slots = 0;
-    std::int64_t field = 0; // length of one counter array or slot plane
+    std::int64_t field = 0; // distance between two fields of a row (or two ring slot planes)
     std::uint64_t cycle = 0;
     const std::uint8_t* read[kQueues] {}; // wavelets taken from queue q
     std::uint8_t* nextRead[kQueues] {};
     const std::uint8_t* written[kQueues] {}; // wavelets put into it, by the neighbour it comes from or the ramp
-    const std::uint8_t* heads[kQueues] {}; // the queue's slot-0 port-bit plane
+    const std::uint8_t* heads[kQueues] {}; // the queue's slot-0 port-bit plane, at slot index 0
     const std::uint8_t* sent[kQueues] {}; // wavelets sent on each link, and put into the ramp queue
     std::uint8_t* nextSent[kQueues] {};
     const std::uint8_t* receiverRead[kDirections] {}; // the neighbour's counter of the queue a link fills
     std::uint8_t* pending[Fabric::kPendingFields] {};
-    std::int64_t queuePlane[kQueues] {}; // the queue's slot-0 plane in the rings
+    std::int64_t queuePlane[kQueues] {}; // the queue's slot-0 plane in the rings, at slot index 0
     std::int64_t receiverPlane[kDirections] {}; // the slot-0 plane of the queue a link fills, relative to the sender
     int order[kQueues] {}; // round-robin priority: the queue served first turns every cycle, the same for all routers
     Wavelet* rings = nullptr;
@@ -179,6 +179,7 @@ struct CyclePlan {
 // One row of a cycle.
 struct RowStep {
     std::int64_t first = 0; // counter index of the row's first router
+    std::int64_t firstSlot = 0; // its slot index
     const std::uint8_t* injected = nullptr; // per x: 1 where the PE put a packet into its ramp queue
     bool northShared = false; // the row above (below) is stepped by another band at the same time
     bool southShared = false;
@@ -225,6 +226,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     const int slots = kSlots > 0 ? kSlots : plan.slots;
     const std::int64_t field = plan.field;
     const std::int64_t first = row.first;
+    const std::int64_t firstSlot = row.firstSlot;
     const int width = plan.width;
     // Restrict: the byte stores below could otherwise alias the plan, which would then be reloaded.
     const CyclePlan& __restrict p = plan;
@@ -246,6 +248,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     int moveCount = 0;
     for (int x0 = 0; x0 < width; x0 += kLanes) {
         const std::int64_t at = first + x0;
+        const std::int64_t atSlot = firstSlot + x0;
         const Bytes inRow
             = (Bytes)((SignedBytes)laneIndex < (SignedBytes)splat(unsigned(std::min(kLanes, width - x0))));
         // Sixteen routers with nothing queued (most of them, in a sparse run) only carry their
@@ -281,7 +284,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
             }
             queued |= nonEmpty;
             const Bytes wants // the port bit of the head
-                = headPortBits<kSlots>(p.heads[queue] + at, field, slots, readNow, nonEmpty, shared[queue]);
+                = headPortBits<kSlots>(p.heads[queue] + atSlot, field, slots, readNow, nonEmpty, shared[queue]);
             const Bytes tries = (Bytes)((taken & wants) == Bytes {}) & nonEmpty;
             const Bytes full = (Bytes)((roomy & wants) == Bytes {});
             const Bytes granted = tries & ~full;
@@ -311,9 +314,11 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     Wavelet* __restrict rings = p.rings;
     std::uint8_t* __restrict portBits = p.portBits;
     for (int i = 0; i < moveCount; ++i) {
-        const std::int64_t x = first + (moves[i] & ((1 << kQueueShift) - 1));
+        const int lane = moves[i] & ((1 << kQueueShift) - 1);
+        const std::int64_t x = first + lane; // its counters
+        const std::int64_t xSlot = firstSlot + lane; // its ring slots
         const int queue = moves[i] >> kQueueShift;
-        const std::int64_t from = p.queuePlane[queue] + std::int64_t(p.read[queue][x] & slotMask) * field + x;
+        const std::int64_t from = p.queuePlane[queue] + std::int64_t(p.read[queue][x] & slotMask) * field + xSlot;
         const unsigned bit = portBits[from];
         auto wavelet = std::bit_cast<std::uint64_t>(rings[from]); // data, then tag: a hop changes only the tag
         if (bit == kRampBit) {
@@ -328,7 +333,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
             continue;
         }
         const int port = __builtin_ctz(bit); // a link: one bit of 0xf
-        const std::int64_t to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + x;
+        const std::int64_t to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + xSlot;
         wavelet -= std::uint64_t(Wavelet::kHop) << 32; // the tag, one hop nearer (Wavelet::dimensionOrder)
         rings[to] = std::bit_cast<Wavelet>(wavelet);
         portBits[to] = std::uint8_t(Wavelet { 0, std::uint32_t(wavelet >> 32) }.portBit());
@@ -363,8 +368,8 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
     const std::uint64_t cycle = m_cycle;
     const unsigned depth = unsigned(m_depth);
     const unsigned slotMask = unsigned(m_ringSlots - 1);
-    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyField;
-    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyField;
+    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyPitch;
+    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyPitch;
     TrafficGenerator::RowTotals totals;
     const auto injectDue = [&](int x) {
         const std::int64_t pe = index(x, y);
@@ -381,7 +386,7 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
         int destY = 0;
         traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
         const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
-        const auto slot = std::size_t(slotPlane(kRamp, int(sent & slotMask)) + at);
+        const auto slot = std::size_t(slotPlane(kRamp, int(sent & slotMask)) + slotIndex(x, y));
         m_queueData[slot] = wavelet;
         m_portBits[slot] = std::uint8_t(wavelet.portBit());
         injected[x] = 1;
@@ -411,10 +416,11 @@ void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& curr
     plan.width = m_width;
     plan.depth = m_depth;
     plan.slots = m_ringSlots;
-    plan.field = m_xyField;
+    plan.field = m_xyPitch;
     plan.cycle = m_cycle;
-    const std::int64_t field = m_xyField;
-    const std::int64_t neighbour[kDirections] = { -m_xyPitch, m_xyPitch, 1, -1 }; // counter offsets
+    const std::int64_t field = m_xyPitch;
+    const std::int64_t neighbour[kDirections] = { -m_counterRow, m_counterRow, 1, -1 }; // counter offsets
+    const std::int64_t slotNeighbour[kDirections] = { -m_slotRow, m_slotRow, 1, -1 };
     const std::uint8_t* counters = current.xy.data();
     std::uint8_t* nextCounters = next.xy.data();
     for (int queue = 0; queue < kQueues; ++queue) {
@@ -429,7 +435,7 @@ void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& curr
     }
     for (int port = 0; port < kDirections; ++port) {
         plan.receiverRead[port] = counters + (kReadField + opposite(port)) * field + neighbour[port];
-        plan.receiverPlane[port] = slotPlane(opposite(port), 0) + neighbour[port];
+        plan.receiverPlane[port] = slotPlane(opposite(port), 0) + slotNeighbour[port];
     }
     for (int countField = 0; countField < kPendingFields; ++countField)
         plan.pending[countField] = m_pendingCounts.data() + countField * field;
@@ -451,6 +457,7 @@ void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& curr
             injectRowDimensionOrder(y, current, injected);
         RowStep row;
         row.first = counterIndex(0, y);
+        row.firstSlot = slotIndex(0, y);
         row.injected = injected;
         row.northShared = y == rowBegin && y > 0;
         row.southShared = y + 1 == rowEnd && y + 1 < m_height;
@@ -473,7 +480,7 @@ void Fabric::flushPendingCounts(int y) const
 {
     static_assert(kPendingFields == kLinkStallCount + kDirections);
     std::uint8_t* pending = m_pendingCounts.data() + counterIndex(0, y);
-    const auto count = [&](int countField, int x) { return pending[countField * m_xyField + x]; };
+    const auto count = [&](int countField, int x) { return pending[countField * m_xyPitch + x]; };
     const std::int64_t first = index(0, y);
     for (int x = 0; x < m_width; ++x) {
         const auto pe = std::size_t(first + x);
@@ -486,7 +493,7 @@ void Fabric::flushPendingCounts(int y) const
         }
     }
     for (int countField = 0; countField < kPendingFields; ++countField)
-        std::memset(pending + countField * m_xyField, 0, std::size_t(m_width));
+        std::memset(pending + countField * m_xyPitch, 0, std::size_t(m_width));
 }
 
 const CounterVector& Fabric::settled(const CounterVector& counters) const
