@@ -43,8 +43,10 @@ Fabric::Fabric(const FabricConfig& config)
         // planes and the pending counts: padded rows with room for a whole vector past the last
         // router, and slack for whole-vector reads past the last row.
         m_xyPitch = (std::int64_t(m_width) + 2 + 16 + 63) & ~std::int64_t(63);
-        m_counterRow = m_xyPitch * kPendingFields; // Buffer::xy has ten of these fields
-        m_slotRow = m_xyPitch * m_queues * m_ringSlots;
+        // Rows of whole pages (PageAllocator): no prefetch stream crosses from one row to the next.
+        constexpr std::int64_t kPage = 4096;
+        m_counterRow = (m_xyPitch * kPendingFields + kPage - 1) / kPage * kPage; // Buffer::xy uses ten fields
+        m_slotRow = (m_xyPitch * m_queues * m_ringSlots + kPage - 1) / kPage * kPage; // ring slots: 8 x this
         const auto counterBytes = std::size_t(m_counterRow * (m_height + 2) + 64);
         const auto slotBytes = std::size_t(m_slotRow * (m_height + 2) + 64);
         for (Buffer& buffer : m_buffers)

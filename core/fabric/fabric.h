@@ -15,26 +15,36 @@ namespace waferscope::core::fabric {
 
 struct TrafficGenerator;
 
-// An allocator whose blocks start on a cache line, for arrays that threads stepping different
-// row bands write every cycle: a band boundary then falls on a line boundary whenever a row's
-// share of the array is a whole number of lines.
-template <typename T>
-struct CacheLineAllocator {
+// An allocator whose blocks start on a multiple of kAlign bytes, for arrays that threads stepping
+// different row bands write every cycle: a band boundary then falls on a cache line (or page)
+// boundary whenever a row's share of the array is a whole number of them.
+template <typename T, std::size_t kAlign>
+struct AlignedAllocator {
     using value_type = T;
-    static constexpr std::align_val_t kAlignment { 64 };
-    CacheLineAllocator() = default;
     template <typename U>
-    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept
+    struct rebind {
+        using other = AlignedAllocator<U, kAlign>;
+    };
+    static constexpr std::align_val_t kAlignment { kAlign };
+    AlignedAllocator() = default;
+    template <typename U>
+    AlignedAllocator(const AlignedAllocator<U, kAlign>&) noexcept
     {
     }
     T* allocate(std::size_t count) { return static_cast<T*>(::operator new(count * sizeof(T), kAlignment)); }
     void deallocate(T* block, std::size_t) noexcept { ::operator delete(block, kAlignment); }
     template <typename U>
-    bool operator==(const CacheLineAllocator<U>&) const noexcept
+    bool operator==(const AlignedAllocator<U, kAlign>&) const noexcept
     {
         return true;
     }
 };
+template <typename T>
+using CacheLineAllocator = AlignedAllocator<T, 64>;
+// Pages: a hardware prefetcher's stream stops at a page boundary, so arrays whose rows are whole
+// pages never have one core's prefetches run into the rows of another core's band.
+template <typename T>
+using PageAllocator = AlignedAllocator<T, 4096>;
 using CounterVector = std::vector<std::uint32_t, CacheLineAllocator<std::uint32_t>>;
 
 // How routers pick output ports: statically per color (kernels, as on the WSE), or by the
@@ -128,7 +138,7 @@ private:
         std::vector<Wavelet> out; // StaticColor, per PE and direction: the wavelet on that link next cycle
         std::vector<std::uint8_t> occupancy; // StaticColor, [pe * stride + queue]: published queue fill
         // DimensionOrder: per-link counters of the padded mesh, structure of arrays (fabricxy.cpp)
-        std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> xy;
+        std::vector<std::uint8_t, PageAllocator<std::uint8_t>> xy;
         std::vector<RowFlag> rowActive; // per row: anything queued or in flight
     };
     std::int64_t index(int x, int y) const { return std::int64_t(y) * m_width + x; }
@@ -170,7 +180,7 @@ private:
 
     // Router state, structure of arrays.
     // [pe][queue][depth] ring buffers; DimensionOrder: ring slots (slotPlane + slotIndex)
-    std::vector<Wavelet, CacheLineAllocator<Wavelet>> m_queueData;
+    std::vector<Wavelet, PageAllocator<Wavelet>> m_queueData;
     // StaticColor: [pe * stride + queue]; padded so that one router's counts are whole 8-byte words
     std::vector<std::uint8_t> m_queueHead;
     std::vector<std::uint8_t> m_queueCount;
@@ -179,7 +189,7 @@ private:
     std::vector<std::uint8_t> m_routeRx; // StaticColor: [pe * stride + color] rx port, 0xff = unrouted
     // DimensionOrder: the output-port bit of the wavelet in each ring slot (slotPlane +
     // slotIndex), so that routers arbitrate 16 at a time.
-    std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> m_portBits;
+    std::vector<std::uint8_t, PageAllocator<std::uint8_t>> m_portBits;
     Buffer m_buffers[2];
     int m_current = 0;
 
@@ -195,7 +205,7 @@ private:
     mutable CounterVector m_routerStall;
     mutable CounterVector m_linkWavelets;
     mutable CounterVector m_linkStall;
-    mutable std::vector<std::uint8_t, CacheLineAllocator<std::uint8_t>> m_pendingCounts;
+    mutable std::vector<std::uint8_t, PageAllocator<std::uint8_t>> m_pendingCounts;
     mutable bool m_countsPending = false;
     struct alignas(64) RowCount { // one line per row, like RowFlag
         std::uint32_t value = 0;
