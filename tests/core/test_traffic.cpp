@@ -201,6 +201,25 @@ WS_TEST(otherQueueDepthsKeepTheTheoryAndTheDeterminism)
     WS_CHECK(high.acceptedRate <= 4.0 / 16);
 }
 
+WS_TEST(theWidestMeshKeepsItsRoutesAndItsDeterminism)
+{
+    // 2047 routers per row, the most a route tag can address. Below saturation (the three links
+    // across the middle carry a quarter of all packets each way: rate < 0.002), the mean hops of
+    // uniform traffic are (k^2 - 1) / (3k) along each dimension; saturated, every lane and list
+    // of a row step is full, and two threads still give the serial run.
+    TrafficConfig config;
+    config.width = 2047;
+    config.height = 3;
+    config.rate = 0.001;
+    config.cycles = 2000;
+    const Expected<TrafficResult> result = runTraffic(config);
+    WS_REQUIRE(result.hasValue());
+    const auto meanHops = [](double k) { return (k * k - 1.0) / (3.0 * k); };
+    WS_CHECK_NEAR(result->avgHops, meanHops(2047) + meanHops(3), 0.03);
+    WS_CHECK_NEAR(result->offeredRate, 0.001, 0.05);
+    WS_CHECK_EQ(trafficDigest(2047, 3, 0.2, 300, 2), trafficDigest(2047, 3, 0.2, 300, 1));
+}
+
 WS_TEST(routerAndLinkCountersAddUpAndCountCycles)
 {
     // A saturated 12 x 10 mesh, measured from cycle 0 so that every ejection is counted. Each
