@@ -153,6 +153,7 @@ private:
     std::int64_t slotIndex(int x, int y) const { return std::int64_t(y + 1) * m_slotRow + x + 1; }
     std::int64_t slotPlane(int queue, int slot) const { return (std::int64_t(queue) * m_ringSlots + slot) * m_xyPitch; }
     void stepInArena();
+    void finishCycle(); // every band of the cycle stepped: the next buffer becomes the current one
     void stepRows(int rowBegin, int rowEnd);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp

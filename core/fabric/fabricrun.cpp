@@ -61,9 +61,14 @@ void Fabric::stepInArena()
             },
             m_arena->affinity);
     }
+    finishCycle();
+}
+
+void Fabric::finishCycle()
+{
     m_current ^= 1;
     ++m_cycle;
-    m_countsPending = m_config.routing == Routing::DimensionOrder;
+    m_countsPending = m_config.routing == Routing::DimensionOrder; // the rows' byte counts grew
 }
 
 void Fabric::step()
@@ -177,9 +182,7 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
                     claimLeftovers(epoch);
                 WAFERSCOPE_PAUSE();
             }
-            m_current ^= 1;
-            ++m_cycle;
-            m_countsPending = m_config.routing == Routing::DimensionOrder;
+            finishCycle();
             if (epoch % kRebalanceEvery == 0)
                 rebalance();
             more = continueAfterStep();

@@ -57,7 +57,6 @@ struct Wavelet {
         return (legBit & arrived) | (kRampBit & ~arrived);
     }
     int port() const { return __builtin_ctz(portBit()); } // the bit is never 0
-    int hopsLeft() const { return int(tag & kHopMask); }
     // The wavelet as the next router receives it. Only for a wavelet leaving on a link.
     Wavelet afterHop() const { return { data, tag - kHop }; }
     // The route from (x, y) to (destX, destY): along X first, then along Y, then the ramp.

@@ -32,7 +32,9 @@ TrafficResult traffic(int k, double rate, std::uint64_t cycles, TrafficPattern p
     return *result;
 }
 
-std::uint64_t trafficDigest(int width, int height, double rate, std::uint64_t cycles, int threads)
+// A synthetic-traffic fabric, not yet run, measuring from cycle measureFrom to cycle `cycles`.
+std::unique_ptr<Fabric> trafficFabric(
+    int width, int height, double rate, std::uint64_t cycles, int threads, std::uint64_t measureFrom)
 {
     TrafficConfig config;
     config.width = width;
@@ -43,11 +45,17 @@ std::uint64_t trafficDigest(int width, int height, double rate, std::uint64_t cy
     fabricConfig.width = width;
     fabricConfig.height = height;
     fabricConfig.routing = Routing::DimensionOrder;
-    Fabric fabric(fabricConfig);
-    fabric.setThreads(threads);
-    fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, cycles / 4, cycles));
-    fabric.run(cycles);
-    return fabric.digest();
+    auto fabric = std::make_unique<Fabric>(fabricConfig);
+    fabric->setThreads(threads);
+    fabric->attachTraffic(std::make_unique<TrafficGenerator>(config, measureFrom, cycles));
+    return fabric;
+}
+
+std::uint64_t trafficDigest(int width, int height, double rate, std::uint64_t cycles, int threads)
+{
+    const std::unique_ptr<Fabric> fabric = trafficFabric(width, height, rate, cycles, threads, cycles / 4);
+    fabric->run(cycles);
+    return fabric->digest();
 }
 
 } // namespace
@@ -229,17 +237,7 @@ WS_TEST(routerAndLinkCountersAddUpAndCountCycles)
     const int height = 10;
     const std::uint64_t cycles = 997;
     const auto run = [&](bool readMidway) {
-        TrafficConfig config;
-        config.width = width;
-        config.height = height;
-        config.rate = 0.35;
-        FabricConfig fabricConfig;
-        fabricConfig.width = width;
-        fabricConfig.height = height;
-        fabricConfig.routing = Routing::DimensionOrder;
-        auto fabric = std::make_unique<Fabric>(fabricConfig);
-        fabric->setThreads(2);
-        fabric->attachTraffic(std::make_unique<TrafficGenerator>(config, 0, cycles));
+        std::unique_ptr<Fabric> fabric = trafficFabric(width, height, 0.35, cycles, 2, 0);
         std::uint64_t midway = 0;
         fabric->runWhile([&] {
             if (readMidway && fabric->cycle() == 501)
