@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <numeric>
 #include <stdexcept>
 
@@ -137,12 +138,20 @@ bool Fabric::skipRow(int y, const Buffer& current, Buffer& next) const
 
 void Fabric::stepRows(int rowBegin, int rowEnd)
 {
-    const Buffer& current = m_buffers[m_current];
-    Buffer& next = m_buffers[m_current ^ 1];
+    stepRows(RowRange { rowBegin, rowEnd, rowBegin, rowEnd, m_cycle, m_current });
+}
+
+void Fabric::stepRows(const RowRange& rows)
+{
+    const Buffer& current = m_buffers[rows.current];
+    Buffer& next = m_buffers[rows.current ^ 1];
     if (m_config.routing == Routing::DimensionOrder) {
-        stepRowsDimensionOrder(rowBegin, rowEnd, current, next);
+        stepRowsDimensionOrder(rows, current, next);
         return;
     }
+    assert(rows.cycle == m_cycle); // tasks read the fabric's cycle
+    const int rowBegin = rows.begin;
+    const int rowEnd = rows.end;
     for (int y = rowBegin; y < rowEnd; ++y) {
         if (skipRow(y, current, next))
             continue;

@@ -104,7 +104,9 @@ public:
     void setThreads(int threads);
     int threads() const { return m_threads; }
     void step();
-    void run(std::uint64_t cycles); // at least one
+    // Steps `cycles` cycles (at least one). With several threads and dimension-order routing,
+    // bands run up to a cycle apart in between (fabricrun.cpp); the state is whole at the end.
+    void run(std::uint64_t cycles);
     // Steps until continueAfterStep() returns false (it runs between two cycles, on the
     // calling thread). Prefer this to step() in a loop: the worker threads stay with the run.
     void runWhile(const std::function<bool()>& continueAfterStep);
@@ -152,13 +154,26 @@ private:
     std::int64_t counterIndex(int x, int y) const { return std::int64_t(y + 1) * m_counterRow + x + 1; }
     std::int64_t slotIndex(int x, int y) const { return std::int64_t(y + 1) * m_slotRow + x + 1; }
     std::int64_t slotPlane(int queue, int slot) const { return (std::int64_t(queue) * m_ringSlots + slot) * m_xyPitch; }
+    // Rows [begin, end) of the band [bandBegin, bandEnd), stepped from `cycle` with buffer
+    // `current` holding that cycle's state. Another band may step the rows next to the band
+    // at the same time.
+    struct RowRange {
+        int begin = 0;
+        int end = 0;
+        int bandBegin = 0;
+        int bandEnd = 0;
+        std::uint64_t cycle = 0;
+        int current = 0;
+    };
     void stepInArena();
     void finishCycle(); // every band of the cycle stepped: the next buffer becomes the current one
-    void stepRows(int rowBegin, int rowEnd);
+    void stepRows(int rowBegin, int rowEnd); // of the current cycle
+    void stepRows(const RowRange& rows);
+    void runBandsSkewed(std::uint64_t cycles);
     bool skipRow(int y, const Buffer& current, Buffer& next) const;
     bool stepPeStatic(int x, int y, const Buffer& current, Buffer& next); // fabric.cpp
-    void stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& current, Buffer& next); // fabricxy.cpp
-    void injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected);
+    void stepRowsDimensionOrder(const RowRange& rows, const Buffer& current, Buffer& next); // fabricxy.cpp
+    void injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected);
     void flushPendingCounts(int y) const; // adds row y's pending byte counts to the counters
     const CounterVector& settled(const CounterVector& counters) const;
 

@@ -14,6 +14,10 @@
 // band and every few dozen cycles moves rows from a band that took longer than its neighbour
 // to that neighbour. Cores that are not equally fast (another tenant on one of them, a hybrid
 // CPU) then finish their bands together.
+//
+// run() knows its cycles in advance and has no caller to hand a consistent state to between
+// two of them, so with dimension-order routing it drops the per-cycle barrier altogether
+// (runBandsSkewed): bands wait only for the edge rows of their neighbours.
 #include "core/fabric/fabric.h"
 #include "core/fabric/fabricarena.h"
 
@@ -38,6 +42,27 @@
 #endif
 
 namespace waferscope::core::fabric {
+
+namespace {
+
+// Moves the boundary between two neighbouring bands by as many whole rows as their time
+// difference covers, judged by their own cost per row (never emptying a band). Band b covers
+// rows [split[b], split[b + 1]) and took spent(b).
+template <typename Spent>
+void rebalanceSplit(std::vector<int>& split, const Spent& spent)
+{
+    for (std::size_t b = 0; b + 2 < split.size(); ++b) {
+        const double left = double(spent(int(b)).count());
+        const double right = double(spent(int(b) + 1).count());
+        const int leftRows = split[b + 1] - split[b];
+        const int rightRows = split[b + 2] - split[b + 1];
+        const double step = left / leftRows + right / rightRows; // what moving one row changes
+        const int rows = step > 0.0 ? int((left - right) / step) : 0;
+        split[b + 1] -= std::clamp(rows, -(rightRows - 1), leftRows - 1);
+    }
+}
+
+} // namespace
 
 void Fabric::setThreads(int threads)
 {
@@ -81,7 +106,148 @@ void Fabric::step()
 
 void Fabric::run(std::uint64_t cycles)
 {
+    cycles = std::max<std::uint64_t>(cycles, 1);
+    if (m_config.routing == Routing::DimensionOrder && m_arena && m_arena->concurrency > 1
+        && std::min(m_threads, m_height) > 1) {
+        runBandsSkewed(cycles);
+        return;
+    }
     runWhile([&] { return --cycles > 0; });
+}
+
+// A row's step of cycle t reads the cycle-t state of its own row and of the rows next to it, and
+// writes its own row's state for t + 1 and free ring slots of those rows (fabricxy.cpp). So a
+// row may step cycle t + 1 as soon as the rows next to it have stepped cycle t, whatever the
+// rest of the mesh is doing; and it must, since the buffer its step t + 1 writes is the one
+// they read in cycle t. Bands thus need each other only at their edge rows, and no barrier per
+// cycle: a band steps a cycle in two parts, its rows but the last, then its last row. The first
+// part waits for the last row of the band above (its cycle before), the second for the first
+// row of the band below. Rows go top to bottom, so the band below usually has its first row
+// done before the band above reaches its last: a band waits only while the band above has not
+// finished the cycle before, and bands drift up to a cycle apart instead of meeting every
+// cycle. Any order of rows the rule allows gives the serial state bit for bit: rows of a cycle
+// are independent, as with runWhile().
+//
+// The run is cut into segments of kSegment cycles; between two, when every band has caught up,
+// the split is rebalanced as in runWhile().
+void Fabric::runBandsSkewed(std::uint64_t cycles)
+{
+    const int bands = std::min(m_threads, m_height);
+    const int participants = std::min(m_arena->concurrency, bands);
+    struct alignas(64) RowSteps {
+        std::atomic<std::uint64_t> steps { 0 }; // cycles of this run the row has stepped
+    };
+    struct alignas(64) Band {
+        std::atomic<std::uint64_t> claimed { 0 }; // parts started: two a cycle
+        std::atomic<std::uint64_t> finished { 0 }; // and finished
+        std::chrono::steady_clock::duration spent {};
+    };
+    // Each on its own line: written by one band, read by its neighbour.
+    const std::unique_ptr<RowSteps[]> firstRow(new RowSteps[std::size_t(bands)]);
+    const std::unique_ptr<RowSteps[]> lastRow(new RowSteps[std::size_t(bands)]);
+    const std::unique_ptr<Band[]> state(new Band[std::size_t(bands)]);
+    alignas(64) std::atomic<std::uint64_t> limit { 0 }; // parts of this run that may be started
+    alignas(64) std::atomic<bool> stop { false };
+    std::vector<int> split(std::size_t(bands) + 1);
+    for (int band = 0; band <= bands; ++band)
+        split[std::size_t(band)] = band * m_height / bands;
+    const std::uint64_t firstCycle = m_cycle;
+    const int firstCurrent = m_current;
+
+    // Starts and steps the band's next part if it may; false if not.
+    const auto tryPart = [&](int band, std::uint64_t below) {
+        Band& own = state[std::size_t(band)];
+        const std::uint64_t part = own.finished.load(std::memory_order_acquire);
+        if (part >= below)
+            return false;
+        const std::uint64_t step = part / 2;
+        const bool last = part % 2 == 1;
+        if (!last && band > 0 && lastRow[std::size_t(band - 1)].steps.load(std::memory_order_acquire) < step)
+            return false;
+        if (last && band + 1 < bands && firstRow[std::size_t(band + 1)].steps.load(std::memory_order_acquire) < step)
+            return false;
+        std::uint64_t expected = part;
+        if (!own.claimed.compare_exchange_strong(expected, part + 1, std::memory_order_acq_rel))
+            return false; // another thread has it
+        const auto start = std::chrono::steady_clock::now();
+        const int top = split[std::size_t(band)];
+        const int end = split[std::size_t(band) + 1];
+        RowRange rows { top, top + 1, top, end, firstCycle + step, firstCurrent ^ int(step & 1) };
+        const auto announce = [&](const std::unique_ptr<RowSteps[]>& row) {
+            row[std::size_t(band)].steps.store(step + 1, std::memory_order_release);
+        };
+        if (last) { // a band of one row steps it here, as both its first and its last
+            rows.begin = end - 1;
+            rows.end = end;
+            stepRows(rows);
+            announce(lastRow);
+            if (end - top == 1)
+                announce(firstRow);
+        } else if (end - top > 1) {
+            stepRows(rows);
+            announce(firstRow);
+            rows.begin = top + 1;
+            rows.end = end - 1;
+            if (rows.begin < rows.end)
+                stepRows(rows);
+        }
+        own.spent += std::chrono::steady_clock::now() - start;
+        own.finished.store(part + 1, std::memory_order_release);
+        return true;
+    };
+    const auto stepOwnBands = [&](int participant, std::uint64_t below) {
+        bool stepped = false;
+        for (int band = participant; band < bands; band += participants)
+            stepped |= tryPart(band, below);
+        return stepped;
+    };
+    const auto caughtUp = [&](std::uint64_t below) {
+        for (int band = 0; band < bands; ++band)
+            if (state[std::size_t(band)].finished.load(std::memory_order_acquire) < below)
+                return false;
+        return true;
+    };
+    const auto helper = [&](int participant) {
+        int idle = 0;
+        while (!stop.load(std::memory_order_acquire)) {
+            if (stepOwnBands(participant, limit.load(std::memory_order_acquire)))
+                idle = 0;
+            else if (++idle < 4096)
+                WAFERSCOPE_PAUSE();
+            else
+                std::this_thread::yield(); // the caller is between segments
+        }
+    };
+    constexpr std::uint64_t kSegment = 64; // cycles between two rebalances
+    constexpr int kClaimLeftoversAfter = 2048; // pauses of the caller waiting for the helpers
+    m_arena->arena.execute([&] {
+        tbb::task_group helpers;
+        for (int i = 1; i < participants; ++i)
+            helpers.run([&helper, i] { helper(i); });
+        for (std::uint64_t done = 0; done < cycles;) {
+            const std::uint64_t below = 2 * std::min(cycles, done + kSegment);
+            limit.store(below, std::memory_order_release);
+            for (int spins = 0;;) {
+                if (stepOwnBands(0, below))
+                    continue;
+                if (caughtUp(below))
+                    break;
+                if (++spins % kClaimLeftoversAfter == 0) // a helper without a thread, or far behind
+                    for (int band = 0; band < bands; ++band)
+                        tryPart(band, below);
+                WAFERSCOPE_PAUSE();
+            }
+            done = below / 2;
+            rebalanceSplit(split, [&](int band) { return state[std::size_t(band)].spent; });
+            for (int band = 0; band < bands; ++band)
+                state[std::size_t(band)].spent = {};
+        }
+        stop.store(true, std::memory_order_release);
+        helpers.wait();
+    });
+    m_current = firstCurrent ^ int(cycles & 1);
+    m_cycle = firstCycle + cycles;
+    m_countsPending = true; // the rows' byte counts grew
 }
 
 void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
@@ -124,19 +290,8 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;
     };
-    // Moves the boundary between two neighbouring bands by as many whole rows as their time
-    // difference covers, judged by their own cost per row (never emptying a band).
     const auto rebalance = [&] {
-        for (int band = 0; band + 1 < bands; ++band) {
-            const auto b = std::size_t(band);
-            const double left = double(times[b].spent.count());
-            const double right = double(times[b + 1].spent.count());
-            const int leftRows = split[b + 1] - split[b];
-            const int rightRows = split[b + 2] - split[b + 1];
-            const double step = left / leftRows + right / rightRows; // what moving one row changes
-            const int rows = step > 0.0 ? int((left - right) / step) : 0;
-            split[b + 1] -= std::clamp(rows, -(rightRows - 1), leftRows - 1);
-        }
+        rebalanceSplit(split, [&](int band) { return times[std::size_t(band)].spent; });
         for (int band = 0; band < bands; ++band)
             times[std::size_t(band)].spent = {};
     };

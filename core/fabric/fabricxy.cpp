@@ -362,10 +362,9 @@ std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
 
 // Generation (counted for the offered rate) and injection of each PE's oldest packet into its
 // ramp queue, for one row: sets injected[x] (cleared by the caller) where PE x injected.
-void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t* injected)
+void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected)
 {
     TrafficGenerator& traffic = *m_traffic;
-    const std::uint64_t cycle = m_cycle;
     const unsigned depth = unsigned(m_depth);
     const unsigned slotMask = unsigned(m_ringSlots - 1);
     const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyPitch;
@@ -410,14 +409,15 @@ void Fabric::injectRowDimensionOrder(int y, const Buffer& current, std::uint8_t*
     traffic.rows[std::size_t(y)] += totals;
 }
 
-void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& current, Buffer& next)
+void Fabric::stepRowsDimensionOrder(const RowRange& rows, const Buffer& current, Buffer& next)
 {
+    const std::uint64_t cycle = rows.cycle;
     CyclePlan plan;
     plan.width = m_width;
     plan.depth = m_depth;
     plan.slots = m_ringSlots;
     plan.field = m_xyPitch;
-    plan.cycle = m_cycle;
+    plan.cycle = cycle;
     const std::int64_t field = m_xyPitch;
     const std::int64_t neighbour[kDirections] = { -m_counterRow, m_counterRow, 1, -1 }; // counter offsets
     const std::int64_t slotNeighbour[kDirections] = { -m_slotRow, m_slotRow, 1, -1 };
@@ -439,28 +439,28 @@ void Fabric::stepRowsDimensionOrder(int rowBegin, int rowEnd, const Buffer& curr
     }
     for (int countField = 0; countField < kPendingFields; ++countField)
         plan.pending[countField] = m_pendingCounts.data() + countField * field;
-    const int start = int(m_cycle % kQueues);
+    const int start = int(cycle % kQueues);
     for (int k = 0; k < kQueues; ++k)
         plan.order[k] = start + k < kQueues ? start + k : start + k - kQueues;
     plan.rings = m_queueData.data();
     plan.portBits = m_portBits.data();
-    plan.measure = m_traffic && m_traffic->measuring(m_cycle) ? m_traffic.get() : nullptr;
+    plan.measure = m_traffic && m_traffic->measuring(cycle) ? m_traffic.get() : nullptr;
 
     std::uint8_t injected[kMaxWidth + kLanes];
     std::uint16_t moves[kQueues * kMaxWidth + kLanes];
-    for (int y = rowBegin; y < rowEnd; ++y) {
+    for (int y = rows.begin; y < rows.end; ++y) {
         if (skipRow(y, current, next))
             continue;
         const std::uint32_t steps = ++m_rowSteps[std::size_t(y)].value;
         std::memset(injected, 0, std::size_t(m_width) + kLanes); // the vector pass reads whole vectors
         if (m_traffic)
-            injectRowDimensionOrder(y, current, injected);
+            injectRowDimensionOrder(y, cycle, current, injected);
         RowStep row;
         row.first = counterIndex(0, y);
         row.firstSlot = slotIndex(0, y);
         row.injected = injected;
-        row.northShared = y == rowBegin && y > 0;
-        row.southShared = y + 1 == rowEnd && y + 1 < m_height;
+        row.northShared = y == rows.bandBegin && y > 0;
+        row.southShared = y + 1 == rows.bandEnd && y + 1 < m_height;
         row.moves = moves;
         const RowOutcome outcome = m_ringSlots == 4 ? switchRow<4>(plan, row) : switchRow<0>(plan, row);
         if (steps % kFlushEvery == 0)

@@ -159,13 +159,16 @@ Expected<TrafficResult> runTraffic(
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
     bool cancelled = false;
-    fabric.runWhile([&] {
+    // Runs of `every` cycles (Fabric::run lets bands drift apart within a run), the observer
+    // between two.
+    while (fabric.cycle() < config.cycles) {
+        const std::uint64_t stop = std::min<std::uint64_t>(config.cycles, (fabric.cycle() / every + 1) * every);
+        fabric.run(stop - fabric.cycle());
         if (observer && fabric.cycle() % every == 0 && !observer(fabric)) {
             cancelled = true;
-            return false;
+            break;
         }
-        return fabric.cycle() < config.cycles;
-    });
+    }
     if (cancelled)
         return optionError("--cycles", "run cancelled at cycle " + std::to_string(fabric.cycle()));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
