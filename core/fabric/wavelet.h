@@ -32,29 +32,34 @@ struct Wavelet {
     static constexpr int kCoordBits = 11; // meshes up to 2047 x 2047 PEs
     static constexpr std::uint32_t kCoordMask = (1u << kCoordBits) - 1u;
     // Dimension-order routing (X, then Y) carries the route instead of the destination (and
-    // has no valid bit): hops left to the destination (bits 0..11), the port bits of the X leg
-    // (East or West) and of the Y leg (North or South) (12..15), and the X hops left minus one as
-    // a 16-bit two's-complement count (16..31), negative once the X leg is done. A hop subtracts
-    // kHop from the tag, and the port is the X leg's while bit 31 is clear, then the Y leg's,
-    // then the ramp once no hops are left. Routes are at most 2 x 2046 hops: no field wraps.
-    static constexpr int kHopBits = 12;
-    static constexpr std::uint32_t kHopMask = (1u << kHopBits) - 1u;
-    static constexpr int kLegBitsShift = 12;
-    static constexpr int kXHopsShift = 16;
-    static constexpr std::uint32_t kHop = 1u | (1u << kXHopsShift);
+    // has no valid bit), as two countdowns that a hop decrements together, each with a guard bit
+    // above it that the countdown's last borrow clears (no borrow ever goes further):
+    //   bits  0..11  X hops left + 0x7ff: bit 11 is set while the X leg goes on;
+    //   bit  12      the X leg's direction: West, else East;
+    //   bit  13      the Y leg's direction: North, else South;
+    //   bits 16..28  hops left + 0xfff: bit 28 is set until the destination.
+    // So the port is a lookup of bits 11..13 (kLegPort) unless bit 28 is clear: then the ramp.
+    // Routes are at most 2046 hops along X and 4092 in all, which the fields hold.
+    static constexpr int kLegShift = 11;
+    static constexpr std::uint32_t kWestBit = 1u << 12;
+    static constexpr std::uint32_t kNorthBit = 1u << 13;
+    static constexpr int kHopsShift = 16;
+    static constexpr std::uint32_t kEnRoute = 1u << 28; // the guard of the hops left
+    static constexpr std::uint32_t kHop = 1u | (1u << kHopsShift);
     static constexpr int kRampPort = 4;
+    // The port bit by bits 11..13: (X leg goes on, West, North).
+    static constexpr std::uint8_t kLegPort[8] = { directionBit(South), directionBit(East), directionBit(South),
+        directionBit(West), directionBit(North), directionBit(East), directionBit(North), directionBit(West) };
 
     bool valid() const { return tag & kValid; } // statically routed (colored) wavelets
     int color() const { return int(tag & 31u); }
     // Dimension-order routing: the output port at the router whose queue holds the wavelet, as a
-    // bit (directionBit or kRampBit) and as an index (a Direction, or kRampPort). Arithmetic only:
-    // a branch on the leg would mispredict.
+    // bit (directionBit or kRampBit) and as an index (a Direction, or kRampPort). No branch: one
+    // on the leg would mispredict.
     std::uint32_t portBit() const
     {
-        const std::uint32_t onY = tag >> 31;
-        const std::uint32_t legBit = (tag >> kLegBitsShift) & (0xcu >> (2 * onY)); // East/West, or North/South
-        const std::uint32_t arrived = std::uint32_t((tag & kHopMask) == 0) - 1u; // 0 at the destination, else all ones
-        return (legBit & arrived) | (kRampBit & ~arrived);
+        const std::uint32_t leg = kLegPort[(tag >> kLegShift) & 7u];
+        return tag & kEnRoute ? leg : std::uint32_t(kRampBit);
     }
     int port() const { return __builtin_ctz(portBit()); } // the bit is never 0
     // The wavelet as the next router receives it. Only for a wavelet leaving on a link.
@@ -64,11 +69,10 @@ struct Wavelet {
     {
         const int dx = destX - x;
         const int dy = destY - y;
-        const std::uint32_t xBit = dx > 0 ? directionBit(East) : dx < 0 ? directionBit(West) : 0u;
-        const std::uint32_t yBit = dy > 0 ? directionBit(South) : dy < 0 ? directionBit(North) : 0u;
         const auto xHops = std::uint32_t(dx < 0 ? -dx : dx);
         const auto hops = xHops + std::uint32_t(dy < 0 ? -dy : dy);
-        return { payload, hops | ((xBit | yBit) << kLegBitsShift) | ((xHops - 1u) << kXHopsShift) };
+        return { payload,
+            (0x7ffu + xHops) | (dx < 0 ? kWestBit : 0u) | (dy < 0 ? kNorthBit : 0u) | ((0xfffu + hops) << kHopsShift) };
     }
 
     static Wavelet colored(int color, std::uint32_t payload) { return { payload, kValid | std::uint32_t(color) }; }

@@ -149,36 +149,53 @@ WS_TEST(parallelStepsAreBitIdenticalToTheSerialReference)
     WS_CHECK_EQ(one.linkWavelets, two.linkWavelets);
 }
 
+namespace {
+
+// Where a dimension-order route from (x, y) to (destX, destY) ends when walked hop by hop,
+// moving as the port says; hops = -1 if it goes back to X after Y or runs past maxHops.
+struct RouteWalk {
+    int x = 0;
+    int y = 0;
+    int hops = 0;
+    std::uint32_t payload = 0;
+};
+RouteWalk walkRoute(int x, int y, int destX, int destY, int maxHops)
+{
+    const int step[4][2] = { { 0, -1 }, { 0, 1 }, { 1, 0 }, { -1, 0 } }; // N, S, E, W
+    Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, 42);
+    RouteWalk walk { x, y, 0, 0 };
+    bool turned = false;
+    while (wavelet.port() != Wavelet::kRampPort) {
+        const int port = wavelet.port();
+        turned = turned || port == North || port == South;
+        if ((turned && (port == East || port == West)) || walk.hops == maxHops)
+            return { walk.x, walk.y, -1, 0 };
+        walk.x += step[port][0];
+        walk.y += step[port][1];
+        wavelet = wavelet.afterHop();
+        ++walk.hops;
+    }
+    walk.payload = wavelet.data;
+    return walk;
+}
+
+} // namespace
+
 WS_TEST(dimensionOrderRoutesGoAlongXThenYAndEndAtTheDestination)
 {
-    // Walk every route of a 9 x 7 mesh hop by hop, moving (x, y) as the port says: X first,
-    // then Y, |dx| + |dy| hops, ending on the ramp of the destination.
-    const int step[4][2] = { { 0, -1 }, { 0, 1 }, { 1, 0 }, { -1, 0 } }; // N, S, E, W
+    // Every route of a 9 x 7 mesh: X first, then Y, |dx| + |dy| hops, ending on the ramp of the
+    // destination with its payload intact.
     int checked = 0;
     for (int y = 0; y < 7; ++y) {
         for (int x = 0; x < 9; ++x) {
             for (int destY = 0; destY < 7; ++destY) {
                 for (int destX = 0; destX < 9; ++destX) {
-                    Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, 42);
-                    int atX = x;
-                    int atY = y;
-                    int hops = 0;
-                    bool turned = false;
-                    while (wavelet.port() != Wavelet::kRampPort && hops <= 20) {
-                        const int port = wavelet.port();
-                        turned = turned || port == North || port == South;
-                        if (turned && (port == East || port == West))
-                            break; // back to X after Y: not dimension order
-                        atX += step[port][0];
-                        atY += step[port][1];
-                        wavelet = wavelet.afterHop();
-                        ++hops;
-                    }
-                    if (atX != destX || atY != destY || hops != std::abs(destX - x) + std::abs(destY - y)
-                        || wavelet.data != 42) {
-                        WS_CHECK_EQ(atX, destX);
-                        WS_CHECK_EQ(atY, destY);
-                        WS_CHECK_EQ(hops, std::abs(destX - x) + std::abs(destY - y));
+                    const RouteWalk walk = walkRoute(x, y, destX, destY, 20);
+                    const int hops = std::abs(destX - x) + std::abs(destY - y);
+                    if (walk.x != destX || walk.y != destY || walk.hops != hops || walk.payload != 42) {
+                        WS_CHECK_EQ(walk.x, destX);
+                        WS_CHECK_EQ(walk.y, destY);
+                        WS_CHECK_EQ(walk.hops, hops);
                         return;
                     }
                     ++checked;
@@ -187,6 +204,17 @@ WS_TEST(dimensionOrderRoutesGoAlongXThenYAndEndAtTheDestination)
         }
     }
     WS_CHECK_EQ(checked, 63 * 63);
+    // The longest routes a tag holds, corner to corner of a 2047 x 2047 mesh both ways, and the
+    // longest single legs.
+    const int far = int(Wavelet::kCoordMask) - 1;
+    const int corners[][4] = { { 0, 0, far, far }, { far, far, 0, 0 }, { far, 0, 0, far }, { 0, far, far, 0 },
+        { 0, 5, far, 5 }, { 7, far, 7, 0 } };
+    for (const auto& route : corners) {
+        const RouteWalk walk = walkRoute(route[0], route[1], route[2], route[3], 2 * far);
+        WS_CHECK_EQ(walk.x, route[2]);
+        WS_CHECK_EQ(walk.y, route[3]);
+        WS_CHECK_EQ(walk.hops, std::abs(route[2] - route[0]) + std::abs(route[3] - route[1]));
+    }
 }
 
 WS_TEST(otherQueueDepthsKeepTheTheoryAndTheDeterminism)
