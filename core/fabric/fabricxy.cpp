@@ -128,23 +128,30 @@ constexpr auto kPackLanes = [] {
 }();
 #endif
 
-// Appends first + lane for every lane set in `bits` (16 lanes) to `list`, which has room for 16
-// entries past `count`; returns the new count. No branch per lane.
-int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t first)
+// Appends first + lane + (high[lane] << kQueueShift) for every lane set in `bits` (16 lanes) to
+// `list`, which has room for 16 entries past `count`; returns the new count. No branch per lane.
+int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t first, Bytes high)
 {
 #if defined(__SSSE3__)
-    const __m128i low = _mm_add_epi16(_mm_set1_epi16(short(first)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m128i high = _mm_add_epi16(low, _mm_set1_epi16(8));
+    __m128i above;
+    std::memcpy(&above, &high, sizeof above);
+    const __m128i lanes = _mm_add_epi16(_mm_set1_epi16(short(first)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i low8 = _mm_add_epi16(lanes, _mm_slli_epi16(_mm_unpacklo_epi8(above, zero), kQueueShift));
+    const __m128i high8 = _mm_add_epi16(
+        _mm_add_epi16(lanes, _mm_set1_epi16(8)), _mm_slli_epi16(_mm_unpackhi_epi8(above, zero), kQueueShift));
     __m128i pack;
     std::memcpy(&pack, kPackLanes[bits & 0xffu].data(), sizeof pack);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(list + count), _mm_shuffle_epi8(low, pack));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(list + count), _mm_shuffle_epi8(low8, pack));
     count += std::popcount(bits & 0xffu);
     std::memcpy(&pack, kPackLanes[(bits >> 8) & 0xffu].data(), sizeof pack);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(list + count), _mm_shuffle_epi8(high, pack));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(list + count), _mm_shuffle_epi8(high8, pack));
     return count + std::popcount((bits >> 8) & 0xffu);
 #else
-    for (; bits; bits &= bits - 1)
-        list[count++] = std::uint16_t(first + std::countr_zero(bits));
+    for (; bits; bits &= bits - 1) {
+        const int lane = std::countr_zero(bits);
+        list[count++] = std::uint16_t(first + lane + (high[lane] << kQueueShift));
+    }
     return count;
 #endif
 }
@@ -224,6 +231,10 @@ template <int kSlots>
 RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
 {
     const int slots = kSlots > 0 ? kSlots : plan.slots;
+    // With the ring size known, a move names its source's ring slot plane (queue * slots + slot,
+    // five bits) instead of its queue, and the move loop need not read the queue's counter again.
+    constexpr bool kSlotPlaneInMove = kSlots > 0;
+    static_assert(kQueues * kSlots <= 1 << (16 - kQueueShift));
     const std::int64_t field = plan.field;
     const std::int64_t first = row.first;
     const std::int64_t firstSlot = row.firstSlot;
@@ -293,7 +304,11 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
             stalled |= nonEmpty & ~granted;
             routed -= granted; // granted lanes are 0xff: - -1
             store(p.nextRead[queue] + at, (readNow - granted) & counterMask);
-            moveCount = appendLanes(moves, moveCount, laneBits(granted), std::uint16_t(x0 | queue << kQueueShift));
+            // The move's source: its ring slot plane, or its queue (then its slot is read again).
+            moveCount = kSlotPlaneInMove
+                ? appendLanes(moves, moveCount, laneBits(granted), std::uint16_t(x0 | queue * kSlots << kQueueShift),
+                    readNow & splat(unsigned(kSlots - 1)))
+                : appendLanes(moves, moveCount, laneBits(granted), std::uint16_t(x0 | queue << kQueueShift), Bytes {});
         }
         for (int port = 0; port < kDirections; ++port) {
             const Bytes moved = nonZero(taken & splat(1u << port));
@@ -317,8 +332,10 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         const int lane = moves[i] & ((1 << kQueueShift) - 1);
         const std::int64_t x = first + lane; // its counters
         const std::int64_t xSlot = firstSlot + lane; // its ring slots
-        const int queue = moves[i] >> kQueueShift;
-        const std::int64_t from = p.queuePlane[queue] + std::int64_t(p.read[queue][x] & slotMask) * field + xSlot;
+        const int source = moves[i] >> kQueueShift;
+        const std::int64_t from = kSlotPlaneInMove
+            ? source * field + xSlot // slotPlane(queue, slot)
+            : p.queuePlane[source] + std::int64_t(p.read[source][x] & slotMask) * field + xSlot;
         const unsigned bit = portBits[from];
         auto wavelet = std::bit_cast<std::uint64_t>(rings[from]); // data, then tag: a hop changes only the tag
         if (bit == kRampBit) {
