@@ -365,10 +365,11 @@ std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
     int i = 0;
 #if defined(__SSE4_2__)
     const __m128i cycle = _mm_set1_epi64x(std::int64_t(now));
-    for (; i + 2 <= count; i += 2) {
-        const __m128i later = _mm_cmpgt_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(times + i)), cycle);
-        bits |= std::uint64_t(~_mm_movemask_pd(_mm_castsi128_pd(later)) & 3) << i;
-    }
+    const auto later = [&](int at) {
+        return _mm_castsi128_ps(_mm_cmpgt_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(times + at)), cycle));
+    };
+    for (; i + 4 <= count; i += 4) // the upper halves of four 64-bit compares, as four float signs
+        bits |= std::uint64_t(~_mm_movemask_ps(_mm_shuffle_ps(later(i), later(i + 2), 0xdd)) & 15) << i;
 #endif
     for (; i < count; ++i)
         bits |= std::uint64_t(times[i] <= now) << i;
@@ -381,49 +382,53 @@ std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
 // ramp queue, for one row: sets injected[x] (cleared by the caller) where PE x injected.
 void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected)
 {
-    TrafficGenerator& traffic = *m_traffic;
+    const TrafficGenerator& traffic = *m_traffic;
     const unsigned depth = unsigned(m_depth);
     const unsigned slotMask = unsigned(m_ringSlots - 1);
-    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * m_xyPitch;
-    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * m_xyPitch;
+    const std::int64_t field = m_xyPitch;
+    // The row's share of every array, so that no store through one reloads another.
+    const std::int64_t firstPe = index(0, y);
+    std::uint64_t* __restrict generateTime = m_traffic->generateTime.data() + firstPe;
+    std::uint32_t* __restrict generatePacket = m_traffic->generatePacket.data() + firstPe;
+    std::uint64_t* __restrict headTime = m_traffic->headTime.data() + firstPe;
+    std::uint32_t* __restrict headPacket = m_traffic->headPacket.data() + firstPe;
+    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * field + counterIndex(0, y);
+    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * field + counterIndex(0, y);
+    Wavelet* __restrict rampSlots = m_queueData.data() + slotPlane(kRamp, 0) + slotIndex(0, y);
+    std::uint8_t* __restrict rampPortBits = m_portBits.data() + slotPlane(kRamp, 0) + slotIndex(0, y);
     TrafficGenerator::RowTotals totals;
     const auto injectDue = [&](int x) {
-        const std::int64_t pe = index(x, y);
-        const auto source = std::size_t(pe);
-        while (traffic.generateTime[source] <= cycle) {
-            totals.generated += traffic.measuring(traffic.generateTime[source]) ? 1 : 0;
-            traffic.generateTime[source] += traffic.gap(pe, ++traffic.generatePacket[source]);
+        const std::int64_t pe = firstPe + x;
+        while (generateTime[x] <= cycle) {
+            totals.generated += traffic.measuring(generateTime[x]) ? 1 : 0;
+            generateTime[x] += traffic.gap(pe, ++generatePacket[x]);
         }
-        const std::int64_t at = counterIndex(x, y);
-        const unsigned sent = rampSent[at];
-        if (((sent - rampRead[at]) & kCounterMask) >= depth)
+        const unsigned sent = rampSent[x];
+        if (((sent - rampRead[x]) & kCounterMask) >= depth)
             return; // the ramp queue is full: the packet waits in its source queue
         int destX = 0;
         int destY = 0;
-        traffic.destination(pe, traffic.headPacket[source], x, y, destX, destY);
-        const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(traffic.headTime[source]));
-        const auto slot = std::size_t(slotPlane(kRamp, int(sent & slotMask)) + slotIndex(x, y));
-        m_queueData[slot] = wavelet;
-        m_portBits[slot] = std::uint8_t(wavelet.portBit());
+        traffic.destination(pe, headPacket[x], x, y, destX, destY);
+        const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(headTime[x]));
+        const std::int64_t slot = std::int64_t(sent & slotMask) * field + x;
+        rampSlots[slot] = wavelet;
+        rampPortBits[slot] = std::uint8_t(wavelet.portBit());
         injected[x] = 1;
-        if (traffic.measuring(traffic.headTime[source])) {
+        if (traffic.measuring(headTime[x])) {
             ++totals.injected;
             totals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
         }
         // The generation pass above has usually just computed this packet's time.
-        const std::uint32_t packet = ++traffic.headPacket[source];
-        traffic.headTime[source] = packet == traffic.generatePacket[source]
-            ? traffic.generateTime[source]
-            : traffic.headTime[source] + traffic.gap(pe, packet);
+        const std::uint32_t packet = ++headPacket[x];
+        headTime[x] = packet == generatePacket[x] ? generateTime[x] : headTime[x] + traffic.gap(pe, packet);
     };
     // The PEs with a packet due, 64 at a time: the oldest packet waiting is never younger than
     // the next one to be generated, so nothing else has anything to do.
-    const std::uint64_t* headTime = traffic.headTime.data() + index(0, y);
     for (int x0 = 0; x0 < m_width; x0 += 64) {
         for (std::uint64_t due = dueBits(headTime + x0, std::min(64, m_width - x0), cycle); due; due &= due - 1)
             injectDue(x0 + std::countr_zero(due));
     }
-    traffic.rows[std::size_t(y)] += totals;
+    m_traffic->rows[std::size_t(y)] += totals;
 }
 
 void Fabric::stepRowsDimensionOrder(const RowRange& rows, const Buffer& current, Buffer& next)

@@ -8,27 +8,9 @@
 
 namespace waferscope::core::fabric {
 
+using trafficrandom::mix;
+
 namespace {
-
-std::uint64_t mix(std::uint64_t value)
-{
-    value += 0x9e3779b97f4a7c15ull;
-    value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
-    value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
-    return value ^ (value >> 31);
-}
-
-// A counter-based random number: the same (seed, pe, packet, stream) always gives the same bits,
-// mix(mix(mix(seed ^ stream) ^ pe) ^ packet); `streamKey` is the innermost mix.
-std::uint64_t randomBits(std::uint64_t streamKey, std::int64_t pe, std::uint32_t packet)
-{
-    return mix(mix(streamKey ^ std::uint64_t(pe)) ^ packet);
-}
-
-double unitInterval(std::uint64_t bits)
-{
-    return double(bits >> 11) * 0x1.0p-53;
-}
 
 Diagnostic optionError(const std::string& option, const std::string& message)
 {
@@ -79,42 +61,6 @@ TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t fr
         headTime[pe] = gap(std::int64_t(pe), 0) - 1; // packet 0 comes at cycle gap - 1
     generateTime = headTime;
     rows.assign(std::size_t(height), RowTotals {});
-}
-
-// Cycles between packet `packet - 1` and `packet` of a Bernoulli(rate) process: geometric.
-std::uint64_t TrafficGenerator::gap(std::int64_t pe, std::uint32_t packet) const
-{
-    constexpr std::uint64_t never = std::uint64_t(1) << 62;
-    if (rate <= 0.0)
-        return never;
-    if (rate >= 1.0)
-        return 1;
-    const double u = 1.0 - unitInterval(randomBits(streamKeys[kGapStream], pe, packet)); // (0, 1]
-    const double cycles = std::floor(std::log(u) / logNoPacket);
-    return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
-}
-
-void TrafficGenerator::destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
-{
-    const std::uint64_t bits = randomBits(streamKeys[kDestinationStream], pe, packet);
-    switch (pattern) {
-    case TrafficPattern::Transpose:
-        // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
-        destX = int(std::int64_t(y) * width / height);
-        destY = int(std::int64_t(x) * height / width);
-        return;
-    case TrafficPattern::Hotspot:
-        if (unitInterval(randomBits(streamKeys[kHotspotStream], pe, packet)) < hotspotFraction) {
-            destX = width / 2;
-            destY = height / 2;
-            return;
-        }
-        [[fallthrough]];
-    case TrafficPattern::Uniform:
-        destX = int((bits & 0xffffffffu) % std::uint64_t(width));
-        destY = int((bits >> 32) % std::uint64_t(height));
-        return;
-    }
 }
 
 TrafficGenerator::RowTotals TrafficGenerator::totals() const

@@ -52,6 +52,31 @@ struct TrafficResult {
 Expected<TrafficResult> runTraffic(
     const TrafficConfig& config, const FabricObserver& observer = {}, std::uint64_t observeEvery = 4096);
 
+// Counter-based random numbers for the traffic generator.
+namespace trafficrandom {
+
+inline std::uint64_t mix(std::uint64_t value)
+{
+    value += 0x9e3779b97f4a7c15ull;
+    value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+    value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+    return value ^ (value >> 31);
+}
+
+// The same (seed, pe, packet, stream) always gives the same bits,
+// mix(mix(mix(seed ^ stream) ^ pe) ^ packet); `streamKey` is the innermost mix.
+inline std::uint64_t randomBits(std::uint64_t streamKey, std::int64_t pe, std::uint32_t packet)
+{
+    return mix(mix(streamKey ^ std::uint64_t(pe)) ^ packet);
+}
+
+inline double unitInterval(std::uint64_t bits)
+{
+    return double(bits >> 11) * 0x1.0p-53;
+}
+
+} // namespace trafficrandom
+
 // The injection process and the measurement totals, attached to a DimensionOrder fabric.
 // Random numbers are a pure function of (seed, PE, packet index), so the run is identical
 // for any thread count or row partition.
@@ -78,7 +103,7 @@ struct TrafficGenerator {
         }
     };
 
-    std::uint64_t gap(std::int64_t pe, std::uint32_t packet) const;
+    std::uint64_t gap(std::int64_t pe, std::uint32_t packet) const; // cycles from packet - 1 to packet
     void destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
     bool measuring(std::uint64_t cycle) const { return cycle >= measureFrom && cycle < measureTo; }
     RowTotals totals() const;
@@ -103,5 +128,45 @@ struct TrafficGenerator {
     std::vector<std::uint32_t> generatePacket;
     std::vector<RowTotals> rows;
 };
+
+// Per packet, on the stepping threads' hot path: inline.
+// Cycles between packet `packet - 1` and `packet` of a Bernoulli(rate) process: geometric.
+inline std::uint64_t TrafficGenerator::gap(std::int64_t pe, std::uint32_t packet) const
+{
+    constexpr std::uint64_t never = std::uint64_t(1) << 62;
+    if (rate <= 0.0)
+        return never;
+    if (rate >= 1.0)
+        return 1;
+    const double u
+        = 1.0 - trafficrandom::unitInterval(trafficrandom::randomBits(streamKeys[kGapStream], pe, packet)); // (0, 1]
+    const double cycles = std::floor(std::log(u) / logNoPacket);
+    return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
+}
+
+inline void TrafficGenerator::destination(
+    std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
+{
+    const std::uint64_t bits = trafficrandom::randomBits(streamKeys[kDestinationStream], pe, packet);
+    switch (pattern) {
+    case TrafficPattern::Transpose:
+        // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
+        destX = int(std::int64_t(y) * width / height);
+        destY = int(std::int64_t(x) * height / width);
+        return;
+    case TrafficPattern::Hotspot:
+        if (trafficrandom::unitInterval(trafficrandom::randomBits(streamKeys[kHotspotStream], pe, packet))
+            < hotspotFraction) {
+            destX = width / 2;
+            destY = height / 2;
+            return;
+        }
+        [[fallthrough]];
+    case TrafficPattern::Uniform:
+        destX = int((bits & 0xffffffffu) % std::uint64_t(width));
+        destY = int((bits >> 32) % std::uint64_t(height));
+        return;
+    }
+}
 
 } // namespace waferscope::core::fabric
