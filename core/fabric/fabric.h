@@ -105,7 +105,8 @@ public:
     int threads() const { return m_threads; }
     void step();
     // Steps `cycles` cycles (at least one). With several threads and dimension-order routing,
-    // bands run up to a cycle apart in between (fabricrun.cpp); the state is whole at the end.
+    // neighbouring bands run up to a cycle apart in between (fabricrun.cpp); the state is whole
+    // at the end.
     void run(std::uint64_t cycles);
     // Steps until continueAfterStep() returns false (it runs between two cycles, on the
     // calling thread). Prefer this to step() in a loop: the worker threads stay with the run.
@@ -193,6 +194,7 @@ private:
     int m_threads = 1;
     struct Arena; // a tbb::task_arena sized to m_threads
     std::unique_ptr<Arena> m_arena;
+    std::vector<int> m_bandSplit; // runBandsSkewed: band b covers rows [split[b], split[b + 1])
 
     // Router state, structure of arrays.
     // [pe][queue][depth] ring buffers; DimensionOrder: ring slots (slotPlane + slotIndex)

@@ -107,8 +107,9 @@ void Fabric::step()
 void Fabric::run(std::uint64_t cycles)
 {
     cycles = std::max<std::uint64_t>(cycles, 1);
+    constexpr std::uint64_t kMostParts = std::uint64_t(1) << 62; // two parts a cycle, counted in 64 bits
     if (m_config.routing == Routing::DimensionOrder && m_arena && m_arena->concurrency > 1
-        && std::min(m_threads, m_height) > 1) {
+        && std::min(m_threads, m_height) > 1 && cycles < kMostParts) {
         runBandsSkewed(cycles);
         return;
     }
@@ -124,8 +125,8 @@ void Fabric::run(std::uint64_t cycles)
 // part waits for the last row of the band above (its cycle before), the second for the first
 // row of the band below. Rows go top to bottom, so the band below usually has its first row
 // done before the band above reaches its last: a band waits only while the band above has not
-// finished the cycle before, and bands drift up to a cycle apart instead of meeting every
-// cycle. Any order of rows the rule allows gives the serial state bit for bit: rows of a cycle
+// finished the cycle before, and neighbouring bands drift up to a cycle apart instead of
+// meeting every cycle. Any order of rows the rule allows gives the serial state bit for bit: rows of a cycle
 // are independent, as with runWhile().
 //
 // The run is cut into segments of kSegment cycles; between two, when every band has caught up,
@@ -148,9 +149,14 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
     const std::unique_ptr<Band[]> state(new Band[std::size_t(bands)]);
     alignas(64) std::atomic<std::uint64_t> limit { 0 }; // parts of this run that may be started
     alignas(64) std::atomic<bool> stop { false };
-    std::vector<int> split(std::size_t(bands) + 1);
-    for (int band = 0; band <= bands; ++band)
-        split[std::size_t(band)] = band * m_height / bands;
+    // The split the last run balanced, so that a run cut into stretches (an observer between
+    // two) keeps its balance.
+    std::vector<int>& split = m_bandSplit;
+    if (split.size() != std::size_t(bands) + 1) {
+        split.resize(std::size_t(bands) + 1);
+        for (int band = 0; band <= bands; ++band)
+            split[std::size_t(band)] = band * m_height / bands;
+    }
     const std::uint64_t firstCycle = m_cycle;
     const int firstCurrent = m_current;
 
@@ -232,9 +238,13 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
                     continue;
                 if (caughtUp(below))
                     break;
-                if (++spins % kClaimLeftoversAfter == 0) // a helper without a thread, or far behind
-                    for (int band = 0; band < bands; ++band)
-                        tryPart(band, below);
+                if (++spins % kClaimLeftoversAfter == 0) { // a helper without a thread, or far behind
+                    for (bool stepped = true; stepped;) {
+                        stepped = false;
+                        for (int band = 0; band < bands; ++band)
+                            stepped |= tryPart(band, below);
+                    }
+                }
                 WAFERSCOPE_PAUSE();
             }
             done = below / 2;
