@@ -178,7 +178,7 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
         const auto start = std::chrono::steady_clock::now();
         const int top = split[std::size_t(band)];
         const int end = split[std::size_t(band) + 1];
-        RowRange rows { top, top + 1, top, end, firstCycle + step, firstCurrent ^ int(step & 1) };
+        RowRange rows { top, end, top, end, firstCycle + step, firstCurrent ^ int(step & 1) };
         const auto announce = [&](const std::unique_ptr<RowSteps[]>& row) {
             row[std::size_t(band)].steps.store(step + 1, std::memory_order_release);
         };
@@ -190,12 +190,9 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
             if (end - top == 1)
                 announce(firstRow);
         } else if (end - top > 1) {
-            stepRows(rows);
-            announce(firstRow);
-            rows.begin = top + 1;
             rows.end = end - 1;
-            if (rows.begin < rows.end)
-                stepRows(rows);
+            stepRows(rows);
+            announce(firstRow); // long before the band above needs it: it gets there a part later
         }
         own.spent += std::chrono::steady_clock::now() - start;
         own.finished.store(part + 1, std::memory_order_release);
