@@ -156,9 +156,6 @@ int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t fir
 #endif
 }
 
-// Nothing arriving, for queues other than the ramp queue (see switchRow).
-constexpr std::uint8_t kNoArrivals[kMaxWidth + kLanes] = {};
-
 // Where one cycle's state lives, for every row alike: each array at counter index 0 (a row's
 // routers are at its first index + x), for the current and the next buffer.
 struct CyclePlan {
@@ -241,10 +238,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     const int width = plan.width;
     // Restrict: the byte stores below could otherwise alias the plan, which would then be reloaded.
     const CyclePlan& __restrict p = plan;
-    const std::uint8_t* arrivals[kQueues]; // what else enters a queue this cycle: the PE's new packets
     bool shared[kQueues] = {};
-    for (int queue = 0; queue < kQueues; ++queue)
-        arrivals[queue] = queue == kRamp ? row.injected : kNoArrivals;
     shared[North] = row.northShared;
     shared[South] = row.southShared;
     std::uint16_t* moves = row.moves;
@@ -264,10 +258,16 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
             = (Bytes)((SignedBytes)laneIndex < (SignedBytes)splat(unsigned(std::min(kLanes, width - x0))));
         // Sixteen routers with nothing queued (most of them, in a sparse run) only carry their
         // counters over; a busy run pays this test once per 16 routers, and it predicts well.
+        Bytes readOf[kQueues]; // each queue's read counter, and the lanes where it holds a wavelet
+        Bytes nonEmptyOf[kQueues];
         Bytes anything {};
-        for (int queue = 0; queue < kQueues; ++queue)
-            anything |= (Bytes)(load(p.written[queue] + at) + load(arrivals[queue] + x0) != load(p.read[queue] + at));
-        if (laneBits(anything & inRow) == 0) {
+        for (int queue = 0; queue < kQueues; ++queue) {
+            readOf[queue] = load(p.read[queue] + at);
+            const Bytes written = load(p.written[queue] + at) + (queue == kRamp ? load(row.injected + x0) : Bytes {});
+            nonEmptyOf[queue] = inRow & ~(Bytes)(written == readOf[queue]); // and-not: one operation
+            anything |= nonEmptyOf[queue];
+        }
+        if (laneBits(anything) == 0) {
             for (int i = 0; i < kQueues; ++i) { // nothing injected either: that would be queued
                 store(p.nextRead[i] + at, load(p.read[i] + at));
                 store(p.nextSent[i] + at, load(p.sent[i] + at));
@@ -286,9 +286,8 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         Bytes stalled {};
         Bytes routed {};
         for (const int queue : p.order) {
-            const Bytes readNow = load(p.read[queue] + at);
-            const Bytes writtenNow = load(p.written[queue] + at) + load(arrivals[queue] + x0);
-            const Bytes nonEmpty = inRow & ~(Bytes)(writtenNow == readNow); // and-not: one operation
+            const Bytes readNow = readOf[queue];
+            const Bytes nonEmpty = nonEmptyOf[queue];
             if (laneBits(nonEmpty) == 0) { // empty in all 16: common in a sparse run, rare in a busy one
                 store(p.nextRead[queue] + at, readNow);
                 continue;
