@@ -126,8 +126,8 @@ void Fabric::run(std::uint64_t cycles)
 // row of the band below. Rows go top to bottom, so the band below usually has its first row
 // done before the band above reaches its last: a band waits only while the band above has not
 // finished the cycle before, and neighbouring bands drift up to a cycle apart instead of
-// meeting every cycle. Any order of rows the rule allows gives the serial state bit for bit: rows of a cycle
-// are independent, as with runWhile().
+// meeting every cycle. Any order of rows the rule allows gives the serial state bit for bit:
+// rows of a cycle are independent, as with runWhile().
 //
 // The run is cut into segments of kSegment cycles; between two, when every band has caught up,
 // the split is rebalanced as in runWhile().
