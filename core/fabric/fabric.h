@@ -194,7 +194,10 @@ private:
     int m_threads = 1;
     struct Arena; // a tbb::task_arena sized to m_threads
     std::unique_ptr<Arena> m_arena;
-    std::vector<int> m_bandSplit; // runBandsSkewed: band b covers rows [split[b], split[b + 1])
+    // Band b covers rows [split[b], split[b + 1]); the runners keep the split they balanced for
+    // the next run (a run cut into stretches, an observer between two).
+    std::vector<int> m_bandSplit;
+    std::vector<int>& bandSplit(int bands); // m_bandSplit, split evenly if the band count changed
 
     // Router state, structure of arrays.
     // [pe][queue][depth] ring buffers; DimensionOrder: ring slots (slotPlane + slotIndex)

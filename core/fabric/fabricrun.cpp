@@ -62,7 +62,22 @@ void rebalanceSplit(std::vector<int>& split, const Spent& spent)
     }
 }
 
+// Both runners rebalance the split every this many cycles, and the caller, waiting for helpers,
+// steps what they have left after this many pauses (a helper without a thread, or far behind).
+constexpr std::uint64_t kRebalanceEvery = 64;
+constexpr int kClaimLeftoversAfter = 2048;
+
 } // namespace
+
+std::vector<int>& Fabric::bandSplit(int bands)
+{
+    if (m_bandSplit.size() != std::size_t(bands) + 1) {
+        m_bandSplit.resize(std::size_t(bands) + 1);
+        for (int band = 0; band <= bands; ++band)
+            m_bandSplit[std::size_t(band)] = band * m_height / bands;
+    }
+    return m_bandSplit;
+}
 
 void Fabric::setThreads(int threads)
 {
@@ -129,8 +144,8 @@ void Fabric::run(std::uint64_t cycles)
 // meeting every cycle. Any order of rows the rule allows gives the serial state bit for bit:
 // rows of a cycle are independent, as with runWhile().
 //
-// The run is cut into segments of kSegment cycles; between two, when every band has caught up,
-// the split is rebalanced as in runWhile().
+// The run is cut into segments of kRebalanceEvery cycles; between two, when every band has
+// caught up, the split is rebalanced as in runWhile().
 void Fabric::runBandsSkewed(std::uint64_t cycles)
 {
     const int bands = std::min(m_threads, m_height);
@@ -149,14 +164,7 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
     const std::unique_ptr<Band[]> state(new Band[std::size_t(bands)]);
     alignas(64) std::atomic<std::uint64_t> limit { 0 }; // parts of this run that may be started
     alignas(64) std::atomic<bool> stop { false };
-    // The split the last run balanced, so that a run cut into stretches (an observer between
-    // two) keeps its balance.
-    std::vector<int>& split = m_bandSplit;
-    if (split.size() != std::size_t(bands) + 1) {
-        split.resize(std::size_t(bands) + 1);
-        for (int band = 0; band <= bands; ++band)
-            split[std::size_t(band)] = band * m_height / bands;
-    }
+    std::vector<int>& split = bandSplit(bands);
     const std::uint64_t firstCycle = m_cycle;
     const int firstCurrent = m_current;
 
@@ -224,21 +232,19 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
                 std::this_thread::yield(); // the caller is between segments
         }
     };
-    constexpr std::uint64_t kSegment = 64; // cycles between two rebalances
-    constexpr int kClaimLeftoversAfter = 2048; // pauses of the caller waiting for the helpers
     m_arena->arena.execute([&] {
         tbb::task_group helpers;
         for (int i = 1; i < participants; ++i)
             helpers.run([&helper, i] { helper(i); });
         for (std::uint64_t done = 0; done < cycles;) {
-            const std::uint64_t below = 2 * std::min(cycles, done + kSegment);
+            const std::uint64_t below = 2 * std::min(cycles, done + kRebalanceEvery);
             limit.store(below, std::memory_order_release);
             for (int spins = 0;;) {
                 if (stepOwnBands(0, below))
                     continue;
                 if (caughtUp(below))
                     break;
-                if (++spins % kClaimLeftoversAfter == 0) { // a helper without a thread, or far behind
+                if (++spins % kClaimLeftoversAfter == 0) {
                     for (bool stepped = true; stepped;) {
                         stepped = false;
                         for (int band = 0; band < bands; ++band)
@@ -281,11 +287,8 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
     alignas(64) std::atomic<std::uint64_t> open { 0 }; // the epoch whose bands may be claimed
     alignas(64) std::atomic<std::uint64_t> done { 0 }; // bands finished, all epochs together
     alignas(64) std::atomic<bool> stop { false };
-    // Band b covers rows [split[b], split[b + 1]); the caller changes the split only between
-    // cycles, and opening the next epoch publishes it.
-    std::vector<int> split(std::size_t(bands) + 1);
-    for (int band = 0; band <= bands; ++band)
-        split[std::size_t(band)] = band * m_height / bands;
+    // The caller changes the split only between cycles, and opening the next epoch publishes it.
+    std::vector<int>& split = bandSplit(bands);
     struct alignas(64) BandTime {
         std::chrono::steady_clock::duration spent {};
     };
@@ -305,7 +308,6 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         for (int band = 0; band < bands; ++band)
             times[std::size_t(band)].spent = {};
     };
-    constexpr std::uint64_t kRebalanceEvery = 64; // cycles
     const auto work = [&](int participant, std::uint64_t epoch) {
         for (int band = participant; band < bands; band += participants)
             claim(band, epoch);
@@ -317,7 +319,6 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
             if (tags[std::size_t(band)].epoch.load(std::memory_order_relaxed) == epoch - 1)
                 claim(band, epoch);
     };
-    constexpr int kClaimLeftoversAfter = 2048; // pauses of the caller waiting for the helpers
     const auto helper = [&](int participant) {
         std::uint64_t seen = 0;
         int idle = 0;

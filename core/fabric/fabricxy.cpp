@@ -269,7 +269,7 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
         }
         if (laneBits(anything) == 0) {
             for (int i = 0; i < kQueues; ++i) { // nothing injected either: that would be queued
-                store(p.nextRead[i] + at, load(p.read[i] + at));
+                store(p.nextRead[i] + at, readOf[i]);
                 store(p.nextSent[i] + at, load(p.sent[i] + at));
             }
             continue;
