@@ -327,32 +327,49 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     const unsigned slotMask = unsigned(slots - 1);
     Wavelet* __restrict rings = p.rings;
     std::uint8_t* __restrict portBits = p.portBits;
-    for (int i = 0; i < moveCount; ++i) {
-        const int lane = moves[i] & ((1 << kQueueShift) - 1);
-        const std::int64_t x = first + lane; // its counters
-        const std::int64_t xSlot = firstSlot + lane; // its ring slots
-        const int source = moves[i] >> kQueueShift;
-        const std::int64_t from = kSlotPlaneInMove
-            ? source * field + xSlot // slotPlane(queue, slot)
-            : p.queuePlane[source] + std::int64_t(p.read[source][x] & slotMask) * field + xSlot;
-        const unsigned bit = portBits[from];
-        auto wavelet = std::bit_cast<std::uint64_t>(rings[from]); // data, then tag: a hop changes only the tag
-        if (bit == kRampBit) {
-            const auto injectedAt = std::uint32_t(wavelet); // the payload
-            if (p.measure) {
-                ++outcome.ejected;
-                if (p.measure->measuring(injectedAt)) {
-                    ++outcome.latencyPackets;
-                    outcome.latencySum += p.cycle - injectedAt;
+    // In batches: first every move's source is read and its destination found, then the
+    // wavelets are written, so that no load of a batch waits behind a store of it.
+    constexpr int kBatch = 32;
+    struct Hop {
+        std::int64_t to;
+        std::uint64_t wavelet;
+    };
+    Hop hops[kBatch];
+    for (int i0 = 0; i0 < moveCount; i0 += kBatch) {
+        const int batchEnd = std::min(moveCount, i0 + kBatch);
+        int hopCount = 0;
+        for (int i = i0; i < batchEnd; ++i) {
+            const int lane = moves[i] & ((1 << kQueueShift) - 1);
+            const std::int64_t x = first + lane; // its counters
+            const std::int64_t xSlot = firstSlot + lane; // its ring slots
+            const int source = moves[i] >> kQueueShift;
+            const std::int64_t from = kSlotPlaneInMove
+                ? source * field + xSlot // slotPlane(queue, slot)
+                : p.queuePlane[source] + std::int64_t(p.read[source][x] & slotMask) * field + xSlot;
+            const unsigned bit = portBits[from];
+            const auto wavelet
+                = std::bit_cast<std::uint64_t>(rings[from]); // data, then tag: a hop changes only the tag
+            if (bit == kRampBit) {
+                const auto injectedAt = std::uint32_t(wavelet); // the payload
+                if (p.measure) {
+                    ++outcome.ejected;
+                    if (p.measure->measuring(injectedAt)) {
+                        ++outcome.latencyPackets;
+                        outcome.latencySum += p.cycle - injectedAt;
+                    }
                 }
+                continue;
             }
-            continue;
+            const int port = __builtin_ctz(bit); // a link: one bit of 0xf
+            hops[hopCount].to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + xSlot;
+            // The tag, one hop nearer (Wavelet::dimensionOrder).
+            hops[hopCount++].wavelet = wavelet - (std::uint64_t(Wavelet::kHop) << 32);
         }
-        const int port = __builtin_ctz(bit); // a link: one bit of 0xf
-        const std::int64_t to = p.receiverPlane[port] + std::int64_t(p.sent[port][x] & slotMask) * field + xSlot;
-        wavelet -= std::uint64_t(Wavelet::kHop) << 32; // the tag, one hop nearer (Wavelet::dimensionOrder)
-        rings[to] = std::bit_cast<Wavelet>(wavelet);
-        portBits[to] = std::uint8_t(Wavelet { 0, std::uint32_t(wavelet >> 32) }.portBit());
+        for (int k = 0; k < hopCount; ++k) {
+            const std::uint64_t wavelet = hops[k].wavelet;
+            rings[hops[k].to] = std::bit_cast<Wavelet>(wavelet);
+            portBits[hops[k].to] = std::uint8_t(Wavelet { 0, std::uint32_t(wavelet >> 32) }.portBit());
+        }
     }
     return outcome;
 }
@@ -391,6 +408,7 @@ void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& c
     std::uint32_t* __restrict generatePacket = m_traffic->generatePacket.data() + firstPe;
     std::uint64_t* __restrict headTime = m_traffic->headTime.data() + firstPe;
     std::uint32_t* __restrict headPacket = m_traffic->headPacket.data() + firstPe;
+    const TrafficGenerator::PeKeys* __restrict keys = m_traffic->keys.data() + firstPe;
     const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * field + counterIndex(0, y);
     const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * field + counterIndex(0, y);
     Wavelet* __restrict rampSlots = m_queueData.data() + slotPlane(kRamp, 0) + slotIndex(0, y);
@@ -400,14 +418,14 @@ void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& c
         const std::int64_t pe = firstPe + x;
         while (generateTime[x] <= cycle) {
             totals.generated += traffic.measuring(generateTime[x]) ? 1 : 0;
-            generateTime[x] += traffic.gap(pe, ++generatePacket[x]);
+            generateTime[x] += traffic.gap(keys[x], ++generatePacket[x]);
         }
         const unsigned sent = rampSent[x];
         if (((sent - rampRead[x]) & kCounterMask) >= depth)
             return; // the ramp queue is full: the packet waits in its source queue
         int destX = 0;
         int destY = 0;
-        traffic.destination(pe, headPacket[x], x, y, destX, destY);
+        traffic.destination(keys[x], pe, headPacket[x], x, y, destX, destY);
         const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(headTime[x]));
         const std::int64_t slot = std::int64_t(sent & slotMask) * field + x;
         rampSlots[slot] = wavelet;
@@ -419,7 +437,7 @@ void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& c
         }
         // The generation pass above has usually just computed this packet's time.
         const std::uint32_t packet = ++headPacket[x];
-        headTime[x] = packet == generatePacket[x] ? generateTime[x] : headTime[x] + traffic.gap(pe, packet);
+        headTime[x] = packet == generatePacket[x] ? generateTime[x] : headTime[x] + traffic.gap(keys[x], packet);
     };
     // The PEs with a packet due, 64 at a time: the oldest packet waiting is never younger than
     // the next one to be generated, so nothing else has anything to do.

@@ -57,8 +57,11 @@ TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t fr
     headPacket.assign(pes, 0);
     generatePacket.assign(pes, 0);
     headTime.resize(pes);
-    for (std::size_t pe = 0; pe < pes; ++pe)
-        headTime[pe] = gap(std::int64_t(pe), 0) - 1; // packet 0 comes at cycle gap - 1
+    keys.resize(pes);
+    for (std::size_t pe = 0; pe < pes; ++pe) {
+        keys[pe] = { mix(streamKeys[kGapStream] ^ pe), mix(streamKeys[kDestinationStream] ^ pe) };
+        headTime[pe] = gap(keys[pe], 0) - 1; // packet 0 comes at cycle gap - 1
+    }
     generateTime = headTime;
     rows.assign(std::size_t(height), RowTotals {});
 }

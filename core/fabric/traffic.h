@@ -103,8 +103,14 @@ struct TrafficGenerator {
         }
     };
 
-    std::uint64_t gap(std::int64_t pe, std::uint32_t packet) const; // cycles from packet - 1 to packet
-    void destination(std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
+    // A PE's random streams start from these (randomBits' inner mix, the same for all its packets).
+    struct PeKeys {
+        std::uint64_t gap = 0;
+        std::uint64_t destination = 0;
+    };
+    std::uint64_t gap(const PeKeys& pe, std::uint32_t packet) const; // cycles from packet - 1 to packet
+    void destination(
+        const PeKeys& peKeys, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
     bool measuring(std::uint64_t cycle) const { return cycle >= measureFrom && cycle < measureTo; }
     RowTotals totals() const;
 
@@ -126,28 +132,28 @@ struct TrafficGenerator {
     std::vector<std::uint32_t> headPacket;
     std::vector<std::uint64_t> generateTime; // generation cycle of the next packet to count
     std::vector<std::uint32_t> generatePacket;
+    std::vector<PeKeys> keys;
     std::vector<RowTotals> rows;
 };
 
 // Per packet, on the stepping threads' hot path: inline.
 // Cycles between packet `packet - 1` and `packet` of a Bernoulli(rate) process: geometric.
-inline std::uint64_t TrafficGenerator::gap(std::int64_t pe, std::uint32_t packet) const
+inline std::uint64_t TrafficGenerator::gap(const PeKeys& pe, std::uint32_t packet) const
 {
     constexpr std::uint64_t never = std::uint64_t(1) << 62;
     if (rate <= 0.0)
         return never;
     if (rate >= 1.0)
         return 1;
-    const double u
-        = 1.0 - trafficrandom::unitInterval(trafficrandom::randomBits(streamKeys[kGapStream], pe, packet)); // (0, 1]
+    const double u = 1.0 - trafficrandom::unitInterval(trafficrandom::mix(pe.gap ^ packet)); // (0, 1]
     const double cycles = std::floor(std::log(u) / logNoPacket);
     return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
 }
 
 inline void TrafficGenerator::destination(
-    std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
+    const PeKeys& peKeys, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
 {
-    const std::uint64_t bits = trafficrandom::randomBits(streamKeys[kDestinationStream], pe, packet);
+    const std::uint64_t bits = trafficrandom::mix(peKeys.destination ^ packet);
     switch (pattern) {
     case TrafficPattern::Transpose:
         // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
@@ -163,8 +169,8 @@ inline void TrafficGenerator::destination(
         }
         [[fallthrough]];
     case TrafficPattern::Uniform:
-        destX = int((bits & 0xffffffffu) % std::uint64_t(width));
-        destY = int((bits >> 32) % std::uint64_t(height));
+        destX = int(std::uint32_t(bits) % std::uint32_t(width)); // 32-bit divisions: the same values
+        destY = int(std::uint32_t(bits >> 32) % std::uint32_t(height));
         return;
     }
 }
