@@ -108,9 +108,9 @@ struct TrafficGenerator {
         std::uint64_t gap = 0;
         std::uint64_t destination = 0;
     };
-    std::uint64_t gap(const PeKeys& pe, std::uint32_t packet) const; // cycles from packet - 1 to packet
+    std::uint64_t gap(const PeKeys& streams, std::uint32_t packet) const; // cycles from packet - 1 to packet
     void destination(
-        const PeKeys& peKeys, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
+        const PeKeys& streams, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const;
     bool measuring(std::uint64_t cycle) const { return cycle >= measureFrom && cycle < measureTo; }
     RowTotals totals() const;
 
@@ -138,22 +138,22 @@ struct TrafficGenerator {
 
 // Per packet, on the stepping threads' hot path: inline.
 // Cycles between packet `packet - 1` and `packet` of a Bernoulli(rate) process: geometric.
-inline std::uint64_t TrafficGenerator::gap(const PeKeys& pe, std::uint32_t packet) const
+inline std::uint64_t TrafficGenerator::gap(const PeKeys& streams, std::uint32_t packet) const
 {
     constexpr std::uint64_t never = std::uint64_t(1) << 62;
     if (rate <= 0.0)
         return never;
     if (rate >= 1.0)
         return 1;
-    const double u = 1.0 - trafficrandom::unitInterval(trafficrandom::mix(pe.gap ^ packet)); // (0, 1]
+    const double u = 1.0 - trafficrandom::unitInterval(trafficrandom::mix(streams.gap ^ packet)); // (0, 1]
     const double cycles = std::floor(std::log(u) / logNoPacket);
     return cycles >= double(never) ? never : 1 + std::uint64_t(cycles);
 }
 
 inline void TrafficGenerator::destination(
-    const PeKeys& peKeys, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
+    const PeKeys& streams, std::int64_t pe, std::uint32_t packet, int x, int y, int& destX, int& destY) const
 {
-    const std::uint64_t bits = trafficrandom::mix(peKeys.destination ^ packet);
+    const std::uint64_t bits = trafficrandom::mix(streams.destination ^ packet);
     switch (pattern) {
     case TrafficPattern::Transpose:
         // (x, y) -> (y, x), scaled to the other side's length on a non-square mesh.
