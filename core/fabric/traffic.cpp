@@ -59,7 +59,9 @@ TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t fr
     headTime.resize(pes);
     keys.resize(pes);
     for (std::size_t pe = 0; pe < pes; ++pe) {
-        keys[pe] = { mix(streamKeys[kGapStream] ^ pe), mix(streamKeys[kDestinationStream] ^ pe) };
+        const auto at = std::int64_t(pe);
+        keys[pe] = { trafficrandom::peStream(streamKeys[kGapStream], at),
+            trafficrandom::peStream(streamKeys[kDestinationStream], at) };
         headTime[pe] = gap(keys[pe], 0) - 1; // packet 0 comes at cycle gap - 1
     }
     generateTime = headTime;
@@ -106,10 +108,10 @@ Expected<TrafficResult> runTraffic(
     fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, warmup, config.cycles));
 
     const auto start = std::chrono::steady_clock::now();
-    const std::uint64_t every = std::max<std::uint64_t>(1, observeEvery);
-    bool cancelled = false;
     // Runs of `every` cycles (Fabric::run lets bands drift apart within a run), the observer
-    // between two.
+    // between two; without an observer, one run.
+    const std::uint64_t every = observer ? std::max<std::uint64_t>(1, observeEvery) : config.cycles;
+    bool cancelled = false;
     while (fabric.cycle() < config.cycles) {
         const std::uint64_t stop = std::min<std::uint64_t>(config.cycles, (fabric.cycle() / every + 1) * every);
         fabric.run(stop - fabric.cycle());

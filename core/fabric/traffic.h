@@ -64,10 +64,15 @@ inline std::uint64_t mix(std::uint64_t value)
 }
 
 // The same (seed, pe, packet, stream) always gives the same bits,
-// mix(mix(mix(seed ^ stream) ^ pe) ^ packet); `streamKey` is the innermost mix.
+// mix(mix(mix(seed ^ stream) ^ pe) ^ packet); `streamKey` is the innermost mix, and peStream()
+// the middle one, the same for all of a PE's packets.
+inline std::uint64_t peStream(std::uint64_t streamKey, std::int64_t pe)
+{
+    return mix(streamKey ^ std::uint64_t(pe));
+}
 inline std::uint64_t randomBits(std::uint64_t streamKey, std::int64_t pe, std::uint32_t packet)
 {
-    return mix(mix(streamKey ^ std::uint64_t(pe)) ^ packet);
+    return mix(peStream(streamKey, pe) ^ packet);
 }
 
 inline double unitInterval(std::uint64_t bits)
@@ -103,7 +108,7 @@ struct TrafficGenerator {
         }
     };
 
-    // A PE's random streams start from these (randomBits' inner mix, the same for all its packets).
+    // A PE's gap and destination streams (trafficrandom::peStream), kept: they serve every packet.
     struct PeKeys {
         std::uint64_t gap = 0;
         std::uint64_t destination = 0;

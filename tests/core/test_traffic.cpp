@@ -196,6 +196,7 @@ WS_TEST(dimensionOrderRoutesGoAlongXThenYAndEndAtTheDestination)
                         WS_CHECK_EQ(walk.x, destX);
                         WS_CHECK_EQ(walk.y, destY);
                         WS_CHECK_EQ(walk.hops, hops);
+                        WS_CHECK_EQ(walk.payload, 42u);
                         return;
                     }
                     ++checked;
@@ -214,6 +215,7 @@ WS_TEST(dimensionOrderRoutesGoAlongXThenYAndEndAtTheDestination)
         WS_CHECK_EQ(walk.x, route[2]);
         WS_CHECK_EQ(walk.y, route[3]);
         WS_CHECK_EQ(walk.hops, std::abs(route[2] - route[0]) + std::abs(route[3] - route[1]));
+        WS_CHECK_EQ(walk.payload, 42u);
     }
 }
 
