@@ -55,8 +55,9 @@ double peakRssMb()
     return 0.0;
 }
 
-// Router-cycles per second of a synthetic-traffic run (the best of `rounds`).
-double trafficSpeed(int width, int height, double rate, std::uint64_t cycles, int threads, int rounds)
+// A uniform synthetic-traffic run of `cycles` on a width x height mesh.
+waferscope::core::fabric::TrafficConfig uniformTraffic(
+    int width, int height, double rate, std::uint64_t cycles, int threads)
 {
     waferscope::core::fabric::TrafficConfig config;
     config.width = width;
@@ -64,6 +65,13 @@ double trafficSpeed(int width, int height, double rate, std::uint64_t cycles, in
     config.rate = rate;
     config.cycles = cycles;
     config.threads = threads;
+    return config;
+}
+
+// Router-cycles per second of a synthetic-traffic run (the best of `rounds`).
+double trafficSpeed(int width, int height, double rate, std::uint64_t cycles, int threads, int rounds)
+{
+    const auto config = uniformTraffic(width, height, rate, cycles, threads);
     double best = 0.0;
     for (int round = 0; round < rounds; ++round) {
         const auto result = waferscope::core::fabric::runTraffic(config);
@@ -77,12 +85,7 @@ double trafficSpeed(int width, int height, double rate, std::uint64_t cycles, in
 // parallel speedup of one job on as many cores.
 double independentPairSpeed(int width, int height, double rate, std::uint64_t cycles)
 {
-    waferscope::core::fabric::TrafficConfig config;
-    config.width = width;
-    config.height = height;
-    config.rate = rate;
-    config.cycles = cycles;
-    config.threads = 1;
+    const auto config = uniformTraffic(width, height, rate, cycles, 1);
     bool ok[2] = { false, false };
     const auto start = Clock::now();
     {
