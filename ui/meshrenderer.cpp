@@ -295,6 +295,11 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
         = linkDetail ? stripPerPixel(height, origin.y(), scale) : std::vector<std::uint8_t>();
     const std::array<QRgb, 256>& heat = scene.overlay == MeshOverlay::Difference ? divergingTable() : heatTable();
     const QRgb noData = palette.unplacedPe.rgb();
+    const QRgb stripe = palette.hatch.rgb();
+    // A value that is not modelled (NaN): stripes over the no-data colour.
+    const auto shade = [&](float value, int px, int py) {
+        return std::isnan(value) ? (hatchedAt(px, py) ? stripe : noData) : heat[heatIndex(value)];
+    };
     const std::size_t fabricPes = std::size_t(scene.fabricWidth) * std::size_t(scene.fabricHeight);
     for (int py = 0; py < height; ++py) {
         const int view = rows[std::size_t(py)];
@@ -339,11 +344,11 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
                     ? field->links[std::size_t(wafer)]
                     : std::vector<float>();
                 line[px] = direction >= 0 && links.size() == fabricPes * 4
-                    ? heat[heatIndex(links[pe * 4 + std::size_t(direction)])]
-                    : noData;
+                    ? shade(links[pe * 4 + std::size_t(direction)], px, py)
+                    : (std::isnan(field->pe[std::size_t(wafer)][pe]) && hatchedAt(px, py) ? stripe : noData);
                 continue;
             }
-            line[px] = heat[heatIndex(field->pe[std::size_t(wafer)][pe])];
+            line[px] = shade(field->pe[std::size_t(wafer)][pe], px, py);
         }
     }
 

@@ -37,6 +37,8 @@ enum class MeshOverlay { Placement, Activity, Sram, Traffic, Difference };
 
 // Values of a heat overlay for each wafer shown, on the colour scale's 0..1 range. Each wafer's
 // vectors are row-major over its whole fabric (fabricWidth x fabricHeight PEs).
+// A NaN value means "not modelled" (traffic: work whose link load the engine has no model for)
+// and is drawn hatched.
 struct MeshField {
     std::vector<std::vector<float>> pe; // per wafer, per PE (traffic: the busiest of its four links)
     std::vector<std::vector<float>> links; // per wafer, per PE and direction (N, S, E, W): traffic only
@@ -47,6 +49,7 @@ struct ColorScale {
     QString title; // "PE compute activity"
     QString unit; // "%"
     double max = 1.0; // the value at the top of the scale
+    QString hatched; // what hatched PEs mean, when the field has some (empty: none)
 };
 
 // What the wafer view draws: one or more wafers of the same generation (multi-wafer
@@ -97,6 +100,7 @@ struct MeshPalette {
     QColor label { 0xe8, 0xec, 0xf1 };
     QColor unplacedPe { 0x33, 0x3b, 0x45 }; // usable PEs outside every region, under a placement
     QColor highlight { 0xff, 0xff, 0xff };
+    QColor hatch { 0x5c, 0x66, 0x73 }; // the stripes over unplacedPe of a heat value that is not modelled
 };
 
 // The heat overlays' colour scale (perceptually ordered, dark violet at 0 through teal to
@@ -121,8 +125,15 @@ inline constexpr double kLinkStrip = 0.25;
 // fabric is scene.extent(). Every pixel is background (outside, between wafers, or the gap
 // between tiles), a margin PE, a usable PE, or with a placement a region's colour or an
 // unplaced usable PE; outlines and labels are drawn over regions that are large enough. Under a
-// heat overlay usable PEs take heatColor() of their value (zoomed in, traffic draws each link)
+// heat overlay usable PEs take heatColor() of their value (zoomed in, traffic draws each link), a
+// NaN value is drawn as diagonal stripes of palette.hatch over palette.unplacedPe (hatchedAt),
 // and the regions keep their outlines. Each pixel shows the PE under its centre.
 QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const MeshPalette& palette = {});
+// Whether the pixel (x, y) of a value that is not modelled takes the stripe colour: stripes two
+// pixels wide every six, running down to the left.
+inline bool hatchedAt(int x, int y)
+{
+    return (x + y) % 6 < 2;
+}
 
 } // namespace waferscope::ui

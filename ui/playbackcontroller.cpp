@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -45,6 +46,21 @@ FrameSnapshot makeSnapshot(
         for (std::size_t pe = 0; pe < busiest.size() && pe * 4 + 3 < frame.linkLoad.size(); ++pe)
             busiest[pe] = std::max({ frame.linkLoad[pe * 4], frame.linkLoad[pe * 4 + 1], frame.linkLoad[pe * 4 + 2],
                 frame.linkLoad[pe * 4 + 3] });
+        // No model is not no traffic: those PEs are NaN, which the renderer hatches. (The scale
+        // below takes its peak from the modelled links only: std::max keeps a number over NaN.)
+        const std::size_t width = std::size_t(std::max(0, frame.width));
+        for (const core::Rect& rect : frame.trafficUnmodelled) {
+            for (int y = rect.y; y < rect.y + rect.h; ++y) {
+                for (int x = rect.x; x < rect.x + rect.w; ++x) {
+                    const std::size_t pe = std::size_t(y) * width + std::size_t(x);
+                    if (pe >= busiest.size() || pe * 4 + 3 >= frame.linkLoad.size())
+                        continue;
+                    busiest[pe] = std::numeric_limits<float>::quiet_NaN();
+                    std::fill_n(frame.linkLoad.begin() + std::ptrdiff_t(pe * 4), 4, busiest[pe]);
+                    snapshot.trafficUnmodelled = true;
+                }
+            }
+        }
         activity->pe.push_back(std::move(frame.peActivity));
         traffic->pe.push_back(std::move(busiest));
         traffic->links.push_back(std::move(frame.linkLoad));

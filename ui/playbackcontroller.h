@@ -21,6 +21,9 @@ struct FrameSnapshot {
     // of light traffic still spans the colour scale.
     std::shared_ptr<const MeshField> traffic;
     double trafficMax = 1.0; // wavelets per cycle at the top of the scale: 1, 2 or 5 x 10^k, at most 1
+    // Whether some PEs' traffic is NaN: work whose link load the engine does not model
+    // (EngineFrame::trafficUnmodelled).
+    bool trafficUnmodelled = false;
     // With a baseline run: this step's activity minus the baseline's at its matching step, as
     // (difference + 1) / 2 (null without a baseline, or when its wafers differ in size).
     std::shared_ptr<const MeshField> difference;

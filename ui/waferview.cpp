@@ -150,7 +150,11 @@ void WaferView::drawLegend(QPainter& painter) const
     if (heat)
         swatchRowWidth = metrics.horizontalAdvance(low) + barWidth + metrics.horizontalAdvance(high) + 3 * pad;
     boxWidth = std::max(boxWidth, swatchRowWidth);
-    const int boxHeight = int(lines.size() + 1) * line + 2 * pad;
+    // Under the colour bar, what hatched PEs mean, when there are some.
+    const bool hatchRow = heat && m_scene.field && !m_scene.scale.hatched.isEmpty();
+    if (hatchRow)
+        boxWidth = std::max(boxWidth, line + metrics.horizontalAdvance(m_scene.scale.hatched));
+    const int boxHeight = int(lines.size() + (hatchRow ? 2 : 1)) * line + 2 * pad;
     const QRect box(kRulerPixels + pad, height() - boxHeight - pad, boxWidth + 2 * pad, boxHeight);
     painter.setPen(Qt::NoPen);
     painter.setBrush(QColor(0, 0, 0, 160));
@@ -173,6 +177,18 @@ void WaferView::drawLegend(QPainter& painter) const
         x += barWidth + pad;
         painter.drawText(
             QRect(x, y, metrics.horizontalAdvance(high) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, high);
+    }
+    if (hatchRow) {
+        y += line;
+        const int left = box.left() + pad;
+        const int side = line - 6;
+        QImage swatch(side, side, QImage::Format_RGB32);
+        for (int sy = 0; sy < side; ++sy)
+            for (int sx = 0; sx < side; ++sx)
+                swatch.setPixel(sx, sy, (hatchedAt(sx, sy) ? m_palette.hatch : m_palette.unplacedPe).rgb());
+        painter.drawImage(QPoint(left, y + 3), swatch);
+        painter.drawText(
+            QRect(left + line, y, boxWidth - line, line), Qt::AlignLeft | Qt::AlignVCenter, m_scene.scale.hatched);
     }
     for (const auto& [color, text] : swatches) {
         painter.fillRect(QRect(x, y + 3, line - 6, line - 6), color);

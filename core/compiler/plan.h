@@ -24,6 +24,7 @@ struct Rect {
     int w = 0;
     int h = 0;
     std::int64_t area() const { return std::int64_t(w) * h; }
+    bool operator==(const Rect&) const = default;
     bool intersects(const Rect& other) const
     {
         return x < other.x + other.w && other.x < x + w && y < other.y + other.h && other.y < y + h;

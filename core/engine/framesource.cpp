@@ -70,6 +70,7 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
             load.reduceLoad = cost.featureTile < op.inFeatures
                 ? clamp01(double(op.outFeatures) * double(cost.tokenTile) / std::max(1.0, cost.cycles))
                 : 0.0f;
+            load.trafficModelled = true;
         } else {
             // GEMV: each broadcast link carries its column's x slice, each reduce link its row's
             // partial y, over the kernel's cycles.
@@ -81,6 +82,7 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
             const KernelCost cost = costKernel(*config, calibration, hop);
             load.broadcastLoad = clamp01(double(op.inFeatures) / cols / std::max(1.0, cost.cycles));
             load.reduceLoad = clamp01(double(op.outFeatures) / rows / std::max(1.0, cost.cycles));
+            load.trafficModelled = true;
         }
     }
 }
@@ -120,6 +122,10 @@ EngineFrame FrameSource::render(const std::vector<std::size_t>& events, int wafe
                                                                                       : fabric::South;
         const int reduceDir = broadcastDir == fabric::East ? fabric::South : fabric::East;
         const Rect rect = region.rect;
+        if (!load.trafficModelled
+            && std::find(frame.trafficUnmodelled.begin(), frame.trafficUnmodelled.end(), rect)
+                == frame.trafficUnmodelled.end())
+            frame.trafficUnmodelled.push_back(rect);
         const std::int64_t limit = load.pesUsed;
         const int width = frame.width;
         tbb::parallel_for(tbb::blocked_range<int>(0, rect.h, 64), [&](const tbb::blocked_range<int>& rows) {

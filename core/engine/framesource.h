@@ -22,6 +22,10 @@ struct EngineFrame {
     double time = 0.0; // seconds into the run
     std::vector<float> peActivity; // per PE (row-major), 0..1: share of cycles its compute is busy
     std::vector<float> linkLoad; // per PE and direction (pe * 4 + N/S/E/W): wavelets per cycle, 0..1
+    // Rectangles of PEs whose work has no link-load model: attention, experts and lookups are
+    // timed by their FLOPs and wafer crossings, not by a kernel's wavelets, so their linkLoad is
+    // 0 for want of a model, not a measured 0.
+    std::vector<Rect> trafficUnmodelled;
 };
 
 // One step of the stepper: a work event on a wafer lane, without its per-PE data.
@@ -85,6 +89,7 @@ private:
         float broadcastLoad = 0.0f; // wavelets per cycle on its broadcast links
         float reduceLoad = 0.0f;
         std::int64_t pesUsed = 0; // weight streaming: PEs holding tiles (row-major from the corner)
+        bool trafficModelled = false; // the loads come from a kernel's cost (GEMV, streamed GEMM)
     };
     EngineFrame render(const std::vector<std::size_t>& events, int wafer, double time) const;
 

@@ -453,3 +453,82 @@ WS_TEST(aStepFrameShowsEveryRegionWorkingThen)
     WS_CHECK(activeRegions.size() > 1);
     WS_CHECK(lit == activeRegions);
 }
+
+WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
+{
+    // Link loads come from the GEMV and streamed-GEMM kernels' costs; attention, experts,
+    // lookups and the other ops timed by FLOPs and crossings have none. A frame lists exactly
+    // the rectangles of such work running then, with zero load in them, so that a viewer can
+    // tell "not modelled" from "idle".
+    const auto matrix = [](Op::Kind kind) {
+        return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
+            || kind == Op::Kind::MoeRouter;
+    };
+    const SystemSpec cs2 = preset("cs2");
+    const ModelGraph graph = load(sample("gpt2_small.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs2);
+    WS_REQUIRE(compiled.mode == ExecutionMode::Pipelined);
+    const RunResult result = runOrThrow(compiled, graph, cs2);
+    const FrameSource frames(compiled, graph, cs2, result);
+    const std::vector<FrameStep>& steps = frames.steps();
+    std::size_t index = 0; // the last forward step to start: the pipeline is full then
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].phase == Phase::Forward)
+            index = i;
+    std::set<std::tuple<int, int, int, int>> expected;
+    std::set<int> matrixRegions;
+    for (const TimelineEvent& e : result.timeline.events) {
+        if (e.lane != LaneKind::Region || e.layer < 0 || e.start > steps[index].start || steps[index].start >= e.end)
+            continue;
+        const int r = result.metrics.layers[std::size_t(e.layer)].region;
+        const Region& region = compiled.regions[std::size_t(r)];
+        if (matrix(graph.ops[std::size_t(region.op)].kind))
+            matrixRegions.insert(r);
+        else
+            expected.insert({ region.rect.x, region.rect.y, region.rect.w, region.rect.h });
+    }
+    const EngineFrame frame = frames.frameAtStep(index);
+    std::set<std::tuple<int, int, int, int>> listed;
+    for (const Rect& rect : frame.trafficUnmodelled)
+        listed.insert({ rect.x, rect.y, rect.w, rect.h });
+    WS_CHECK_EQ(listed.size(), frame.trafficUnmodelled.size()); // each once
+    WS_CHECK(!expected.empty() && !matrixRegions.empty());
+    WS_CHECK(listed == expected);
+    for (const Rect& rect : frame.trafficUnmodelled)
+        for (int y = rect.y; y < rect.y + rect.h; ++y)
+            for (int x = rect.x; x < rect.x + rect.w; ++x)
+                for (int d = 0; d < 4; ++d)
+                    WS_CHECK_EQ(frame.linkLoad[(std::size_t(y) * std::size_t(frame.width) + std::size_t(x)) * 4
+                                    + std::size_t(d)],
+                        0.0f);
+    // The matrix regions working then do carry load.
+    for (int r : matrixRegions) {
+        const Rect& rect = compiled.regions[std::size_t(r)].rect;
+        const std::size_t corner = std::size_t(rect.y) * std::size_t(frame.width) + std::size_t(rect.x);
+        WS_CHECK(*std::max_element(frame.linkLoad.begin() + std::ptrdiff_t(corner * 4),
+                     frame.linkLoad.begin() + std::ptrdiff_t(corner * 4 + 4))
+            > 0.0f);
+    }
+
+    // Weight streaming: an attention step holds the whole fabric and is listed; a matrix step is not.
+    const ExecutionPlan streaming = plan(graph, cs2, RunMode::Train, ExecutionChoice::WeightStreaming, 1);
+    const RunResult streamed = runOrThrow(streaming, graph, cs2, RunKind::Train, 0, 1);
+    const FrameSource streamedFrames(streaming, graph, cs2, streamed);
+    int attention = 0;
+    int matrices = 0;
+    for (std::size_t i = 0; i < streamedFrames.frameCount() && (attention == 0 || matrices == 0); ++i) {
+        const FrameStep& step = streamedFrames.steps()[i];
+        const int r = streamed.metrics.layers[std::size_t(step.layer)].region;
+        const Region& region = streaming.regions[std::size_t(r)];
+        const EngineFrame shown = streamedFrames.frame(i);
+        if (graph.ops[std::size_t(region.op)].kind == Op::Kind::AttentionCore) {
+            ++attention;
+            WS_REQUIRE(shown.trafficUnmodelled.size() == 1);
+            WS_CHECK(shown.trafficUnmodelled[0] == region.rect);
+        } else if (matrix(graph.ops[std::size_t(region.op)].kind)) {
+            ++matrices;
+            WS_CHECK(shown.trafficUnmodelled.empty());
+        }
+    }
+    WS_CHECK(attention > 0 && matrices > 0);
+}

@@ -47,6 +47,8 @@
 #include <QTest>
 #include <QUrl>
 
+#include <cmath>
+
 using namespace waferscope;
 
 class TestMainWindow : public QObject {
@@ -476,16 +478,38 @@ private Q_SLOTS:
         QVERIFY(waitFor(expected));
         checkFrame(expected);
 
-        // The traffic overlay of the same step: each PE's busiest link, on the snapshot's scale.
+        // The traffic overlay: each PE's busiest link, on the snapshot's scale, where the engine
+        // models the step's link load; "not modelled" (NaN, hatched, said in the legend) where the
+        // step is work timed by FLOPs and crossings (this first step of an iteration: a lookup).
         window->setOverlay(ui::MeshOverlay::Traffic);
-        const core::engine::EngineFrame links = frames.frameAtStep(expected);
         const QPoint pe(plan.usable.x + 10, plan.usable.y + 10);
-        const std::size_t at = std::size_t(pe.y() * plan.fabricWidth + pe.x());
-        const float busiest = std::max({ links.linkLoad[at * 4], links.linkLoad[at * 4 + 1], links.linkLoad[at * 4 + 2],
-            links.linkLoad[at * 4 + 3] });
-        const double top = window->waferView()->scene().scale.max;
-        QCOMPARE(top, ui::niceScaleMax(*std::max_element(links.linkLoad.begin(), links.linkLoad.end())));
-        QCOMPARE(window->waferView()->scene().valueAt({ 0, pe }).value(), float(busiest / top));
+        const auto checkTraffic = [&](std::size_t index, bool modelled) {
+            const core::engine::EngineFrame links = frames.frameAtStep(index);
+            bool inUnmodelled = false;
+            for (const core::Rect& rect : links.trafficUnmodelled)
+                inUnmodelled
+                    |= pe.x() >= rect.x && pe.x() < rect.x + rect.w && pe.y() >= rect.y && pe.y() < rect.y + rect.h;
+            QCOMPARE(inUnmodelled, !modelled);
+            const ui::MeshScene& scene = window->waferView()->scene();
+            QCOMPARE(scene.scale.hatched.isEmpty(), links.trafficUnmodelled.empty());
+            const std::size_t at = std::size_t(pe.y() * plan.fabricWidth + pe.x());
+            const float busiest = std::max({ links.linkLoad[at * 4], links.linkLoad[at * 4 + 1],
+                links.linkLoad[at * 4 + 2], links.linkLoad[at * 4 + 3] });
+            const double top = scene.scale.max;
+            QCOMPARE(top, ui::niceScaleMax(*std::max_element(links.linkLoad.begin(), links.linkLoad.end())));
+            if (modelled)
+                QCOMPARE(scene.valueAt({ 0, pe }).value(), float(busiest / top));
+            else
+                QVERIFY(std::isnan(scene.valueAt({ 0, pe }).value()));
+        };
+        checkTraffic(expected, false);
+        std::size_t matrixStep = expected + 1; // the next step whose link load is modelled
+        while (matrixStep < frames.frameCount() && !frames.frameAtStep(matrixStep).trafficUnmodelled.empty())
+            ++matrixStep;
+        QVERIFY(matrixStep < frames.frameCount());
+        playback->seek(matrixStep);
+        QVERIFY(waitFor(matrixStep));
+        checkTraffic(matrixStep, true);
 
         // Utilization dock: drawn up to the cursor.
         QVERIFY(window->utilizationPanel()->pointsUpToCursor() > 0);

@@ -4,6 +4,7 @@
 
 #include <QTest>
 
+#include <cmath>
 #include <limits>
 
 using namespace waferscope::ui;
@@ -224,6 +225,56 @@ private Q_SLOTS:
         const QImage far = renderMesh(scene, viewport, palette);
         const QPointF middle = viewport.peToPixel(QPointF(1.5, 1.5));
         QCOMPARE(far.pixel(int(middle.x()), int(middle.y())), heatColor(1.0f));
+    }
+
+    void trafficThatIsNotModelledIsHatched()
+    {
+        // A 4 x 4 wafer at 4 px per PE (3 px tile + gap) under the traffic overlay: PE (1, 2)'s
+        // load is NaN (its work has no link-load model), so its pixels are stripes, not the
+        // heat scale's zero; the measured zero of PE (2, 2) next to it is heatColor(0).
+        MeshScene scene(4, 4, QRect(0, 0, 4, 4));
+        scene.overlay = MeshOverlay::Traffic;
+        auto field = std::make_shared<MeshField>();
+        std::vector<float> values(16, 0.0f);
+        const float notModelled = std::numeric_limits<float>::quiet_NaN();
+        values[2 * 4 + 1] = notModelled;
+        field->pe.push_back(values);
+        std::vector<float> links(16 * 4, 0.0f);
+        std::fill_n(links.begin() + (2 * 4 + 1) * 4, 4, notModelled);
+        field->links.push_back(links);
+        scene.field = field;
+        WaferViewport viewport;
+        viewport.setFabricSize(4, 4);
+        viewport.setWidgetSize(QSizeF(32 + 16, 32 + 16));
+        viewport.fit();
+        QCOMPARE(viewport.pixelsPerPe(), 4.0);
+        const MeshPalette palette;
+        const auto check = [&](const QImage& image, int tileLeft, int tileTop) {
+            int stripes = 0;
+            for (int py = tileTop; py < tileTop + 3; ++py)
+                for (int px = tileLeft; px < tileLeft + 3; ++px) {
+                    // (x + y) % 6 < 2 by hand: the stripes' rule, not the renderer's helper.
+                    const bool stripe = (px + py) % 6 < 2;
+                    QCOMPARE(image.pixel(px, py), (stripe ? palette.hatch : palette.unplacedPe).rgb());
+                    stripes += stripe ? 1 : 0;
+                }
+            QVERIFY(stripes > 0 && stripes < 9);
+        };
+        const QImage image = renderMesh(scene, viewport, palette);
+        check(image, 16 + 4, 16 + 8);
+        QCOMPARE(image.pixel(16 + 9, 16 + 9), heatColor(0.0f));
+        QVERIFY(std::isnan(*scene.valueAt({ 0, QPoint(1, 2) })));
+        // Zoomed in to the links, its four sides and its centre are hatched the same way.
+        viewport.setWidgetSize(QSizeF(32 + 80, 32 + 80));
+        viewport.fit();
+        QCOMPARE(viewport.pixelsPerPe(), 20.0);
+        const QImage near = renderMesh(scene, viewport, palette);
+        for (const QPoint at : { QPoint(9, 1), QPoint(9, 17), QPoint(17, 9), QPoint(1, 9), QPoint(9, 9) }) {
+            const int px = 16 + 20 + at.x();
+            const int py = 16 + 40 + at.y();
+            QCOMPARE(near.pixel(px, py), ((px + py) % 6 < 2 ? palette.hatch : palette.unplacedPe).rgb());
+        }
+        QCOMPARE(near.pixel(16 + 40 + 9, 16 + 40 + 1), heatColor(0.0f)); // PE (2, 2)'s north link
     }
 };
 
