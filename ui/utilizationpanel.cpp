@@ -39,6 +39,7 @@ UtilizationPanel::UtilizationPanel(QWidget* parent)
     , m_plot(new QCustomPlot(this))
     , m_cursor(addTimeCursor(m_plot))
     , m_summary(new QLabel(this))
+    , m_unmodelled(nullptr)
 {
     stackSummaryAbove(this, m_summary, m_plot);
     setUpTimePlot(m_plot);
@@ -63,6 +64,13 @@ UtilizationPanel::UtilizationPanel(QWidget* parent)
         sofar->setLineStyle(QCPGraph::lsStepLeft);
         sofar->setName(tr(style.name));
     }
+    m_unmodelled = m_plot->addGraph();
+    m_unmodelled->setLayer(QStringLiteral("grid")); // under the series, over the background
+    m_unmodelled->setPen(Qt::NoPen);
+    m_unmodelled->setBrush(QBrush(QColor(0x70, 0x78, 0x84, 170), Qt::BDiagPattern));
+    m_unmodelled->setLineStyle(QCPGraph::lsStepLeft);
+    m_unmodelled->setName(tr("PEs on work without a traffic model"));
+    m_unmodelled->removeFromLegend();
     clear(tr("Utilization over time appears here once a model has run."));
 }
 
@@ -71,6 +79,7 @@ void UtilizationPanel::clear(const QString& message)
     m_series = {};
     for (int g = 0; g < m_plot->graphCount(); ++g)
         m_plot->graph(g)->data()->clear();
+    m_unmodelled->removeFromLegend();
     m_cursor->setVisible(false);
     m_summary->setText(message);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -80,21 +89,29 @@ void UtilizationPanel::setSeries(const core::engine::UtilizationSeries& series, 
 {
     m_series = series;
     m_summary->setText(title);
-    for (int s = 0; s < kSeriesCount; ++s) {
-        const std::vector<double>& values = m_series.*(kSeries[s].values);
+    // A series as a step line in percent over milliseconds, its last bin closed so the line spans it.
+    const auto setSteps = [&](QCPGraph* graph, const std::vector<double>& values) {
         QVector<double> keys;
         QVector<double> percent;
         for (std::size_t b = 0; b < values.size() && b < m_series.start.size(); ++b) {
             keys << m_series.start[b] * 1e3;
             percent << values[b] * 100.0;
         }
-        // Close the last bin so the step line spans it.
         if (!keys.isEmpty()) {
             keys << (m_series.start.back() + m_series.binS) * 1e3;
             percent << percent.back();
         }
-        m_plot->graph(s)->setData(keys, percent, true);
-    }
+        graph->setData(keys, percent, true);
+    };
+    for (int s = 0; s < kSeriesCount; ++s)
+        setSteps(m_plot->graph(s), m_series.*(kSeries[s].values));
+    // The share of PEs on work the fabric line cannot count (attention, experts, lookups).
+    setSteps(m_unmodelled, m_series.fabricUnmodelled);
+    const std::vector<double>& unmodelled = m_series.fabricUnmodelled;
+    if (std::any_of(unmodelled.begin(), unmodelled.end(), [](double share) { return share > 0.0; }))
+        m_unmodelled->addToLegend();
+    else
+        m_unmodelled->removeFromLegend();
     const double endMs = m_series.start.empty() ? 1.0 : (m_series.start.back() + m_series.binS) * 1e3;
     m_plot->xAxis->setRange(0, endMs);
     setCursorTime(m_cursorS);

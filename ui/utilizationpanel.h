@@ -5,6 +5,7 @@
 #include <QWidget>
 
 class QCustomPlot;
+class QCPGraph;
 class QCPItemStraightLine;
 class QLabel;
 
@@ -12,7 +13,9 @@ namespace waferscope::ui {
 
 // Utilization over the run (QCustomPlot): compute, fabric, I/O, MemoryX and SwarmX as shares of
 // their capacity in equal time bins. The run so far (up to the time cursor the player moves) is
-// drawn in full colour, the rest faint, so the chart fills in as the run plays.
+// drawn in full colour, the rest faint, so the chart fills in as the run plays. Behind them a
+// hatched area shows the share of the wafers' PEs running work whose link load has no model, where
+// the fabric line's zero means "not modelled", not "idle".
 class UtilizationPanel : public QWidget {
     Q_OBJECT
 public:
@@ -24,6 +27,7 @@ public:
 
     // For tests: the series' names in legend order, and how many points each draws up to the cursor.
     QStringList seriesNames() const;
+    QCPGraph* unmodelledArea() const { return m_unmodelled; }
     int pointsUpToCursor() const;
     QCustomPlot* plot() const { return m_plot; }
 
@@ -31,6 +35,7 @@ private:
     QCustomPlot* m_plot;
     QCPItemStraightLine* m_cursor;
     QLabel* m_summary;
+    QCPGraph* m_unmodelled; // fabricUnmodelled, hatched, under the lines
     core::engine::UtilizationSeries m_series;
     double m_cursorS = 0.0;
 };

@@ -212,6 +212,7 @@ UtilizationSeries FrameSource::utilization(int bins) const
         series.start.push_back(double(b) * series.binS);
     series.compute.assign(count, 0.0);
     series.fabric.assign(count, 0.0);
+    series.fabricUnmodelled.assign(count, 0.0);
     const double clock = m_system.wafer.clockHz;
     const double waferCount = double(wafers());
     const double usablePes = double(std::max<std::int64_t>(1, m_plan.usable.area()));
@@ -241,9 +242,12 @@ UtilizationSeries FrameSource::utilization(int bins) const
             const RegionLoad* load = r >= 0 ? &m_forward[std::size_t(r)] : nullptr;
             spread(event.start, event.end, [&](std::size_t b, double overlap, double share) {
                 series.compute[b] += event.flops * share / (peakFlopsPerS * series.binS);
-                if (load)
+                if (load && load->trafficModelled)
                     series.fabric[b] += overlap * clock * double(load->pesUsed)
                         * double(load->broadcastLoad + load->reduceLoad) / (linkWaveletsPerS * series.binS);
+                else if (load)
+                    series.fabricUnmodelled[b]
+                        += overlap * double(load->pesUsed) / (usablePes * waferCount * series.binS);
             });
             continue;
         }
@@ -268,7 +272,8 @@ UtilizationSeries FrameSource::utilization(int bins) const
     series.io = busiest(LaneKind::CsxIo);
     series.memoryx = busiest(LaneKind::MemoryX);
     series.swarmx = busiest(LaneKind::SwarmX);
-    for (std::vector<double>* values : { &series.compute, &series.fabric, &series.io, &series.memoryx, &series.swarmx })
+    for (std::vector<double>* values :
+        { &series.compute, &series.fabric, &series.io, &series.memoryx, &series.swarmx, &series.fabricUnmodelled })
         for (double& value : *values)
             value = std::clamp(value, 0.0, 1.0);
     return series;

@@ -51,6 +51,8 @@ std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, 
 // compute: the wafers' FLOPs over their peak (the wafers shown: one representative system in
 // training, every wafer in inference); fabric: wavelets on the wafers' links over the links'
 // capacity (one wavelet per link per cycle); io, memoryx, swarmx: busy share of those lanes.
+// fabricUnmodelled: the share of the wafers' usable PE-time spent on work whose link load has
+// no model (EngineFrame::trafficUnmodelled), which `fabric` counts as no traffic.
 struct UtilizationSeries {
     double binS = 0.0;
     std::vector<double> start; // each bin's start, seconds
@@ -59,6 +61,7 @@ struct UtilizationSeries {
     std::vector<double> io;
     std::vector<double> memoryx;
     std::vector<double> swarmx;
+    std::vector<double> fabricUnmodelled;
 };
 
 // Frames of a finished run. The stepper's frames are the work events on the wafer lanes (one

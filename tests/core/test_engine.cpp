@@ -410,6 +410,25 @@ WS_TEST(utilizationOverTimeConservesTheTimeline)
     WS_CHECK(*std::max_element(series.io.begin(), series.io.end()) > 0.0);
     WS_CHECK(*std::max_element(series.fabric.begin(), series.fabric.end()) > 0.0);
     WS_CHECK(frames.utilization(0).compute.empty());
+
+    // The PE-time on work without a link-load model (neither a linear layer nor the LM head:
+    // attention, lookups) integrates back to those events' durations times their regions' PEs.
+    double unmodelledPeSeconds = 0.0;
+    for (const TimelineEvent& e : result.timeline.events) {
+        if (e.lane != LaneKind::CsxCompute || e.layer < 0 || e.phase == Phase::OptimizerUpdate)
+            continue;
+        const Region& region = compiled.regions[std::size_t(result.metrics.layers[std::size_t(e.layer)].region)];
+        const Op::Kind kind = graph.ops[std::size_t(region.op)].kind;
+        if (kind != Op::Kind::Linear && kind != Op::Kind::LmHead)
+            unmodelledPeSeconds += (e.end - e.start) * double(region.rect.area());
+    }
+    double unmodelled = 0.0;
+    for (double value : series.fabricUnmodelled) {
+        WS_CHECK(value >= 0.0 && value <= 1.0);
+        unmodelled += value * series.binS * double(compiled.usable.area());
+    }
+    WS_CHECK(unmodelledPeSeconds > 0.0);
+    WS_CHECK_NEAR(unmodelled / unmodelledPeSeconds, 1.0, 1e-9);
 }
 
 WS_TEST(aStepFrameShowsEveryRegionWorkingThen)

@@ -14,6 +14,7 @@
 #include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
 #include "ui/reportexporter.h"
+#include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
@@ -514,6 +515,17 @@ private Q_SLOTS:
         // Utilization dock: drawn up to the cursor.
         QVERIFY(window->utilizationPanel()->pointsUpToCursor() > 0);
         QCOMPARE(window->utilizationPanel()->seriesNames().size(), 5);
+        // Under the lines, hatched: the share of PEs on work without a traffic model, bin by bin.
+        const core::engine::UtilizationSeries utilization = frames.utilization(ui::RunController::kUtilizationBins);
+        const QCPGraph* hatched = window->utilizationPanel()->unmodelledArea();
+        QCOMPARE(hatched->data()->size(), int(utilization.fabricUnmodelled.size()) + 1);
+        double hatchedPeak = 0.0;
+        for (int b = 0; b < hatched->data()->size() - 1; ++b) {
+            QCOMPARE(hatched->data()->at(b)->value, utilization.fabricUnmodelled[std::size_t(b)] * 100.0);
+            hatchedPeak = std::max(hatchedPeak, hatched->data()->at(b)->value);
+        }
+        QVERIFY(hatchedPeak > 0.0);
+        QVERIFY(window->utilizationPanel()->plot()->legend->hasItemWithPlottable(hatched));
 
         // Play: frames advance on their own, then pause holds.
         playback->setSpeed(60);
