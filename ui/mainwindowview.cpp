@@ -123,29 +123,29 @@ void MainWindow::showScene()
     case MeshOverlay::Placement:
         break;
     case MeshOverlay::Activity:
-        scene.scale = { tr("PE compute activity (share of its FMAC cycles busy)"), tr("%"), 100.0, {} };
+        scene.scale = { tr("PE compute activity (share of its FMAC cycles busy)"), tr("%"), 100.0, {}, {} };
         if (snapshot)
             scene.field = snapshot->activity;
         break;
     case MeshOverlay::Traffic:
         scene.scale = { tr("fabric link load (zoomed out: each PE's busiest link)"), tr("wavelets/cycle"),
             snapshot ? snapshot->trafficMax : 1.0,
-            snapshot && snapshot->trafficUnmodelled
-                ? tr("link load not modelled (attention, experts, lookups: timed by FLOPs and crossings)")
-                : QString() };
+            snapshot && snapshot->trafficUnmodelled ? tr("link load not modelled (attention, experts, lookups)")
+                                                    : QString(),
+            snapshot && !snapshot->trafficModelled ? tr("no modelled link carries load in this step") : QString() };
         if (snapshot)
             scene.field = snapshot->traffic;
         break;
     case MeshOverlay::Difference:
         scene.scale = { m_baseline.frames ? tr("PE activity: this run minus the baseline (%1)").arg(m_baseline.label)
                                           : tr("PE activity vs a baseline: Compare > Keep this run as baseline first"),
-            tr("points"), 100.0, {} };
+            tr("points"), 100.0, {}, {} };
         if (snapshot)
             scene.field = snapshot->difference;
         break;
     case MeshOverlay::Sram:
         scene.scale = { tr("SRAM per PE (of what the program may use)"), tr("KiB"),
-            m_plan ? double(m_plan->sramPerPeBytes) / 1024.0 : 0.0, {} };
+            m_plan ? double(m_plan->sramPerPeBytes) / 1024.0 : 0.0, {}, {} };
         if (m_plan && scene.regions && !m_placement.sram)
             m_placement.sram = std::make_shared<const MeshField>(sramField(*m_plan, *scene.regions, scene.wafers));
         scene.field = m_plan ? m_placement.sram : nullptr;
@@ -253,7 +253,7 @@ QString MainWindow::hoverText() const
     } else if (value && scene.overlay == MeshOverlay::Difference) {
         text += tr(" · activity %1 points vs the baseline").arg(100.0 * (2.0 * double(*value) - 1.0), 0, 'f', 1);
     } else if (value && scene.overlay == MeshOverlay::Traffic && std::isnan(*value)) {
-        text += tr(" · link load not modelled for this op (timed by its FLOPs and crossings)");
+        text += tr(" · no link-load model for this op");
     } else if (value && scene.overlay == MeshOverlay::Traffic) {
         QStringList links;
         const char* names[] = { "N", "S", "E", "W" };

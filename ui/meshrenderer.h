@@ -50,6 +50,7 @@ struct ColorScale {
     QString unit; // "%"
     double max = 1.0; // the value at the top of the scale
     QString hatched; // what hatched PEs mean, when the field has some (empty: none)
+    QString noScale; // non-empty: no value is on the scale, and this replaces the colour bar
 };
 
 // What the wafer view draws: one or more wafers of the same generation (multi-wafer

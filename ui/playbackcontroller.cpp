@@ -46,15 +46,13 @@ FrameSnapshot makeSnapshot(
         for (std::size_t pe = 0; pe < busiest.size() && pe * 4 + 3 < frame.linkLoad.size(); ++pe)
             busiest[pe] = std::max({ frame.linkLoad[pe * 4], frame.linkLoad[pe * 4 + 1], frame.linkLoad[pe * 4 + 2],
                 frame.linkLoad[pe * 4 + 3] });
-        // No model is not no traffic: those PEs are NaN, which the renderer hatches. (The scale
-        // below takes its peak from the modelled links only: std::max keeps a number over NaN.)
-        const std::size_t width = std::size_t(std::max(0, frame.width));
-        for (const core::Rect& rect : frame.trafficUnmodelled) {
-            for (int y = rect.y; y < rect.y + rect.h; ++y) {
-                for (int x = rect.x; x < rect.x + rect.w; ++x) {
-                    const std::size_t pe = std::size_t(y) * width + std::size_t(x);
-                    if (pe >= busiest.size() || pe * 4 + 3 >= frame.linkLoad.size())
-                        continue;
+        // No model is not no traffic: those PEs are NaN, which the renderer hatches.
+        const bool sized = busiest.size() == std::size_t(frame.width) * std::size_t(frame.height)
+            && frame.linkLoad.size() == 4 * busiest.size();
+        for (const core::Rect& rect : sized ? frame.trafficUnmodelled : std::vector<core::Rect>()) {
+            for (int y = std::max(0, rect.y); y < std::min(frame.height, rect.y + rect.h); ++y) {
+                for (int x = std::max(0, rect.x); x < std::min(frame.width, rect.x + rect.w); ++x) {
+                    const std::size_t pe = std::size_t(y) * std::size_t(frame.width) + std::size_t(x);
                     busiest[pe] = std::numeric_limits<float>::quiet_NaN();
                     std::fill_n(frame.linkLoad.begin() + std::ptrdiff_t(pe * 4), 4, busiest[pe]);
                     snapshot.trafficUnmodelled = true;
@@ -65,11 +63,13 @@ FrameSnapshot makeSnapshot(
         traffic->pe.push_back(std::move(busiest));
         traffic->links.push_back(std::move(frame.linkLoad));
     }
-    float peak = 0.0f;
+    float peak = 0.0f; // of the modelled links
     for (const std::vector<float>& links : traffic->links)
         for (float load : links)
-            peak = std::max(peak, load);
+            if (!std::isnan(load))
+                peak = std::max(peak, load);
     snapshot.trafficMax = niceScaleMax(double(peak));
+    snapshot.trafficModelled = peak > 0.0f || !snapshot.trafficUnmodelled;
     const auto scale = float(1.0 / snapshot.trafficMax);
     for (std::vector<std::vector<float>>* values : { &traffic->pe, &traffic->links })
         for (std::vector<float>& wafer : *values)

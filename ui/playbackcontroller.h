@@ -24,6 +24,8 @@ struct FrameSnapshot {
     // Whether some PEs' traffic is NaN: work whose link load the engine does not model
     // (EngineFrame::trafficUnmodelled).
     bool trafficUnmodelled = false;
+    // False when every link with load in this step is such work: the scale then has nothing to show.
+    bool trafficModelled = true;
     // With a baseline run: this step's activity minus the baseline's at its matching step, as
     // (difference + 1) / 2 (null without a baseline, or when its wafers differ in size).
     std::shared_ptr<const MeshField> difference;

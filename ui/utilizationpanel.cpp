@@ -69,7 +69,7 @@ UtilizationPanel::UtilizationPanel(QWidget* parent)
     m_unmodelled->setPen(Qt::NoPen);
     m_unmodelled->setBrush(QBrush(QColor(0x70, 0x78, 0x84, 170), Qt::BDiagPattern));
     m_unmodelled->setLineStyle(QCPGraph::lsStepLeft);
-    m_unmodelled->setName(tr("PEs on work without a traffic model"));
+    m_unmodelled->setName(tr("share of PEs on work without a traffic model"));
     m_unmodelled->removeFromLegend();
     clear(tr("Utilization over time appears here once a model has run."));
 }

@@ -14,8 +14,8 @@ namespace waferscope::ui {
 // Utilization over the run (QCustomPlot): compute, fabric, I/O, MemoryX and SwarmX as shares of
 // their capacity in equal time bins. The run so far (up to the time cursor the player moves) is
 // drawn in full colour, the rest faint, so the chart fills in as the run plays. Behind them a
-// hatched area shows the share of the wafers' PEs running work whose link load has no model, where
-// the fabric line's zero means "not modelled", not "idle".
+// hatched area, drawn for the whole run, shows the share of the wafers' PEs running work whose
+// link load has no model, where the fabric line's zero means "not modelled", not "idle".
 class UtilizationPanel : public QWidget {
     Q_OBJECT
 public:

@@ -147,8 +147,12 @@ void WaferView::drawLegend(QPainter& painter) const
     int swatchRowWidth = pad;
     for (const auto& swatch : swatches)
         swatchRowWidth += line + (swatch.second.isEmpty() ? 0 : metrics.horizontalAdvance(swatch.second) + pad);
-    if (heat)
+    // A scale with nothing on it (every value hatched) gives its row to a sentence instead.
+    const bool bar = heat && m_scene.scale.noScale.isEmpty();
+    if (bar)
         swatchRowWidth = metrics.horizontalAdvance(low) + barWidth + metrics.horizontalAdvance(high) + 3 * pad;
+    else if (heat)
+        swatchRowWidth = metrics.horizontalAdvance(m_scene.scale.noScale) + 2 * pad;
     boxWidth = std::max(boxWidth, swatchRowWidth);
     // Under the colour bar, what hatched PEs mean, when there are some.
     const bool hatchRow = heat && m_scene.field && !m_scene.scale.hatched.isEmpty();
@@ -167,7 +171,9 @@ void WaferView::drawLegend(QPainter& painter) const
         y += line;
     }
     int x = box.left() + pad;
-    if (heat) {
+    if (heat && !bar) {
+        painter.drawText(QRect(x, y, boxWidth, line), Qt::AlignLeft | Qt::AlignVCenter, m_scene.scale.noScale);
+    } else if (heat) {
         painter.drawText(QRect(x, y, metrics.horizontalAdvance(low) + 2, line), Qt::AlignLeft | Qt::AlignVCenter, low);
         x += metrics.horizontalAdvance(low) + pad;
         for (int i = 0; i < barWidth; ++i)

@@ -23,8 +23,8 @@ struct EngineFrame {
     std::vector<float> peActivity; // per PE (row-major), 0..1: share of cycles its compute is busy
     std::vector<float> linkLoad; // per PE and direction (pe * 4 + N/S/E/W): wavelets per cycle, 0..1
     // Rectangles of PEs whose work has no link-load model: attention, experts and lookups are
-    // timed by their FLOPs and wafer crossings, not by a kernel's wavelets, so their linkLoad is
-    // 0 for want of a model, not a measured 0.
+    // timed without a kernel's wavelet count (by their FLOPs, plus region or wafer crossings where
+    // the mode counts them), so their linkLoad is 0 for want of a model, not a computed 0.
     std::vector<Rect> trafficUnmodelled;
 };
 

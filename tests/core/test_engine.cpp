@@ -20,6 +20,14 @@ using namespace waferscope::test;
 
 namespace {
 
+// The ops whose link load comes from a kernel's cost (GEMV, streamed GEMM): the matrix ops. The
+// rest (attention, experts, lookups) are timed without a wavelet count.
+bool hasKernelTraffic(Op::Kind kind)
+{
+    return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
+        || kind == Op::Kind::MoeRouter;
+}
+
 RunResult runOrThrow(const ExecutionPlan& compiled, const ModelGraph& graph, const SystemSpec& system,
     RunKind mode = RunKind::Train, std::int64_t globalBatch = 0, int steps = 1)
 {
@@ -411,15 +419,14 @@ WS_TEST(utilizationOverTimeConservesTheTimeline)
     WS_CHECK(*std::max_element(series.fabric.begin(), series.fabric.end()) > 0.0);
     WS_CHECK(frames.utilization(0).compute.empty());
 
-    // The PE-time on work without a link-load model (neither a linear layer nor the LM head:
-    // attention, lookups) integrates back to those events' durations times their regions' PEs.
+    // The PE-time on work without a link-load model (attention, lookups) integrates back to those events' durations
+    // times their regions' PEs.
     double unmodelledPeSeconds = 0.0;
     for (const TimelineEvent& e : result.timeline.events) {
         if (e.lane != LaneKind::CsxCompute || e.layer < 0 || e.phase == Phase::OptimizerUpdate)
             continue;
         const Region& region = compiled.regions[std::size_t(result.metrics.layers[std::size_t(e.layer)].region)];
-        const Op::Kind kind = graph.ops[std::size_t(region.op)].kind;
-        if (kind != Op::Kind::Linear && kind != Op::Kind::LmHead)
+        if (!hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
             unmodelledPeSeconds += (e.end - e.start) * double(region.rect.area());
     }
     double unmodelled = 0.0;
@@ -479,10 +486,6 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
     // lookups and the other ops timed by FLOPs and crossings have none. A frame lists exactly
     // the rectangles of such work running then, with zero load in them, so that a viewer can
     // tell "not modelled" from "idle".
-    const auto matrix = [](Op::Kind kind) {
-        return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
-            || kind == Op::Kind::MoeRouter;
-    };
     const SystemSpec cs2 = preset("cs2");
     const ModelGraph graph = load(sample("gpt2_small.yaml"));
     const ExecutionPlan compiled = plan(graph, cs2);
@@ -501,7 +504,7 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
             continue;
         const int r = result.metrics.layers[std::size_t(e.layer)].region;
         const Region& region = compiled.regions[std::size_t(r)];
-        if (matrix(graph.ops[std::size_t(region.op)].kind))
+        if (hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
             matrixRegions.insert(r);
         else
             expected.insert({ region.rect.x, region.rect.y, region.rect.w, region.rect.h });
@@ -544,10 +547,53 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
             ++attention;
             WS_REQUIRE(shown.trafficUnmodelled.size() == 1);
             WS_CHECK(shown.trafficUnmodelled[0] == region.rect);
-        } else if (matrix(graph.ops[std::size_t(region.op)].kind)) {
+        } else if (hasKernelTraffic(graph.ops[std::size_t(region.op)].kind)) {
             ++matrices;
             WS_CHECK(shown.trafficUnmodelled.empty());
         }
     }
     WS_CHECK(attention > 0 && matrices > 0);
+}
+
+WS_TEST(eachWaferOfAnInferencePlanListsItsOwnUnmodelledWork)
+{
+    // Llama 3.1 70B inference spans several CS-3 wafers: an attention step on a wafer other than
+    // the first lists its region on that wafer only, and the unmodelled PE-time is a share of
+    // every wafer's PEs together.
+    const SystemSpec cs3 = preset("cs3");
+    const ModelGraph graph = load(sample("llama3p1_70b.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
+    WS_REQUIRE(compiled.numSystems > 1);
+    const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference);
+    const FrameSource frames(compiled, graph, cs3, result);
+    WS_REQUIRE(frames.wafers() == compiled.numSystems);
+    std::size_t index = frames.frameCount();
+    for (std::size_t i = 0; i < frames.frameCount() && index == frames.frameCount(); ++i) {
+        const Region& region
+            = compiled.regions[std::size_t(result.metrics.layers[std::size_t(frames.steps()[i].layer)].region)];
+        if (region.system > 0 && graph.ops[std::size_t(region.op)].kind == Op::Kind::AttentionCore)
+            index = i;
+    }
+    WS_REQUIRE(index < frames.frameCount());
+    const Region& attention
+        = compiled.regions[std::size_t(result.metrics.layers[std::size_t(frames.steps()[index].layer)].region)];
+    const EngineFrame own = frames.frame(index, attention.system);
+    WS_REQUIRE(own.trafficUnmodelled.size() == 1);
+    WS_CHECK(own.trafficUnmodelled[0] == attention.rect);
+    WS_CHECK(frames.frame(index, 0).trafficUnmodelled.empty());
+
+    double unmodelledPeSeconds = 0.0;
+    for (const TimelineEvent& e : result.timeline.events) {
+        if (e.lane != LaneKind::Region || e.layer < 0)
+            continue;
+        const Region& region = compiled.regions[std::size_t(result.metrics.layers[std::size_t(e.layer)].region)];
+        if (!hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
+            unmodelledPeSeconds += (e.end - e.start) * double(region.rect.area());
+    }
+    const UtilizationSeries series = frames.utilization(100);
+    double unmodelled = 0.0;
+    for (double value : series.fabricUnmodelled)
+        unmodelled += value * series.binS * double(compiled.usable.area()) * compiled.numSystems;
+    WS_CHECK(unmodelledPeSeconds > 0.0);
+    WS_CHECK_NEAR(unmodelled / unmodelledPeSeconds, 1.0, 1e-9);
 }
