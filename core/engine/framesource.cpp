@@ -46,6 +46,23 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
         const TimelineEvent& e = m_timeline.events[index];
         m_stepInfo.push_back({ e.start, e.end, e.iteration, e.layer, e.microBatch, e.phase });
     }
+    // A layer-pipelined plan times one copy of the pipeline (replica 0) with the FLOPs of the whole
+    // batch on every system; the wafer shown is one system's, and its other copies run in step.
+    m_replicas.resize(plan.regions.size());
+    if (plan.mode == ExecutionMode::Pipelined) {
+        m_waferShare = 1.0 / double(std::max(1, plan.numSystems));
+        std::map<std::pair<int, int>, std::size_t> first; // (op, system) -> its replica-0 region
+        for (std::size_t r = 0; r < plan.regions.size(); ++r)
+            if (plan.regions[r].replica == 0)
+                first[{ plan.regions[r].op, plan.regions[r].system }] = r;
+        for (std::size_t r = 0; r < plan.regions.size(); ++r) {
+            const Region& region = plan.regions[r];
+            if (region.replica == 0)
+                continue;
+            if (const auto at = first.find({ region.op, region.system }); at != first.end())
+                m_replicas[at->second].push_back(r);
+        }
+    }
 
     // Link loads of each region's kernel: wavelets per link per cycle on its broadcast and reduce
     // directions, from the same cost model the engine timed it with.
@@ -87,6 +104,39 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
     }
 }
 
+// One region's share of a frame: `flopsPerCycle` FLOPs per cycle spread over the PEs that hold its
+// tiles gives their activity; its kernel's loads go on its broadcast and reduce links.
+void FrameSource::paint(EngineFrame& frame, const Region& region, const RegionLoad& load, double flopsPerCycle) const
+{
+    const double used = double(std::max<std::int64_t>(1, load.pesUsed));
+    const float activity = clamp01(flopsPerCycle / used);
+    const bool turned = region.kernel.broadcast == fabric::East;
+    const int broadcastDir = region.kernel.kind == KernelPlan::Kind::StreamedGemm ? fabric::East
+        : turned                                                                  ? fabric::East
+                                                                                  : fabric::South;
+    const int reduceDir = broadcastDir == fabric::East ? fabric::South : fabric::East;
+    const Rect rect = region.rect;
+    if (!load.trafficModelled
+        && std::find(frame.trafficUnmodelled.begin(), frame.trafficUnmodelled.end(), rect)
+            == frame.trafficUnmodelled.end())
+        frame.trafficUnmodelled.push_back(rect);
+    const std::int64_t limit = load.pesUsed;
+    const int width = frame.width;
+    tbb::parallel_for(tbb::blocked_range<int>(0, rect.h, 64), [&](const tbb::blocked_range<int>& rows) {
+        for (int dy = rows.begin(); dy != rows.end(); ++dy) {
+            const std::int64_t first = std::int64_t(dy) * rect.w; // PEs before this row, row-major
+            const int count = int(std::clamp<std::int64_t>(limit - first, 0, rect.w));
+            const std::size_t base = std::size_t(rect.y + dy) * std::size_t(width) + std::size_t(rect.x);
+            for (int dx = 0; dx < count; ++dx) {
+                const std::size_t pe = base + std::size_t(dx);
+                frame.peActivity[pe] = std::max(frame.peActivity[pe], activity);
+                frame.linkLoad[pe * 4 + std::size_t(broadcastDir)] = load.broadcastLoad;
+                frame.linkLoad[pe * 4 + std::size_t(reduceDir)] = load.reduceLoad;
+            }
+        }
+    });
+}
+
 EngineFrame FrameSource::render(const std::vector<std::size_t>& events, int wafer, double time) const
 {
     EngineFrame frame;
@@ -111,36 +161,14 @@ EngineFrame FrameSource::render(const std::vector<std::size_t>& events, int wafe
         frame.layer = layer;
         frame.phase = event.phase;
         frame.iteration = event.iteration;
-        const RegionLoad& load = m_forward[r];
         const double duration = std::max(1e-15, event.end - event.start);
-        // The event's FLOPs over the PEs that hold tiles, at the SIMD rate, for its duration.
-        const double used = double(std::max<std::int64_t>(1, load.pesUsed));
-        const float activity = clamp01(event.flops / (2.0 * simd * used * clock * duration));
-        const bool turned = region.kernel.broadcast == fabric::East;
-        const int broadcastDir = region.kernel.kind == KernelPlan::Kind::StreamedGemm ? fabric::East
-            : turned                                                                  ? fabric::East
-                                                                                      : fabric::South;
-        const int reduceDir = broadcastDir == fabric::East ? fabric::South : fabric::East;
-        const Rect rect = region.rect;
-        if (!load.trafficModelled
-            && std::find(frame.trafficUnmodelled.begin(), frame.trafficUnmodelled.end(), rect)
-                == frame.trafficUnmodelled.end())
-            frame.trafficUnmodelled.push_back(rect);
-        const std::int64_t limit = load.pesUsed;
-        const int width = frame.width;
-        tbb::parallel_for(tbb::blocked_range<int>(0, rect.h, 64), [&](const tbb::blocked_range<int>& rows) {
-            for (int dy = rows.begin(); dy != rows.end(); ++dy) {
-                const std::int64_t first = std::int64_t(dy) * rect.w; // PEs before this row, row-major
-                const int count = int(std::clamp<std::int64_t>(limit - first, 0, rect.w));
-                const std::size_t base = std::size_t(rect.y + dy) * std::size_t(width) + std::size_t(rect.x);
-                for (int dx = 0; dx < count; ++dx) {
-                    const std::size_t pe = base + std::size_t(dx);
-                    frame.peActivity[pe] = std::max(frame.peActivity[pe], activity);
-                    frame.linkLoad[pe * 4 + std::size_t(broadcastDir)] = load.broadcastLoad;
-                    frame.linkLoad[pe * 4 + std::size_t(reduceDir)] = load.reduceLoad;
-                }
-            }
-        });
+        // One copy's FLOPs over the PEs that hold its tiles, at the SIMD rate, for its duration;
+        // every copy of the pipeline on this wafer does the same work at the same time.
+        const double flops = event.flops * m_waferShare / double(1 + m_replicas[r].size());
+        for (std::size_t copy = 0; copy <= m_replicas[r].size(); ++copy) {
+            const std::size_t q = copy == 0 ? r : m_replicas[r][copy - 1];
+            paint(frame, m_plan.regions[q], m_forward[q], flops / (2.0 * simd * clock * duration));
+        }
     }
     return frame;
 }
@@ -240,14 +268,16 @@ UtilizationSeries FrameSource::utilization(int bins) const
             const int r
                 = std::size_t(event.layer) < m_layerRegion.size() ? m_layerRegion[std::size_t(event.layer)] : -1;
             const RegionLoad* load = r >= 0 ? &m_forward[std::size_t(r)] : nullptr;
+            // Every copy of a pipelined region carries the same load.
+            const double copies = r >= 0 ? double(1 + m_replicas[std::size_t(r)].size()) : 1.0;
             spread(event.start, event.end, [&](std::size_t b, double overlap, double share) {
-                series.compute[b] += event.flops * share / (peakFlopsPerS * series.binS);
+                series.compute[b] += event.flops * m_waferShare * share / (peakFlopsPerS * series.binS);
                 if (load && load->trafficModelled)
-                    series.fabric[b] += overlap * clock * double(load->pesUsed)
+                    series.fabric[b] += copies * overlap * clock * double(load->pesUsed)
                         * double(load->broadcastLoad + load->reduceLoad) / (linkWaveletsPerS * series.binS);
                 else if (load)
                     series.fabricUnmodelled[b]
-                        += overlap * double(load->pesUsed) / (usablePes * waferCount * series.binS);
+                        += copies * overlap * double(load->pesUsed) / (usablePes * waferCount * series.binS);
             });
             continue;
         }

@@ -95,6 +95,7 @@ private:
         bool trafficModelled = false; // the loads come from a kernel's cost (GEMV, streamed GEMM)
     };
     EngineFrame render(const std::vector<std::size_t>& events, int wafer, double time) const;
+    void paint(EngineFrame& frame, const Region& region, const RegionLoad& load, double flopsPerCycle) const;
 
     ExecutionPlan m_plan;
     SystemSpec m_system;
@@ -103,6 +104,10 @@ private:
     std::vector<FrameStep> m_stepInfo; // the same, described
     std::vector<RegionLoad> m_forward; // per plan region (backward moves the same wavelets per cycle)
     std::vector<int> m_layerRegion; // Metrics::layers index -> plan region
+    // Per replica-0 region of a pipelined plan: the other copies of the pipeline's same region,
+    // which the timeline does not list but which work alongside it.
+    std::vector<std::vector<std::size_t>> m_replicas;
+    double m_waferShare = 1.0; // of an event's FLOPs, the shown wafer's (pipelined: all systems')
 };
 
 // Whether the frames of every wafer fit the memory budget as a viewer holds them while stepping

@@ -597,3 +597,54 @@ WS_TEST(eachWaferOfAnInferencePlanListsItsOwnUnmodelledWork)
     WS_CHECK(unmodelledPeSeconds > 0.0);
     WS_CHECK_NEAR(unmodelled / unmodelledPeSeconds, 1.0, 1e-9);
 }
+
+WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)
+{
+    // fc_mnist is layer-pipelined as many copies of the pipeline on one CS-2. The timeline times
+    // copy 0 with the whole batch's FLOPs; a frame lights every copy's region of the step's op
+    // with one copy's share, and the compute series counts the wafer's FLOPs once.
+    const SystemSpec cs2 = preset("cs2");
+    const ModelGraph graph = load(sample("fc_mnist.yaml"));
+    const ExecutionPlan compiled = plan(graph, cs2);
+    WS_REQUIRE(compiled.mode == ExecutionMode::Pipelined && compiled.replicas > 1);
+    const RunResult result = runOrThrow(compiled, graph, cs2);
+    const FrameSource frames(compiled, graph, cs2, result);
+    std::size_t index = frames.frameCount(); // the first forward step
+    for (std::size_t i = 0; i < frames.frameCount() && index == frames.frameCount(); ++i)
+        if (frames.steps()[i].phase == Phase::Forward)
+            index = i;
+    WS_REQUIRE(index < frames.frameCount());
+    const FrameStep& step = frames.steps()[index];
+    const Region& shown = compiled.regions[std::size_t(result.metrics.layers[std::size_t(step.layer)].region)];
+    double flops = 0.0; // the step's event
+    for (const TimelineEvent& e : result.timeline.events)
+        if (e.lane == LaneKind::Region && e.layer == step.layer && e.phase == step.phase && e.start == step.start)
+            flops = e.flops;
+    const double copies = double(compiled.replicas) * double(std::max(1, compiled.numSystems));
+    const double expected = std::min(1.0,
+        flops / copies
+            / (2.0 * cs2.wafer.fmacPerPePerCycle * double(shown.rect.area()) * cs2.wafer.clockHz
+                * (step.end - step.start)));
+    WS_CHECK(expected > 0.0 && expected < 1.0);
+    const EngineFrame frame = frames.frame(index);
+    int lit = 0;
+    for (const Region& region : compiled.regions) {
+        if (region.op != shown.op)
+            continue;
+        const std::size_t corner = std::size_t(region.rect.y) * std::size_t(frame.width) + std::size_t(region.rect.x);
+        WS_CHECK_NEAR(double(frame.peActivity[corner]), expected, 1e-6);
+        ++lit;
+    }
+    WS_CHECK_EQ(lit, compiled.replicas);
+
+    double waferFlops = 0.0;
+    for (const TimelineEvent& e : result.timeline.events)
+        if (e.lane == LaneKind::Region && e.layer >= 0)
+            waferFlops += e.flops / double(std::max(1, compiled.numSystems));
+    const UtilizationSeries series = frames.utilization(50);
+    const double peak = 2.0 * cs2.wafer.fmacPerPePerCycle * double(compiled.usable.area()) * cs2.wafer.clockHz;
+    double integrated = 0.0;
+    for (double value : series.compute)
+        integrated += value * series.binS * peak;
+    WS_CHECK_NEAR(integrated / waferFlops, 1.0, 1e-9);
+}
