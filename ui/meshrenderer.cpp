@@ -343,9 +343,11 @@ QImage renderMesh(const MeshScene& scene, const WaferViewport& viewport, const M
                 const std::vector<float>& links = std::size_t(wafer) < field->links.size()
                     ? field->links[std::size_t(wafer)]
                     : std::vector<float>();
+                // The centre is neutral unless the PE's value is not modelled.
+                const float own = field->pe[std::size_t(wafer)][pe];
                 line[px] = direction >= 0 && links.size() == fabricPes * 4
                     ? shade(links[pe * 4 + std::size_t(direction)], px, py)
-                    : (std::isnan(field->pe[std::size_t(wafer)][pe]) && hatchedAt(px, py) ? stripe : noData);
+                    : (std::isnan(own) ? shade(own, px, py) : noData);
                 continue;
             }
             line[px] = shade(field->pe[std::size_t(wafer)][pe], px, py);

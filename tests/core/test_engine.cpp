@@ -28,6 +28,49 @@ bool hasKernelTraffic(Op::Kind kind)
         || kind == Op::Kind::MoeRouter;
 }
 
+// The plan region that layer `layer` of the run's metrics ran on.
+const Region& layerRegion(const ExecutionPlan& plan, const RunResult& run, int layer)
+{
+    return plan.regions[std::size_t(run.metrics.layers[std::size_t(layer)].region)];
+}
+
+// PE-seconds of the run's wafer work (compute and region lanes, the optimizer update aside) on
+// ops without a kernel's traffic: each event's duration times its region's PEs.
+double unmodelledPeSeconds(const ExecutionPlan& plan, const ModelGraph& graph, const RunResult& run)
+{
+    double seconds = 0.0;
+    for (const TimelineEvent& e : run.timeline.events) {
+        const bool wafer
+            = (e.lane == LaneKind::CsxCompute && e.phase != Phase::OptimizerUpdate) || e.lane == LaneKind::Region;
+        if (!wafer || e.layer < 0)
+            continue;
+        const Region& region = layerRegion(plan, run, e.layer);
+        if (!hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
+            seconds += (e.end - e.start) * double(region.rect.area());
+    }
+    return seconds;
+}
+
+// The regions of a spatial run working when `step` starts, from the timeline.
+std::set<int> regionsWorkingAt(const RunResult& run, const FrameStep& step)
+{
+    std::set<int> regions;
+    for (const TimelineEvent& e : run.timeline.events)
+        if (e.lane == LaneKind::Region && e.layer >= 0 && e.start <= step.start && step.start < e.end)
+            regions.insert(run.metrics.layers[std::size_t(e.layer)].region);
+    return regions;
+}
+
+// The last forward step to start: in a pipelined run the pipeline is full then.
+std::size_t lastForwardStep(const std::vector<FrameStep>& steps)
+{
+    std::size_t index = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].phase == Phase::Forward)
+            index = i;
+    return index;
+}
+
 RunResult runOrThrow(const ExecutionPlan& compiled, const ModelGraph& graph, const SystemSpec& system,
     RunKind mode = RunKind::Train, std::int64_t globalBatch = 0, int steps = 1)
 {
@@ -421,21 +464,14 @@ WS_TEST(utilizationOverTimeConservesTheTimeline)
 
     // The PE-time on work without a link-load model (attention, lookups) integrates back to those events' durations
     // times their regions' PEs.
-    double unmodelledPeSeconds = 0.0;
-    for (const TimelineEvent& e : result.timeline.events) {
-        if (e.lane != LaneKind::CsxCompute || e.layer < 0 || e.phase == Phase::OptimizerUpdate)
-            continue;
-        const Region& region = compiled.regions[std::size_t(result.metrics.layers[std::size_t(e.layer)].region)];
-        if (!hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
-            unmodelledPeSeconds += (e.end - e.start) * double(region.rect.area());
-    }
+    const double expectedPeSeconds = unmodelledPeSeconds(compiled, graph, result);
     double unmodelled = 0.0;
     for (double value : series.fabricUnmodelled) {
         WS_CHECK(value >= 0.0 && value <= 1.0);
         unmodelled += value * series.binS * double(compiled.usable.area());
     }
-    WS_CHECK(unmodelledPeSeconds > 0.0);
-    WS_CHECK_NEAR(unmodelled / unmodelledPeSeconds, 1.0, 1e-9);
+    WS_CHECK(expectedPeSeconds > 0.0);
+    WS_CHECK_NEAR(unmodelled / expectedPeSeconds, 1.0, 1e-9);
 }
 
 WS_TEST(aStepFrameShowsEveryRegionWorkingThen)
@@ -450,22 +486,10 @@ WS_TEST(aStepFrameShowsEveryRegionWorkingThen)
     const FrameSource frames(compiled, graph, cs2, result);
     const std::vector<FrameStep>& steps = frames.steps();
     WS_REQUIRE(steps.size() == frames.frameCount() && !steps.empty());
-    // The regions working when a step starts, from the timeline.
-    const auto activeAt = [&](const FrameStep& step) {
-        std::set<int> regions;
-        for (const TimelineEvent& e : result.timeline.events)
-            if (e.lane == LaneKind::Region && e.layer >= 0 && e.start <= step.start && step.start < e.end)
-                regions.insert(result.metrics.layers[std::size_t(e.layer)].region);
-        return regions;
-    };
-    // The last forward step to start: the pipeline is full then.
-    std::size_t index = 0;
-    for (std::size_t i = 0; i < steps.size(); ++i)
-        if (steps[i].phase == Phase::Forward)
-            index = i;
+    const std::size_t index = lastForwardStep(steps);
     const FrameStep& step = steps[index];
     WS_CHECK_EQ(frames.stepAt(step.start), index);
-    const std::set<int> activeRegions = activeAt(step);
+    const std::set<int> activeRegions = regionsWorkingAt(result, step);
     const EngineFrame frame = frames.frameAtStep(index);
     WS_CHECK_EQ(frame.layer, step.layer);
     WS_CHECK(frame.phase == step.phase);
@@ -493,16 +517,10 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
     const RunResult result = runOrThrow(compiled, graph, cs2);
     const FrameSource frames(compiled, graph, cs2, result);
     const std::vector<FrameStep>& steps = frames.steps();
-    std::size_t index = 0; // the last forward step to start: the pipeline is full then
-    for (std::size_t i = 0; i < steps.size(); ++i)
-        if (steps[i].phase == Phase::Forward)
-            index = i;
+    const std::size_t index = lastForwardStep(steps);
     std::set<std::tuple<int, int, int, int>> expected;
     std::set<int> matrixRegions;
-    for (const TimelineEvent& e : result.timeline.events) {
-        if (e.lane != LaneKind::Region || e.layer < 0 || e.start > steps[index].start || steps[index].start >= e.end)
-            continue;
-        const int r = result.metrics.layers[std::size_t(e.layer)].region;
+    for (const int r : regionsWorkingAt(result, steps[index])) {
         const Region& region = compiled.regions[std::size_t(r)];
         if (hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
             matrixRegions.insert(r);
@@ -569,33 +587,24 @@ WS_TEST(eachWaferOfAnInferencePlanListsItsOwnUnmodelledWork)
     WS_REQUIRE(frames.wafers() == compiled.numSystems);
     std::size_t index = frames.frameCount();
     for (std::size_t i = 0; i < frames.frameCount() && index == frames.frameCount(); ++i) {
-        const Region& region
-            = compiled.regions[std::size_t(result.metrics.layers[std::size_t(frames.steps()[i].layer)].region)];
+        const Region& region = layerRegion(compiled, result, frames.steps()[i].layer);
         if (region.system > 0 && graph.ops[std::size_t(region.op)].kind == Op::Kind::AttentionCore)
             index = i;
     }
     WS_REQUIRE(index < frames.frameCount());
-    const Region& attention
-        = compiled.regions[std::size_t(result.metrics.layers[std::size_t(frames.steps()[index].layer)].region)];
+    const Region& attention = layerRegion(compiled, result, frames.steps()[index].layer);
     const EngineFrame own = frames.frame(index, attention.system);
     WS_REQUIRE(own.trafficUnmodelled.size() == 1);
     WS_CHECK(own.trafficUnmodelled[0] == attention.rect);
     WS_CHECK(frames.frame(index, 0).trafficUnmodelled.empty());
 
-    double unmodelledPeSeconds = 0.0;
-    for (const TimelineEvent& e : result.timeline.events) {
-        if (e.lane != LaneKind::Region || e.layer < 0)
-            continue;
-        const Region& region = compiled.regions[std::size_t(result.metrics.layers[std::size_t(e.layer)].region)];
-        if (!hasKernelTraffic(graph.ops[std::size_t(region.op)].kind))
-            unmodelledPeSeconds += (e.end - e.start) * double(region.rect.area());
-    }
+    const double expectedPeSeconds = unmodelledPeSeconds(compiled, graph, result);
     const UtilizationSeries series = frames.utilization(100);
     double unmodelled = 0.0;
     for (double value : series.fabricUnmodelled)
         unmodelled += value * series.binS * double(compiled.usable.area()) * compiled.numSystems;
-    WS_CHECK(unmodelledPeSeconds > 0.0);
-    WS_CHECK_NEAR(unmodelled / unmodelledPeSeconds, 1.0, 1e-9);
+    WS_CHECK(expectedPeSeconds > 0.0);
+    WS_CHECK_NEAR(unmodelled / expectedPeSeconds, 1.0, 1e-9);
 }
 
 WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)
@@ -615,7 +624,7 @@ WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)
             index = i;
     WS_REQUIRE(index < frames.frameCount());
     const FrameStep& step = frames.steps()[index];
-    const Region& shown = compiled.regions[std::size_t(result.metrics.layers[std::size_t(step.layer)].region)];
+    const Region& shown = layerRegion(compiled, result, step.layer);
     double flops = 0.0; // the step's event
     for (const TimelineEvent& e : result.timeline.events)
         if (e.lane == LaneKind::Region && e.layer == step.layer && e.phase == step.phase && e.start == step.start)

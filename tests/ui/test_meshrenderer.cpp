@@ -9,6 +9,21 @@
 
 using namespace waferscope::ui;
 
+namespace {
+
+// A viewport that fits a fabric of `pes` at `pixelsPerPe`: fit() keeps 16 px of margin on each
+// side, so PE (x, y) starts at pixel (16 + x * pixelsPerPe, 16 + y * pixelsPerPe).
+WaferViewport fittedViewport(QSize pes, double pixelsPerPe)
+{
+    WaferViewport viewport;
+    viewport.setFabricSize(pes.width(), pes.height());
+    viewport.setWidgetSize(QSizeF(32 + pixelsPerPe * pes.width(), 32 + pixelsPerPe * pes.height()));
+    viewport.fit();
+    return viewport;
+}
+
+} // namespace
+
 class TestMeshRenderer : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -45,10 +60,7 @@ private Q_SLOTS:
     void zoomedInPesAreTilesWithGaps()
     {
         const MeshScene scene { 4, 3, QRect(1, 0, 2, 3) };
-        WaferViewport viewport;
-        viewport.setFabricSize(4, 3);
-        viewport.setWidgetSize(QSizeF(32 + 4 * 10, 32 + 3 * 10));
-        viewport.fit(); // 10 px per PE: 9 px tile + 1 px gap
+        const WaferViewport viewport = fittedViewport(QSize(4, 3), 10); // 9 px tile + 1 px gap
         QCOMPARE(viewport.pixelsPerPe(), 10.0);
         const MeshPalette palette;
         const QImage image = renderMesh(scene, viewport, palette);
@@ -69,10 +81,7 @@ private Q_SLOTS:
         const std::vector<PlacedRegion> regions { { 0, QRect(2, 1, 10, 5), QColor(200, 40, 40), QString(), 0 },
             { 0, QRect(12, 1, 3, 20), QColor(40, 200, 40), QString(), 1 } };
         scene.regions = std::make_shared<const std::vector<PlacedRegion>>(regions);
-        WaferViewport viewport;
-        viewport.setFabricSize(scene.extent().width(), scene.extent().height());
-        viewport.setWidgetSize(QSizeF(40 + 32, 30 + 32));
-        viewport.fit();
+        const WaferViewport viewport = fittedViewport(scene.extent(), 1);
         QCOMPARE(viewport.pixelsPerPe(), 1.0);
         const MeshPalette palette;
         const QImage image = renderMesh(scene, viewport, palette);
@@ -156,10 +165,7 @@ private Q_SLOTS:
         }
         scene.field = field;
         const QSize extent = scene.extent();
-        WaferViewport viewport;
-        viewport.setFabricSize(extent.width(), extent.height());
-        viewport.setWidgetSize(QSizeF(2 * extent.width() + 32, 2 * extent.height() + 32));
-        viewport.fit();
+        const WaferViewport viewport = fittedViewport(extent, 2);
         QCOMPARE(viewport.pixelsPerPe(), 2.0);
         const MeshPalette palette;
         const QImage image = renderMesh(scene, viewport, palette);
@@ -201,10 +207,7 @@ private Q_SLOTS:
         links[centre * 4 + 3] = 1.0f; // west
         field->links.push_back(links);
         scene.field = field;
-        WaferViewport viewport;
-        viewport.setFabricSize(3, 3);
-        viewport.setWidgetSize(QSizeF(32 + 60, 32 + 60));
-        viewport.fit();
+        WaferViewport viewport = fittedViewport(QSize(3, 3), 20);
         QCOMPARE(viewport.pixelsPerPe(), 20.0);
         const MeshPalette palette;
         const QImage image = renderMesh(scene, viewport, palette);
@@ -243,37 +246,28 @@ private Q_SLOTS:
         std::fill_n(links.begin() + (2 * 4 + 1) * 4, 4, notModelled);
         field->links.push_back(links);
         scene.field = field;
-        WaferViewport viewport;
-        viewport.setFabricSize(4, 4);
-        viewport.setWidgetSize(QSizeF(32 + 16, 32 + 16));
-        viewport.fit();
-        QCOMPARE(viewport.pixelsPerPe(), 4.0);
         const MeshPalette palette;
-        const auto check = [&](const QImage& image, int tileLeft, int tileTop) {
-            int stripes = 0;
-            for (int py = tileTop; py < tileTop + 3; ++py)
-                for (int px = tileLeft; px < tileLeft + 3; ++px) {
-                    // (x + y) % 6 < 2 by hand: the stripes' rule, not the renderer's helper.
-                    const bool stripe = (px + py) % 6 < 2;
-                    QCOMPARE(image.pixel(px, py), (stripe ? palette.hatch : palette.unplacedPe).rgb());
-                    stripes += stripe ? 1 : 0;
-                }
-            QVERIFY(stripes > 0 && stripes < 9);
-        };
+        // The stripes' rule written out here, not taken from the renderer's helper.
+        const auto hatched
+            = [&](int px, int py) { return ((px + py) % 6 < 2 ? palette.hatch : palette.unplacedPe).rgb(); };
+        WaferViewport viewport = fittedViewport(QSize(4, 4), 4);
+        QCOMPARE(viewport.pixelsPerPe(), 4.0);
         const QImage image = renderMesh(scene, viewport, palette);
-        check(image, 16 + 4, 16 + 8);
+        int stripes = 0;
+        for (int py = 16 + 8; py < 16 + 8 + 3; ++py) // PE (1, 2)'s tile
+            for (int px = 16 + 4; px < 16 + 4 + 3; ++px) {
+                QCOMPARE(image.pixel(px, py), hatched(px, py));
+                stripes += hatched(px, py) == palette.hatch.rgb() ? 1 : 0;
+            }
+        QVERIFY(stripes > 0 && stripes < 9);
         QCOMPARE(image.pixel(16 + 9, 16 + 9), heatColor(0.0f));
         QVERIFY(std::isnan(*scene.valueAt({ 0, QPoint(1, 2) })));
         // Zoomed in to the links, its four sides and its centre are hatched the same way.
-        viewport.setWidgetSize(QSizeF(32 + 80, 32 + 80));
-        viewport.fit();
+        viewport = fittedViewport(QSize(4, 4), 20);
         QCOMPARE(viewport.pixelsPerPe(), 20.0);
         const QImage near = renderMesh(scene, viewport, palette);
-        for (const QPoint at : { QPoint(9, 1), QPoint(9, 17), QPoint(17, 9), QPoint(1, 9), QPoint(9, 9) }) {
-            const int px = 16 + 20 + at.x();
-            const int py = 16 + 40 + at.y();
-            QCOMPARE(near.pixel(px, py), ((px + py) % 6 < 2 ? palette.hatch : palette.unplacedPe).rgb());
-        }
+        for (const QPoint at : { QPoint(9, 1), QPoint(9, 17), QPoint(17, 9), QPoint(1, 9), QPoint(9, 9) })
+            QCOMPARE(near.pixel(16 + 20 + at.x(), 16 + 40 + at.y()), hatched(16 + 20 + at.x(), 16 + 40 + at.y()));
         QCOMPARE(near.pixel(16 + 40 + 9, 16 + 40 + 1), heatColor(0.0f)); // PE (2, 2)'s north link
     }
 };
