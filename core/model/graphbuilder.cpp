@@ -51,7 +51,8 @@ ModelGraph buildDecoder(const ModelConfig& c)
     GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
     const std::int64_t s = c.sequenceLength;
-    const std::int64_t headDim = h / c.numHeads;
+    const std::int64_t inner = c.attentionInnerDim;
+    const std::int64_t headDim = inner / c.numHeads;
     const std::int64_t keys = c.slidingWindow > 0 ? std::min(s, c.slidingWindow) : s;
     graph.setContext("", -1, s);
     graph.embedding("embedding", "embedding_layer.word_embeddings.weight", c.vocabSize, h);
@@ -63,7 +64,7 @@ ModelGraph buildDecoder(const ModelConfig& c)
         const std::string tensors = "transformer_decoder." + name;
         graph.setContext("decoder", layer, s);
         graph.norm(name + ".norm1", tensors + ".norm1", h, c.norm);
-        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", keys, h, c.numKvGroups * headDim);
+        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", keys, inner, c.numKvGroups * headDim);
         graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
     }

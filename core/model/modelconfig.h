@@ -28,6 +28,7 @@ struct ModelConfig {
     std::int64_t numLayers = 0;
     std::int64_t numHeads = 0;
     std::int64_t numKvGroups = 0; // == numHeads for plain multi-head attention
+    std::int64_t attentionInnerDim = 0; // width of q and of the output projection's input: num_heads x head size
     std::int64_t filterSize = 0; // FFN inner size
     std::int64_t maxPositions = 0; // max_position_embeddings
     Positions positions = Positions::Learned;

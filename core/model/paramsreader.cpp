@@ -6,6 +6,36 @@
 
 namespace waferscope::core {
 
+namespace {
+
+// Says what kind of YAML a file without a model is, from its top-level sections.
+std::string notAModelFile(const YamlFields& fields, const YamlSection& root)
+{
+    auto has = [&](const char* key) { return fields.value(root, key).has_value(); };
+    std::string keys;
+    for (auto it = root.node.begin(); it != root.node.end(); ++it)
+        if (it->first.IsScalar() && keys.size() < 80)
+            keys += (keys.empty() ? "" : ", ") + it->first.Scalar();
+    const std::string found = " (top-level keys: " + keys + ")";
+    if (has("setup") && (has("processing") || has("dataset")))
+        return "this is a Model Zoo data-preparation config (setup/processing sections, for the HDF5 "
+               "preprocessing tool), not a model's params file: it defines no model to place or run"
+            + found;
+    if (has("dask_cluster") || has("pipeline") || has("stages"))
+        return "this is a Model Zoo data-curation pipeline config, not a model's params file: it defines no model to "
+               "place or run"
+            + found;
+    if (has("train_input") || has("eval_input") || has("runconfig") || has("optimizer"))
+        return "no 'model' section: a legacy params file (train_input/model/optimizer/runconfig) needs one to define "
+               "the model"
+            + found;
+    return "not a Model Zoo params file: it has no 'model' section (legacy schema) and no 'trainer' section (trainer "
+           "schema)"
+        + found;
+}
+
+} // namespace
+
 ParamsSections locateSections(const YamlFields& fields, const YamlSection& root, ModelConfig& config)
 {
     ParamsSections sections;
@@ -28,9 +58,7 @@ ParamsSections locateSections(const YamlFields& fields, const YamlSection& root,
         return sections;
     }
     if (!fields.value(root, "model"))
-        fields.fail(root.keyMark,
-            "no 'model' section (legacy schema: train_input/model/optimizer/runconfig) and no 'trainer' section "
-            "(trainer schema); is this a Model Zoo params file?");
+        fields.fail(root.keyMark, notAModelFile(fields, root));
     sections.model = fields.section(root, "model", true);
     sections.trainInput = fields.section(root, "train_input");
     sections.evalInput = fields.section(root, "eval_input");
@@ -51,10 +79,10 @@ ParamsSections locateSections(const YamlFields& fields, const YamlSection& root,
 Expected<ModelConfig> readParamsText(std::string_view text, const std::string& fileName)
 {
     try {
-        const YAML::Node document = parseParamsDocument(text, fileName);
-        const YamlFields fields(fileName);
         ModelConfig config;
         config.fileName = fileName;
+        const YAML::Node document = parseParamsDocument(text, fileName, config.warnings);
+        const YamlFields fields(fileName);
         const ParamsSections sections = locateSections(fields, fields.root(document), config);
         readFamily(fields, sections, config);
         readModelShape(fields, sections, config);

@@ -4,6 +4,7 @@
 #include "core/common/units.h"
 #include "core/model/modelloader.h"
 #include "core/model/modelsections.h"
+#include "core/model/vocabularyfiles.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -28,7 +29,7 @@ constexpr std::int64_t kMaxPositions = 1 << 24;
         "embedding_layer_norm", "pos_scaling_factor", "pos_scaling_type", "pos_scaling_extra_args", "rope_theta",      \
         "rotary_dim", "use_position_embedding", "attention_module", "extra_attention_params", "label_smoothing",       \
         "precision_opt_level", "attention_kernel", "use_bfloat16", "compute_eval_metrics", "scale_qk_dot_by_d",        \
-        "attention_inner_dim", "fixed_sparse_attention", "norm_first", "attention_logit_alibi_slope"
+        "attention_inner_dim", "head_dim", "fixed_sparse_attention", "norm_first", "attention_logit_alibi_slope"
 
 const char* const kFamilyNames = "gpt2, gpt3, llama, mistral, mixtral, bert, t5, fc_mnist";
 
@@ -69,31 +70,68 @@ ModelConfig::Activation parseActivation(const std::string& name)
     return A::Gelu; // gelu, gelu_new, quick_gelu
 }
 
-// The sizes every BERT/GPT-style transformer has, with num_heads dividing hidden_size.
-void readTransformerSizes(
-    const YamlFields& fields, const YamlSection& model, const YamlSection& vocabSection, ModelConfig& config)
+// A vocabulary size from the model section; else where TensorFlow-era files keep it (the input
+// sections); else from a standard vocabulary file named there, with a located warning that names
+// the assumption. An unknown file is an error that names the key to add.
+std::int64_t readVocabularySize(const YamlFields& fields, const ParamsSections& sections, const std::string& sizeKey,
+    std::initializer_list<const char*> fileKeys, ModelConfig& config)
 {
-    config.vocabSize = fields.requiredInteger(vocabSection, "vocab_size", 1, kMaxVocab);
+    const YamlSection* places[] = { &sections.model, &sections.trainInput, &sections.evalInput };
+    for (const YamlSection* section : places)
+        if (std::optional<std::int64_t> size = fields.integer(*section, sizeKey, 1, kMaxVocab))
+            return *size;
+    for (const char* fileKey : fileKeys)
+        for (const YamlSection* section : places) {
+            const std::optional<std::string> file = fields.text(*section, fileKey);
+            if (!file)
+                continue;
+            const YAML::Mark mark = fields.valueMark(*section, fileKey);
+            const std::optional<KnownVocabulary> known = knownVocabularyFile(*file);
+            if (!known)
+                fields.fail(mark,
+                    "no '" + sections.model.path + "." + sizeKey + "', and the size of the vocabulary file '" + *file
+                        + "' is not known to WaferScope: add '" + sizeKey + "' to '" + sections.model.path + "'");
+            config.warnings.push_back({ mark.line + 1, mark.column + 1,
+                "no '" + sections.model.path + "." + sizeKey + "': assuming " + known->description + " for '" + *file
+                    + "'" });
+            return known->size;
+        }
+    fields.fail(sections.model.keyMark,
+        "missing key '" + sections.model.path + "." + sizeKey + "' (an integer in [1, " + std::to_string(kMaxVocab)
+            + "], or a known '" + *fileKeys.begin() + "')");
+}
+
+// The sizes every BERT/GPT-style transformer has. The attention width is num_heads x head size:
+// hidden_size unless `attention_inner_dim` (or a `head_dim`) sets it, as Mistral NeMo does.
+void readTransformerSizes(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
+{
+    const YamlSection& model = sections.model;
+    config.vocabSize = readVocabularySize(fields, sections, "vocab_size", { "vocab_file" }, config);
     config.hiddenSize = fields.requiredInteger(model, "hidden_size", 1, kMaxHidden);
     config.numLayers = fields.requiredInteger(model, "num_hidden_layers", 1, kMaxLayers);
     config.numHeads = fields.requiredInteger(model, "num_heads", 1, kMaxHidden);
     config.numKvGroups = config.numHeads;
     config.filterSize = fields.requiredInteger(model, "filter_size", 1, kMaxFilter);
     config.maxPositions = fields.requiredInteger(model, "max_position_embeddings", 1, kMaxPositions);
-    if (config.hiddenSize % config.numHeads != 0)
+    config.attentionInnerDim = config.hiddenSize;
+    if (std::optional<std::int64_t> inner = fields.integer(model, "attention_inner_dim", 1, kMaxHidden))
+        config.attentionInnerDim = *inner;
+    else if (std::optional<std::int64_t> headDim = fields.integer(model, "head_dim", 1, kMaxHidden))
+        config.attentionInnerDim = *headDim * config.numHeads;
+    if (config.attentionInnerDim % config.numHeads != 0) {
+        const bool inner = fields.value(model, "attention_inner_dim").has_value();
         fields.fail(fields.valueMark(model, "num_heads"),
-            "num_heads must divide hidden_size (got " + std::to_string(config.hiddenSize) + " and "
-                + std::to_string(config.numHeads) + ")");
+            "num_heads must divide " + std::string(inner ? "attention_inner_dim" : "hidden_size") + " (got "
+                + std::to_string(config.attentionInnerDim) + " and " + std::to_string(config.numHeads) + ")");
+    }
 }
 
 #define WS_ACTIVATIONS "gelu", "gelu_new", "quick_gelu", "relu", "silu", "swish", "tanh", "swiglu", "geglu", "reglu"
 
-void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlSection& input, ModelConfig& config)
+void readDecoder(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
 {
-    // R1.6 TF weight-streaming files keep vocab_size with the input pipeline.
-    const bool vocabWithInput = !fields.value(model, "vocab_size")
-        && config.schema == ModelConfig::Schema::TfWeightStreaming && fields.value(input, "vocab_size");
-    readTransformerSizes(fields, model, vocabWithInput ? input : model, config);
+    const YamlSection& model = sections.model;
+    readTransformerSizes(fields, sections, config);
 
     using P = ModelConfig::Positions;
     const std::string positions
@@ -149,9 +187,10 @@ void readDecoder(const YamlFields& fields, const YamlSection& model, const YamlS
         config.warnings);
 }
 
-void readBert(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
+void readBert(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
 {
-    readTransformerSizes(fields, model, model, config);
+    const YamlSection& model = sections.model;
+    readTransformerSizes(fields, sections, config);
     config.activation
         = parseActivation(fields.choice(model, "encoder_nonlinearity", { WS_ACTIVATIONS })
                               .value_or(fields.choice(model, "nonlinearity", { WS_ACTIVATIONS }).value_or("gelu")));
@@ -167,12 +206,21 @@ void readBert(const YamlFields& fields, const YamlSection& model, ModelConfig& c
         config.warnings);
 }
 
-void readT5(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
+void readT5(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
 {
-    const std::int64_t extraIds = fields.integer(model, "extra_ids", 0, 1 << 20).value_or(0);
-    config.srcVocabSize = fields.requiredInteger(model, "src_vocab_size", 1, kMaxVocab) + extraIds;
-    config.tgtVocabSize
-        = fields.integer(model, "tgt_vocab_size", 1, kMaxVocab).value_or(config.srcVocabSize - extraIds) + extraIds;
+    const YamlSection& model = sections.model;
+    // TensorFlow-era files keep extra_ids and the vocabularies with the input pipeline.
+    const std::int64_t extraIds
+        = fields.integer(model, "extra_ids", 0, 1 << 20)
+              .value_or(fields.integer(sections.trainInput, "extra_ids", 0, 1 << 20).value_or(0));
+    const std::int64_t source
+        = readVocabularySize(fields, sections, "src_vocab_size", { "src_vocab_file", "vocab_file" }, config);
+    const bool hasTarget = fields.value(model, "tgt_vocab_size") || fields.value(sections.trainInput, "tgt_vocab_size")
+        || fields.value(sections.trainInput, "tgt_vocab_file");
+    const std::int64_t target
+        = hasTarget ? readVocabularySize(fields, sections, "tgt_vocab_size", { "tgt_vocab_file" }, config) : source;
+    config.srcVocabSize = source + extraIds;
+    config.tgtVocabSize = target + extraIds;
     config.vocabSize = config.srcVocabSize;
     config.hiddenSize = fields.requiredInteger(model, "d_model", 1, kMaxHidden);
     config.numHeads = fields.requiredInteger(model, "num_heads", 1, kMaxHidden);
@@ -282,16 +330,16 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
     const YamlSection& model = sections.model;
     switch (config.family) {
     case ModelConfig::Family::Bert:
-        readBert(fields, model, config);
+        readBert(fields, sections, config);
         break;
     case ModelConfig::Family::T5:
-        readT5(fields, model, config);
+        readT5(fields, sections, config);
         break;
     case ModelConfig::Family::FcMnist:
         readFcMnist(fields, model, config);
         break;
     default:
-        readDecoder(fields, model, sections.trainInput, config);
+        readDecoder(fields, sections, config);
         if (config.family == ModelConfig::Family::Mixtral && config.numExperts == 0)
             fields.fail(model.keyMark, "a mixtral model needs a 'moe' block with num_experts and top_k");
         break;

@@ -80,11 +80,16 @@ void readBatchAndSequence(const YamlFields& fields, const ParamsSections& sectio
     } else {
         config.sequenceLength
             = fields.integer(input, "max_sequence_length", 1, kMaxSequence).value_or(config.maxPositions);
+        // Cerebras's own release files do this (BERT summarization, R1.9): accepted, with a warning.
         if (config.maxPositions > 0 && config.sequenceLength > config.maxPositions
-            && config.positions == ModelConfig::Positions::Learned)
-            fields.fail(fields.valueMark(input, "max_sequence_length"),
+            && config.positions == ModelConfig::Positions::Learned) {
+            const YAML::Mark mark = fields.valueMark(input, "max_sequence_length");
+            config.warnings.push_back({ mark.line + 1, mark.column + 1,
                 "max_sequence_length " + std::to_string(config.sequenceLength) + " exceeds max_position_embeddings "
-                    + std::to_string(config.maxPositions));
+                    + std::to_string(config.maxPositions) + ": tokens past " + std::to_string(config.maxPositions)
+                    + " have no learned position; the graph counts " + std::to_string(config.sequenceLength)
+                    + " tokens per sample and a " + std::to_string(config.maxPositions) + "-row position table" });
+        }
     }
 }
 

@@ -175,9 +175,42 @@ void checkNestingDepth(std::string_view text, const std::string& fileName)
     }
 }
 
-// yaml-cpp keeps the last of repeated keys silently; a repeated key in a params file is
-// always a mistake, so it is an error at the second occurrence.
-void checkDuplicateKeys(const YAML::Node& node, const std::string& fileName, std::set<MarkKey>& visited)
+// YAML 1.1 merge keys (`<<: *defaults`), which PyYAML honours and yaml-cpp 0.7 reads as a plain
+// key: the merged mappings' keys are added where the mapping does not set them itself (earlier
+// mappings of a merged list win over later ones), and the `<<` entry is dropped.
+void applyMergeKeys(YAML::Node node, const std::string& fileName, std::set<MarkKey>& visited)
+{
+    if (!node.IsSequence() && !node.IsMap())
+        return;
+    if (!visited.insert(keyOf(node)).second)
+        return;
+    for (auto it = node.begin(); it != node.end(); ++it)
+        applyMergeKeys(node.IsMap() ? it->second : *it, fileName, visited);
+    const YAML::Node lookup = node; // const lookups add no placeholder entries to the mapping
+    if (!node.IsMap() || !lookup["<<"].IsDefined())
+        return;
+    const YAML::Node merged = lookup["<<"];
+    std::vector<YAML::Node> sources;
+    if (merged.IsMap())
+        sources.push_back(merged);
+    else if (merged.IsSequence())
+        for (const YAML::Node& item : merged)
+            sources.push_back(item);
+    for (const YAML::Node& source : sources)
+        if (!source.IsMap())
+            failAt(fileName, source.Mark(), "a merge key '<<' takes a mapping or a list of mappings");
+    node.remove("<<");
+    for (const YAML::Node& source : sources)
+        for (auto it = source.begin(); it != source.end(); ++it)
+            if (it->first.IsScalar() && !lookup[it->first.Scalar()].IsDefined())
+                node[it->first] = it->second;
+}
+
+// The Model Zoo's loader (PyYAML) keeps the last of repeated keys; yaml-cpp's lookup finds the
+// first. Earlier occurrences are removed so that lookups see the last, as Cerebras's tools do,
+// and each repeat is a located warning, since it is usually an editing slip.
+void keepLastOfRepeatedKeys(
+    YAML::Node node, const std::string& fileName, std::set<MarkKey>& visited, std::vector<ParamsWarning>& warnings)
 {
     // Runs after ExpansionGuard, so the graph is acyclic and its depth bounded.
     if (!node.IsSequence() && !node.IsMap())
@@ -185,21 +218,25 @@ void checkDuplicateKeys(const YAML::Node& node, const std::string& fileName, std
     if (!visited.insert(keyOf(node)).second)
         return;
     if (node.IsSequence()) {
-        for (const YAML::Node& child : node)
-            checkDuplicateKeys(child, fileName, visited);
+        for (YAML::Node child : node)
+            keepLastOfRepeatedKeys(child, fileName, visited, warnings);
         return;
     }
-    std::map<std::string, int> seen; // key -> line of first occurrence
+    std::map<std::string, std::vector<int>> lines; // key -> lines of its occurrences, in order
     for (auto it = node.begin(); it != node.end(); ++it) {
         if (it->first.IsScalar()) {
-            const std::string key = it->first.Scalar();
-            auto [previous, inserted] = seen.emplace(key, it->first.Mark().line + 1);
-            if (!inserted)
-                failAt(fileName, it->first.Mark(),
-                    "duplicate key '" + key + "' (first given on line " + std::to_string(previous->second) + ")");
+            std::vector<int>& seen = lines[it->first.Scalar()];
+            if (!seen.empty())
+                warnings.push_back({ it->first.Mark().line + 1, it->first.Mark().column + 1,
+                    "duplicate key '" + it->first.Scalar() + "' (also on line " + std::to_string(seen.back())
+                        + "); the last value is used, as the Model Zoo's loader does" });
+            seen.push_back(it->first.Mark().line + 1);
         }
-        checkDuplicateKeys(it->second, fileName, visited);
+        keepLastOfRepeatedKeys(it->second, fileName, visited, warnings);
     }
+    for (const auto& [key, occurrences] : lines)
+        for (std::size_t repeat = 1; repeat < occurrences.size(); ++repeat)
+            node.remove(key); // removes the first remaining occurrence
 }
 
 bool onlyCommentsOrSpace(std::string_view text)
@@ -218,7 +255,7 @@ bool onlyCommentsOrSpace(std::string_view text)
 
 } // namespace
 
-YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName)
+YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings)
 {
     if (onlyCommentsOrSpace(text))
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
@@ -243,8 +280,9 @@ YAML::Node parseParamsDocument(std::string_view text, const std::string& fileNam
     if (root.IsNull())
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
     ExpansionGuard(fileName).expandedSize(root);
-    std::set<MarkKey> visited;
-    checkDuplicateKeys(root, fileName, visited);
+    std::set<MarkKey> merged, visited;
+    applyMergeKeys(root, fileName, merged);
+    keepLastOfRepeatedKeys(root, fileName, visited, warnings);
     if (!root.IsMap())
         fail(fileName, root.Mark().line + 1, root.Mark().column + 1,
             std::string(

@@ -1,0 +1,101 @@
+// The reader is as tolerant as the Model Zoo's own loader (tests/data/quirks): what Cerebras's tools accept loads,
+// with a located warning where the file looks odd; a file that is not a model's params file gets one error that says
+// what it is. Expected sizes are the files' own numbers and published vocabulary sizes, not the reader's output.
+#include "testing.h"
+
+#include "core/model/modelloader.h"
+
+#include <string>
+
+using namespace waferscope::core;
+using waferscope::test::dataDir;
+using waferscope::test::reportFailure;
+
+namespace {
+
+ModelConfig readQuirk(const std::string& name)
+{
+    Expected<ModelConfig> config = readParamsFile(dataDir() + "/quirks/" + name);
+    if (!config) {
+        reportFailure(__FILE__, __LINE__, name + ": " + config.error().format());
+        throw ::waferscope::test::Abort {};
+    }
+    return config.value();
+}
+
+// The warning at line:column, or nullptr.
+const ModelConfig::Warning* warningAt(const ModelConfig& config, int line, int column)
+{
+    for (const ModelConfig::Warning& warning : config.warnings)
+        if (warning.line == line && warning.column == column)
+            return &warning;
+    return nullptr;
+}
+
+} // namespace
+
+WS_TEST(aDuplicateKeyKeepsTheLastValueWithALocatedWarning)
+{
+    const ModelConfig config = readQuirk("duplicate_key.yaml");
+    WS_CHECK_EQ(config.hiddenSize, 1536); // the second of "hidden_size: 768" and "hidden_size: 1536"
+    const ModelConfig::Warning* warning = warningAt(config, 11, 5);
+    WS_REQUIRE(warning != nullptr);
+    WS_CHECK_CONTAINS(warning->message, "duplicate key 'hidden_size'");
+    WS_CHECK_CONTAINS(warning->message, "line 10");
+}
+
+WS_TEST(mergeKeysBringTheirMappingAndExplicitKeysWin)
+{
+    const ModelConfig config = readQuirk("merge_keys.yaml");
+    WS_CHECK_EQ(config.hiddenSize, 768); // set in the mapping itself, over the merged 512
+    WS_CHECK_EQ(config.numLayers, 12); // merged
+    WS_CHECK_EQ(config.vocabSize, 30522); // merged
+    WS_CHECK(config.warnings.empty());
+}
+
+WS_TEST(tensorFlowEraGptKeepsItsVocabularyWithTheInput)
+{
+    Expected<ModelGraph> graph = loadModel(dataDir() + "/quirks/tf_gpt2_vocab_in_train_input.yaml");
+    WS_REQUIRE(graph.hasValue());
+    WS_CHECK_EQ(graph->config.vocabSize, 50257);
+    // GPT-2 small (124M in the GPT-2 paper): tied 50257 x 768 embedding, 1024 x 768 positions, 12 blocks of
+    // 4h^2+4h (attention) + 2hf+f+h (FFN) + 4h (norms), final norm 2h.
+    constexpr std::int64_t h = 768, f = 3072;
+    constexpr std::int64_t expected
+        = 50257 * h + 1024 * h + 12 * (4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h) + 2 * h;
+    static_assert(expected == 124'439'808);
+    WS_CHECK_EQ(graph->totalParams, expected);
+}
+
+WS_TEST(aKnownVocabularyFileGivesItsPublishedSizeWithAWarning)
+{
+    const ModelConfig bert = readQuirk("tf_bert_vocab_file.yaml");
+    WS_CHECK_EQ(bert.vocabSize, 30522); // Google's BERT uncased vocab.txt
+    const ModelConfig::Warning* warning = warningAt(bert, 5, 17);
+    WS_REQUIRE(warning != nullptr);
+    WS_CHECK_CONTAINS(warning->message, "BERT uncased");
+    WS_CHECK_CONTAINS(warning->message, "vocab_size");
+
+    const ModelConfig t5 = readQuirk("tf_t5_vocab_file.yaml");
+    WS_CHECK_EQ(t5.srcVocabSize, 32001 + 100); // the C4 SentencePiece file plus extra_ids from train_input
+    WS_CHECK_EQ(t5.tgtVocabSize, 32001 + 100);
+    WS_CHECK(warningAt(t5, 4, 17) != nullptr);
+}
+
+WS_TEST(aSequenceLongerThanThePositionTableIsAWarning)
+{
+    const ModelConfig config = readQuirk("bert_sequence_beyond_positions.yaml");
+    WS_CHECK_EQ(config.sequenceLength, 1532);
+    WS_CHECK_EQ(config.maxPositions, 512);
+    const ModelConfig::Warning* warning = warningAt(config, 6, 26);
+    WS_REQUIRE(warning != nullptr);
+    WS_CHECK_CONTAINS(warning->message, "exceeds max_position_embeddings 512");
+}
+
+WS_TEST(aDataPreparationConfigSaysWhatItIs)
+{
+    Expected<ModelConfig> config = readParamsFile(dataDir() + "/notmodel/data_preparation.yaml");
+    WS_REQUIRE(!config.hasValue());
+    WS_CHECK_CONTAINS(config.error().message, "data-preparation config");
+    WS_CHECK_EQ(config.error().line, 1);
+}
