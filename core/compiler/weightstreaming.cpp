@@ -121,13 +121,14 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         layer.region = int(plan.regions.size());
         // The op's weights and those of the ops fused into it (norm scales, position tables).
         std::int64_t streamed = streamedBytes(op, config.weightBytes);
-        std::int64_t gradients = op.nonzeroParams * config.weightBytes;
+        std::int64_t gradients = op.gradientParams() * config.weightBytes;
         for (int index : unit.fused) {
             streamed += streamedBytes(graph.ops[std::size_t(index)], config.weightBytes);
-            gradients += graph.ops[std::size_t(index)].nonzeroParams * config.weightBytes;
+            gradients += graph.ops[std::size_t(index)].gradientParams() * config.weightBytes;
         }
         layer.bytesInForward = streamed;
-        layer.bytesInBackward = streamed;
+        // A frozen op with nothing trainable before it has no backward pass to stream weights for.
+        layer.bytesInBackward = op.frozen && op.bwdFlopsPerToken == 0.0 ? 0 : streamed;
         layer.bytesOutGradients = gradients;
         layer.activationSramBytes = region.activationBytes;
         layer.maxMicroBatch = fitsPerOp[u];

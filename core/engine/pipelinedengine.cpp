@@ -56,7 +56,7 @@ Expected<RunResult> runPipelined(const Context& c)
     double gradientBytes = 0.0;
     if (train && systems > 1) {
         for (const Op& op : c.graph.ops)
-            gradientBytes += double(op.nonzeroParams) * config.weightBytes;
+            gradientBytes += double(op.gradientParams()) * config.weightBytes;
         reduceS = gradientBytes / path.bytesPerS + 2.0 * path.latencyS;
     }
     // Pipeline copies on one wafer add up their weight gradients first: each region's gradient
@@ -74,7 +74,7 @@ Expected<RunResult> runPipelined(const Context& c)
         replicaReduceS = cycles / c.clockHz;
     }
     const double usablePes = double(plan.usable.area());
-    const double optimizerS = train ? double(c.graph.nonzeroParams) * 8.0 / (c.simd * usablePes * clock) : 0.0;
+    const double optimizerS = train ? double(c.graph.gradientParams) * 8.0 / (c.simd * usablePes * clock) : 0.0;
     const double stepS = computeS + replicaReduceS + reduceS + optimizerS;
 
     m.numCsx = systems;

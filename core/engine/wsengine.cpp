@@ -129,10 +129,13 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         full[std::size_t(l)] = costOp(c, region, micro, train);
         tail[std::size_t(l)] = costOp(c, region, lastMicro, train);
         std::int64_t params = c.graph.ops[std::size_t(region.op)].nonzeroParams;
-        for (int index : region.fused)
+        std::int64_t updated = c.graph.ops[std::size_t(region.op)].gradientParams();
+        for (int index : region.fused) {
             params += c.graph.ops[std::size_t(index)].nonzeroParams;
+            updated += c.graph.ops[std::size_t(index)].gradientParams();
+        }
         optimizerS[std::size_t(l)]
-            = c.system.memoryx.optimizerParamsPerS > 0.0 ? double(params) / c.system.memoryx.optimizerParamsPerS : 0.0;
+            = c.system.memoryx.optimizerParamsPerS > 0.0 ? double(updated) / c.system.memoryx.optimizerParamsPerS : 0.0;
         LayerMetrics layer;
         layer.region = plan.streamed[std::size_t(l)].region;
         layer.name = region.opName;

@@ -11,6 +11,16 @@ double normFlopsPerElement(ModelConfig::Norm type)
     return type == ModelConfig::Norm::RmsNorm ? 4.0 : 5.0;
 }
 
+bool hasScale(ModelConfig::Norm type)
+{
+    return type != ModelConfig::Norm::NonParametric;
+}
+
+bool hasBias(ModelConfig::Norm type)
+{
+    return type == ModelConfig::Norm::LayerNorm;
+}
+
 double activationFlopsPerElement(ModelConfig::Activation type)
 {
     switch (type) {
@@ -54,6 +64,18 @@ std::int64_t optimizerBytes(const ModelConfig& config, const ParamTensor& tensor
     }
 }
 
+// Backward work of a frozen op: no weight gradient (half a weighted op's backward, which is
+// delta plus weight gradient), and nothing at all with no trainable op before it.
+void applyTraining(Op& op, GraphAssembler::Training training)
+{
+    using T = GraphAssembler::Training;
+    op.frozen = training != T::Trainable;
+    if (training == T::FrozenForwardOnly)
+        op.bwdFlopsPerToken = 0.0;
+    else if (training == T::FrozenPassingDeltas && !op.tensors.empty() && op.tensors.front().isMatrix)
+        op.bwdFlopsPerToken *= 0.5;
+}
+
 } // namespace
 
 GraphAssembler::GraphAssembler(const ModelConfig& config)
@@ -69,6 +91,11 @@ void GraphAssembler::setContext(std::string stack, int layer, std::int64_t token
     m_tokens = tokensPerSample;
 }
 
+void GraphAssembler::setTraining(Training training)
+{
+    m_currentTraining = training;
+}
+
 Op& GraphAssembler::append(std::string name, Op::Kind kind)
 {
     Op op;
@@ -78,6 +105,7 @@ Op& GraphAssembler::append(std::string name, Op::Kind kind)
     op.stack = m_stack;
     m_ops.push_back(std::move(op));
     m_tokensPerSample.push_back(m_tokens);
+    m_training.push_back(m_currentTraining);
     return m_ops.back();
 }
 
@@ -98,8 +126,9 @@ void GraphAssembler::norm(
 {
     Op& op = append(name, Op::Kind::Norm);
     op.inFeatures = op.outFeatures = width;
-    op.tensors.push_back({ tensorPrefix + ".weight", width, false, 0.0 });
-    if (type == ModelConfig::Norm::LayerNorm)
+    if (hasScale(type))
+        op.tensors.push_back({ tensorPrefix + ".weight", width, false, 0.0 });
+    if (hasBias(type))
         op.tensors.push_back({ tensorPrefix + ".bias", width, false, 0.0 });
     op.fwdFlopsPerToken = normFlopsPerElement(type) * double(width);
     op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
@@ -121,33 +150,40 @@ void GraphAssembler::linear(const std::string& name, const std::string& tensorPr
 }
 
 void GraphAssembler::experts(const std::string& name, const std::string& tensorPrefix, std::int64_t hidden,
-    std::int64_t filter, std::int64_t numExperts, std::int64_t topK, bool gated)
+    std::int64_t filter, std::int64_t numExperts, std::int64_t topK, bool gated, bool bias)
 {
     Op& op = append(name, Op::Kind::Experts);
     op.inFeatures = hidden;
     op.outFeatures = hidden;
     for (std::int64_t e = 0; e < numExperts; ++e) {
-        const std::string prefix = tensorPrefix + ".experts." + std::to_string(e) + ".ffn.";
+        const std::string prefix = tensorPrefix + "." + std::to_string(e) + ".ffn.";
         op.tensors.push_back({ prefix + "0.linear_layer.weight", hidden * filter, true, 0.0 });
+        if (bias)
+            op.tensors.push_back({ prefix + "0.linear_layer.bias", filter, false, 0.0 });
         if (gated)
             op.tensors.push_back({ prefix + "0.linear_layer_for_glu.weight", hidden * filter, true, 0.0 });
+        if (gated && bias)
+            op.tensors.push_back({ prefix + "0.linear_layer_for_glu.bias", filter, false, 0.0 });
         op.tensors.push_back({ prefix + "1.linear_layer.weight", filter * hidden, true, 0.0 });
+        if (bias)
+            op.tensors.push_back({ prefix + "1.linear_layer.bias", hidden, false, 0.0 });
     }
     const double matricesPerExpert = gated ? 3.0 : 2.0;
+    const double biasFlops = bias ? (gated ? 2.0 : 1.0) * double(filter) + double(hidden) : 0.0;
     op.fwdFlopsPerToken = double(topK)
         * (2.0 * matricesPerExpert * double(hidden) * double(filter)
-            + activationFlopsPerElement(m_config.activation) * double(filter));
+            + activationFlopsPerElement(m_config.activation) * double(filter) + biasFlops);
     op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
     op.activationBytesPerToken = topK * (filter + hidden) * m_activationBytes;
 }
 
-void GraphAssembler::attentionCore(
-    const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim)
+void GraphAssembler::attentionCore(const std::string& name, std::int64_t keysPerToken, std::int64_t heads,
+    std::int64_t headDim, double extraFlopsPerScore)
 {
     Op& op = append(name, Op::Kind::AttentionCore);
     op.inFeatures = op.outFeatures = heads * headDim;
     const double keys = double(keysPerToken);
-    op.fwdFlopsPerToken = 4.0 * keys * double(heads * headDim) + 5.0 * keys * double(heads);
+    op.fwdFlopsPerToken = 4.0 * keys * double(heads * headDim) + (5.0 + extraFlopsPerScore) * keys * double(heads);
     op.bwdFlopsPerToken = 2.0 * op.fwdFlopsPerToken;
     op.activationBytesPerToken = heads * headDim * m_activationBytes;
 }
@@ -162,12 +198,13 @@ void GraphAssembler::activation(const std::string& name, std::int64_t width, Mod
     op.activationBytesPerToken = width * m_activationBytes;
 }
 
-void GraphAssembler::loss(const std::string& name, std::int64_t classes)
+void GraphAssembler::loss(const std::string& name, std::int64_t classes, double extraFlopsPerLogit)
 {
     Op& op = append(name, Op::Kind::Loss);
     op.inFeatures = classes;
     op.outFeatures = 1;
-    op.fwdFlopsPerToken = 3.0 * double(classes); // softmax cross-entropy: exp, sum, normalise
+    // softmax cross-entropy: exp, sum, normalise
+    op.fwdFlopsPerToken = (3.0 + extraFlopsPerLogit) * double(classes);
     op.bwdFlopsPerToken = double(classes);
     op.activationBytesPerToken = m_activationBytes;
 }
@@ -200,6 +237,7 @@ ModelGraph GraphAssembler::finish()
     for (std::size_t i = 0; i < m_ops.size(); ++i) {
         Op& op = m_ops[i];
         op.tokensPerSample = m_tokensPerSample[i];
+        applyTraining(op, m_training[i]);
         for (ParamTensor& tensor : op.tensors) {
             bool selected = false;
             if (m_config.sparsity > 0) {
@@ -212,11 +250,14 @@ ModelGraph GraphAssembler::finish()
             const auto nonzero = static_cast<std::int64_t>(double(tensor.count) * (1.0 - tensor.sparsity) + 0.5);
             op.params += tensor.count;
             op.nonzeroParams += nonzero;
-            op.optimizerStateBytes += optimizerBytes(m_config, tensor, op.inFeatures);
+            if (!op.frozen)
+                op.optimizerStateBytes += optimizerBytes(m_config, tensor, op.inFeatures);
         }
         op.weightBytes = op.params * m_config.weightBytes;
         graph.totalParams += op.params;
         graph.nonzeroParams += op.nonzeroParams;
+        graph.gradientParams += op.gradientParams();
+        (op.frozen ? graph.frozenParams : graph.trainableParams) += op.params;
         graph.weightBytes += op.weightBytes;
         graph.optimizerStateBytes += op.optimizerStateBytes;
         fwdPerSample += op.fwdFlopsPerToken * double(op.tokensPerSample);

@@ -21,16 +21,26 @@ public:
     // tokens each op processes per sample (sequence length of that stack).
     void setContext(std::string stack, int layer, std::int64_t tokensPerSample);
 
+    // Whether the following ops' weights train. A frozen part either passes gradients through to
+    // trainable ops before it (its backward computes input deltas, no weight gradients) or has
+    // none before it and runs forward only (a DPO reference model, a frozen vision tower).
+    enum class Training { Trainable, FrozenPassingDeltas, FrozenForwardOnly };
+    void setTraining(Training training);
+
     void embedding(const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width,
         Op::Kind kind = Op::Kind::Embedding);
     void norm(const std::string& name, const std::string& tensorPrefix, std::int64_t width, ModelConfig::Norm type);
     void linear(const std::string& name, const std::string& tensorPrefix, std::int64_t in, std::int64_t out, bool bias,
         Op::Kind kind = Op::Kind::Linear);
+    // `numExperts` FFNs of which `topK` run per token (shared experts: topK == numExperts).
     void experts(const std::string& name, const std::string& tensorPrefix, std::int64_t hidden, std::int64_t filter,
-        std::int64_t numExperts, std::int64_t topK, bool gated);
-    void attentionCore(const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim);
+        std::int64_t numExperts, std::int64_t topK, bool gated, bool bias);
+    // `extraFlopsPerScore`: work on each attention score besides the softmax (a soft cap).
+    void attentionCore(const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim,
+        double extraFlopsPerScore = 0.0);
     void activation(const std::string& name, std::int64_t width, ModelConfig::Activation type);
-    void loss(const std::string& name, std::int64_t classes);
+    // `extraFlopsPerLogit`: work on each logit before the softmax (a final soft cap).
+    void loss(const std::string& name, std::int64_t classes, double extraFlopsPerLogit = 0.0);
     // The op `name` reuses another op's weights (tied LM head): its tensors are dropped, its
     // FLOPs stay.
     void tieToEmbedding(const std::string& name);
@@ -46,6 +56,8 @@ private:
     const ModelConfig& m_config;
     std::vector<Op> m_ops;
     std::vector<std::int64_t> m_tokensPerSample; // per op, parallel to m_ops
+    std::vector<Training> m_training; // per op, parallel to m_ops
+    Training m_currentTraining = Training::Trainable;
     std::string m_stack;
     int m_layer = -1;
     std::int64_t m_tokens = 1;

@@ -1,6 +1,7 @@
 // buildModelGraph(): one builder per family, all from the GraphAssembler vocabulary. Tensor
 // names follow the Model Zoo's PyTorch modules so that sparsity param_filter globs select the
-// same weights as on a real system.
+// same weights as on a real system. Models made of models (DPO, DPR) append each part's ops
+// under its own stack name.
 #include "core/model/graphassembler.h"
 #include "core/model/modelloader.h"
 
@@ -11,10 +12,17 @@ namespace waferscope::core {
 namespace {
 
 using Activation = ModelConfig::Activation;
+using F = ModelConfig::Family;
+using Training = GraphAssembler::Training;
 
 bool isGated(Activation type)
 {
     return type == Activation::SwiGlu || type == Activation::GeGlu || type == Activation::ReGlu;
+}
+
+std::int64_t learnedPositionRows(const ModelConfig& c)
+{
+    return c.positionTableRows > 0 ? c.positionTableRows : c.maxPositions;
 }
 
 // Self- or cross-attention block: q, k, v projections, core, output projection.
@@ -22,10 +30,18 @@ void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::stri
     std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim)
 {
     const std::int64_t h = c.hiddenSize;
+    const std::int64_t headDim = innerDim / c.numHeads;
     graph.linear(name + ".q", tensors + ".proj_q_dense_layer", h, innerDim, c.projectionBiasInAttention);
     graph.linear(name + ".k", tensors + ".proj_k_dense_layer", h, kvDim, c.projectionBiasInAttention);
     graph.linear(name + ".v", tensors + ".proj_v_dense_layer", h, kvDim, c.projectionBiasInAttention);
-    graph.attentionCore(name + ".core", keysPerToken, c.numHeads, innerDim / c.numHeads);
+    if (c.qkNormWidth > 0) {
+        graph.norm(name + ".q_norm", tensors + ".q_norm", headDim, c.norm);
+        graph.norm(name + ".k_norm", tensors + ".k_norm", headDim, c.norm);
+    }
+    // A soft cap (cap * tanh(score / cap)) costs a division, a tanh and a product per score.
+    graph.attentionCore(name + ".core", keysPerToken, c.numHeads, headDim, c.attentionLogitSoftcap > 0 ? 3.0 : 0.0);
+    if (c.attentionSinkParameter)
+        graph.extraTensor(name + ".core", tensors + ".sink", c.numHeads);
     graph.linear(name + ".out", tensors + ".proj_output_dense_layer", innerDim, h, c.ffnBiasInAttention);
 }
 
@@ -34,8 +50,12 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
     const std::int64_t h = c.hiddenSize;
     const std::int64_t f = c.filterSize;
     if (c.numExperts > 0) {
-        graph.linear(name + ".router", tensors + ".gate", h, c.numExperts, false, Op::Kind::MoeRouter);
-        graph.experts(name + ".experts", tensors, h, f, c.numExperts, c.topK, isGated(c.activation));
+        graph.linear(name + ".router", tensors + ".gate", h, c.numExperts, c.routerBias, Op::Kind::MoeRouter);
+        graph.experts(
+            name + ".experts", tensors + ".experts", h, f, c.numExperts, c.topK, isGated(c.activation), c.ffnBias);
+        if (c.numSharedExperts > 0)
+            graph.experts(name + ".shared_experts", tensors + ".shared_experts", h, f, c.numSharedExperts,
+                c.numSharedExperts, isGated(c.activation), c.ffnBias);
         return;
     }
     graph.linear(name + ".up", tensors + ".ffn.0.linear_layer", h, f, c.ffnBias);
@@ -45,89 +65,192 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
     graph.linear(name + ".down", tensors + ".ffn.1.linear_layer", f, h, c.ffnBias);
 }
 
-// GPT-2/3, Llama, Mistral, Mixtral: pre-norm causal decoder.
+// Keys each query of block `layer` attends: the whole sequence, or a sliding window (on every
+// other block for Gemma 2) plus the sink tokens that stay visible.
+std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
+{
+    const bool windowed
+        = c.slidingWindow > 0 && (!c.alternateSlidingWindow || ((layer % 2 == 0) == c.slidingWindowFirst));
+    return windowed ? std::min(sequence, c.slidingWindow + c.attentionSinkTokens) : sequence;
+}
+
+// The Model Zoo's GPT-2 and GPT-J backbones: pre-norm causal decoder, sequential or parallel
+// attention and FFN. `stack` names the part ("decoder", or "reference" for DPO's frozen copy).
+void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
+    std::int64_t tokens)
+{
+    const std::int64_t h = c.hiddenSize;
+    const std::int64_t inner = c.attentionInnerDim;
+    const std::int64_t kvDim = c.numKvGroups * (inner / c.numHeads);
+    graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
+    graph.embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
+    if (c.trainableAlibiSlopes)
+        graph.extraTensor(prefix + "embedding", prefix + "embedding_layer.position_embed_helper.slopes", c.numHeads);
+    if (c.positions == ModelConfig::Positions::Learned)
+        graph.embedding(prefix + "position_embedding", prefix + "embedding_layer.position_embeddings.weight",
+            learnedPositionRows(c), h, Op::Kind::PositionEmbedding);
+    if (c.embeddingLayerNorm)
+        graph.norm(prefix + "embedding_norm", prefix + "embedding_layer.embed_ln", h, c.norm);
+    for (int layer = 0; layer < int(c.numLayers); ++layer) {
+        const std::string name = prefix + "layers." + std::to_string(layer);
+        const std::string tensors = prefix + "transformer_decoder.layers." + std::to_string(layer);
+        graph.setContext(stack, layer, tokens);
+        graph.norm(name + ".norm1", tensors + ".norm1", h, c.norm);
+        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", keysOfBlock(c, layer, tokens), inner, kvDim);
+        if (c.parallelAttention) {
+            // Attention and FFN read the same input; untied, the FFN has a norm of its own.
+            if (c.untiedParallelNorms)
+                graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
+            feedForward(graph, c, name + ".ffn", tensors + ".ffn");
+            continue;
+        }
+        if (c.sandwichNorms)
+            graph.norm(name + ".post_attn_norm", tensors + ".post_attn_norm", h, c.norm);
+        graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
+        feedForward(graph, c, name + ".ffn", tensors + ".ffn");
+        if (c.sandwichNorms)
+            graph.norm(name + ".post_ffn_norm", tensors + ".post_ffn_norm", h, c.norm);
+    }
+    graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
+    graph.norm(prefix + "final_norm", prefix + "transformer_decoder.norm", h, c.norm);
+    // A tied head reuses the embedding matrix: same FLOPs, no parameters of its own.
+    graph.linear(prefix + "lm_head", prefix + "lm_head", h, c.vocabSize, c.biasInOutput, Op::Kind::LmHead);
+    if (c.shareEmbeddingWeights)
+        graph.tieToEmbedding(prefix + "lm_head");
+}
+
+// GPT-2/3, GPT-J, Falcon, BLOOM, Llama, Mistral, Mixtral, Gemma 2 and the other decoders.
 ModelGraph buildDecoder(const ModelConfig& c)
 {
     GraphAssembler graph(c);
-    const std::int64_t h = c.hiddenSize;
-    const std::int64_t s = c.sequenceLength;
-    const std::int64_t inner = c.attentionInnerDim;
-    const std::int64_t headDim = inner / c.numHeads;
-    const std::int64_t keys = c.slidingWindow > 0 ? std::min(s, c.slidingWindow) : s;
-    graph.setContext("", -1, s);
-    graph.embedding("embedding", "embedding_layer.word_embeddings.weight", c.vocabSize, h);
-    if (c.positions == ModelConfig::Positions::Learned)
-        graph.embedding("position_embedding", "embedding_layer.position_embeddings.weight", c.maxPositions, h,
-            Op::Kind::PositionEmbedding);
-    for (int layer = 0; layer < int(c.numLayers); ++layer) {
-        const std::string name = "layers." + std::to_string(layer);
-        const std::string tensors = "transformer_decoder." + name;
-        graph.setContext("decoder", layer, s);
-        graph.norm(name + ".norm1", tensors + ".norm1", h, c.norm);
-        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", keys, inner, c.numKvGroups * headDim);
-        graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
-        feedForward(graph, c, name + ".ffn", tensors + ".ffn");
-    }
-    graph.setContext("", -1, s);
-    graph.norm("final_norm", "transformer_decoder.norm", h, c.norm);
-    // A tied head reuses the embedding matrix: same FLOPs, no parameters of its own.
-    graph.linear("lm_head", "lm_head", h, c.vocabSize, c.biasInOutput, Op::Kind::LmHead);
-    if (c.shareEmbeddingWeights)
-        graph.tieToEmbedding("lm_head");
-    graph.loss("loss", c.vocabSize);
+    appendDecoder(graph, c, "", "decoder", c.sequenceLength);
+    graph.loss("loss", c.vocabSize, c.finalLogitSoftcap > 0 ? 3.0 : 0.0);
     return graph.finish();
 }
 
-// BERT: post-norm encoder with token, position and segment embeddings, pooler, MLM and NSP heads.
+// DPO: each sample is a chosen and a rejected completion, both through the policy and through
+// the reference, a frozen copy of the policy that runs forward only.
+ModelGraph buildDpo(const ModelConfig& c)
+{
+    const ModelConfig& policy = c.parts.front().config.front();
+    const std::int64_t tokens = 2 * c.sequenceLength;
+    GraphAssembler graph(c);
+    if (c.frozenReference) {
+        graph.setTraining(Training::FrozenForwardOnly);
+        appendDecoder(graph, policy, "reference.", "reference", tokens);
+        graph.setTraining(Training::Trainable);
+    }
+    appendDecoder(graph, policy, "", "decoder", tokens);
+    graph.setContext("", -1, tokens);
+    graph.loss("loss", policy.vocabSize, policy.finalLogitSoftcap > 0 ? 3.0 : 0.0);
+    return graph.finish();
+}
+
+// BertModel: token, position and segment embeddings with a LayerNorm, post-norm blocks, an
+// optional final norm (ESM-2) and the [CLS] pooler.
+void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
+    std::int64_t tokens)
+{
+    const std::int64_t h = c.hiddenSize;
+    const auto layerNorm = ModelConfig::Norm::LayerNorm;
+    graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
+    graph.embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
+    if (c.positions == ModelConfig::Positions::Learned)
+        graph.embedding(prefix + "position_embedding", prefix + "embedding_layer.position_embeddings.weight",
+            learnedPositionRows(c), h, Op::Kind::PositionEmbedding);
+    if (c.typeVocabSize > 0)
+        graph.embedding(prefix + "segment_embedding", prefix + "embedding_layer.segment_embeddings.weight",
+            c.typeVocabSize, h, Op::Kind::PositionEmbedding);
+    if (c.embeddingLayerNorm)
+        graph.norm(prefix + "embedding_norm", prefix + "embedding_layer.embed_ln", h, layerNorm);
+    for (int layer = 0; layer < int(c.numLayers); ++layer) {
+        const std::string name = prefix + "layers." + std::to_string(layer);
+        const std::string tensors = prefix + "transformer_encoder.layers." + std::to_string(layer);
+        graph.setContext(stack, layer, tokens);
+        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", tokens, c.attentionInnerDim,
+            c.numKvGroups * (c.attentionInnerDim / c.numHeads));
+        graph.norm(name + ".norm1", tensors + ".norm1", h, layerNorm);
+        feedForward(graph, c, name + ".ffn", tensors + ".ffn");
+        graph.norm(name + ".norm2", tensors + ".norm2", h, layerNorm);
+    }
+    graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
+    if (c.finalNorm)
+        graph.norm(prefix + "final_norm", prefix + "transformer_encoder.norm", h, layerNorm);
+    if (c.pooler) {
+        // The pooler sees one token ([CLS]) per sample.
+        graph.setContext(stack == "encoder" ? "" : stack, -1, 1);
+        graph.linear(prefix + "pooler", prefix + "pooler.pooler.ffn.0.linear_layer", h, h, c.ffnBias, Op::Kind::Pooler);
+        graph.activation(prefix + "pooler.act", h, Activation::Tanh);
+    }
+}
+
+// BERT and ESM-2 pretraining (MLM, and NSP unless disabled), and BERT's fine-tuning heads.
 ModelGraph buildBert(const ModelConfig& c)
 {
     GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
     const std::int64_t s = c.sequenceLength;
-    graph.setContext("", -1, s);
-    graph.embedding("embedding", "embedding_layer.word_embeddings.weight", c.vocabSize, h);
-    graph.embedding("position_embedding", "embedding_layer.position_embeddings.weight", c.maxPositions, h,
-        Op::Kind::PositionEmbedding);
-    if (c.typeVocabSize > 0)
-        graph.embedding("segment_embedding", "embedding_layer.segment_embeddings.weight", c.typeVocabSize, h,
-            Op::Kind::PositionEmbedding);
-    graph.norm("embedding_norm", "embedding_layer.embed_ln", h, ModelConfig::Norm::LayerNorm);
-    for (int layer = 0; layer < int(c.numLayers); ++layer) {
-        const std::string name = "layers." + std::to_string(layer);
-        const std::string tensors = "transformer_encoder." + name;
-        graph.setContext("encoder", layer, s);
-        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", s, h, h);
-        graph.norm(name + ".norm1", tensors + ".norm1", h, ModelConfig::Norm::LayerNorm);
-        feedForward(graph, c, name + ".ffn", tensors + ".ffn");
-        graph.norm(name + ".norm2", tensors + ".norm2", h, ModelConfig::Norm::LayerNorm);
+    appendBertEncoder(graph, c, "", "encoder", s);
+    if (c.family == F::Bert || c.family == F::Esm2) {
+        if (!c.disableNsp) {
+            graph.setContext("", -1, 1);
+            graph.linear("nsp_head", "nsp_head.classifier", h, 2, c.ffnBias, Op::Kind::Linear);
+        }
+        graph.setContext("", -1, s);
+        graph.linear("mlm_head.transform", "mlm_head.transform.ffn.0.linear_layer", h, h, true);
+        graph.activation("mlm_head.act", h, c.activation);
+        graph.norm("mlm_head.norm", "mlm_head.transform.norm", h, ModelConfig::Norm::LayerNorm);
+        graph.linear("mlm_head.decoder", "mlm_head.classifier", h, c.vocabSize, c.mlmOutputBias, Op::Kind::LmHead);
+        if (c.shareEmbeddingWeights)
+            graph.tieToEmbedding("mlm_head.decoder");
+        graph.loss("loss", c.vocabSize);
+        return graph.finish();
     }
-    // The pooler and NSP head see one token ([CLS]) per sample.
+    // Fine-tuning: a classifier over [CLS] (after the pooler), every token, or each sentence.
+    const std::int64_t headTokens = c.headTokensPerSample > 0 ? c.headTokensPerSample : s;
+    graph.setContext("", -1, headTokens);
+    graph.linear("classifier", "classifier.ffn.0.linear_layer", h, c.numLabels, c.classifierBias, Op::Kind::LmHead);
+    graph.loss("loss", c.numLabels);
+    return graph.finish();
+}
+
+// DPR: question and context encoders, trained with a softmax over in-batch contexts.
+ModelGraph buildDpr(const ModelConfig& c)
+{
+    GraphAssembler graph(c);
+    for (const ModelConfig::Part& part : c.parts)
+        appendBertEncoder(graph, part.config.front(), part.role + ".", part.role, c.sequenceLength);
     graph.setContext("", -1, 1);
-    graph.linear("pooler", "pooler.pooler.ffn.0.linear_layer", h, h, true, Op::Kind::Pooler);
-    graph.activation("pooler.act", h, Activation::Tanh);
-    if (!c.disableNsp)
-        graph.linear("nsp_head", "nsp_head.classifier", h, 2, true, Op::Kind::Linear);
-    graph.setContext("", -1, s);
-    graph.linear("mlm_head.transform", "mlm_head.transform.ffn.0.linear_layer", h, h, true);
-    graph.activation("mlm_head.act", h, c.activation);
-    graph.norm("mlm_head.norm", "mlm_head.transform.norm", h, ModelConfig::Norm::LayerNorm);
-    graph.linear("mlm_head.decoder", "mlm_head.classifier", h, c.vocabSize, true, Op::Kind::LmHead);
-    if (c.shareEmbeddingWeights)
-        graph.tieToEmbedding("mlm_head.decoder");
+    graph.loss("loss", std::max<std::int64_t>(1, c.batchSize / std::max<std::int64_t>(1, c.numCsx)));
+    return graph.finish();
+}
+
+// The layers-API demo: a post-norm encoder and a biased projection to the vocabulary.
+ModelGraph buildLayersApiDemo(const ModelConfig& c)
+{
+    GraphAssembler graph(c);
+    appendBertEncoder(graph, c, "", "encoder", c.sequenceLength);
+    graph.setContext("", -1, c.sequenceLength);
+    graph.linear("lm_head", "decoder", c.hiddenSize, c.vocabSize, true, Op::Kind::LmHead);
     graph.loss("loss", c.vocabSize);
     return graph.finish();
 }
 
-// T5: encoder-decoder with shared embeddings, relative position bias, cross-attention.
-ModelGraph buildT5(const ModelConfig& c)
+// T5 and the transformer: encoder-decoder with shared embeddings, relative position buckets
+// (T5) or absolute positions (learned, or sinusoidal without parameters), cross-attention.
+ModelGraph buildSeq2Seq(const ModelConfig& c)
 {
     GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
-    const std::int64_t inner = c.dKv * c.numHeads;
+    const std::int64_t inner = c.attentionInnerDim;
     const std::int64_t src = c.sequenceLength;
     const std::int64_t tgt = c.targetSequenceLength;
+    const bool relative = c.positions == ModelConfig::Positions::Relative;
     graph.setContext("encoder", -1, src);
     graph.embedding("embedding", "encoder.embed_tokens.weight", c.srcVocabSize, h);
+    if (c.positions == ModelConfig::Positions::Learned)
+        graph.embedding("encoder.position_embedding", "encoder.position_embeddings.weight", c.maxPositions, h,
+            Op::Kind::PositionEmbedding);
     for (int layer = 0; layer < int(c.encoderLayers); ++layer) {
         const std::string name = "encoder.layers." + std::to_string(layer);
         graph.setContext("encoder", layer, src);
@@ -136,14 +259,17 @@ ModelGraph buildT5(const ModelConfig& c)
         graph.norm(name + ".norm2", name + ".norm2", h, c.norm);
         feedForward(graph, c, name + ".ffn", name + ".ffn");
     }
-    graph.extraTensor(
-        "encoder.layers.0.attn.core", "encoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
+    if (relative)
+        graph.extraTensor(
+            "encoder.layers.0.attn.core", "encoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
     graph.setContext("encoder", -1, src);
     graph.norm("encoder.final_norm", "encoder.norm", h, c.norm);
-    if (!c.shareEmbeddingWeights || c.tgtVocabSize != c.srcVocabSize) {
-        graph.setContext("decoder", -1, tgt);
+    graph.setContext("decoder", -1, tgt);
+    if (!c.shareEncoderDecoderEmbedding)
         graph.embedding("decoder.embedding", "decoder.embed_tokens.weight", c.tgtVocabSize, h);
-    }
+    if (c.positions == ModelConfig::Positions::Learned)
+        graph.embedding("decoder.position_embedding", "decoder.position_embeddings.weight", learnedPositionRows(c), h,
+            Op::Kind::PositionEmbedding);
     for (int layer = 0; layer < int(c.decoderLayers); ++layer) {
         const std::string name = "decoder.layers." + std::to_string(layer);
         graph.setContext("decoder", layer, tgt);
@@ -154,8 +280,9 @@ ModelGraph buildT5(const ModelConfig& c)
         graph.norm(name + ".norm3", name + ".norm3", h, c.norm);
         feedForward(graph, c, name + ".ffn", name + ".ffn");
     }
-    graph.extraTensor(
-        "decoder.layers.0.attn.core", "decoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
+    if (relative)
+        graph.extraTensor(
+            "decoder.layers.0.attn.core", "decoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
     graph.setContext("decoder", -1, tgt);
     graph.norm("decoder.final_norm", "decoder.norm", h, c.norm);
     graph.linear("lm_head", "lm_head", h, c.tgtVocabSize, false, Op::Kind::LmHead);
@@ -188,11 +315,23 @@ ModelGraph buildFcMnist(const ModelConfig& c)
 ModelGraph buildModelGraph(const ModelConfig& config)
 {
     switch (config.family) {
-    case ModelConfig::Family::Bert:
+    case F::Bert:
+    case F::BertClassifier:
+    case F::BertTokenClassifier:
+    case F::BertSummarization:
+    case F::BertQuestionAnswering:
+    case F::Esm2:
         return buildBert(config);
-    case ModelConfig::Family::T5:
-        return buildT5(config);
-    case ModelConfig::Family::FcMnist:
+    case F::Dpr:
+        return buildDpr(config);
+    case F::Dpo:
+        return buildDpo(config);
+    case F::T5:
+    case F::Transformer:
+        return buildSeq2Seq(config);
+    case F::LayersApiDemo:
+        return buildLayersApiDemo(config);
+    case F::FcMnist:
         return buildFcMnist(config);
     default:
         return buildDecoder(config);
@@ -209,10 +348,14 @@ GraphFootprint estimateGraphFootprint(const ModelConfig& config)
     constexpr std::int64_t kOutsideBlocks = 16;
     // Heap bytes of a name beyond the object itself (names are 20 to 60 characters).
     constexpr double kNameBytes = 64.0;
-    const std::int64_t blocks = std::max<std::int64_t>(1, config.numLayers);
+    const std::int64_t copies = std::max<std::size_t>(1, config.parts.size()) * (config.frozenReference ? 2 : 1);
+    const std::int64_t blocks = copies * std::max<std::int64_t>(1, config.numLayers);
+    // An expert has two or three (gated) matrices, each with a bias when the FFN has them.
+    const std::int64_t perExpert = (isGated(config.activation) ? 3 : 2) * (config.ffnBias ? 2 : 1);
+    const std::int64_t expertTensors = perExpert * (config.numExperts + config.numSharedExperts);
     GraphFootprint footprint;
-    footprint.ops = blocks * kOpsPerBlock + kOutsideBlocks;
-    footprint.tensors = blocks * (kTensorsPerBlock + 3 * config.numExperts) + 2 * kOutsideBlocks;
+    footprint.ops = blocks * kOpsPerBlock + copies * kOutsideBlocks;
+    footprint.tensors = blocks * (kTensorsPerBlock + expertTensors) + 2 * copies * kOutsideBlocks;
     // The op's own per-op vector (tokens per sample) is counted with the op.
     footprint.bytes = double(footprint.ops) * (sizeof(Op) + 2.0 * kNameBytes + sizeof(std::int64_t))
         + double(footprint.tensors) * (sizeof(ParamTensor) + kNameBytes);

@@ -40,6 +40,7 @@ std::string modelGraphToJson(const ModelGraph& graph)
             { "tokens_per_sample", op.tokensPerSample },
             { "activation_bytes_per_token", op.activationBytesPerToken },
             { "optimizer_state_bytes", op.optimizerStateBytes },
+            { "frozen", op.frozen },
         });
     }
     const Json document {
@@ -47,6 +48,8 @@ std::string modelGraphToJson(const ModelGraph& graph)
         { "family", toString(config.family) },
         { "schema", toString(config.schema) },
         { "total_params", graph.totalParams },
+        { "trainable_params", graph.trainableParams },
+        { "frozen_params", graph.frozenParams },
         { "nonzero_params", graph.nonzeroParams },
         { "num_layers", config.numLayers },
         { "hidden_size", config.hiddenSize },

@@ -10,14 +10,50 @@ const char* toString(ModelConfig::Family family)
         return "gpt2";
     case ModelConfig::Family::Gpt3:
         return "gpt3";
+    case ModelConfig::Family::GptJ:
+        return "gptj";
+    case ModelConfig::Family::Falcon:
+        return "falcon";
+    case ModelConfig::Family::Bloom:
+        return "bloom";
+    case ModelConfig::Family::Btlm:
+        return "btlm";
+    case ModelConfig::Family::Jais:
+        return "jais";
+    case ModelConfig::Family::StarCoder:
+        return "starcoder";
+    case ModelConfig::Family::SantaCoder:
+        return "santacoder";
+    case ModelConfig::Family::Gemma2:
+        return "gemma2";
+    case ModelConfig::Family::Mpt:
+        return "mpt";
     case ModelConfig::Family::Llama:
         return "llama";
     case ModelConfig::Family::Mixtral:
         return "mixtral";
     case ModelConfig::Family::Bert:
         return "bert";
+    case ModelConfig::Family::BertClassifier:
+        return "bert/classifier";
+    case ModelConfig::Family::BertTokenClassifier:
+        return "bert/token_classifier";
+    case ModelConfig::Family::BertSummarization:
+        return "bert/extractive_summarization";
+    case ModelConfig::Family::BertQuestionAnswering:
+        return "bert/qa";
+    case ModelConfig::Family::Esm2:
+        return "esm2";
+    case ModelConfig::Family::Dpr:
+        return "dpr";
+    case ModelConfig::Family::Dpo:
+        return "dpo";
     case ModelConfig::Family::T5:
         return "t5";
+    case ModelConfig::Family::Transformer:
+        return "transformer";
+    case ModelConfig::Family::LayersApiDemo:
+        return "layers_api_demo";
     case ModelConfig::Family::FcMnist:
         return "fc_mnist";
     }

@@ -11,8 +11,34 @@ namespace waferscope::core {
 // streaming). Produced by readParams(); every size here has been validated.
 struct ModelConfig {
     enum class Schema { Legacy, Trainer, TfWeightStreaming };
-    enum class Family { Gpt2, Gpt3, Llama, Mixtral, Bert, T5, FcMnist };
-    enum class Norm { LayerNorm, RmsNorm };
+    enum class Family {
+        Gpt2,
+        Gpt3,
+        GptJ, // also GPT-NeoX: parallel attention and FFN
+        Falcon,
+        Bloom,
+        Btlm,
+        Jais,
+        StarCoder,
+        SantaCoder,
+        Gemma2,
+        Mpt,
+        Llama, // also Mistral
+        Mixtral,
+        Bert,
+        BertClassifier,
+        BertTokenClassifier,
+        BertSummarization,
+        BertQuestionAnswering,
+        Esm2,
+        Dpr,
+        Dpo,
+        T5,
+        Transformer, // the encoder-decoder of "Attention Is All You Need"
+        LayersApiDemo,
+        FcMnist
+    };
+    enum class Norm { LayerNorm, RmsNorm, BiaslessLayerNorm, NonParametric };
     enum class Activation { Gelu, Relu, Silu, Tanh, SwiGlu, GeGlu, ReGlu };
     enum class Positions { Learned, Fixed, Relative, Rotary, Alibi, None };
     enum class Optimizer { Adam, AdamW, Sgd, AdaFactor, Lamb, Other };
@@ -40,14 +66,35 @@ struct ModelConfig {
     bool ffnBias = true;
     bool biasInOutput = false; // LM head bias
     std::int64_t slidingWindow = 0; // 0 = full causal attention
+    bool alternateSlidingWindow = false; // Gemma 2: the window on every other layer only
+    bool slidingWindowFirst = false; // ... starting with layer 0 (else full attention first)
+    std::int64_t attentionSinkTokens = 0; // keys always visible besides the window (StreamingLLM sinks)
+    bool parallelAttention = false; // GPT-J, NeoX, Falcon: attention and FFN read one normed input, summed
+    bool untiedParallelNorms = false; // NeoX, Falcon 40B/180B: a norm per branch of the parallel block
+    bool embeddingLayerNorm = false; // BLOOM, ESM-2: a norm right after the token embedding
+    bool sandwichNorms = false; // Gemma 2: norms after attention and FFN as well as before
+    bool finalNorm = true; // the norm after the last block (ESM-2: use_final_layer_norm)
+    bool trainableAlibiSlopes = false; // one slope per head as a parameter
+    std::int64_t qkNormWidth = 0; // > 0: a norm of this width on q and on k in every attention
+    bool attentionSinkParameter = false; // GPT-OSS-style learned sink logit per head
+    double attentionLogitSoftcap = 0.0; // Gemma 2: cap * tanh(score / cap), FLOPs only
+    double finalLogitSoftcap = 0.0;
 
     // Mixture of experts (any decoder with a moe block).
     std::int64_t numExperts = 0; // 0 = dense
     std::int64_t topK = 0;
+    std::int64_t numSharedExperts = 0; // experts every token goes through besides its top_k
+    bool routerBias = false;
 
     // BERT.
     std::int64_t typeVocabSize = 2; // token-type (segment) embeddings
     bool disableNsp = false;
+    bool pooler = true; // the [CLS] dense + tanh
+    bool mlmOutputBias = true;
+    std::int64_t numLabels = 0; // classifier, token-classifier and summarisation heads
+    bool classifierBias = true;
+    std::int64_t headTokensPerSample = 1; // tokens a classifier head sees: [CLS], every token, or the sentences
+    std::int64_t positionTableRows = 0; // learned position rows; 0 = maxPositions (RoBERTa adds padding rows)
 
     // T5.
     std::int64_t dKv = 0; // per-head size; inner attention dim = dKv * numHeads
@@ -56,6 +103,16 @@ struct ModelConfig {
     std::int64_t srcVocabSize = 0; // including extra_ids
     std::int64_t tgtVocabSize = 0;
     std::int64_t relativeBuckets = 32;
+    bool shareEncoderDecoderEmbedding = true; // one table for source and target tokens
+
+    // Models made of other models: DPO's policy, DPR's question and context encoders. Each part is
+    // a complete config of its own family; `frozenReference` adds a frozen copy of part 0.
+    struct Part {
+        std::string role; // "policy", "question_encoder", ...
+        std::vector<ModelConfig> config; // exactly one (a vector, so that ModelConfig can nest)
+    };
+    std::vector<Part> parts;
+    bool frozenReference = false; // DPO: the reference model, a frozen copy of the policy
 
     // fc_mnist.
     std::int64_t inputSize = 0;

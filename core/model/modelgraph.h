@@ -50,7 +50,13 @@ struct Op {
     double bwdFlopsPerToken = 0;
     std::int64_t weightBytes = 0; // params at the configured weight precision
     std::int64_t activationBytesPerToken = 0; // output activations kept for backward
-    std::int64_t optimizerStateBytes = 0; // in MemoryX / SRAM for training
+    std::int64_t optimizerStateBytes = 0; // in MemoryX / SRAM for training; 0 when frozen
+    // Frozen weights (a DPO reference model, a frozen vision tower) take memory and compute but
+    // get no gradient and no optimizer state.
+    bool frozen = false;
+
+    // Parameters whose gradients leave the wafer and that the optimizer updates.
+    std::int64_t gradientParams() const { return frozen ? 0 : nonzeroParams; }
 };
 
 const char* toString(Op::Kind kind);
@@ -60,8 +66,11 @@ struct ModelGraph {
     ModelConfig config;
     std::vector<Op> ops;
 
-    std::int64_t totalParams = 0;
+    std::int64_t totalParams = 0; // trainableParams + frozenParams
+    std::int64_t trainableParams = 0;
+    std::int64_t frozenParams = 0;
     std::int64_t nonzeroParams = 0;
+    std::int64_t gradientParams = 0; // sum of Op::gradientParams()
     double fwdFlopsPerSample = 0; // dense math incl. attention, summed over every op's tokens
     double bwdFlopsPerSample = 0;
     double fwdFlopsPerToken = 0; // per sample / sequenceLength

@@ -20,6 +20,10 @@ struct ParamsSections {
     YAML::Node callbacks; // trainer.init.callbacks (sequence), undefined for legacy
 };
 
+// `sections` with another model section (a DPO policy, a DPR encoder). Built by copying, never
+// by assigning: assigning to a YAML::Node that holds a node overwrites that node in the tree.
+ParamsSections withModelSection(const ParamsSections& sections, const YamlSection& model);
+
 ParamsSections locateSections(const YamlFields& fields, const YamlSection& root, ModelConfig& config);
 void readFamily(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 void readModelShape(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);

@@ -36,6 +36,12 @@ std::string notAModelFile(const YamlFields& fields, const YamlSection& root)
 
 } // namespace
 
+ParamsSections withModelSection(const ParamsSections& sections, const YamlSection& model)
+{
+    return ParamsSections { model, sections.trainInput, sections.evalInput, sections.optimizer, sections.precision,
+        sections.sparsity, sections.loop, sections.checkpoint, sections.cluster, sections.callbacks };
+}
+
 ParamsSections locateSections(const YamlFields& fields, const YamlSection& root, ModelConfig& config)
 {
     ParamsSections sections;

@@ -73,7 +73,7 @@ void readBatchAndSequence(const YamlFields& fields, const ParamsSections& sectio
 
     if (config.family == ModelConfig::Family::FcMnist) {
         config.sequenceLength = 1; // one image is one sample
-    } else if (config.family == ModelConfig::Family::T5) {
+    } else if (config.family == ModelConfig::Family::T5 || config.family == ModelConfig::Family::Transformer) {
         config.sequenceLength = fields.integer(input, "src_max_sequence_length", 1, kMaxSequence).value_or(512);
         config.targetSequenceLength
             = fields.integer(input, "tgt_max_sequence_length", 1, kMaxSequence).value_or(config.sequenceLength);
@@ -82,7 +82,7 @@ void readBatchAndSequence(const YamlFields& fields, const ParamsSections& sectio
             = fields.integer(input, "max_sequence_length", 1, kMaxSequence).value_or(config.maxPositions);
         // Cerebras's own release files do this (BERT summarization, R1.9): accepted, with a warning.
         if (config.maxPositions > 0 && config.sequenceLength > config.maxPositions
-            && config.positions == ModelConfig::Positions::Learned) {
+            && config.positions == ModelConfig::Positions::Learned && config.positionTableRows == 0) {
             const YAML::Mark mark = fields.valueMark(input, "max_sequence_length");
             config.warnings.push_back({ mark.line + 1, mark.column + 1,
                 "max_sequence_length " + std::to_string(config.sequenceLength) + " exceeds max_position_embeddings "

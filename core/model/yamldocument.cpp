@@ -203,7 +203,7 @@ void applyMergeKeys(YAML::Node node, const std::string& fileName, std::set<MarkK
     for (const YAML::Node& source : sources)
         for (auto it = source.begin(); it != source.end(); ++it)
             if (it->first.IsScalar() && !lookup[it->first.Scalar()].IsDefined())
-                node[it->first] = it->second;
+                node.force_insert(it->first, it->second);
 }
 
 // The Model Zoo's loader (PyYAML) keeps the last of repeated keys; yaml-cpp's lookup finds the
