@@ -53,7 +53,8 @@ void readEncoder(const YamlFields& fields, const ParamsSections& sections, Model
     readBertEncoder(fields, sections, config);
     switch (config.family) {
     case F::BertClassifier:
-        config.numLabels = fields.integer(model, "num_labels", 1, kMaxVocab).value_or(2);
+        config.numLabels = fields.integer(model, "num_labels", 1, kMaxVocab)
+                               .value_or(fields.integer(model, "num_cls_classes", 1, kMaxVocab).value_or(2));
         config.headTokensPerSample = 1;
         break;
     case F::BertTokenClassifier:

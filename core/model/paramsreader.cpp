@@ -4,6 +4,8 @@
 #include "core/model/modelsections.h"
 #include "core/model/yamldocument.h"
 
+#include <filesystem>
+
 namespace waferscope::core {
 
 namespace {
@@ -32,6 +34,47 @@ std::string notAModelFile(const YamlFields& fields, const YamlSection& root)
     return "not a Model Zoo params file: it has no 'model' section (legacy schema) and no 'trainer' section (trainer "
            "schema)"
         + found;
+}
+
+// TensorFlow-era fine-tuning files name the pretraining config their encoder comes from
+// (`model.pretrain_params_path`, relative to the model's folder, the parent of configs/) and
+// give only the head's keys. The pretraining model's keys are added where the file does not
+// set them itself; that file's own pretrain_params_path is not followed further.
+void mergePretrainedModel(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
+{
+    const std::optional<std::string> given = fields.text(model, "pretrain_params_path");
+    if (!given)
+        return;
+    const YAML::Mark mark = fields.valueMark(model, "pretrain_params_path");
+    const std::filesystem::path folder = std::filesystem::path(config.fileName).parent_path();
+    std::vector<std::filesystem::path> tried { folder / *given };
+    if (folder.filename() == "configs")
+        tried.push_back(folder.parent_path() / *given);
+    for (const std::filesystem::path& path : tried) {
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(path, error))
+            continue;
+        Expected<std::string> text = readTextFile(path.string(), kMaxParamsFileBytes, "Model Zoo params YAML file");
+        if (!text)
+            fields.fail(mark, "pretrain_params_path: " + text.error().format());
+        std::vector<ParamsWarning> ignored;
+        const YAML::Node pretrained = parseParamsDocument(text.value(), path.string(), ignored);
+        const YAML::Node pretrainedModel = pretrained["model"];
+        if (!pretrainedModel.IsDefined() || !pretrainedModel.IsMap())
+            fields.fail(mark, "pretrain_params_path '" + path.string() + "' has no 'model' section");
+        YAML::Node target = model.node;
+        const YAML::Node lookup = model.node;
+        for (auto it = pretrainedModel.begin(); it != pretrainedModel.end(); ++it)
+            if (it->first.IsScalar() && !lookup[it->first.Scalar()].IsDefined())
+                target.force_insert(it->first, it->second);
+        config.warnings.push_back({ mark.line + 1, mark.column + 1,
+            "the model's shape comes from the pretraining config '" + path.string() + "'" });
+        return;
+    }
+    std::string list;
+    for (const std::filesystem::path& path : tried)
+        list += (list.empty() ? "" : " or ") + path.string();
+    fields.fail(mark, "pretrain_params_path: no such file (looked for " + list + ")");
 }
 
 } // namespace
@@ -90,6 +133,7 @@ Expected<ModelConfig> readParamsText(std::string_view text, const std::string& f
         const YAML::Node document = parseParamsDocument(text, fileName, config.warnings);
         const YamlFields fields(fileName);
         const ParamsSections sections = locateSections(fields, fields.root(document), config);
+        mergePretrainedModel(fields, sections.model, config);
         readFamily(fields, sections, config);
         readModelShape(fields, sections, config);
         readTraining(fields, sections, config);

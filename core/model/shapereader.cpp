@@ -68,6 +68,12 @@ F inferFamily(const YamlFields& fields, const YamlSection& model, const std::str
         }
         if (std::optional<F> family = familyFromName(folder); family && folder != "bert")
             return *family;
+        for (const char* pending : kNotYetBuilt)
+            if (folder == pending)
+                fields.fail(model.keyMark,
+                    "the file's folder says it is a '" + folder
+                        + "' model, a Model Zoo family WaferScope does not build yet (supported: "
+                        + supportedFamilyList() + ")");
         break;
     }
     if (has("src_vocab_size") || has("d_model") || has("encoder_num_hidden_layers"))

@@ -99,3 +99,29 @@ WS_TEST(aDataPreparationConfigSaysWhatItIs)
     WS_CHECK_CONTAINS(config.error().message, "data-preparation config");
     WS_CHECK_EQ(config.error().line, 1);
 }
+
+WS_TEST(aTensorFlowFineTuningConfigTakesItsEncoderFromThePretrainingConfig)
+{
+    Expected<ModelGraph> graph
+        = loadModel(dataDir() + "/quirks/tf_finetuning/bert/fine_tuning/classifier/configs/params_bert_base_mnli.yaml");
+    WS_REQUIRE(graph.hasValue());
+    WS_CHECK(graph->config.family == ModelConfig::Family::BertClassifier); // from the folder
+    // BERT-base encoder (30,522 tokens from the known vocabulary file, 512 positions, 2 segments, embedding
+    // LayerNorm, 12 post-norm blocks), the pooler, and a 3-way classifier.
+    constexpr std::int64_t h = 768, f = 3072;
+    constexpr std::int64_t block = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h;
+    constexpr std::int64_t expected = (30522 + 512 + 2) * h + 2 * h + 12 * block + h * h + h + 3 * h + 3;
+    static_assert(expected == 109'484'547); // BertForSequenceClassification, 3 labels
+    WS_CHECK_EQ(graph->totalParams, expected);
+}
+
+WS_TEST(aFileWithoutAModelNameTakesItsFamilyFromItsFolder)
+{
+    Expected<ModelGraph> graph = loadModel(dataDir() + "/quirks/r17_folder/gptj/configs/params_gpt_neox_small.yaml");
+    WS_REQUIRE(graph.hasValue());
+    WS_CHECK(graph->config.family == ModelConfig::Family::GptJ);
+    // Parallel blocks with two LayerNorms each, biases everywhere, rotary positions, untied head.
+    constexpr std::int64_t V = 50257, h = 768, f = 3072;
+    constexpr std::int64_t block = 4 * h * h + 4 * h + 2 * h * f + f + h + 2 * 2 * h;
+    WS_CHECK_EQ(graph->totalParams, V * h + 12 * block + 2 * h + V * h);
+}
