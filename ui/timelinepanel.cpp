@@ -101,6 +101,10 @@ QColor TimelinePanel::phaseColor(core::engine::Phase phase)
         return QColor(0x2a, 0xa8, 0xa8);
     case Phase::Decode:
         return QColor(0x7a, 0xc9, 0x43);
+    case Phase::CheckpointOut:
+        return QColor(0x9a, 0x8f, 0x3a);
+    case Phase::CheckpointIn:
+        return QColor(0x6f, 0x9f, 0x9a);
     }
     return Qt::gray;
 }
@@ -226,7 +230,7 @@ void TimelinePanel::setRun(
                    .arg(100.0 * metrics.mfu, 0, 'f', 1)
                    .arg(QString::fromStdString(metrics.bottleneck));
     // A legend of the phases this run has, in their colours.
-    std::vector<bool> present(int(core::engine::Phase::Decode) + 1, false);
+    std::vector<bool> present(int(core::engine::Phase::CheckpointIn) + 1, false);
     for (const core::engine::TimelineEvent& event : m_run->timeline.events)
         present[std::size_t(event.phase)] = true;
     QString legend;

@@ -25,6 +25,19 @@ const char* toString(ExecutionMode mode)
     return "?";
 }
 
+const char* toString(CheckpointStrategy strategy)
+{
+    switch (strategy) {
+    case CheckpointStrategy::AllBlocks:
+        return "all_blocks";
+    case CheckpointStrategy::EveryK:
+        return "every_k";
+    case CheckpointStrategy::MemoryX:
+        return "memoryx";
+    }
+    return "all_blocks";
+}
+
 const char* toString(KernelPlan::Kind kind)
 {
     switch (kind) {

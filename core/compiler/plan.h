@@ -79,6 +79,13 @@ struct Region {
     KernelPlan kernel;
 };
 
+// Weight streaming: what the backward pass starts from when a micro-batch's block outputs do
+// not all fit in SRAM. `all_blocks` keeps every block output on the wafer; `every_k` keeps one
+// every k blocks and runs the others' forward again in backward; `memoryx` writes every block
+// output to MemoryX in forward and reads it back in backward.
+enum class CheckpointStrategy { AllBlocks, EveryK, MemoryX };
+const char* toString(CheckpointStrategy strategy); // "all_blocks", "every_k", "memoryx"
+
 // Weight streaming: one op at a time on the whole usable fabric.
 struct StreamedLayer {
     int region = -1; // index into ExecutionPlan::regions
@@ -87,6 +94,9 @@ struct StreamedLayer {
     std::int64_t bytesOutGradients = 0; // weight gradients streamed out to MemoryX
     std::int64_t activationSramBytes = 0; // resident activations of the micro-batch while it runs
     std::int64_t maxMicroBatch = 0; // largest micro-batch whose activations fit with this op's working set
+    bool recomputed = false; // every_k: runs forward again in backward (weights streamed a third time)
+    std::int64_t checkpointOutBytesPerSample = 0; // memoryx: its output written to MemoryX in forward
+    std::int64_t checkpointInBytesPerSample = 0; // memoryx: its stage's input read back before its backward
 };
 
 // Multi-wafer inference: an activation crossing from one wafer to the next, per token.
@@ -108,6 +118,10 @@ struct ExecutionPlan {
     int stages = 0; // pipelined: layer-pipeline depth
     std::int64_t microBatch = 0; // weight streaming: the micro-batch the plan is built for
     std::int64_t maxMicroBatch = 0; // weight streaming: the largest that fits
+    CheckpointStrategy checkpointStrategy = CheckpointStrategy::AllBlocks; // weight streaming (training)
+    int checkpointEvery = 1; // every_k: k
+    double recomputeFlopsPerSample = 0.0; // forward work run again in backward, beyond each block's own
+    std::int64_t checkpointBytesPerSample = 0; // memoryx: block outputs written out (and read back) per sample
     std::vector<Region> regions;
     std::vector<StreamedLayer> streamed; // weight streaming only
     std::vector<WaferTransfer> transfers; // inference only

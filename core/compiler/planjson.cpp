@@ -108,6 +108,17 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
         { "compile_ms", plan.compileMs },
         { "notes", plan.notes },
     };
+    // Training keeps what backward needs: per step at the config's batch_size, the forward work
+    // run again (each block's from its checkpoint, plus every_k's segments) and the bytes
+    // written to MemoryX and read back (memoryx).
+    const bool training = plan.mode != ExecutionMode::Inference;
+    const double batch = double(std::max<std::int64_t>(1, graph.config.batchSize));
+    const bool streaming = plan.mode == ExecutionMode::WeightStreaming;
+    out["checkpoint_strategy"] = training ? json(toString(plan.checkpointStrategy)) : json(nullptr);
+    out["checkpoint_every"] = training ? json(plan.checkpointEvery) : json(nullptr);
+    out["recompute_flops_per_step"]
+        = streaming ? (graph.fwdFlopsPerSample + plan.recomputeFlopsPerSample) * batch : 0.0;
+    out["checkpoint_bytes_per_step"] = 2.0 * double(plan.checkpointBytesPerSample) * batch;
     if (plan.mode == ExecutionMode::Pipelined) {
         out["replicas"] = plan.replicas;
         out["stages"] = plan.stages;
@@ -119,7 +130,10 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
                 { "layer", plan.regions[std::size_t(layer.region)].layer },
                 { "bytes_in_forward", layer.bytesInForward }, { "bytes_in_backward", layer.bytesInBackward },
                 { "bytes_out_gradients", layer.bytesOutGradients },
-                { "activation_sram_bytes", layer.activationSramBytes }, { "max_micro_batch", layer.maxMicroBatch } });
+                { "activation_sram_bytes", layer.activationSramBytes }, { "max_micro_batch", layer.maxMicroBatch },
+                { "recomputed", layer.recomputed },
+                { "checkpoint_out_bytes_per_sample", layer.checkpointOutBytesPerSample },
+                { "checkpoint_in_bytes_per_sample", layer.checkpointInBytesPerSample } });
         out["micro_batch"] = plan.microBatch;
         out["max_micro_batch"] = plan.maxMicroBatch;
         out["weight_streaming"] = layers;

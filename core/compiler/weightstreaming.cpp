@@ -2,6 +2,7 @@
 // resident; its weights stream in from MemoryX (forward, and again for backward) and its weight
 // gradients stream back out.
 #include "core/common/units.h"
+#include "core/compiler/checkpointing.h"
 #include "core/compiler/units.h"
 
 #include <algorithm>
@@ -22,6 +23,54 @@ std::int64_t streamedBytes(const Op& op, int weightBytesPerParam)
     return op.nonzeroParams * (weightBytesPerParam + 2);
 }
 
+// What the checkpointing choice weighs: per-stage outputs, FLOPs and weights, the SRAM, the
+// batch, and the wafer's and the links' rates.
+StreamingProfile streamingProfile(const std::vector<Unit>& units, const std::vector<std::int64_t>& workingPerSample,
+    const ModelGraph& graph, const SystemSpec& system, std::int64_t sram, int numSystems)
+{
+    StreamingProfile profile;
+    const int stages = units.empty() ? 0 : units.back().stage + 1;
+    profile.stageOutputBytes.assign(std::size_t(stages), 0);
+    profile.stageForwardFlopsPerSample.assign(std::size_t(stages), 0.0);
+    profile.stageWeightBytes.assign(std::size_t(stages), 0.0);
+    profile.workingBytes = workingPerSample;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const auto stage = std::size_t(units[u].stage);
+        // A stage's output is that of the last op it runs (a fused activation or loss after a
+        // matrix, say), which is what the next stage reads.
+        int last = units[u].op;
+        for (int index : units[u].fused)
+            last = std::max(last, index);
+        const Op& output = graph.ops[std::size_t(last)];
+        if (u + 1 == units.size() || units[u + 1].stage != units[u].stage)
+            profile.stageOutputBytes[stage] = output.activationBytesPerToken * output.tokensPerSample;
+        std::vector<int> members = units[u].fused;
+        members.push_back(units[u].op);
+        for (int index : members) {
+            const Op& member = graph.ops[std::size_t(index)];
+            profile.stageForwardFlopsPerSample[stage] += member.fwdFlopsPerToken * double(member.tokensPerSample);
+            profile.stageWeightBytes[stage] += double(streamedBytes(member, graph.config.weightBytes));
+            profile.forwardFlopsPerSample += member.fwdFlopsPerToken * double(member.tokensPerSample);
+            profile.backwardFlopsPerSample += member.bwdFlopsPerToken * double(member.tokensPerSample);
+        }
+    }
+    for (double bytes : profile.stageWeightBytes)
+        profile.weightBytesPerPass += bytes;
+    profile.sramBytes = sram;
+    profile.samplesPerSystem = std::max<std::int64_t>(1, graph.config.batchSize / std::max(1, numSystems));
+    profile.requestedMicroBatch = graph.config.microBatchSize;
+    profile.peakFlopsPerS = system.wafer.peakFlopsPerS();
+    // Weights are broadcast through the narrowest of the CS-X port, SwarmX and MemoryX; each
+    // system's checkpoints are its own, over its port and its share of MemoryX.
+    profile.weightStreamBytesPerS = system.ioBytesPerS;
+    if (system.swarmx.linkBytesPerS > 0.0)
+        profile.weightStreamBytesPerS = std::min(profile.weightStreamBytesPerS, system.swarmx.linkBytesPerS);
+    if (system.memoryx.bandwidthBytesPerS > 0.0)
+        profile.weightStreamBytesPerS = std::min(profile.weightStreamBytesPerS, system.memoryx.bandwidthBytesPerS);
+    profile.checkpointBytesPerS = system.ownDataBytesPerS(numSystems);
+    return profile;
+}
+
 } // namespace
 
 std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph& graph, const SystemSpec& system,
@@ -33,30 +82,32 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
     const int simd = std::max(1, system.wafer.fmacPerPePerCycle);
     const int activationBytes = 2;
 
-    // Activations kept for the backward pass: each block's output (activation checkpointing;
-    // the inside of a block is recomputed from it), per sample.
-    std::int64_t checkpointPerSample = 0;
-    for (std::size_t u = 0; u < units.size(); ++u)
-        if (u + 1 == units.size() || units[u + 1].stage != units[u].stage) {
-            const Op& last = graph.ops[std::size_t(units[u].op)];
-            checkpointPerSample += last.activationBytesPerToken * last.tokensPerSample;
-        }
-    // The largest micro-batch that fits next to each op's own working set (its inputs and
-    // outputs for the whole micro-batch).
-    std::int64_t maxMicroBatch = std::numeric_limits<std::int64_t>::max();
+    // The working set of each op for one sample: its inputs and outputs while it runs. A loss
+    // fused into the LM head consumes the logits as they are made, one fabric column of tokens
+    // at a time, so the full logit tensor never exists.
+    const int cols = plan.usable.w;
     std::vector<std::int64_t> workingPerSample(units.size());
-    std::vector<std::int64_t> fitsPerOp(units.size());
     for (std::size_t u = 0; u < units.size(); ++u) {
         const Op& op = graph.ops[std::size_t(units[u].op)];
+        const bool fusedLoss = std::any_of(units[u].fused.begin(), units[u].fused.end(),
+            [&](int index) { return graph.ops[std::size_t(index)].kind == Op::Kind::Loss; });
+        const std::int64_t outputTokens
+            = fusedLoss ? std::min<std::int64_t>(op.tokensPerSample, cols) : op.tokensPerSample;
         workingPerSample[u] = isMatrixOp(op.kind)
-            ? (op.inFeatures + op.outFeatures) * activationBytes * op.tokensPerSample
+            ? (op.inFeatures * op.tokensPerSample + op.outFeatures * outputTokens) * activationBytes
             : 2 * op.activationBytesPerToken * op.tokensPerSample;
-        fitsPerOp[u] = sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]);
-        maxMicroBatch = std::min(maxMicroBatch, fitsPerOp[u]);
     }
-    if (maxMicroBatch < 1)
-        return "the activations of one sample (" + formatBytes(double(checkpointPerSample))
-            + " of block outputs) do not fit in " + formatBytes(double(sram)) + " of SRAM";
+    const StreamingProfile profile = streamingProfile(units, workingPerSample, graph, system, sram, plan.numSystems);
+    const CheckpointChoice checkpoints = chooseCheckpointing(profile);
+    if (checkpoints.maxMicroBatch < 1)
+        return checkpoints.why;
+    if (!checkpoints.why.empty())
+        plan.notes.push_back(checkpoints.why);
+    const std::int64_t checkpointPerSample = checkpoints.keptBytesPerSample;
+    const std::int64_t maxMicroBatch = checkpoints.maxMicroBatch;
+    std::vector<std::int64_t> fitsPerOp(units.size());
+    for (std::size_t u = 0; u < units.size(); ++u)
+        fitsPerOp[u] = sram / std::max<std::int64_t>(1, checkpointPerSample + workingPerSample[u]);
     const std::int64_t perSystem = std::max<std::int64_t>(1, config.batchSize / std::max(1, plan.numSystems));
     std::int64_t microBatch = config.microBatchSize > 0 ? config.microBatchSize : std::min(maxMicroBatch, perSystem);
     if (microBatch > maxMicroBatch) {
@@ -66,9 +117,12 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
     }
     plan.microBatch = microBatch;
     plan.maxMicroBatch = maxMicroBatch;
+    plan.checkpointStrategy = checkpoints.strategy;
+    plan.checkpointEvery = checkpoints.every;
+    plan.recomputeFlopsPerSample = checkpoints.recomputeFlopsPerSample;
+    plan.checkpointBytesPerSample = checkpoints.memoryxBytesPerSample;
 
     const int rows = plan.usable.h;
-    const int cols = plan.usable.w;
     for (std::size_t u = 0; u < units.size(); ++u) {
         const Unit& unit = units[u];
         const Op& op = graph.ops[std::size_t(unit.op)];
@@ -132,13 +186,27 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         layer.bytesOutGradients = gradients;
         layer.activationSramBytes = region.activationBytes;
         layer.maxMicroBatch = fitsPerOp[u];
+        const bool stageEnd = u + 1 == units.size() || units[u + 1].stage != unit.stage;
+        layer.recomputed = checkpoints.recomputedStage[std::size_t(unit.stage)];
+        if (checkpoints.strategy == CheckpointStrategy::MemoryX && stageEnd) {
+            // Written when the stage finishes; its input read back before its backward starts.
+            if (u + 1 < units.size())
+                layer.checkpointOutBytesPerSample = profile.stageOutputBytes[std::size_t(unit.stage)];
+            if (unit.stage > 0)
+                layer.checkpointInBytesPerSample = profile.stageOutputBytes[std::size_t(unit.stage - 1)];
+        }
         plan.streamed.push_back(layer);
         plan.regions.push_back(std::move(region));
     }
+    const std::string kept = checkpoints.strategy == CheckpointStrategy::AllBlocks
+        ? "block outputs kept for backward, the rest recomputed"
+        : checkpoints.strategy == CheckpointStrategy::EveryK
+        ? "a checkpoint every " + std::to_string(checkpoints.every) + " blocks, the rest recomputed"
+        : "block outputs kept in MemoryX, the rest recomputed";
     plan.notes.push_back("weight streaming: one op at a time on all " + std::to_string(cols) + " x "
         + std::to_string(rows) + " usable PEs; weights stream in from MemoryX for forward and again for "
         + "backward, gradients stream out; micro-batch " + std::to_string(microBatch) + " of at most "
-        + std::to_string(maxMicroBatch) + " (block outputs kept for backward, the rest recomputed)");
+        + std::to_string(maxMicroBatch) + " (" + kept + ")");
     return {};
 }
 

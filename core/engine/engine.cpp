@@ -64,6 +64,10 @@ const char* toString(Phase phase)
         return "prefill";
     case Phase::Decode:
         return "decode";
+    case Phase::CheckpointOut:
+        return "checkpoint_out";
+    case Phase::CheckpointIn:
+        return "checkpoint_in";
     }
     return "forward";
 }

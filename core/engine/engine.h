@@ -43,6 +43,8 @@ enum class Phase {
     OptimizerUpdate,
     Prefill,
     Decode,
+    CheckpointOut, // weight streaming: a block output written to MemoryX
+    CheckpointIn, // ... and read back for backward
 };
 const char* toString(Phase phase); // "stream_in", "forward", ... (snake case)
 
@@ -99,6 +101,10 @@ struct Metrics {
     double modelFlopsPerStep = 0.0;
     double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation
     double streamedBytesPerStep = 0.0; // weights in plus gradients out per system (weight streaming)
+    std::string checkpointStrategy; // "all_blocks", "every_k", "memoryx"; empty for inference
+    int checkpointEvery = 0; // every_k: k; 1 for all_blocks and memoryx
+    double recomputeFlopsPerStep = 0.0; // forward work run again in backward, all systems
+    double checkpointBytesPerStep = 0.0; // block outputs to MemoryX and back, all systems
     double peakFlopsPerS = 0.0; // all systems used
     double linkBytesPerS = 0.0; // the narrowest of MemoryX, SwarmX and CS-X I/O
     std::string linkBound; // which of them it is

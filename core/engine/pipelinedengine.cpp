@@ -100,6 +100,10 @@ Expected<RunResult> runPipelined(const Context& c)
     }
     m.modelFlopsPerStep = modelFlopsPerSample * double(globalBatch);
     m.hardwareFlopsPerStep = m.modelFlopsPerStep;
+    if (train) {
+        m.checkpointStrategy = toString(CheckpointStrategy::AllBlocks); // every activation stays in its stage
+        m.checkpointEvery = 1;
+    }
 
     for (int r = 0; r < int(plan.regions.size()); ++r) {
         const Region& region = plan.regions[std::size_t(r)];

@@ -44,6 +44,12 @@ std::string metricsToJson(const Metrics& m, int indent)
     json["hardware_flops_per_step"] = number(m.hardwareFlopsPerStep);
     json["peak_flops_per_s"] = number(m.peakFlopsPerS);
     json["streamed_bytes_per_step"] = number(m.streamedBytesPerStep);
+    json["checkpoint_strategy"]
+        = m.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpointStrategy);
+    json["checkpoint_every"]
+        = m.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpointEvery);
+    json["recompute_flops_per_step"] = number(m.recomputeFlopsPerStep);
+    json["checkpoint_bytes_per_step"] = number(m.checkpointBytesPerStep);
     json["stream_bytes_per_s"] = number(m.linkBytesPerS);
     json["stream_bound"] = m.linkBound;
     json["step_times_s"] = m.stepTimesS;

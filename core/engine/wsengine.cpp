@@ -35,7 +35,7 @@ struct OpCost {
 };
 
 // The cost of region `r` for a micro-batch of `samples`.
-OpCost costOp(const Context& c, const Region& region, std::int64_t samples, bool train)
+OpCost costOp(const Context& c, const Region& region, std::int64_t samples, bool train, bool recomputed)
 {
     const Op& op = c.graph.ops[std::size_t(region.op)];
     const int rows = c.plan.usable.h;
@@ -78,11 +78,13 @@ OpCost costOp(const Context& c, const Region& region, std::int64_t samples, bool
     cost.forwardFabricS = fwdFabric / c.clockHz;
     cost.forwardFlops = fwdFlops;
     if (train) {
-        // Backward recomputes the forward from the block's checkpoint first.
-        cost.backwardS = (bwdCycles + fwdCycles) / c.clockHz;
-        cost.backwardFabricS = 3.0 * fwdFabric / c.clockHz;
+        // Backward recomputes the forward from the block's checkpoint first; with a checkpoint
+        // only every k blocks, the block's output is rebuilt from the segment's once more.
+        const double forwards = recomputed ? 2.0 : 1.0;
+        cost.backwardS = (bwdCycles + forwards * fwdCycles) / c.clockHz;
+        cost.backwardFabricS = (2.0 + forwards) * fwdFabric / c.clockHz;
         cost.backwardFlops = bwdFlops;
-        cost.recomputeFlops = fwdFlops;
+        cost.recomputeFlops = forwards * fwdFlops;
     }
     return cost;
 }
@@ -126,8 +128,9 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     std::vector<double> optimizerS(count);
     for (int l = 0; l < layers; ++l) {
         const Region& region = plan.regions[std::size_t(plan.streamed[std::size_t(l)].region)];
-        full[std::size_t(l)] = costOp(c, region, micro, train);
-        tail[std::size_t(l)] = costOp(c, region, lastMicro, train);
+        const bool recomputed = plan.streamed[std::size_t(l)].recomputed;
+        full[std::size_t(l)] = costOp(c, region, micro, train, recomputed);
+        tail[std::size_t(l)] = costOp(c, region, lastMicro, train, recomputed);
         std::int64_t params = c.graph.ops[std::size_t(region.op)].nonzeroParams;
         std::int64_t updated = c.graph.ops[std::size_t(region.op)].gradientParams();
         for (int index : region.fused) {
@@ -144,12 +147,12 @@ Expected<RunResult> runWeightStreaming(const Context& c)
         m.layers.push_back(layer);
     }
 
-    // One step's work, in order. A forward item emits at most four events (three stream-in
-    // lanes, compute), a backward one eight (stream-in, two compute phases, gradients out on two
-    // lanes, the update).
+    // One step's work, in order. A forward item emits at most six events (three stream-in
+    // lanes, compute, a checkpoint out on two lanes), a backward one ten (stream-in, a checkpoint
+    // in on two lanes, two compute phases, gradients out on two lanes, the update).
     const int shown = c.options.maxSteps;
     const auto itemCount = std::size_t(microCount) * std::size_t(layers) * (train ? 2 : 1);
-    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * (train ? 6 : 4), shown))
+    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * (train ? 8 : 4), shown))
         return *refused;
     std::vector<Item> items;
     items.reserve(itemCount);
@@ -179,6 +182,9 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     double bytesOut = 0.0;
     double optimizerBusy = 0.0;
     double fabricBusy = 0.0;
+    double checkpointBytes = 0.0; // to MemoryX and back, one system, steady step
+    double checkpointWritesDone = 0.0;
+    const double checkpointBytesPerS = c.system.ownDataBytesPerS(systems);
     const auto emit = [&](int step, LaneKind lane, Phase phase, const Item& item, double start, double end,
                           double bytes, double flops) {
         if (step < shown && end > start)
@@ -192,7 +198,10 @@ Expected<RunResult> runWeightStreaming(const Context& c)
             const std::size_t l = std::size_t(item.layer);
             const OpCost& cost = item.micro + 1 == microCount ? tail[l] : full[l];
             const StreamedLayer& streamed = plan.streamed[l];
-            const double inBytes = double(item.backward ? streamed.bytesInBackward : streamed.bytesInForward);
+            // A recomputed layer's weights come in once more for the forward run again in backward.
+            const double inBytes
+                = double(item.backward ? streamed.bytesInBackward + (streamed.recomputed ? streamed.bytesInForward : 0)
+                                       : streamed.bytesInForward);
             // Prefetch depth one: the stream starts once the op before has started computing,
             // and not before this op's weights were updated (first forward of a step).
             double streamStart = std::max(linkInFree, previousComputeStart);
@@ -202,7 +211,21 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                 streamStart += optimizerWait;
             }
             const double streamS = inBytes / path.bytesPerS;
-            const double streamEnd = streamStart + streamS;
+            double streamEnd = streamStart + streamS;
+            // Before its backward, a stage reads its input back from MemoryX (memoryx checkpoints),
+            // once the forward's writes are out.
+            const double checkpointIn
+                = item.backward ? double(streamed.checkpointInBytesPerSample) * double(item.samples) : 0.0;
+            if (checkpointIn > 0.0) {
+                const double readStart = std::max(streamEnd, checkpointWritesDone);
+                const double readEnd = readStart + checkpointIn / checkpointBytesPerS;
+                emit(step, LaneKind::MemoryX, Phase::CheckpointIn, item, readStart, readEnd, checkpointIn, 0.0);
+                emit(step, LaneKind::CsxIo, Phase::CheckpointIn, item, readStart + path.latencyS,
+                    readEnd + path.latencyS, checkpointIn, 0.0);
+                streamEnd = readEnd;
+                if (steady)
+                    checkpointBytes += checkpointIn;
+            }
             linkInFree = streamEnd;
             const double computeS = item.backward ? cost.backwardS : cost.forwardS;
             const double computeStart = std::max(computeFree, streamStart + path.latencyS);
@@ -244,8 +267,22 @@ Expected<RunResult> runWeightStreaming(const Context& c)
             }
             previousComputeStart = computeStart;
             computeFree = computeEnd;
-            if (!item.backward)
+            if (!item.backward) {
+                // memoryx checkpoints: a stage's output leaves for MemoryX when the stage is done.
+                const double checkpointOut = double(streamed.checkpointOutBytesPerSample) * double(item.samples);
+                if (checkpointOut > 0.0) {
+                    const double writeStart = std::max(computeEnd, linkOutFree);
+                    const double writeEnd = writeStart + checkpointOut / checkpointBytesPerS;
+                    linkOutFree = writeEnd;
+                    checkpointWritesDone = writeEnd + path.latencyS;
+                    emit(step, LaneKind::CsxIo, Phase::CheckpointOut, item, writeStart, writeEnd, checkpointOut, 0.0);
+                    emit(step, LaneKind::MemoryX, Phase::CheckpointOut, item, writeStart + path.latencyS,
+                        writeEnd + path.latencyS, checkpointOut, 0.0);
+                    if (steady)
+                        checkpointBytes += checkpointOut;
+                }
                 continue;
+            }
             // Gradients out through the SwarmX reduction tree to MemoryX.
             const double outBytes = double(streamed.bytesOutGradients);
             const double outStart = std::max(computeEnd, linkOutFree);
@@ -309,14 +346,21 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     }
     m.modelFlopsPerStep = modelFlops * systems;
     m.hardwareFlopsPerStep = hardwareFlops * systems;
+    if (train) {
+        m.checkpointStrategy = toString(plan.checkpointStrategy);
+        m.checkpointEvery = plan.checkpointEvery;
+        m.recomputeFlopsPerStep = m.hardwareFlopsPerStep - m.modelFlopsPerStep;
+        m.checkpointBytesPerStep = checkpointBytes * systems;
+    }
     m.utilization.compute = std::min(1.0, hardwareFlops / (peakPerSystem * m.stepTimeS));
     m.utilization.fabric = std::min(1.0, fabricBusy / m.stepTimeS);
-    m.utilization.io = std::min(1.0, std::max(bytesIn, bytesOut) / (c.system.ioBytesPerS * m.stepTimeS));
+    m.utilization.io
+        = std::min(1.0, (std::max(bytesIn, bytesOut) + checkpointBytes / 2.0) / (c.system.ioBytesPerS * m.stepTimeS));
     m.utilization.swarmx = c.system.swarmx.linkBytesPerS > 0.0
         ? std::min(1.0, std::max(bytesIn, bytesOut) / (c.system.swarmx.linkBytesPerS * m.stepTimeS))
         : 0.0;
     const double memoryxStream = c.system.memoryx.bandwidthBytesPerS > 0.0
-        ? std::max(bytesIn, bytesOut) / c.system.memoryx.bandwidthBytesPerS
+        ? (std::max(bytesIn, bytesOut) + checkpointBytes * systems / 2.0) / c.system.memoryx.bandwidthBytesPerS
         : 0.0;
     m.utilization.memoryx = std::min(1.0, std::max(memoryxStream, optimizerBusy) / m.stepTimeS);
     finishMetrics(m, c);

@@ -27,6 +27,14 @@ struct SystemSpec {
     MemoryXSpec memoryx;
     SwarmXSpec swarmx;
     std::map<std::string, Provenance> provenance; // "wafer.clock_hz" -> where it comes from
+
+    // One system's rate to and from MemoryX for data of its own (activation checkpoints, unlike
+    // the weights every system shares): its port, or its share of MemoryX's bandwidth.
+    double ownDataBytesPerS(int numSystems) const
+    {
+        const double share = memoryx.bandwidthBytesPerS / double(numSystems > 1 ? numSystems : 1);
+        return memoryx.bandwidthBytesPerS > 0.0 && share < ioBytesPerS ? share : ioBytesPerS;
+    }
 };
 
 } // namespace waferscope::core

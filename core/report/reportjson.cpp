@@ -228,6 +228,15 @@ engine::Metrics readTotals(const Reader& r)
     m.hardwareFlopsPerStep = r.real("hardware_flops_per_step");
     m.peakFlopsPerS = r.real("peak_flops_per_s");
     m.streamedBytesPerStep = r.real("streamed_bytes_per_step");
+    // Reports written before checkpoint strategies existed have none of these keys.
+    if (r.has("checkpoint_strategy") && !r.at("checkpoint_strategy").is_null()) {
+        m.checkpointStrategy = r.text("checkpoint_strategy");
+        m.checkpointEvery = r.integer<int>("checkpoint_every");
+    }
+    if (r.has("recompute_flops_per_step")) {
+        m.recomputeFlopsPerStep = r.real("recompute_flops_per_step");
+        m.checkpointBytesPerStep = r.real("checkpoint_bytes_per_step");
+    }
     m.linkBytesPerS = r.real("stream_bytes_per_s");
     m.linkBound = r.text("stream_bound");
     m.stepTimesS = r.reals("step_times_s");
