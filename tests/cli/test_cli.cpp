@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include <cstdio>
 #include <sstream>
 #include <sys/wait.h>
@@ -223,8 +225,15 @@ WS_TEST(runJsonHoldsTheContractKeys)
     WS_REQUIRE(train.code == 0);
     const nlohmann::json document = nlohmann::json::parse(train.out);
     for (const char* key : { "mode", "execution", "system", "num_csx", "num_systems", "step_time_s", "samples_per_s",
-             "tokens_per_step", "tokens_per_s", "time_to_first_token_s", "mfu", "utilization", "bottleneck", "layers" })
+             "tokens_per_step", "tokens_per_s", "time_to_first_token_s", "mfu", "utilization", "bottleneck", "layers",
+             "checkpoint_strategy", "checkpoint_every", "recompute_flops_per_step", "checkpoint_bytes_per_step" })
         WS_CHECK(document.contains(key));
+    // GPT-3 XL's block outputs fit: all kept, each block's forward run once more in backward, nothing to MemoryX.
+    WS_CHECK_EQ(document.at("checkpoint_strategy").get<std::string>(), std::string("all_blocks"));
+    WS_CHECK_EQ(document.at("checkpoint_bytes_per_step").get<double>(), 0.0);
+    WS_CHECK_NEAR(document.at("recompute_flops_per_step").get<double>(),
+        document.at("hardware_flops_per_step").get<double>() - document.at("model_flops_per_step").get<double>(),
+        1e-12);
     for (const char* key : { "compute", "fabric", "io", "memoryx", "swarmx" })
         WS_CHECK(document.at("utilization").contains(key));
     WS_REQUIRE(!document.at("layers").empty());
@@ -243,6 +252,27 @@ WS_TEST(runJsonHoldsTheContractKeys)
     WS_CHECK_EQ(decode.at("mode").get<std::string>(), std::string("inference"));
     WS_CHECK(decode.at("time_to_first_token_s").get<double>() > 0.0);
     WS_CHECK_NEAR(decode.at("tokens_per_s").get<double>() * decode.at("step_time_s").get<double>(), 1.0, 1e-9);
+    WS_CHECK(decode.at("checkpoint_strategy").is_null());
+}
+
+WS_TEST(compileJsonSaysHowBackwardGetsItsActivations)
+{
+    const std::string path
+        = waferscope::test::sharedDir() + "/modelzoo-release-2.10.0/nlp/llama/configs/params_llama3p1_8b_msl_128k.yaml";
+    if (!std::filesystem::exists(path))
+        WS_SKIP("Model Zoo 2.10.0 corpus not found");
+    const Result compiled = run({ "compile", "--params", path, "--system", "cs3", "--json" });
+    WS_REQUIRE(compiled.code == 0);
+    const nlohmann::json plan = nlohmann::json::parse(compiled.out);
+    for (const char* key :
+        { "checkpoint_strategy", "checkpoint_every", "recompute_flops_per_step", "checkpoint_bytes_per_step" })
+        WS_CHECK(plan.contains(key));
+    const std::string strategy = plan.at("checkpoint_strategy").get<std::string>();
+    WS_CHECK(strategy == "memoryx" || strategy == "every_k");
+    // 128k tokens trained on one CS-3: a run of one step exits 0 and says the same.
+    const Result trained = run({ "run", "--params", path, "--system", "cs3", "--max_steps", "1", "--json" });
+    WS_REQUIRE(trained.code == 0);
+    WS_CHECK_EQ(nlohmann::json::parse(trained.out).at("checkpoint_strategy").get<std::string>(), strategy);
 }
 
 WS_TEST(scaleJsonHoldsTheContractKeys)
