@@ -110,8 +110,7 @@ void readDpo(const YamlFields& fields, const ParamsSections& sections, ModelConf
         fields.fail(policySections.model.keyMark,
             "missing key '" + policySections.model.path + "." + nameKey + "' (the policy model's family)");
     const std::optional<F> family = familyFromName(*name);
-    if (!family || *family == F::Dpo || *family == F::Dpr || *family == F::FcMnist || *family == F::T5
-        || *family == F::Transformer || *family == F::LayersApiDemo)
+    if (!family || !isDecoderLanguageModel(*family))
         fields.fail(fields.valueMark(policySections.model, nameKey),
             "DPO's policy must be a decoder-only language model, got '" + *name + "'");
     policy.family = *family;

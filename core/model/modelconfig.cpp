@@ -60,6 +60,29 @@ const char* toString(ModelConfig::Family family)
     return "unknown";
 }
 
+bool isDecoderLanguageModel(ModelConfig::Family family)
+{
+    using F = ModelConfig::Family;
+    switch (family) {
+    case F::Gpt2:
+    case F::Gpt3:
+    case F::GptJ:
+    case F::Falcon:
+    case F::Bloom:
+    case F::Btlm:
+    case F::Jais:
+    case F::StarCoder:
+    case F::SantaCoder:
+    case F::Gemma2:
+    case F::Mpt:
+    case F::Llama:
+    case F::Mixtral:
+        return true;
+    default:
+        return false;
+    }
+}
+
 const char* toString(ModelConfig::Schema schema)
 {
     switch (schema) {

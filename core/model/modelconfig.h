@@ -151,6 +151,8 @@ struct ModelConfig {
 };
 
 const char* toString(ModelConfig::Family family);
+// The GPT-2 and GPT-J backbone families: causal decoders that generate (and can be DPO policies).
+bool isDecoderLanguageModel(ModelConfig::Family family);
 const char* toString(ModelConfig::Schema schema);
 
 } // namespace waferscope::core
