@@ -31,6 +31,7 @@ bool fusesBackward(Op::Kind kind)
 bool isMatrixOp(Op::Kind kind)
 {
     return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
+        || kind == Op::Kind::PatchEmbedding
         || kind == Op::Kind::MoeRouter || kind == Op::Kind::Experts;
 }
 

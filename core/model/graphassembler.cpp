@@ -1,6 +1,8 @@
 #include "core/model/graphassembler.h"
 
+#include <algorithm>
 #include <fnmatch.h>
+#include <regex>
 
 namespace waferscope::core {
 
@@ -66,14 +68,21 @@ std::int64_t optimizerBytes(const ModelConfig& config, const ParamTensor& tensor
 
 // Backward work of a frozen op: no weight gradient (half a weighted op's backward, which is
 // delta plus weight gradient), and nothing at all with no trainable op before it.
-void applyTraining(Op& op, GraphAssembler::Training training)
+void applyFrozen(Op& op, bool trainableBefore)
 {
-    using T = GraphAssembler::Training;
-    op.frozen = training != T::Trainable;
-    if (training == T::FrozenForwardOnly)
+    op.frozen = true;
+    if (!trainableBefore)
         op.bwdFlopsPerToken = 0.0;
-    else if (training == T::FrozenPassingDeltas && !op.tensors.empty() && op.tensors.front().isMatrix)
+    else if (!op.tensors.empty() && op.tensors.front().isMatrix)
         op.bwdFlopsPerToken *= 0.5;
+}
+
+bool matchesAny(const std::vector<std::regex>& patterns, const std::string& name)
+{
+    for (const std::regex& pattern : patterns)
+        if (std::regex_search(name, pattern))
+            return true;
+    return false;
 }
 
 } // namespace
@@ -91,9 +100,9 @@ void GraphAssembler::setContext(std::string stack, int layer, std::int64_t token
     m_tokens = tokensPerSample;
 }
 
-void GraphAssembler::setTraining(Training training)
+void GraphAssembler::setFrozen(bool frozen)
 {
-    m_currentTraining = training;
+    m_currentFrozen = frozen;
 }
 
 Op& GraphAssembler::append(std::string name, Op::Kind kind)
@@ -105,7 +114,7 @@ Op& GraphAssembler::append(std::string name, Op::Kind kind)
     op.stack = m_stack;
     m_ops.push_back(std::move(op));
     m_tokensPerSample.push_back(m_tokens);
-    m_training.push_back(m_currentTraining);
+    m_frozen.push_back(m_currentFrozen);
     return m_ops.back();
 }
 
@@ -119,6 +128,12 @@ void GraphAssembler::embedding(
     op.fwdFlopsPerToken = kind == Op::Kind::Embedding ? 0.0 : double(width); // lookup; positions are added
     op.bwdFlopsPerToken = double(width); // gradient rows accumulated
     op.activationBytesPerToken = width * m_activationBytes;
+}
+
+void GraphAssembler::patchEmbedding(
+    const std::string& name, const std::string& tensorPrefix, std::int64_t patchInputs, std::int64_t width, bool bias)
+{
+    linear(name, tensorPrefix, patchInputs, width, bias, Op::Kind::PatchEmbedding);
 }
 
 void GraphAssembler::norm(
@@ -233,11 +248,28 @@ ModelGraph GraphAssembler::finish()
 {
     ModelGraph graph;
     graph.config = m_config;
+    // The reader checked the patterns; an op is frozen when every weight of it matches one.
+    std::vector<std::regex> patterns;
+    for (const std::string& pattern : m_config.freezePatterns)
+        patterns.emplace_back(pattern, std::regex::ECMAScript);
+    bool previousFrozen = false;
+    bool trainableBefore = false;
     double fwdPerSample = 0, bwdPerSample = 0;
     for (std::size_t i = 0; i < m_ops.size(); ++i) {
         Op& op = m_ops[i];
         op.tokensPerSample = m_tokensPerSample[i];
-        applyTraining(op, m_training[i]);
+        bool frozen = m_frozen[i];
+        if (!frozen && !op.tensors.empty() && !patterns.empty())
+            frozen = std::all_of(op.tensors.begin(), op.tensors.end(),
+                [&](const ParamTensor& tensor) { return matchesAny(patterns, tensor.name); });
+        if (op.tensors.empty() && !m_frozen[i])
+            frozen = previousFrozen;
+        else
+            previousFrozen = frozen;
+        if (frozen)
+            applyFrozen(op, trainableBefore);
+        else if (!op.tensors.empty())
+            trainableBefore = true;
         for (ParamTensor& tensor : op.tensors) {
             bool selected = false;
             if (m_config.sparsity > 0) {

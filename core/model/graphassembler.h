@@ -21,14 +21,18 @@ public:
     // tokens each op processes per sample (sequence length of that stack).
     void setContext(std::string stack, int layer, std::int64_t tokensPerSample);
 
-    // Whether the following ops' weights train. A frozen part either passes gradients through to
-    // trainable ops before it (its backward computes input deltas, no weight gradients) or has
-    // none before it and runs forward only (a DPO reference model, a frozen vision tower).
-    enum class Training { Trainable, FrozenPassingDeltas, FrozenForwardOnly };
-    void setTraining(Training training);
+    // Whether the following ops' weights are frozen. Frozen weights also come from `freeze`
+    // patterns (ModelConfig::freezePatterns) matched against every tensor name. A frozen op with
+    // a trainable op before it passes gradients through (its backward computes input deltas, no
+    // weight gradients); with none before it, it runs forward only (a DPO reference model, a
+    // frozen vision tower). An op without weights follows the weighted op before it.
+    void setFrozen(bool frozen);
 
     void embedding(const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width,
         Op::Kind kind = Op::Kind::Embedding);
+    // Patches of `patchInputs` values (channels x patch height x patch width) to `width`: a GEMM.
+    void patchEmbedding(const std::string& name, const std::string& tensorPrefix, std::int64_t patchInputs,
+        std::int64_t width, bool bias);
     void norm(const std::string& name, const std::string& tensorPrefix, std::int64_t width, ModelConfig::Norm type);
     void linear(const std::string& name, const std::string& tensorPrefix, std::int64_t in, std::int64_t out, bool bias,
         Op::Kind kind = Op::Kind::Linear);
@@ -56,8 +60,8 @@ private:
     const ModelConfig& m_config;
     std::vector<Op> m_ops;
     std::vector<std::int64_t> m_tokensPerSample; // per op, parallel to m_ops
-    std::vector<Training> m_training; // per op, parallel to m_ops
-    Training m_currentTraining = Training::Trainable;
+    std::vector<bool> m_frozen; // per op, parallel to m_ops: frozen by setFrozen
+    bool m_currentFrozen = false;
     std::string m_stack;
     int m_layer = -1;
     std::int64_t m_tokens = 1;

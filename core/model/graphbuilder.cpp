@@ -2,7 +2,7 @@
 // names follow the Model Zoo's PyTorch modules so that sparsity param_filter globs select the
 // same weights as on a real system. Models made of models (DPO, DPR) append each part's ops
 // under its own stack name.
-#include "core/model/graphassembler.h"
+#include "core/model/builderblocks.h"
 #include "core/model/modelloader.h"
 
 #include <algorithm>
@@ -13,7 +13,6 @@ namespace {
 
 using Activation = ModelConfig::Activation;
 using F = ModelConfig::Family;
-using Training = GraphAssembler::Training;
 
 bool isGated(Activation type)
 {
@@ -24,6 +23,17 @@ std::int64_t learnedPositionRows(const ModelConfig& c)
 {
     return c.positionTableRows > 0 ? c.positionTableRows : c.maxPositions;
 }
+
+// Keys each query of block `layer` attends: the whole sequence, or a sliding window (on every
+// other block for Gemma 2) plus the sink tokens that stay visible.
+std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
+{
+    const bool windowed
+        = c.slidingWindow > 0 && (!c.alternateSlidingWindow || ((layer % 2 == 0) == c.slidingWindowFirst));
+    return windowed ? std::min(sequence, c.slidingWindow + c.attentionSinkTokens) : sequence;
+}
+
+} // namespace
 
 // Self- or cross-attention block: q, k, v projections, core, output projection.
 void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
@@ -63,15 +73,6 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
         graph.linear(name + ".gate", tensors + ".ffn.0.linear_layer_for_glu", h, f, c.ffnBias);
     graph.activation(name + ".act", f, c.activation);
     graph.linear(name + ".down", tensors + ".ffn.1.linear_layer", f, h, c.ffnBias);
-}
-
-// Keys each query of block `layer` attends: the whole sequence, or a sliding window (on every
-// other block for Gemma 2) plus the sink tokens that stay visible.
-std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
-{
-    const bool windowed
-        = c.slidingWindow > 0 && (!c.alternateSlidingWindow || ((layer % 2 == 0) == c.slidingWindowFirst));
-    return windowed ? std::min(sequence, c.slidingWindow + c.attentionSinkTokens) : sequence;
 }
 
 // The Model Zoo's GPT-2 and GPT-J backbones: pre-norm causal decoder, sequential or parallel
@@ -119,6 +120,8 @@ void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::strin
         graph.tieToEmbedding(prefix + "lm_head");
 }
 
+namespace {
+
 // GPT-2/3, GPT-J, Falcon, BLOOM, Llama, Mistral, Mixtral, Gemma 2 and the other decoders.
 ModelGraph buildDecoder(const ModelConfig& c)
 {
@@ -136,9 +139,9 @@ ModelGraph buildDpo(const ModelConfig& c)
     const std::int64_t tokens = 2 * c.sequenceLength;
     GraphAssembler graph(c);
     if (c.frozenReference) {
-        graph.setTraining(Training::FrozenForwardOnly);
+        graph.setFrozen(true);
         appendDecoder(graph, policy, "reference.", "reference", tokens);
-        graph.setTraining(Training::Trainable);
+        graph.setFrozen(false);
     }
     appendDecoder(graph, policy, "", "decoder", tokens);
     graph.setContext("", -1, tokens);
@@ -333,6 +336,12 @@ ModelGraph buildModelGraph(const ModelConfig& config)
         return buildLayersApiDemo(config);
     case F::FcMnist:
         return buildFcMnist(config);
+    case F::VisionTransformer:
+    case F::Dino:
+    case F::Dit:
+    case F::Llava:
+    case F::MultimodalSimple:
+        return buildVisionGraph(config);
     default:
         return buildDecoder(config);
     }

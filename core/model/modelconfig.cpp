@@ -56,6 +56,16 @@ const char* toString(ModelConfig::Family family)
         return "layers_api_demo";
     case ModelConfig::Family::FcMnist:
         return "fc_mnist";
+    case ModelConfig::Family::VisionTransformer:
+        return "vision_transformer";
+    case ModelConfig::Family::Dino:
+        return "dino";
+    case ModelConfig::Family::Dit:
+        return "dit";
+    case ModelConfig::Family::Llava:
+        return "llava";
+    case ModelConfig::Family::MultimodalSimple:
+        return "multimodal_simple";
     }
     return "unknown";
 }
@@ -121,6 +131,8 @@ const char* toString(Op::Kind kind)
         return "pooler";
     case Op::Kind::Loss:
         return "loss";
+    case Op::Kind::PatchEmbedding:
+        return "patch_embedding";
     }
     return "unknown";
 }

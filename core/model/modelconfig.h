@@ -36,7 +36,12 @@ struct ModelConfig {
         T5,
         Transformer, // the encoder-decoder of "Attention Is All You Need"
         LayersApiDemo,
-        FcMnist
+        FcMnist,
+        VisionTransformer, // ViT classification
+        Dino, // DINOv2: teacher and student trunks with their heads
+        Dit, // diffusion transformer over VAE latents
+        Llava, // vision tower, projector, language model
+        MultimodalSimple // the same, with a list of image encoders
     };
     enum class Norm { LayerNorm, RmsNorm, BiaslessLayerNorm, NonParametric };
     enum class Activation { Gelu, Relu, Silu, Tanh, SwiGlu, GeGlu, ReGlu };
@@ -113,6 +118,58 @@ struct ModelConfig {
     };
     std::vector<Part> parts;
     bool frozenReference = false; // DPO: the reference model, a frozen copy of the policy
+
+    // Vision: an image (or a latent, for DiT) cut into patches, each a token.
+    std::int64_t imageHeight = 0; // pixels, or latent cells
+    std::int64_t imageWidth = 0;
+    std::int64_t numChannels = 0;
+    std::int64_t patchHeight = 0;
+    std::int64_t patchWidth = 0;
+    bool clsToken = false; // a learned [CLS] token ahead of the patches
+    bool patchBias = true;
+    bool postEmbedNorm = false; // a LayerNorm after the embeddings (CLIP's pre-norm)
+    bool maskToken = false; // DINOv2's learned token for masked patches
+    bool layerScale = false; // a learned per-channel scale on each residual branch
+    std::int64_t layersRun = 0; // encoder layers that run (LLaVA stops one short); 0 = all
+    bool dinoClassifier = false; // the classifier reads [CLS] and the mean patch token (2 x hidden)
+    std::int64_t patches() const
+    {
+        return patchHeight > 0 && patchWidth > 0 ? (imageHeight / patchHeight) * (imageWidth / patchWidth) : 0;
+    }
+    std::int64_t imageTokens() const { return patches() + (clsToken ? 1 : 0); }
+    // An encoder that sees several views of a sample (DINOv2's crops): its patches and tokens per
+    // sample, and the keys its queries attend on average; 0 = one image of imageTokens().
+    std::int64_t viewPatchesPerSample = 0;
+    std::int64_t viewTokensPerSample = 0;
+    double viewKeysPerToken = 0.0;
+
+    // DiT: timestep and class conditioning.
+    std::int64_t frequencyEmbeddingSize = 0;
+    std::int64_t labelRows = 0; // classes, plus the null class when labels are dropped for guidance
+
+    // DINOv2: views of each sample (global and local crops) and the projection heads.
+    std::int64_t globalCrops = 0;
+    std::int64_t localCrops = 0;
+    std::int64_t localImageSize = 0;
+    struct ProjectionHead {
+        std::int64_t input = 0;
+        std::int64_t hidden = 0;
+        std::int64_t bottleneck = 0;
+        std::int64_t output = 0;
+        std::int64_t layers = 3;
+        bool bias = true;
+        int trunk = 0; // the trunk whose outputs it reads
+        std::int64_t tokensPerSample = 0; // [CLS] tokens and patch tokens it sees per sample
+    };
+    std::vector<ProjectionHead> heads;
+
+    // LLaVA and multimodal_simple: the projector from image features to the language model.
+    std::vector<std::int64_t> projectorUnits; // output width of each layer
+    std::int64_t projectorInput = 0;
+    bool projectorBias = true;
+
+    // Regexes over parameter names (the Model Zoo's `freeze`); matching weights are frozen.
+    std::vector<std::string> freezePatterns;
 
     // fc_mnist.
     std::int64_t inputSize = 0;

@@ -30,7 +30,9 @@ struct Op {
         Experts,
         LmHead,
         Pooler,
-        Loss
+        Loss,
+        PatchEmbedding // an image patch (channels x patch pixels) projected to a token: a GEMM, as a convolution
+                       // with stride = kernel is
     };
 
     std::string name; // "layers.3.attn.qkv"

@@ -71,8 +71,13 @@ void readBatchAndSequence(const YamlFields& fields, const ParamsSections& sectio
     if (std::int64_t micro = microBatchFromCallbacks(fields, sections.callbacks))
         config.microBatchSize = micro;
 
+    using F = ModelConfig::Family;
+    const bool imageTokens
+        = config.family == F::VisionTransformer || config.family == F::Dino || config.family == F::Dit;
     if (config.family == ModelConfig::Family::FcMnist) {
         config.sequenceLength = 1; // one image is one sample
+    } else if (imageTokens) {
+        config.sequenceLength = config.maxPositions; // an image's patches (and [CLS]) are its tokens
     } else if (config.family == ModelConfig::Family::T5 || config.family == ModelConfig::Family::Transformer) {
         config.sequenceLength = fields.integer(input, "src_max_sequence_length", 1, kMaxSequence).value_or(512);
         config.targetSequenceLength

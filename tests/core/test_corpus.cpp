@@ -1,7 +1,7 @@
 // Every model config of the latest Model Zoo release (../shared/modelzoo-release-2.10.0) loads,
 // compiles and runs one training step on CS-2 and on CS-3; decoder-only language models also run
-// inference. The few files not there yet are listed below with the reason; the list only
-// shrinks: a listed file that passes is a failure too, so that it is taken off.
+// inference. A file that does not pass yet would be listed below with the reason (none is
+// today); the list only shrinks: a listed file that passes is a failure too.
 #include "testing.h"
 
 #include "core/compiler/compiler.h"
@@ -22,27 +22,7 @@ using waferscope::test::sharedDir;
 namespace {
 
 // Relative path -> why it does not pass yet.
-const std::map<std::string, std::string> kKnownFailures = {
-    { "multimodal/llava/configs/params_llava_v1p5_pretrain_13b_phase1_MSL2K.yaml", "multimodal not built yet" },
-    { "multimodal/llava/configs/params_llava_v1p5_pretrain_13b_phase2_MSL2K.yaml", "multimodal not built yet" },
-    { "multimodal/llava/configs/params_llava_v1p5_pretrain_7b_phase1_MSL2K.yaml", "multimodal not built yet" },
-    { "multimodal/llava/configs/params_llava_v1p5_pretrain_7b_phase2_MSL2K.yaml", "multimodal not built yet" },
-    { "multimodal/multimodal_simple/configs/params_mm_llava_llama2_7b_phase1.yaml", "multimodal not built yet" },
-    { "multimodal/multimodal_simple/configs/params_mm_llava_llama2_7b_phase2.yaml", "multimodal not built yet" },
-    { "vision/dino/configs/params_dinov2_giant_patch14_img1036.yaml", "vision not built yet" },
-    { "vision/dino/configs/params_dinov2_large_224_bs2048.yaml", "vision not built yet" },
-    { "vision/dino/configs/params_dinov2_large_eval_linear.yaml", "vision not built yet" },
-    { "vision/dino/configs/params_dinov2_large_patch14_img224.yaml", "vision not built yet" },
-    { "vision/dino/configs/params_dinov2_large_patch14_img518.yaml", "vision not built yet" },
-    { "vision/dino/configs/params_dinov2_large_patch16_img224.yaml", "vision not built yet" },
-    { "vision/dit/configs/params_dit_2B_patchsize_2x2.yaml", "vision not built yet" },
-    { "vision/dit/configs/params_dit_base_patchsize_2x2.yaml", "vision not built yet" },
-    { "vision/dit/configs/params_dit_large_patchsize_2x2.yaml", "vision not built yet" },
-    { "vision/dit/configs/params_dit_small_patchsize_2x2.yaml", "vision not built yet" },
-    { "vision/dit/configs/params_dit_xlarge_patchsize_2x2.yaml", "vision not built yet" },
-    { "vision/vision_transformer/configs/params_vit_base_patch_16_imagenet_1k.yaml", "vision not built yet" },
-    { "vision/vision_transformer/configs/params_vit_huge_patch_16_imagenet_1k.yaml", "vision not built yet" },
-};
+const std::map<std::string, std::string> kKnownFailures = {};
 
 bool isDecoderOnlyLanguageModel(ModelConfig::Family family)
 {

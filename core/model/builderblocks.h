@@ -1,0 +1,26 @@
+#pragma once
+
+// Internal to core/model: blocks the family builders share (graphbuilder.cpp defines them).
+
+#include "core/model/graphassembler.h"
+
+#include <string>
+
+namespace waferscope::core {
+
+// Self- or cross-attention: q, k, v projections, the core over `keysPerToken` keys, the output
+// projection. `innerDim` is q's width (heads x head size), `kvDim` that of k and v.
+void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
+    std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim);
+
+// The FFN (gated or not), or the router and experts of a mixture of experts.
+void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors);
+
+// The Model Zoo's GPT-2 and GPT-J backbones over `tokens` per sample, names prefixed by `prefix`.
+void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
+    std::int64_t tokens);
+
+// The vision and multimodal families (visionbuilder.cpp).
+ModelGraph buildVisionGraph(const ModelConfig& config);
+
+} // namespace waferscope::core
