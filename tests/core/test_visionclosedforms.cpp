@@ -208,3 +208,20 @@ WS_TEST(visionTotalsMatchPublishedFigures)
             reportFailure(__FILE__, __LINE__, std::string(p.file) + ": total " + describe(graph.totalParams, p.params));
     }
 }
+
+WS_TEST(smallVisionModelsOfTheTestDataMatchTheirClosedForms)
+{
+    // tests/data/families: a ViT over 32-pixel images in 8-pixel patches (16 + [CLS] tokens, 2 blocks of width 64,
+    // 10 classes), and a LLaVA-style model whose 3-block tower runs 2 blocks, with a 64 -> 128 -> 128 projector and
+    // a 2-block Llama-style decoder of width 128 (vocabulary 1,000, SwiGLU 344, untied).
+    Expected<ModelGraph> vit = loadModel(waferscope::test::dataDir() + "/families/vit_tiny.yaml");
+    WS_REQUIRE(vit.hasValue());
+    WS_CHECK_EQ(vit->totalParams, vitEmbedding(64, 3, 8, 17, true) + 2 * vitBlock(64, 256) + 2 * 64 + 64 * 10 + 10);
+    Expected<ModelGraph> llava = loadModel(waferscope::test::dataDir() + "/families/llava_tiny.yaml");
+    WS_REQUIRE(llava.hasValue());
+    constexpr Count tower = vitEmbedding(64, 3, 8, 17, false) + 2 * 64 + 3 * vitBlock(64, 256) + 2 * 64;
+    constexpr Count projection = 64 * 128 + 128 + 128 * 128 + 128;
+    constexpr Count language = 2 * 1000 * 128 + 2 * (4 * 128 * 128 + 3 * 128 * 344 + 2 * 128) + 128;
+    WS_CHECK_EQ(llava->totalParams, tower + projection + language);
+    WS_CHECK_EQ(llava->trainableParams, projection);
+}
