@@ -48,14 +48,20 @@ ModelPanel::ModelPanel(QWidget* parent)
 void ModelPanel::setGraph(const QString& path, std::shared_ptr<const core::ModelGraph> graph)
 {
     const core::ModelConfig& c = graph->config;
+    // Frozen weights (a DPO reference, a frozen tower, a DINOv2 teacher) take memory but do not train.
+    const QString counts = graph->frozenParams > 0
+        ? tr("%1 non-zero, %2 trainable, %3 frozen")
+              .arg(QString::fromStdString(core::formatCount(double(graph->nonzeroParams))),
+                  QString::fromStdString(core::formatCount(double(graph->trainableParams))),
+                  QString::fromStdString(core::formatCount(double(graph->frozenParams))))
+        : tr("%1 non-zero").arg(QString::fromStdString(core::formatCount(double(graph->nonzeroParams))));
     m_summary->setText(
         tr("<b>%1</b> · %2 · %3 schema<br><small>%4</small><br>"
-           "<b>%5</b> parameters (%6 non-zero) · %7 layers · hidden %8<br>"
+           "<b>%5</b> parameters (%6) · %7 layers · hidden %8<br>"
            "sequence %9 · batch %10 · %11 · %12/token forward")
             .arg(QFileInfo(path).fileName().toHtmlEscaped(), QString::fromLatin1(core::toString(c.family)),
                 QString::fromLatin1(core::toString(c.schema)), path.toHtmlEscaped(),
-                QString::fromStdString(core::formatThousands(graph->totalParams)),
-                QString::fromStdString(core::formatCount(double(graph->nonzeroParams))))
+                QString::fromStdString(core::formatThousands(graph->totalParams)), counts)
             .arg(c.numLayers)
             .arg(c.hiddenSize)
             .arg(c.sequenceLength)

@@ -152,13 +152,14 @@ CheckpointChoice chooseCheckpointing(const StreamingProfile& profile)
         }
     }
     CheckpointChoice memoryx = inMemoryX(profile);
-    const std::string blockOutputs = formatBytes(double(all.keptBytesPerSample));
+    std::int64_t largestWorking = 0;
+    for (std::int64_t working : profile.workingBytes)
+        largestWorking = std::max(largestWorking, working);
+    const std::string blockOutputs = formatBytes(double(all.keptBytesPerSample)) + ", next to the largest op's "
+        + formatBytes(double(largestWorking)) + " working set";
     const std::string options = describe(bestK) + "; " + describe(memoryx);
     const bool xFits = memoryx.maxMicroBatch >= 1;
     if (!kFits && !xFits) {
-        std::int64_t largestWorking = 0;
-        for (std::int64_t working : profile.workingBytes)
-            largestWorking = std::max(largestWorking, working);
         CheckpointChoice none = memoryx;
         none.maxMicroBatch = 0;
         none.why = "the block outputs of one sample (" + blockOutputs + ") do not fit in "

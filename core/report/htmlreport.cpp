@@ -593,6 +593,14 @@ Pairs keyFigureRows(const RunReport& r)
             { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
             { "Bottleneck", m.bottleneck }, { "PEs in regions", percent(r.plan.peUtilization) },
             { "SRAM used", percent(r.plan.sramUtilization) } });
+    if (!m.checkpointStrategy.empty()) {
+        const std::string every
+            = m.checkpointStrategy == "every_k" ? " (every " + std::to_string(m.checkpointEvery) + " blocks)" : "";
+        rows.insert(rows.end(),
+            { { "Checkpoints", m.checkpointStrategy + every },
+                { "Recomputed per step", formatSi(m.recomputeFlopsPerStep, "FLOP") },
+                { "Checkpoint traffic per step", formatBytes(m.checkpointBytesPerStep) } });
+    }
     return rows;
 }
 

@@ -68,6 +68,15 @@ std::string reportSummary(const RunReport& report)
         << percent(m.utilization.fabric) << ", I/O " << percent(m.utilization.io) << ", MemoryX "
         << percent(m.utilization.memoryx) << ", SwarmX " << percent(m.utilization.swarmx) << "\n";
     out << "  bottleneck: " << m.bottleneck << "\n";
+    if (!m.checkpointStrategy.empty() && m.checkpointStrategy != "all_blocks") {
+        out << "  checkpoints: " << m.checkpointStrategy;
+        if (m.checkpointStrategy == "every_k")
+            out << " (every " << m.checkpointEvery << " blocks)";
+        out << ", recompute " << formatSi(m.recomputeFlopsPerStep, "FLOP") << " per step";
+        if (m.checkpointBytesPerStep > 0.0)
+            out << ", " << formatBytes(m.checkpointBytesPerStep) << " to MemoryX and back per step";
+        out << "\n";
+    }
     for (const std::string& note : m.notes)
         out << "  - " << note << "\n";
     printSlowestLayers(m, out);
