@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -227,6 +228,33 @@ int main(int argc, char** argv)
     if (params < 400'000'000'000) {
         std::cerr << "waferscope-bench: " << largeModel << " did not load as a ~400B model\n";
         return 1;
+    }
+
+    // Inspecting every model config of the latest Model Zoo release (../shared beside the source
+    // tree), one after another in this process: read, validate and build each graph.
+    {
+        const std::filesystem::path corpus
+            = std::filesystem::path(WAFERSCOPE_SOURCE_DIR).parent_path() / "shared/modelzoo-release-2.10.0";
+        std::vector<std::string> files;
+        if (std::filesystem::is_directory(corpus))
+            for (const auto& entry : std::filesystem::recursive_directory_iterator(corpus))
+                if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+                    files.push_back(entry.path().string());
+        std::sort(files.begin(), files.end());
+        if (!files.empty()) {
+            std::size_t configsLoaded = 0;
+            figures["inspect_ms_modelzoo_2_10"] = bestAverageMs(rounds, 1, [&] {
+                configsLoaded = 0;
+                for (const std::string& file : files)
+                    configsLoaded += waferscope::core::loadModel(file).hasValue() ? 1 : 0;
+            });
+            figures["inspect_modelzoo_2_10_files"] = files.size();
+            if (configsLoaded != files.size()) {
+                std::cerr << "waferscope-bench: " << files.size() - loaded
+                          << " of the Model Zoo 2.10.0 configs did not load\n";
+                return 1;
+            }
+        }
     }
 
     // Compiling it: weight streaming for training on CS-3, and the multi-wafer inference split
