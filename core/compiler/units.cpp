@@ -31,7 +31,8 @@ bool fusesBackward(Op::Kind kind)
 bool isMatrixOp(Op::Kind kind)
 {
     return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
-        || kind == Op::Kind::PatchEmbedding || kind == Op::Kind::MoeRouter || kind == Op::Kind::Experts;
+        || kind == Op::Kind::PatchEmbedding || kind == Op::Kind::Convolution || kind == Op::Kind::Upsampling
+        || kind == Op::Kind::MoeRouter || kind == Op::Kind::Experts;
 }
 
 std::vector<Unit> buildUnits(const ModelGraph& graph, const SystemSpec& system, int& stages)

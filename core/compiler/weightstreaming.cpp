@@ -93,8 +93,9 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
             [&](int index) { return graph.ops[std::size_t(index)].kind == Op::Kind::Loss; });
         const std::int64_t outputTokens
             = fusedLoss ? std::min<std::int64_t>(op.tokensPerSample, cols) : op.tokensPerSample;
+        const std::int64_t inputWidth = op.inputWidth > 0 ? op.inputWidth : op.inFeatures;
         workingPerSample[u] = isMatrixOp(op.kind)
-            ? (op.inFeatures * op.tokensPerSample + op.outFeatures * outputTokens) * activationBytes
+            ? (inputWidth * op.tokensPerSample + op.outFeatures * outputTokens) * activationBytes
             : 2 * op.activationBytesPerToken * op.tokensPerSample;
     }
     const StreamingProfile profile = streamingProfile(units, workingPerSample, graph, system, sram, plan.numSystems);

@@ -99,7 +99,8 @@ StreamPath streamPath(const SystemSpec& system, int numSystems)
 bool isStreamedMatrix(Op::Kind kind)
 {
     return kind == Op::Kind::Linear || kind == Op::Kind::LmHead || kind == Op::Kind::Pooler
-        || kind == Op::Kind::PatchEmbedding || kind == Op::Kind::MoeRouter;
+        || kind == Op::Kind::PatchEmbedding || kind == Op::Kind::Convolution || kind == Op::Kind::Upsampling
+        || kind == Op::Kind::MoeRouter;
 }
 
 Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, Metrics& metrics)

@@ -20,7 +20,8 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
 void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
     std::int64_t tokens);
 
-// The vision and multimodal families (visionbuilder.cpp).
+// The vision and multimodal families (visionbuilder.cpp), and U-Net (unetbuilder.cpp).
 ModelGraph buildVisionGraph(const ModelConfig& config);
+ModelGraph buildUnet(const ModelConfig& config);
 
 } // namespace waferscope::core

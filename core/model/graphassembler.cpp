@@ -213,6 +213,23 @@ void GraphAssembler::activation(const std::string& name, std::int64_t width, Mod
     op.activationBytesPerToken = width * m_activationBytes;
 }
 
+void GraphAssembler::convolution(const std::string& name, const std::string& tensorPrefix, std::int64_t channels,
+    std::int64_t taps, std::int64_t out, bool bias)
+{
+    linear(name, tensorPrefix, channels * taps, out, bias, Op::Kind::Convolution);
+    m_ops.back().inputWidth = channels;
+}
+
+void GraphAssembler::pooling(const std::string& name, std::int64_t channels, std::int64_t window)
+{
+    Op& op = append(name, Op::Kind::Pooling);
+    op.inFeatures = channels * window;
+    op.outFeatures = channels;
+    op.fwdFlopsPerToken = double(channels * (window - 1)); // comparisons per output
+    op.bwdFlopsPerToken = double(channels * window); // the gradient routed to the maximum
+    op.activationBytesPerToken = channels * m_activationBytes;
+}
+
 void GraphAssembler::loss(const std::string& name, std::int64_t classes, double extraFlopsPerLogit)
 {
     Op& op = append(name, Op::Kind::Loss);

@@ -43,6 +43,11 @@ public:
     void attentionCore(const std::string& name, std::int64_t keysPerToken, std::int64_t heads, std::int64_t headDim,
         double extraFlopsPerScore = 0.0);
     void activation(const std::string& name, std::int64_t width, ModelConfig::Activation type);
+    // A convolution of `taps` (k^d) over `channels` inputs to `out` outputs per voxel, as a GEMM.
+    void convolution(const std::string& name, const std::string& tensorPrefix, std::int64_t channels, std::int64_t taps,
+        std::int64_t out, bool bias);
+    // Max pooling: one output per `window` inputs, `channels` wide.
+    void pooling(const std::string& name, std::int64_t channels, std::int64_t window);
     // `extraFlopsPerLogit`: work on each logit before the softmax (a final soft cap).
     void loss(const std::string& name, std::int64_t classes, double extraFlopsPerLogit = 0.0);
     // The op `name` reuses another op's weights (tied LM head): its tensors are dropped, its

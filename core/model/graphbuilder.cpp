@@ -342,6 +342,8 @@ ModelGraph buildModelGraph(const ModelConfig& config)
     case F::Llava:
     case F::MultimodalSimple:
         return buildVisionGraph(config);
+    case F::Unet:
+        return buildUnet(config);
     default:
         return buildDecoder(config);
     }

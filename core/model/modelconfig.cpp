@@ -66,6 +66,8 @@ const char* toString(ModelConfig::Family family)
         return "llava";
     case ModelConfig::Family::MultimodalSimple:
         return "multimodal_simple";
+    case ModelConfig::Family::Unet:
+        return "unet";
     }
     return "unknown";
 }
@@ -133,6 +135,12 @@ const char* toString(Op::Kind kind)
         return "loss";
     case Op::Kind::PatchEmbedding:
         return "patch_embedding";
+    case Op::Kind::Convolution:
+        return "convolution";
+    case Op::Kind::Pooling:
+        return "pooling";
+    case Op::Kind::Upsampling:
+        return "upsampling";
     }
     return "unknown";
 }

@@ -41,7 +41,8 @@ struct ModelConfig {
         Dino, // DINOv2: teacher and student trunks with their heads
         Dit, // diffusion transformer over VAE latents
         Llava, // vision tower, projector, language model
-        MultimodalSimple // the same, with a list of image encoders
+        MultimodalSimple, // the same, with a list of image encoders
+        Unet // a convolutional encoder-decoder over 2-D or 3-D images (Releases 1.x to 2.0)
     };
     enum class Norm { LayerNorm, RmsNorm, BiaslessLayerNorm, NonParametric };
     enum class Activation { Gelu, Relu, Silu, Tanh, SwiGlu, GeGlu, ReGlu };
@@ -167,6 +168,19 @@ struct ModelConfig {
     std::vector<std::int64_t> projectorUnits; // output width of each layer
     std::int64_t projectorInput = 0;
     bool projectorBias = true;
+
+    // U-Net: filters per encoder block (the bottleneck last) and per decoder block.
+    std::vector<std::int64_t> imageShape; // spatial sizes, 2 or 3 of them
+    std::vector<std::int64_t> encoderFilters;
+    std::vector<std::int64_t> decoderFilters;
+    int convsPerBlock = 2; // 3^d convolutions per block
+    bool convBias = true;
+    bool convNorm = true; // a group or batch norm (weight and bias per channel) after each convolution
+    bool stridedDownscale = false; // a stride-2 convolution instead of max pooling
+    bool downscaleFirstConv = false; // ... the block's first convolution (else its last)
+    std::vector<bool> downscaleBlocks; // per encoder block
+    bool downscaleBottleneck = false;
+    std::int64_t outputChannels = 0;
 
     // Regexes over parameter names (the Model Zoo's `freeze`); matching weights are frozen.
     std::vector<std::string> freezePatterns;

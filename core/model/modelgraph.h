@@ -31,8 +31,13 @@ struct Op {
         LmHead,
         Pooler,
         Loss,
-        PatchEmbedding // an image patch (channels x patch pixels) projected to a token: a GEMM, as a convolution
-                       // with stride = kernel is
+        PatchEmbedding, // an image patch (channels x patch pixels) projected to a token: a GEMM, as a convolution
+                        // with stride = kernel is
+        Convolution, // a k^d convolution lowered to a GEMM: K = input channels x k^d, N = output channels, one row
+                     // per output voxel (in inFeatures, outFeatures and tokensPerSample)
+        Pooling, // max pooling over 2^d voxels
+        Upsampling // a stride-2 transposed convolution: a GEMM of K = input channels and N = output channels x 2^d
+                   // per input voxel
     };
 
     std::string name; // "layers.3.attn.qkv"
@@ -44,6 +49,9 @@ struct Op {
     // Linear shape (K x N), when kind is Linear/LmHead/Experts/MoeRouter/Pooler.
     std::int64_t inFeatures = 0;
     std::int64_t outFeatures = 0;
+    // Input values per token actually held in SRAM: a convolution's channels, whose k^d window
+    // (inFeatures) is read from neighbouring voxels, not copied; 0 = inFeatures.
+    std::int64_t inputWidth = 0;
 
     std::vector<ParamTensor> tensors;
     std::int64_t params = 0; // sum of tensors, all experts counted

@@ -59,6 +59,7 @@ void readDpr(const YamlFields& fields, const ParamsSections& sections, ModelConf
 void readLayersApiDemo(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 void readSeq2Seq(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 void readVision(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
+void readUnet(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 
 // The family a model name (or a Model Zoo folder name) stands for.
 std::optional<ModelConfig::Family> familyFromName(const std::string& name);

@@ -28,10 +28,10 @@ constexpr std::pair<const char*, F> kFamilyNames[] = { { "gpt2", F::Gpt2 }, { "g
     { "bert/qa", F::BertQuestionAnswering }, { "esm2", F::Esm2 }, { "dpr", F::Dpr }, { "dpo", F::Dpo }, { "t5", F::T5 },
     { "transformer", F::Transformer }, { "layers_api_demo", F::LayersApiDemo }, { "fc_mnist", F::FcMnist },
     { "vision_transformer", F::VisionTransformer }, { "dino", F::Dino }, { "dit", F::Dit }, { "llava", F::Llava },
-    { "multimodal_simple", F::MultimodalSimple } };
+    { "multimodal_simple", F::MultimodalSimple }, { "unet", F::Unet } };
 
 // Families of the Model Zoo that WaferScope does not build yet; named so the error can say so.
-const char* const kNotYetBuilt[] = { "unet", "linformer" };
+const char* const kNotYetBuilt[] = { "linformer" };
 
 std::string supportedFamilyList()
 {
@@ -146,7 +146,9 @@ double parameterBound(const ModelConfig& c)
     const double positions = double(std::max(c.maxPositions, c.positionTableRows) + c.typeVocabSize);
     const double outside = 3.0 * vocab * h + 2.0 * positions * h + 4.0 * h * h
         + 2.0 * double(c.relativeBuckets) * double(c.numHeads) + 16.0 * (h + vocab) + h * double(c.numLabels);
-    return double(c.numLayers) * block + outside;
+    // U-Net: each block's 3^d convolutions between at most twice the widest filter count.
+    const double convolutions = c.family == F::Unet ? double(c.numLayers) * 3.0 * 27.0 * 4.0 * h * h : 0.0;
+    return double(c.numLayers) * block + outside + convolutions;
 }
 
 } // namespace
@@ -299,6 +301,9 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
     case F::Llava:
     case F::MultimodalSimple:
         readVision(fields, sections, config);
+        break;
+    case F::Unet:
+        readUnet(fields, sections, config);
         break;
     default:
         readDecoder(fields, sections, config);
