@@ -19,10 +19,12 @@ void readBertEncoder(const YamlFields& fields, const ParamsSections& sections, M
         = parseActivation(fields.choice(model, "encoder_nonlinearity", { WS_ACTIVATIONS })
                               .value_or(fields.choice(model, "nonlinearity", { WS_ACTIVATIONS }).value_or("gelu")));
     config.disableNsp = fields.boolean(model, "disable_nsp").value_or(false);
-    const bool pretraining = config.family == F::Bert || config.family == F::Esm2;
+    const bool pretraining = config.family == F::Bert || config.family == F::Esm2 || config.family == F::Linformer;
     // Pretraining models have segments and a pooler for NSP only; fine-tuning models keep both.
     const std::int64_t defaultSegments = pretraining && config.disableNsp ? 0 : 2;
     config.typeVocabSize = fields.integer(model, "num_segments", 0, 1024).value_or(defaultSegments);
+    if (fields.boolean(model, "use_segment_embedding") == false)
+        config.typeVocabSize = 0;
     config.pooler = pretraining ? !config.disableNsp : config.family == F::BertClassifier;
     config.shareEmbeddingWeights = fields.boolean(model, "share_embedding_weights").value_or(true);
     config.mlmOutputBias = fields.boolean(model, "use_output_bias_in_mlm").value_or(true);
@@ -71,6 +73,13 @@ void readEncoder(const YamlFields& fields, const ParamsSections& sections, Model
         config.numLabels = 2; // start and end logits per token
         config.headTokensPerSample = 0;
         break;
+    case F::Linformer:
+        config.linformerDims = fields.requiredInteger(model, "projected_dims", 1, kMaxPositions);
+        config.linformerSharedKv
+            = fields.choice(model, "attention_style", { "linformer-shared-heads", "linformer-shared-kv" })
+                  .value_or("linformer-shared-heads")
+            == "linformer-shared-kv";
+        break;
     default:
         break;
     }
@@ -80,7 +89,9 @@ void readEncoder(const YamlFields& fields, const ParamsSections& sections, Model
             "use_final_layer_norm", "mask_padding_in_positional_embed", "pad_token_id", "num_labels", "num_classes",
             "use_cls_bias", "task_dropout", "problem_type", "encoder_output_dropout_rate", "include_padding_in_loss",
             "label_vocab_file", "mask_token_id", "token_dropout", "mlm_nonlinearity", "cls_dropout_rate",
-            "num_cls_classes", "pretrain_params_path", "use_ffn_bias_in_mlm" },
+            "num_cls_classes", "pretrain_params_path", "use_ffn_bias_in_mlm", "use_segment_embedding", "projected_dims",
+            "attention_style", "disable_attention", "future_implementations", "dropout_seed",
+            "weight_initialization_seed" },
         config.warnings);
 }
 

@@ -20,6 +20,8 @@ public:
     // Where the following ops belong: stack ("decoder", "encoder", ""), block index, and the
     // tokens each op processes per sample (sequence length of that stack).
     void setContext(std::string stack, int layer, std::int64_t tokensPerSample);
+    const std::string& stack() const { return m_stack; }
+    int layer() const { return m_layer; }
 
     // Whether the following ops' weights are frozen. Frozen weights also come from `freeze`
     // patterns (ModelConfig::freezePatterns) matched against every tensor name. A frozen op with

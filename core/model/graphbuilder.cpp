@@ -149,6 +149,28 @@ ModelGraph buildDpo(const ModelConfig& c)
     return graph.finish();
 }
 
+// Linformer attention: keys and values are projected along the sequence, from `tokens` rows to
+// `linformerDims`, before the core attends those few (each projection a GEMM over the hidden
+// features: E for keys, F for values, or E for both when shared).
+void linformerAttention(GraphAssembler& graph, const ModelConfig& c, const std::string& name,
+    const std::string& tensors, std::int64_t tokens)
+{
+    const std::int64_t h = c.hiddenSize;
+    const std::int64_t k = std::min(tokens, c.linformerDims);
+    graph.linear(name + ".q", tensors + ".proj_q_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.linear(name + ".k", tensors + ".proj_k_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.linear(name + ".v", tensors + ".proj_v_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.setContext(graph.stack(), graph.layer(), h); // one projected row per hidden feature
+    graph.linear(name + ".e_projection", tensors + ".E_projection", tokens, k, c.projectionBiasInAttention);
+    graph.linear(name + ".f_projection", tensors + ".F_projection", tokens, k,
+        c.projectionBiasInAttention && !c.linformerSharedKv);
+    if (c.linformerSharedKv)
+        graph.tieToEmbedding(name + ".f_projection"); // the values reuse E
+    graph.setContext(graph.stack(), graph.layer(), tokens);
+    graph.attentionCore(name + ".core", k, c.numHeads, h / c.numHeads);
+    graph.linear(name + ".out", tensors + ".proj_output_dense_layer", h, h, c.ffnBiasInAttention);
+}
+
 // BertModel: token, position and segment embeddings with a LayerNorm, post-norm blocks, an
 // optional final norm (ESM-2) and the [CLS] pooler.
 void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
@@ -170,8 +192,12 @@ void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::s
         const std::string name = prefix + "layers." + std::to_string(layer);
         const std::string tensors = prefix + "transformer_encoder.layers." + std::to_string(layer);
         graph.setContext(stack, layer, tokens);
-        attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", tokens, c.attentionInnerDim,
-            c.numKvGroups * (c.attentionInnerDim / c.numHeads));
+        if (c.linformerDims > 0) {
+            linformerAttention(graph, c, name + ".attn", tensors + ".self_attn", tokens);
+        } else {
+            attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", tokens, c.attentionInnerDim,
+                c.numKvGroups * (c.attentionInnerDim / c.numHeads));
+        }
         graph.norm(name + ".norm1", tensors + ".norm1", h, layerNorm);
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
         graph.norm(name + ".norm2", tensors + ".norm2", h, layerNorm);
@@ -194,7 +220,7 @@ ModelGraph buildBert(const ModelConfig& c)
     const std::int64_t h = c.hiddenSize;
     const std::int64_t s = c.sequenceLength;
     appendBertEncoder(graph, c, "", "encoder", s);
-    if (c.family == F::Bert || c.family == F::Esm2) {
+    if (c.family == F::Bert || c.family == F::Esm2 || c.family == F::Linformer) {
         if (!c.disableNsp) {
             graph.setContext("", -1, 1);
             graph.linear("nsp_head", "nsp_head.classifier", h, 2, c.ffnBias, Op::Kind::Linear);
@@ -324,6 +350,7 @@ ModelGraph buildModelGraph(const ModelConfig& config)
     case F::BertSummarization:
     case F::BertQuestionAnswering:
     case F::Esm2:
+    case F::Linformer:
         return buildBert(config);
     case F::Dpr:
         return buildDpr(config);

@@ -68,6 +68,8 @@ const char* toString(ModelConfig::Family family)
         return "multimodal_simple";
     case ModelConfig::Family::Unet:
         return "unet";
+    case ModelConfig::Family::Linformer:
+        return "linformer";
     }
     return "unknown";
 }

@@ -42,7 +42,8 @@ struct ModelConfig {
         Dit, // diffusion transformer over VAE latents
         Llava, // vision tower, projector, language model
         MultimodalSimple, // the same, with a list of image encoders
-        Unet // a convolutional encoder-decoder over 2-D or 3-D images (Releases 1.x to 2.0)
+        Unet, // a convolutional encoder-decoder over 2-D or 3-D images (Releases 1.x to 2.0)
+        Linformer // RoBERTa with keys and values projected along the sequence (Release 1.7, TensorFlow)
     };
     enum class Norm { LayerNorm, RmsNorm, BiaslessLayerNorm, NonParametric };
     enum class Activation { Gelu, Relu, Silu, Tanh, SwiGlu, GeGlu, ReGlu };
@@ -99,6 +100,8 @@ struct ModelConfig {
     bool mlmOutputBias = true;
     std::int64_t numLabels = 0; // classifier, token-classifier and summarisation heads
     bool classifierBias = true;
+    std::int64_t linformerDims = 0; // Linformer: keys and values projected from the sequence to this many
+    bool linformerSharedKv = false; // ... by one projection for both
     std::int64_t headTokensPerSample = 1; // tokens a classifier head sees: [CLS], every token, or the sentences
     std::int64_t positionTableRows = 0; // learned position rows; 0 = maxPositions (RoBERTa adds padding rows)
 

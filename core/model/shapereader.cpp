@@ -28,10 +28,7 @@ constexpr std::pair<const char*, F> kFamilyNames[] = { { "gpt2", F::Gpt2 }, { "g
     { "bert/qa", F::BertQuestionAnswering }, { "esm2", F::Esm2 }, { "dpr", F::Dpr }, { "dpo", F::Dpo }, { "t5", F::T5 },
     { "transformer", F::Transformer }, { "layers_api_demo", F::LayersApiDemo }, { "fc_mnist", F::FcMnist },
     { "vision_transformer", F::VisionTransformer }, { "dino", F::Dino }, { "dit", F::Dit }, { "llava", F::Llava },
-    { "multimodal_simple", F::MultimodalSimple }, { "unet", F::Unet } };
-
-// Families of the Model Zoo that WaferScope does not build yet; named so the error can say so.
-const char* const kNotYetBuilt[] = { "linformer" };
+    { "multimodal_simple", F::MultimodalSimple }, { "unet", F::Unet }, { "linformer", F::Linformer } };
 
 std::string supportedFamilyList()
 {
@@ -69,12 +66,6 @@ F inferFamily(const YamlFields& fields, const YamlSection& model, const std::str
         }
         if (std::optional<F> family = familyFromName(folder); family && folder != "bert")
             return *family;
-        for (const char* pending : kNotYetBuilt)
-            if (folder == pending)
-                fields.fail(model.keyMark,
-                    "the file's folder says it is a '" + folder
-                        + "' model, a Model Zoo family WaferScope does not build yet (supported: "
-                        + supportedFamilyList() + ")");
         break;
     }
     if (has("src_vocab_size") || has("d_model") || has("encoder_num_hidden_layers"))
@@ -260,12 +251,6 @@ void readFamily(const YamlFields& fields, const ParamsSections& sections, ModelC
         config.name = toLowerAscii(*name);
         return;
     }
-    const std::string lowered = toLowerAscii(*name);
-    for (const char* pending : kNotYetBuilt)
-        if (lowered == pending)
-            fields.fail(fields.valueMark(sections.model, "name"),
-                "model family '" + *name + "' is a Model Zoo family WaferScope does not build yet (supported: "
-                    + supportedFamilyList() + ")");
     fields.fail(fields.valueMark(sections.model, "name"),
         "model family '" + *name + "' is not supported (supported families: " + supportedFamilyList() + ")");
 }
@@ -280,6 +265,7 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
     case F::BertSummarization:
     case F::BertQuestionAnswering:
     case F::Esm2:
+    case F::Linformer:
         readEncoder(fields, sections, config);
         break;
     case F::Dpr:

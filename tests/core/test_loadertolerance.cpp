@@ -125,3 +125,21 @@ WS_TEST(aFileWithoutAModelNameTakesItsFamilyFromItsFolder)
     constexpr std::int64_t block = 4 * h * h + 4 * h + 2 * h * f + f + h + 2 * 2 * h;
     WS_CHECK_EQ(graph->totalParams, V * h + 12 * block + 2 * h + V * h);
 }
+
+WS_TEST(linformerProjectsKeysAndValuesAlongTheSequence)
+{
+    Expected<ModelGraph> graph = loadModel(dataDir() + "/families/linformer_small.yaml");
+    WS_REQUIRE(graph.hasValue());
+    // RoBERTa-style MLM encoder without segments, NSP or pooler: tokens and 128 positions, an embedding LayerNorm,
+    // two post-norm blocks each with E and F (128 -> 32, with biases), the MLM head (dense, LayerNorm, tied decoder
+    // with its bias).
+    constexpr std::int64_t V = 1000, h = 64, f = 256, S = 128, k = 32;
+    constexpr std::int64_t block = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h + 2 * (S * k + k);
+    WS_CHECK_EQ(graph->totalParams, V * h + S * h + 2 * h + 2 * block + h * h + h + 2 * h + V);
+    for (const Op& op : graph->ops) {
+        if (op.kind == Op::Kind::AttentionCore) // each query attends the 32 projected keys
+            WS_CHECK_NEAR(op.fwdFlopsPerToken, 4.0 * k * h + 5.0 * k * 4, 1e-12);
+        if (op.name.find("e_projection") != std::string::npos) // a GEMM along the sequence for each feature
+            WS_CHECK_NEAR(op.fwdFlopsPerToken * double(op.tokensPerSample), 2.0 * S * k * h + double(k * h), 1e-12);
+    }
+}
