@@ -143,3 +143,17 @@ WS_TEST(linformerProjectsKeysAndValuesAlongTheSequence)
             WS_CHECK_NEAR(op.fwdFlopsPerToken * double(op.tokensPerSample), 2.0 * S * k * h + double(k * h), 1e-12);
     }
 }
+
+WS_TEST(theLayersApiDemoTakesItsFamilyFromItsFolder)
+{
+    Expected<ModelGraph> graph = loadModel(dataDir() + "/families/layers_api_demo/configs/params.yaml");
+    WS_REQUIRE(graph.hasValue());
+    WS_CHECK(graph->config.family == ModelConfig::Family::LayersApiDemo);
+    // Token embedding 26 x 64; two blocks of attention without biases (4 x 64^2), an FFN without biases
+    // (2 x 64 x 64) and two LayerNorms; no final norm; the output projection 64 -> 26 with its bias. This is the
+    // 53,018 trainable parameters of the Model Zoo's demo (its 640 sinusoid values are constants).
+    constexpr std::int64_t d = 64;
+    constexpr std::int64_t expected = 26 * d + 2 * (4 * d * d + 2 * d * 64 + 4 * d) + d * 26 + 26;
+    static_assert(expected == 53'018);
+    WS_CHECK_EQ(graph->totalParams, expected);
+}

@@ -225,3 +225,38 @@ WS_TEST(smallVisionModelsOfTheTestDataMatchTheirClosedForms)
     WS_CHECK_EQ(llava->totalParams, tower + projection + language);
     WS_CHECK_EQ(llava->trainableParams, projection);
 }
+
+WS_TEST(aSmallUnetMatchesItsClosedForm)
+{
+    // tests/data/families/unet: no model name, so the family comes from its folder. 3 x 3 convolutions without
+    // biases, each with a group norm (weight and bias): encoder 3 -> 8 -> 8, 8 -> 16 -> 16, 16 -> 32 -> 32, bottleneck
+    // 32 -> 64 -> 64; decoder blocks of a 2 x 2 transposed convolution (no bias) and two convolutions over the
+    // upsampled channels joined with the skip; a 1 x 1 convolution with bias to the 5 classes.
+    Expected<ModelGraph> unet
+        = loadModel(waferscope::test::dataDir() + "/families/unet/configs/params_unet_small.yaml");
+    WS_REQUIRE(unet.hasValue());
+    WS_CHECK(unet->config.family == ModelConfig::Family::Unet);
+    auto block = [](Count in, Count out) { return 9 * in * out + 2 * out + 9 * out * out + 2 * out; };
+    const Count encoder = block(3, 8) + block(8, 16) + block(16, 32) + block(32, 64);
+    const Count decoder
+        = 64 * 32 * 4 + block(32 + 32, 32) + 32 * 16 * 4 + block(16 + 16, 16) + 16 * 8 * 4 + block(8 + 8, 8);
+    WS_CHECK_EQ(unet->totalParams, encoder + decoder + 8 * 5 + 5);
+    // The first convolution runs over every pixel: 64 x 64 rows of a 27 x 8 GEMM.
+    WS_CHECK_EQ(unet->ops.front().tokensPerSample, 64 * 64);
+    WS_CHECK_NEAR(unet->ops.front().fwdFlopsPerToken, 2.0 * 27 * 8, 1e-12);
+}
+
+WS_TEST(mptAndMultimodalSimpleMatchTheirClosedForms)
+{
+    // MPT: ALiBi (no position table), weight-only LayerNorms, no biases, tied head.
+    Expected<ModelGraph> mpt = loadModel(waferscope::test::dataDir() + "/families/mpt_small.yaml");
+    WS_REQUIRE(mpt.hasValue());
+    WS_CHECK_EQ(mpt->totalParams, 1000 * 64 + 2 * (4 * 64 * 64 + 2 * 64 * 256 + 2 * 64) + 64);
+    if (!std::filesystem::is_directory(corpus()))
+        WS_SKIP("Model Zoo 2.10.0 corpus not found");
+    // multimodal_simple phase 2 keeps the language model frozen (unlike LLaVA's phase 2): the projector trains.
+    const ModelGraph simple
+        = loadCorpusFile("multimodal/multimodal_simple/configs/params_mm_llava_llama2_7b_phase2.yaml");
+    WS_CHECK_EQ(simple.totalParams, clipTower() + projector(4096) + vicuna7b());
+    WS_CHECK_EQ(simple.trainableParams, projector(4096));
+}
