@@ -164,6 +164,9 @@ void readLayersApiDemo(const YamlFields& fields, const ParamsSections& sections,
     config.shareEmbeddingWeights = false;
     config.biasInOutput = true;
     config.finalNorm = false;
+    config.typeVocabSize = 0;
+    config.pooler = false;
+    config.embeddingLayerNorm = false;
     fields.warnUnknownKeys(model, { WS_NEUTRAL_MODEL_KEYS, "embedding_size", "seq_len" }, config.warnings);
 }
 
