@@ -57,7 +57,9 @@ void readSeq2Seq(const YamlFields& fields, const ParamsSections& sections, Model
         fields.fail(fields.valueMark(model, "share_encoder_decoder_embedding"),
             "share_encoder_decoder_embedding needs equal source and target vocabularies (got "
                 + std::to_string(config.srcVocabSize) + " and " + std::to_string(config.tgtVocabSize) + ")");
-    config.norm = parseNorm(fields, model, t5 ? ModelConfig::Norm::RmsNorm : ModelConfig::Norm::LayerNorm);
+    // Releases before 2.x choose the norm with use_t5_layer_norm (T5's RMS norm, or LayerNorm).
+    const bool t5Norm = fields.boolean(model, "use_t5_layer_norm").value_or(t5);
+    config.norm = parseNorm(fields, model, t5Norm ? ModelConfig::Norm::RmsNorm : ModelConfig::Norm::LayerNorm);
     config.activation
         = parseActivation(fields.choice(model, "encoder_nonlinearity", { WS_ACTIVATIONS }).value_or("relu"));
     config.projectionBiasInAttention = fields.boolean(model, "use_projection_bias_in_attention").value_or(false);

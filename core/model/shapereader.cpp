@@ -64,8 +64,10 @@ F inferFamily(const YamlFields& fields, const YamlSection& model, const std::str
             if (folder == "qa")
                 return F::BertQuestionAnswering;
         }
-        if (std::optional<F> family = familyFromName(folder); family && folder != "bert")
-            return *family;
+        // The nearest named folder above configs/ (.../gptj/fine_tuning/continuous_pretraining/configs/).
+        for (std::size_t j = i; j-- > 0 && j + 4 > i;)
+            if (std::optional<F> family = familyFromName(folders[j]))
+                return *family;
         break;
     }
     if (has("src_vocab_size") || has("d_model") || has("encoder_num_hidden_layers"))
