@@ -116,8 +116,7 @@ void readDpo(const YamlFields& fields, const ParamsSections& sections, ModelConf
     policy.family = *family;
     policy.name = *name;
     readDecoder(fields, policySections, policy);
-    config.warnings.insert(config.warnings.end(), policy.warnings.begin(), policy.warnings.end());
-    policy.warnings.clear();
+    takeWarnings(config, policy);
     const YamlSection dpo = fields.section(model, "dpo");
     config.frozenReference = !fields.boolean(dpo, "reference_free").value_or(false);
     // The whole shape is the policy's; the parts say how it is assembled.

@@ -120,19 +120,10 @@ void readDpr(const YamlFields& fields, const ParamsSections& sections, ModelConf
         readBertEncoder(fields, encoderSections, encoder);
         encoder.pooler = pooled;
         encoder.family = F::Dpr; // a bare encoder: no MLM or NSP head
-        config.warnings.insert(config.warnings.end(), encoder.warnings.begin(), encoder.warnings.end());
-        encoder.warnings.clear();
+        takeWarnings(config, encoder);
         config.parts.push_back({ role, { encoder } });
     }
-    const ModelConfig& first = config.parts.front().config.front();
-    config.vocabSize = first.vocabSize;
-    config.hiddenSize = first.hiddenSize;
-    config.numLayers = first.numLayers;
-    config.numHeads = first.numHeads;
-    config.numKvGroups = first.numKvGroups;
-    config.filterSize = first.filterSize;
-    config.maxPositions = first.maxPositions;
-    config.attentionInnerDim = first.attentionInnerDim;
+    adoptShape(config, config.parts.front().config.front());
     fields.warnUnknownKeys(model,
         { "name", "q_encoder", "ctx_encoder", "encoder", "pooler_type", "use_biencoder", "compute_eval_metrics",
             "mutual_information", "softmax_temperature", "selected_encoder" },

@@ -61,6 +61,11 @@ void readSeq2Seq(const YamlFields& fields, const ParamsSections& sections, Model
 void readVision(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 void readUnet(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config);
 
+// A model made of parts (DPR, DPO, LLaVA, DINOv2) shows the shape of its main part, and carries
+// the part's warnings as its own.
+void adoptShape(ModelConfig& config, const ModelConfig& part);
+void takeWarnings(ModelConfig& config, ModelConfig& part);
+
 // The family a model name (or a Model Zoo folder name) stands for.
 std::optional<ModelConfig::Family> familyFromName(const std::string& name);
 

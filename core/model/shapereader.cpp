@@ -240,6 +240,24 @@ void readTransformerSizes(
     }
 }
 
+void adoptShape(ModelConfig& config, const ModelConfig& part)
+{
+    config.vocabSize = part.vocabSize;
+    config.hiddenSize = part.hiddenSize;
+    config.numLayers = part.numLayers;
+    config.numHeads = part.numHeads;
+    config.numKvGroups = part.numKvGroups;
+    config.filterSize = part.filterSize;
+    config.maxPositions = part.maxPositions;
+    config.attentionInnerDim = part.attentionInnerDim;
+}
+
+void takeWarnings(ModelConfig& config, ModelConfig& part)
+{
+    config.warnings.insert(config.warnings.end(), part.warnings.begin(), part.warnings.end());
+    part.warnings.clear();
+}
+
 void readFamily(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
 {
     const std::optional<std::string> name = fields.text(sections.model, "name");

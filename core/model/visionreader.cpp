@@ -268,11 +268,7 @@ void readDino(const YamlFields& fields, const ParamsSections& sections, ModelCon
         }
     }
     readFreeze(fields, model, config);
-    config.hiddenSize = student.hiddenSize;
-    config.numLayers = student.numLayers;
-    config.numHeads = student.numHeads;
-    config.filterSize = student.filterSize;
-    config.maxPositions = student.imageTokens();
+    adoptShape(config, student);
     fields.warnUnknownKeys(model,
         { "name", "image_model_trunks", "heads", "losses", "freeze", "ema", "copy_init_weights",
             "compute_eval_metrics" },
@@ -327,17 +323,11 @@ void readMultimodal(const YamlFields& fields, const ParamsSections& sections, Mo
             "the text model must be a decoder-only language model, got '" + textName + "'");
     language.family = *family;
     readDecoder(fields, withModelSection(sections, text), language);
-    config.warnings.insert(config.warnings.end(), language.warnings.begin(), language.warnings.end());
-    language.warnings.clear();
+    takeWarnings(config, language);
     readFreeze(fields, model, config);
+    adoptShape(config, language);
     config.parts.push_back({ "image_model", { vision } });
     config.parts.push_back({ "text_model", { language } });
-    config.vocabSize = language.vocabSize;
-    config.hiddenSize = language.hiddenSize;
-    config.numLayers = language.numLayers;
-    config.numHeads = language.numHeads;
-    config.filterSize = language.filterSize;
-    config.maxPositions = language.maxPositions;
     fields.warnUnknownKeys(model,
         { "name", "image_model", "text_model", "projector", "image_model_list", "freeze", "loss_scaling", "loss_weight",
             "image_feature_select_layer_idx", "image_feature_select_mode", "image_start_idx" },

@@ -24,29 +24,6 @@ namespace {
 // Relative path -> why it does not pass yet.
 const std::map<std::string, std::string> kKnownFailures = {};
 
-bool isDecoderOnlyLanguageModel(ModelConfig::Family family)
-{
-    using F = ModelConfig::Family;
-    switch (family) {
-    case F::Gpt2:
-    case F::Gpt3:
-    case F::GptJ:
-    case F::Falcon:
-    case F::Bloom:
-    case F::Btlm:
-    case F::Jais:
-    case F::StarCoder:
-    case F::SantaCoder:
-    case F::Gemma2:
-    case F::Mpt:
-    case F::Llama:
-    case F::Mixtral:
-        return true;
-    default:
-        return false;
-    }
-}
-
 // Empty when `graph` compiles and runs one step of `mode` on `system`; else what failed.
 std::string compileAndRun(const ModelGraph& graph, const SystemSpec& system, RunMode mode)
 {
@@ -92,7 +69,7 @@ WS_TEST(everyConfigOfTheLatestReleaseLoadsCompilesAndRuns)
             if (!failure.empty())
                 break;
             failure = compileAndRun(*graph, system, RunMode::Train);
-            if (failure.empty() && isDecoderOnlyLanguageModel(graph->config.family))
+            if (failure.empty() && isDecoderLanguageModel(graph->config.family))
                 failure = compileAndRun(*graph, system, RunMode::Inference);
             if (!failure.empty())
                 failure = system.name + " " + failure;

@@ -4,6 +4,8 @@
 // static_asserts tie each closed form to the count an independent Python reference gave for the same file.
 #include "testing.h"
 
+#include "corefixtures.h"
+
 #include "core/model/modelloader.h"
 
 #include <filesystem>
@@ -146,17 +148,12 @@ const Case kCases[] = {
 
 std::filesystem::path corpus()
 {
-    return std::filesystem::path(sharedDir()) / "modelzoo-release-2.10.0";
+    return waferscope::test::modelZooRelease();
 }
 
 ModelGraph loadCorpusFile(const std::string& relative)
 {
-    Expected<ModelGraph> graph = loadModel((corpus() / relative).string());
-    if (!graph) {
-        reportFailure(__FILE__, __LINE__, graph.error().format());
-        throw ::waferscope::test::Abort {};
-    }
-    return graph.value();
+    return waferscope::test::loadModelZooRelease(relative);
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // parts run forward only; and the totals published for the models they describe.
 #include "testing.h"
 
+#include "corefixtures.h"
+
 #include "core/model/modelloader.h"
 
 #include <cmath>
@@ -78,17 +80,12 @@ static_assert(2 * (dinoTrunk() + dinoHead()) == 654'029'312);
 
 std::filesystem::path corpus()
 {
-    return std::filesystem::path(sharedDir()) / "modelzoo-release-2.10.0";
+    return waferscope::test::modelZooRelease();
 }
 
 ModelGraph loadCorpusFile(const std::string& relative)
 {
-    Expected<ModelGraph> graph = loadModel((corpus() / relative).string());
-    if (!graph) {
-        reportFailure(__FILE__, __LINE__, graph.error().format());
-        throw ::waferscope::test::Abort {};
-    }
-    return graph.value();
+    return waferscope::test::loadModelZooRelease(relative);
 }
 
 } // namespace

@@ -57,4 +57,14 @@ std::vector<std::filesystem::path> allConfigs()
     return files;
 }
 
+std::filesystem::path modelZooRelease()
+{
+    return std::filesystem::path(sharedDir()) / "modelzoo-release-2.10.0";
+}
+
+core::ModelGraph loadModelZooRelease(const std::string& relative)
+{
+    return load((modelZooRelease() / relative).string());
+}
+
 } // namespace waferscope::test

@@ -19,5 +19,7 @@ core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& 
     int numSystems = 0);
 std::string sample(const std::string& name); // samples/NAME
 std::vector<std::filesystem::path> allConfigs(); // samples/ and ../shared/modelzoo, sorted
+std::filesystem::path modelZooRelease(); // ../shared/modelzoo-release-2.10.0 (may be absent)
+core::ModelGraph loadModelZooRelease(const std::string& relative); // a file of it, or the test fails
 
 } // namespace waferscope::test
