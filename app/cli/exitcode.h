@@ -2,7 +2,7 @@
 
 namespace waferscope::cli {
 
-// Process exit codes, a contract shared by every subcommand (DESIGN.md).
+// Process exit codes, a contract shared by every subcommand (README, "Exit codes").
 enum ExitCode : int {
     kExitOk = 0,
     kExitInternalError = 1, // a defect in WaferScope

@@ -82,8 +82,9 @@ int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std:
         return kExitBadInput;
     }
     const core::fabric::TrafficResult& r = *result;
-    // Theory for uniform traffic with XY routing (REFERENCE.md): mean hops (W^2-1)/(3W) +
-    // (H^2-1)/(3H) (2(k^2-1)/(3k) on k x k), bisection bound 4/max(W, H) per PE per cycle.
+    // Theory for uniform traffic with XY routing (Dally and Towles, Principles and Practices of Interconnection
+    // Networks): mean hops (W^2-1)/(3W) + (H^2-1)/(3H) (2(k^2-1)/(3k) on k x k), bisection bound 4/max(W, H) per PE per
+    // cycle.
     const double theoryHops
         = (double(r.width) * r.width - 1) / (3.0 * r.width) + (double(r.height) * r.height - 1) / (3.0 * r.height);
     const double bisectionBound = 4.0 / double(std::max(r.width, r.height));

@@ -13,7 +13,7 @@
 
 namespace waferscope::core::engine {
 
-// Model-level execution of a compiled plan on a simulated cluster (DESIGN.md "Engine"): an
+// Model-level execution of a compiled plan on a simulated cluster (README, "run"): an
 // event simulation over the resources that can bind (MemoryX, SwarmX, each CS-X's I/O and
 // wafer, inter-wafer links), with per-op costs from the kernel cost model.
 

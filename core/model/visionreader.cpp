@@ -102,6 +102,14 @@ void readImageEncoder(const YamlFields& fields, const YamlSection& model, ModelC
 void readFreeze(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
 {
     for (std::string pattern : fields.textList(model, "freeze")) {
+        // The Model Zoo's patterns are prefixes and simple wildcards. A quantified group can make
+        // a backtracking matcher take exponential time, so it is refused, as are long patterns.
+        const bool nested = pattern.find(")*") != std::string::npos || pattern.find(")+") != std::string::npos
+            || pattern.find("){") != std::string::npos;
+        if (nested || pattern.size() > 256)
+            fields.fail(fields.valueMark(model, "freeze"),
+                "freeze pattern '" + pattern.substr(0, 64)
+                    + "' is not supported: use at most 256 characters and no quantified groups ((...)*, (...)+)");
         try {
             std::regex check(pattern, std::regex::ECMAScript);
         } catch (const std::regex_error&) {

@@ -186,7 +186,7 @@ void applyMergeKeys(YAML::Node node, const std::string& fileName, std::set<MarkK
         return;
     for (auto it = node.begin(); it != node.end(); ++it)
         applyMergeKeys(node.IsMap() ? it->second : *it, fileName, visited);
-    const YAML::Node lookup = node; // const lookups add no placeholder entries to the mapping
+    const YAML::Node lookup = node; // const lookups leave the mapping as it is (no empty entries)
     if (!node.IsMap() || !lookup["<<"].IsDefined())
         return;
     const YAML::Node merged = lookup["<<"];
