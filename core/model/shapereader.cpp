@@ -120,10 +120,13 @@ constexpr double kMaxParameters = 1e15;
 double parameterBound(const ModelConfig& c)
 {
     if (!c.parts.empty()) {
-        double bound = 0.0;
+        ModelConfig outside = c; // the heads and the projector that join the parts
+        outside.parts.clear();
+        outside.numLayers = 0;
+        double bound = parameterBound(outside);
         for (const ModelConfig::Part& part : c.parts)
-            bound += parameterBound(part.config.front());
-        return bound * (c.frozenReference ? 2.0 : 1.0);
+            bound += parameterBound(part.config.front()) * (c.frozenReference ? 2.0 : 1.0);
+        return bound;
     }
     const double h = double(c.hiddenSize);
     const double filter = double(c.filterSize);
@@ -139,9 +142,23 @@ double parameterBound(const ModelConfig& c)
     const double positions = double(std::max(c.maxPositions, c.positionTableRows) + c.typeVocabSize);
     const double outside = 3.0 * vocab * h + 2.0 * positions * h + 4.0 * h * h
         + 2.0 * double(c.relativeBuckets) * double(c.numHeads) + 16.0 * (h + vocab) + h * double(c.numLabels);
+    // Vision: the patch embedding and position table; DINOv2's heads; the multimodal projector;
+    // Linformer's sequence projections.
+    const double patchValues = double(c.numChannels) * double(c.patchHeight) * double(c.patchWidth);
+    double extras = (patchValues + double(c.imageTokens()) + 2.0) * h;
+    for (const ModelConfig::ProjectionHead& head : c.heads)
+        extras += double(head.input) * double(head.hidden)
+            + double(head.layers) * double(head.hidden) * double(head.hidden)
+            + double(head.hidden) * double(head.bottleneck) + double(head.bottleneck + 1) * double(head.output);
+    double width = double(c.projectorInput);
+    for (std::int64_t units : c.projectorUnits) {
+        extras += (width + 1.0) * double(units);
+        width = double(units);
+    }
+    extras += double(c.numLayers) * 2.0 * double(c.maxPositions + 1) * double(c.linformerDims);
     // U-Net: each block's 3^d convolutions between at most twice the widest filter count.
     const double convolutions = c.family == F::Unet ? double(c.numLayers) * 3.0 * 27.0 * 4.0 * h * h : 0.0;
-    return double(c.numLayers) * block + outside + convolutions;
+    return double(c.numLayers) * block + outside + convolutions + extras;
 }
 
 } // namespace

@@ -29,9 +29,11 @@ void readUnet(const YamlFields& fields, const ParamsSections& sections, ModelCon
     config.numChannels = fields.integer(model, "input_channels", 1, 4096).value_or(volumes ? 1 : shape.back());
     config.encoderFilters = fields.integerList(model, "encoder_filters", 1, kMaxFilters);
     config.decoderFilters = fields.integerList(model, "decoder_filters", 1, kMaxFilters);
-    if (config.encoderFilters.size() < 2)
+    if (config.encoderFilters.size() < 2 || config.encoderFilters.size() > 17)
         fields.fail(fields.valueMark(model, "encoder_filters"),
-            "'" + model.path + ".encoder_filters' needs at least two entries (blocks and the bottleneck)");
+            "'" + model.path
+                + ".encoder_filters' needs 2 to 17 entries (the blocks, each halving the image, and "
+                  "the bottleneck)");
     if (config.decoderFilters.size() + 1 != config.encoderFilters.size())
         fields.fail(fields.valueMark(model, "decoder_filters"),
             "'" + model.path + ".decoder_filters' needs one entry per encoder block ("

@@ -151,8 +151,8 @@ void readDit(const YamlFields& fields, const YamlSection& model, ModelConfig& co
         std::tie(height, width) = readPair(fields, vae, "latent_size", kMaxImage, true);
     config.imageHeight = height;
     config.imageWidth = width;
-    config.numChannels = fields.integer(model, "latent_channels", 1, kMaxChannels)
-                             .value_or(fields.requiredInteger(vae, "latent_channels", 1, kMaxChannels));
+    const std::optional<std::int64_t> channels = fields.integer(model, "latent_channels", 1, kMaxChannels);
+    config.numChannels = channels ? *channels : fields.requiredInteger(vae, "latent_channels", 1, kMaxChannels);
     readImageEncoder(fields, model, config, false);
     config.numClasses = fields.requiredInteger(model, "num_classes", 1, kMaxVocab);
     config.frequencyEmbeddingSize = fields.integer(model, "frequency_embedding_size", 1, kMaxHidden).value_or(256);
@@ -174,7 +174,7 @@ struct TrunkOutput {
 
 std::vector<TrunkOutput> trunkOutputs(const YAML::Node& forwardArgs)
 {
-    static const std::regex reference(R"(image_model_trunks\.output\((\d+),\s*(\d+),\s*(\d+)\))");
+    static const std::regex reference(R"(image_model_trunks\.output\((\d{1,4}),\s*(\d{1,4}),\s*(\d{1,4})\))");
     std::vector<TrunkOutput> outputs;
     if (!forwardArgs.IsSequence())
         return outputs;
