@@ -1,6 +1,6 @@
 // Parameter counts and FLOPs of the model graph against closed forms written here from the hyper-parameters alone:
-// tests/data/models/*.yaml (both schema generations), the shared Model Zoo corpus (../shared/REFERENCE.md table) and
-// the project's samples/. Nothing here reads ModelConfig fields or calls the code under test to get an expectation.
+// tests/data/models/*.yaml (both schema generations), the shared Model Zoo corpus (the published counts of its configs)
+// and the project's samples/. Nothing here reads ModelConfig fields or calls the code under test to get an expectation.
 #include "testing.h"
 
 #include "core/model/modelloader.h"
@@ -115,7 +115,7 @@ static_assert(mixtralParams(32000, 4096, 32, 8, 14336, 8, 32) == 46'702'792'704)
 static_assert(mixtralParams(32000, 4096, 32, 8, 14336, 2, 32) == 12'879'138'816);
 static_assert(t5Params(32100, 1024, 128, 128, 65536, 24, 24) == 11'307'292'672);
 static_assert(bertParams(30522, 512, 2, 1024, 4096, 24, true) == 336'226'108);
-// REFERENCE.md rows, as cross-checks of the closed forms themselves.
+// The shared corpus's published counts, as cross-checks of the closed forms themselves.
 static_assert(gptParams(50257, 2048, 768, 3072, 12) == 125'226'240); // params_gpt2_small: 125.2 M
 static_assert(gptParams(50257, 2048, 2048, 8192, 24) == 1'315'723'264); // gpt3_xl: 1.3157 B
 static_assert(llamaParams(32000, 4096, 32, 32, 11008, 32) == 6'738'415'616); // llama2_7b: 6.738 B
@@ -399,7 +399,7 @@ WS_TEST(bothSchemaGenerationsAreRepresented)
     WS_CHECK(loadTestModel("mixtral_8x7b.yaml").config.schema == ModelConfig::Schema::Trainer);
 }
 
-// ---- ../shared/modelzoo (REFERENCE.md) -----------------------------------------------------------------------------
+// ---- ../shared/modelzoo (published counts) --------------------------------------------------------------------------
 
 WS_TEST(modelZooCorpusMatchesReferenceCounts)
 {
@@ -412,7 +412,7 @@ WS_TEST(modelZooCorpusMatchesReferenceCounts)
         double tolerance;
         double nonzeroParams; // 0: no sparsity, nonzero == total
     };
-    // ../shared/REFERENCE.md, "Parameter counts of the shared configs".
+    // Published counts: GPT-2 and GPT-3 papers, Cerebras-GPT, the Llama 2 paper and Llama 3 model card, BERT and T5.
     const std::map<std::string, Expectation> expectations {
         { "legacy-params/params_gpt2_small.yaml", { 125.2e6, 0.005, 0 } },
         { "legacy-params/params_gpt3_xl.yaml", { 1.3157e9, 0.005, 0 } },
@@ -433,7 +433,7 @@ WS_TEST(modelZooCorpusMatchesReferenceCounts)
         seen.insert(relative);
         const auto found = expectations.find(relative);
         if (found == expectations.end()) {
-            reportFailure(__FILE__, __LINE__, relative + ": no expected parameter count; add one from REFERENCE.md");
+            reportFailure(__FILE__, __LINE__, relative + ": no expected parameter count; add its published count");
             continue;
         }
         Expected<ModelGraph> graph = loadModel(file.string());
@@ -451,7 +451,7 @@ WS_TEST(modelZooCorpusMatchesReferenceCounts)
     }
     for (const auto& [relative, expected] : expectations) {
         if (!seen.count(relative))
-            reportFailure(__FILE__, __LINE__, relative + ": listed in REFERENCE.md but missing from " + root.string());
+            reportFailure(__FILE__, __LINE__, relative + ": listed here but missing from " + root.string());
     }
 }
 

@@ -197,7 +197,7 @@ WS_TEST(weightStreamingBytesInClosedForm)
         out += layer.bytesOutGradients;
         WS_CHECK_EQ(layer.bytesInBackward, layer.bytesInForward);
     }
-    // REFERENCE.md: 84.93 M filtered weights at 75% sparsity. Dense tensors stream 2 B per
+    // The config's param_filter selects 84.93 M weights at 75% sparsity. Dense tensors stream 2 B per
     // weight; sparse ones 2 B per non-zero plus a 2 B column index.
     const double sparseWeights = 84.93e6;
     const double expectedIn = 2.0 * (double(graph.totalParams) - sparseWeights) + 4.0 * 0.25 * sparseWeights;

@@ -1,4 +1,5 @@
-// Built-in presets against the facts of ../shared/REFERENCE.md, written here independently.
+// Built-in presets against published facts (Cerebras specifications, documentation and papers), written here
+// independently.
 #include "testing.h"
 
 #include "core/hardware/builtinpresets.h"

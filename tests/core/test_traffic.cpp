@@ -1,7 +1,7 @@
-// The mesh against NoC theory (REFERENCE.md): mean hops of uniform and transpose traffic,
-// offered = accepted below saturation, zero-load latency = hops x 1 cycle, saturation near
-// the bisection bound 4/k; and the determinism contract: any thread count gives the serial
-// run's state bit for bit.
+// The mesh against NoC theory (Dally and Towles, Principles and Practices of Interconnection Networks): mean hops of
+// uniform and transpose traffic, offered = accepted below saturation, zero-load latency = hops x 1 cycle, saturation
+// near the bisection bound 4/k; and the determinism contract: any thread count gives the serial run's state bit for
+// bit.
 #include "testing.h"
 
 #include "core/fabric/fabric.h"
