@@ -15,8 +15,15 @@ namespace {
 
 struct TestCase {
     const char* name;
+    const char* file; // the source file that defines it
     std::function<void()> body;
 };
+
+bool endsWith(const char* text, const char* suffix)
+{
+    const std::size_t length = std::strlen(text), suffixLength = std::strlen(suffix);
+    return length >= suffixLength && std::strcmp(text + length - suffixLength, suffix) == 0;
+}
 
 std::vector<TestCase>& registry()
 {
@@ -28,9 +35,9 @@ int g_failuresInCurrentTest = 0;
 
 } // namespace
 
-void registerTest(const char* name, std::function<void()> body)
+void registerTest(const char* name, const char* file, std::function<void()> body)
 {
-    registry().push_back({ name, std::move(body) });
+    registry().push_back({ name, file, std::move(body) });
 }
 
 void reportFailure(const char* file, int line, const std::string& what)
@@ -70,13 +77,17 @@ std::string sharedDir()
 
 } // namespace waferscope::test
 
-// Runs every registered test, or those whose name contains argv[1].
+// Runs every registered test; those whose name contains argv[1]; or, with `--file PATH`, those
+// defined in the source file whose path ends with PATH (CTest has an entry per file, so that a
+// failure is named by its file). A filter that selects nothing is a failure.
 int main(int argc, char** argv)
 {
     using namespace waferscope::test;
+    const bool byFile = argc > 2 && std::strcmp(argv[1], "--file") == 0;
+    const char* filter = byFile ? argv[2] : argc > 1 ? argv[1] : nullptr;
     int passed = 0, failed = 0, skipped = 0;
     for (const TestCase& test : registry()) {
-        if (argc > 1 && std::strstr(test.name, argv[1]) == nullptr)
+        if (filter && (byFile ? !endsWith(test.file, filter) : std::strstr(test.name, filter) == nullptr))
             continue;
         g_failuresInCurrentTest = 0;
         std::printf("%s\n", test.name);
@@ -95,5 +106,9 @@ int main(int argc, char** argv)
             std::printf("  FAIL %s\n", test.name);
     }
     std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    if (filter && passed + failed + skipped == 0) {
+        std::printf("no test matches '%s'\n", filter);
+        return 1;
+    }
     return failed == 0 ? 0 : 1;
 }

@@ -21,7 +21,7 @@ struct Skip {
 };
 struct Abort { };
 
-void registerTest(const char* name, std::function<void()> body);
+void registerTest(const char* name, const char* file, std::function<void()> body);
 void reportFailure(const char* file, int line, const std::string& what);
 
 // Directory holding tests/data, the project root and ../shared, set by CMake.
@@ -36,7 +36,10 @@ std::string readFile(const std::filesystem::path& path);
 std::filesystem::path freshDirectory(const std::string& name);
 
 struct Registrar {
-    Registrar(const char* name, std::function<void()> body) { registerTest(name, std::move(body)); }
+    Registrar(const char* name, const char* file, std::function<void()> body)
+    {
+        registerTest(name, file, std::move(body));
+    }
 };
 
 template <typename A, typename B>
@@ -52,7 +55,7 @@ std::string describe(const A& actual, const B& expected)
 
 #define WS_TEST(name)                                                                                                  \
     static void name();                                                                                                \
-    static ::waferscope::test::Registrar name##Registrar(#name, name);                                                 \
+    static ::waferscope::test::Registrar name##Registrar(#name, __FILE__, name);                                       \
     static void name()
 
 #define WS_CHECK(condition)                                                                                            \
