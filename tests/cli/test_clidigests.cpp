@@ -2,7 +2,7 @@
 // host removed, numbers rounded to 9 significant digits and source paths made relative, hashed with SHA-256. The
 // table (tests/data/digests/cli_outputs.tsv) was taken before the refactoring of issue 26, so that it can show the
 // refactoring changed no result. An intended change of results rewrites it with
-//   WAFERSCOPE_WRITE_DIGESTS=1 build/dev/bin/test_cli
+//   WAFERSCOPE_WRITE_DIGESTS=1 build/dev/bin/test_cli --file cli/test_clidigests.cpp
 // and the commit says why.
 #include "testing.h"
 
