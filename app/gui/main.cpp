@@ -4,7 +4,6 @@
 // saved and the app exits.
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
-#include "ui/modelloadcontroller.h"
 #include "ui/optionnames.h"
 #include "ui/playbackcontroller.h"
 #include "ui/screenshot.h"

@@ -33,6 +33,9 @@ std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& 
 // The fabric kernel that executes a region's plan at cycle level (fabric::runKernel), for one
 // token: GEMV regions of pipelined and inference plans. Other kinds give the reason they cannot.
 Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const ModelGraph& graph, const SystemSpec& system);
+// The plan's FMAC bound for one token of a GEMV kernel, in cycles: each PE's multiply-adds over
+// its tile, `simdWidth` at a time (a lower bound on what the fabric run takes).
+double fmacBoundCycles(const KernelPlan& kernel, int simdWidth);
 
 // The plan as the JSON object `waferscope-cli compile --json` prints.
 std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int indent = -1);

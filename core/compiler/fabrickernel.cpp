@@ -2,6 +2,7 @@
 #include "core/compiler/compiler.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace waferscope::core {
 
@@ -29,6 +30,12 @@ Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const Model
     config.simdWidth = system.wafer.fmacPerPePerCycle;
     config.sramPerPeBytes = system.wafer.sramPerPeBytes;
     return config;
+}
+
+double fmacBoundCycles(const KernelPlan& kernel, int simdWidth)
+{
+    const double lanes = std::max(1, simdWidth);
+    return double(kernel.tileCols) * std::ceil(double(kernel.tileRows) / lanes);
 }
 
 } // namespace waferscope::core

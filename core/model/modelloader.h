@@ -14,6 +14,9 @@ namespace waferscope::core {
 // wrong type, an absurd value or an inconsistent shape is an error.
 Expected<ModelConfig> readParamsText(std::string_view text, const std::string& fileName);
 Expected<ModelConfig> readParamsFile(const std::string& path);
+// The bytes of a params file, as readParamsFile reads them (size-limited, located errors), for
+// callers that keep what they loaded: readParamsText(bytes, path) then gives the same config.
+Expected<std::string> readParamsBytes(const std::string& path);
 
 // What buildModelGraph(config) will hold, estimated from the shape without building it: an
 // upper bound on ops and weight tensors, and bytes at the graph's in-memory layout. The reader

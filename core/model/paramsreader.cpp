@@ -148,9 +148,14 @@ Expected<ModelConfig> readParamsText(std::string_view text, const std::string& f
     }
 }
 
+Expected<std::string> readParamsBytes(const std::string& path)
+{
+    return readTextFile(path, kMaxParamsFileBytes, "Model Zoo params YAML file");
+}
+
 Expected<ModelConfig> readParamsFile(const std::string& path)
 {
-    Expected<std::string> text = readTextFile(path, kMaxParamsFileBytes, "Model Zoo params YAML file");
+    Expected<std::string> text = readParamsBytes(path);
     if (!text)
         return text.error();
     return readParamsText(text.value(), path);

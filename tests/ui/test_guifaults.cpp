@@ -2,19 +2,22 @@
 // file, a 100 MB YAML, a file deleted while it loads) it says what is wrong and keeps the model
 // it had; an old or damaged saved layout gives the default one; Stop during a report export
 // replaces nothing.
+#include "ui/document.h"
 #include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
 #include "ui/messagepanel.h"
-#include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/reportexporter.h"
-#include "ui/session.h"
+#include "ui/sessionstate.h"
 #include "windowfixture.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSemaphore>
 #include <QSettings>
 #include <QSignalSpy>
@@ -43,7 +46,7 @@ class TestGuiFaults : public QObject {
     {
         const auto graph = window->modelPanel()->layerModel()->graph();
         const auto plan = window->plan();
-        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+        QSignalSpy failed(window->document(), &ui::Document::loadFailed);
         const int before = window->messagePanel()->count();
         if (!test::dropUrls(window, { QUrl::fromLocalFile(path) }))
             return QStringLiteral("drop not accepted");
@@ -108,13 +111,13 @@ private Q_SLOTS:
                     release.acquire();
                 });
             started.acquire(pool->maxThreadCount());
-            QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+            QSignalSpy failed(window->document(), &ui::Document::loadFailed);
             const auto graph = window->modelPanel()->layerModel()->graph();
             window->openFile(path);
             QVERIFY(QFile::remove(path));
             release.release(pool->maxThreadCount());
             QVERIFY(failed.wait(30000));
-            QCOMPARE(failed.first().at(2).toString(), path + QStringLiteral(":1:1: error: no such file"));
+            QCOMPARE(failed.first().at(1).toString(), path + QStringLiteral(":1:1: error: no such file"));
             QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
             QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
         }
@@ -125,8 +128,8 @@ private Q_SLOTS:
             const QString path = dir.filePath(QStringLiteral("gpt3_xl_%1.yaml").arg(delayMs));
             QVERIFY(QFile::copy(sample, path));
             const auto graph = window->modelPanel()->layerModel()->graph();
-            QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
-            QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+            QSignalSpy loaded(window->document(), &ui::Document::modelChanged);
+            QSignalSpy failed(window->document(), &ui::Document::loadFailed);
             QSignalSpy settled(window.get(), &ui::MainWindow::settled);
             window->openFile(path);
             QTest::qWait(delayMs);
@@ -137,7 +140,7 @@ private Q_SLOTS:
             } else {
                 QCOMPARE(failed.count(), 1);
                 QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
-                QVERIFY(failed.first().at(2).toString().startsWith(path + QStringLiteral(":1:1: error: ")));
+                QVERIFY(failed.first().at(1).toString().startsWith(path + QStringLiteral(":1:1: error: ")));
             }
         }
     }
@@ -175,6 +178,40 @@ private Q_SLOTS:
         }
     }
 
+    void exportHashesTheBytesThatWereLoaded()
+    {
+        // The file is edited and then deleted after loading: the report is still written, and
+        // its manifest hashes the bytes that were simulated, not what the disk holds now.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("fc_mnist.yaml"));
+        QVERIFY(QFile::copy(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"), path));
+        QFile original(path);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        const QByteArray loadedHash = QCryptographicHash::hash(original.readAll(), QCryptographicHash::Sha256).toHex();
+        original.close();
+        auto window = test::makeWindow();
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(path);
+        QVERIFY(settled.wait(30000));
+        QVERIFY(window->run() != nullptr);
+        QFile edited(path);
+        QVERIFY(edited.open(QIODevice::WriteOnly | QIODevice::Append));
+        edited.write("# edited after loading\n");
+        edited.close();
+        QVERIFY(QFile::remove(path));
+        const QString target = dir.filePath(QStringLiteral("report"));
+        QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
+        window->exportReport(target);
+        QVERIFY(exported.wait(60000));
+        QCOMPARE(exported.first().at(1).toString(), QString());
+        QFile report(target + QStringLiteral("/report.json"));
+        QVERIFY(report.open(QIODevice::ReadOnly));
+        const QJsonObject input
+            = QJsonDocument::fromJson(report.readAll())[QStringLiteral("manifest")][QStringLiteral("input")].toObject();
+        QCOMPARE(input[QStringLiteral("sha256")].toString().toLatin1(), loadedHash);
+        QCOMPARE(input[QStringLiteral("path")].toString(), path);
+    }
+
     void stopDuringExportReplacesNothing()
     {
         // GPT-3 XL on 16 CS-2: the trace alone is tens of MB, so Stop lands while it is written.
@@ -200,7 +237,7 @@ private Q_SLOTS:
         window->cancelWork();
         QVERIFY(exported.wait(30000));
         qInfo("export stopped %lld ms after Stop", static_cast<long long>(stopped.elapsed()));
-        QCOMPARE(exported.first().at(1).toString(), ui::ReportExporter::cancelledMessage(target));
+        QCOMPARE(exported.first().at(1).toString(), ui::reportCancelledMessage(target));
         QVERIFY(!window->isBusy());
         // Only the old file, unchanged, and no temporary.
         QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden), QStringList { QStringLiteral("report.json") });

@@ -1,20 +1,18 @@
 // The GUI shell on the offscreen platform: system selection, cluster limits, drag and drop,
 // hover, the screenshot path and the launch options.
 #include "sanitizer.h"
+#include "ui/document.h"
 #include "ui/hardwaretablemodel.h"
-#include "ui/kernelruncontroller.h"
 #include "ui/launchoptions.h"
 #include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
 #include "ui/messagepanel.h"
-#include "ui/modelloadcontroller.h"
 #include "ui/modelpanel.h"
 #include "ui/placementpanel.h"
 #include "ui/playbackcontroller.h"
 #include "ui/qcustomplotinclude.h"
 #include "ui/regiontablemodel.h"
 #include "ui/reportexporter.h"
-#include "ui/runcontroller.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
@@ -46,6 +44,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
 #include <QUrl>
 
 #include <cmath>
@@ -72,7 +71,7 @@ class TestMainWindow : public QObject {
         options.numSystems = numSystems;
         job.plan = core::compile(job.graph, system, options).value();
         core::engine::RunOptions runOptions;
-        runOptions.maxSteps = ui::MainWindow::kStepsShown;
+        runOptions.maxSteps = ui::Document::kStepsShown;
         job.run = core::engine::run(job.plan, job.graph, system, runOptions).value();
         return job;
     }
@@ -113,7 +112,7 @@ private Q_SLOTS:
     {
         auto window = makeWindow();
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
-        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+        QSignalSpy loaded(window->document(), &ui::Document::modelChanged);
         drop(window.get(), { QUrl::fromLocalFile(path) });
         QVERIFY(loaded.wait(20000));
         const ui::LayerTableModel* layers = window->modelPanel()->layerModel();
@@ -129,7 +128,7 @@ private Q_SLOTS:
     {
         auto window = makeWindow();
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
-        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+        QSignalSpy failed(window->document(), &ui::Document::loadFailed);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
         QVERIFY(settled.wait(20000)); // loaded and compiled: no message still on its way
         const auto plan = window->plan();
@@ -150,7 +149,7 @@ private Q_SLOTS:
     {
         auto window = makeWindow();
         QTemporaryDir dir;
-        QSignalSpy failed(window->modelLoader(), &ui::ModelLoadController::failed);
+        QSignalSpy failed(window->document(), &ui::Document::loadFailed);
         const int before = window->messagePanel()->count();
         window->openFile(dir.path());
         QVERIFY(failed.wait(20000));
@@ -166,13 +165,15 @@ private Q_SLOTS:
     void onlyTheNewestRequestIsDelivered()
     {
         auto window = makeWindow();
-        QSignalSpy loaded(window->modelLoader(), &ui::ModelLoadController::loaded);
+        QSignalSpy loaded(window->document(), &ui::Document::modelChanged);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt_1t_synthetic.yaml"));
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
         QVERIFY(loaded.wait(20000));
-        QTest::qWait(300); // give the first job time to finish; its result must be dropped
+        // Every job finishes and delivers what it may: the first load's result must be dropped.
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
         QCOMPARE(loaded.count(), 1);
-        QVERIFY(loaded.first().at(1).toString().endsWith(QStringLiteral("fc_mnist.yaml")));
+        QVERIFY(window->document()->model()->path.endsWith(QStringLiteral("fc_mnist.yaml")));
     }
 
     void hoverReportsThePeUnderTheMouse()
@@ -273,10 +274,10 @@ private Q_SLOTS:
         const int k = indexOf("layers.0.attn.k");
         window->selectRegion(k);
         QVERIFY(window->placementPanel()->runButton()->isEnabled());
-        QSignalSpy ran(window->kernelRunner(), &ui::KernelRunController::finished);
+        QSignalSpy ran(window->document(), &ui::Document::kernelFinished);
         QTest::mouseClick(window->placementPanel()->runButton(), Qt::LeftButton);
         QVERIFY(ran.wait(60000));
-        const auto result = ran.first().at(1).value<core::fabric::KernelResult>();
+        const auto result = ran.first().at(0).value<core::fabric::KernelResult>();
         QVERIFY(result.maxAbsError <= 1e-2);
         const core::KernelPlan& kernel = expected.regions[std::size_t(k)].kernel;
         const int simd = window->currentSystem().wafer.fmacPerPePerCycle;
@@ -516,7 +517,7 @@ private Q_SLOTS:
         QVERIFY(window->utilizationPanel()->pointsUpToCursor() > 0);
         QCOMPARE(window->utilizationPanel()->seriesNames().size(), 5);
         // Under the lines, hatched: the share of PEs on work without a traffic model, bin by bin.
-        const core::engine::UtilizationSeries utilization = frames.utilization(ui::RunController::kUtilizationBins);
+        const core::engine::UtilizationSeries utilization = frames.utilization(ui::Document::kUtilizationBins);
         const QCPGraph* hatched = window->utilizationPanel()->unmodelledArea();
         QCOMPARE(hatched->data()->size(), int(utilization.fabricUnmodelled.size()) + 1);
         double hatchedPeak = 0.0;
@@ -599,7 +600,7 @@ private Q_SLOTS:
             window->exportReport(reportDir);
             QVERIFY(exported.wait(60000));
             QCOMPARE(exported.last().at(1).toString(), QString());
-            for (const QString& name : ui::ReportExporter::fileNames())
+            for (const QString& name : ui::reportFileNames())
                 QVERIFY2(QFileInfo(reportDir + QLatin1Char('/') + name).size() > 0, qPrintable(name));
             QFile reportFile(reportDir + QStringLiteral("/report.json"));
             QVERIFY(reportFile.open(QIODevice::ReadOnly));
@@ -722,9 +723,12 @@ private Q_SLOTS:
         QVERIFY(!window->isBusy());
         QCOMPARE(settled.count(), 1);
         QVERIFY(window->windowTitle().contains(QStringLiteral("cancelled")));
-        // The load's result is dropped: nothing gets compiled.
-        QTest::qWait(1500);
+        // The load's result is dropped: once every job has finished and delivered what it may,
+        // nothing got compiled.
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
         QVERIFY(window->plan() == nullptr);
+        QVERIFY(window->document()->model() == nullptr);
         QCOMPARE(settled.count(), 1);
     }
 

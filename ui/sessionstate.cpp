@@ -1,4 +1,4 @@
-#include "ui/session.h"
+#include "ui/sessionstate.h"
 
 #include "ui/optionnames.h"
 

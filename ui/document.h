@@ -1,0 +1,169 @@
+#pragma once
+
+#include "core/compiler/compiler.h"
+#include "core/compiler/plan.h"
+#include "core/engine/engine.h"
+#include "core/engine/framesource.h"
+#include "core/engine/scaling.h"
+#include "core/fabric/kernels.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace waferscope::ui {
+
+class JobRunner;
+
+// A model file as it was read: the exact bytes simulated, so an export hashes what ran even
+// when the file was edited or deleted since.
+struct LoadedModel {
+    QString path; // as opened
+    std::string bytes;
+    std::string sha256; // of `bytes`, hex
+    std::shared_ptr<const core::ModelGraph> graph;
+};
+
+// The engine's run of the plan and what the window derives from it.
+struct RunState {
+    std::shared_ptr<const core::engine::RunResult> run;
+    // Null when the frames of so many wafers would not fit in memory (the run stands).
+    std::shared_ptr<const core::engine::FrameSource> frames;
+    core::engine::UtilizationSeries utilization;
+    std::shared_ptr<const core::engine::ScalingSweep> sweep; // training only
+    QString sweepError; // why a training run has no sweep
+    QString noFrames; // why there are no frames
+    core::engine::RunOptions options;
+};
+
+// A run kept for comparison (Compare menu).
+struct Baseline {
+    std::shared_ptr<const core::engine::RunResult> run;
+    std::shared_ptr<const core::ExecutionPlan> plan;
+    std::shared_ptr<const core::engine::FrameSource> frames;
+    QString label; // "gpt3 on 2 x CS-2, weight streaming"
+};
+
+// The generation of the chain each part of the document comes from. A chain (compile, run,
+// frames) starts whenever the model or a setting changes; the model is then restamped and the
+// plan and run are dropped. Whenever a plan or run is held, its stamp equals the model's.
+struct Generations {
+    std::uint64_t current = 0;
+    std::uint64_t model = 0;
+    std::uint64_t plan = 0;
+    std::uint64_t run = 0;
+};
+
+// The document behind the window: the loaded model, the settings it is compiled for, its plan,
+// the run with its frames and sweep, and the baseline; and the chain that makes them, load ->
+// compile -> run -> frames, plus the exports. Owns no widgets. Every background job goes through
+// a JobRunner, one lane per kind, so only the newest request of a kind is ever delivered.
+// Lives on the GUI thread; every signal is emitted there.
+class Document : public QObject {
+    Q_OBJECT
+public:
+    explicit Document(std::vector<core::SystemSpec> systems, QObject* parent = nullptr);
+    ~Document() override;
+
+    // Iterations (training) or decode steps (inference) a run puts on the timeline.
+    static constexpr int kStepsShown = 2;
+    static constexpr int kUtilizationBins = 400;
+
+    // Settings. A change starts a new chain (when a model is loaded).
+    const std::vector<core::SystemSpec>& systems() const { return m_systems; }
+    const core::SystemSpec& system() const { return m_systems[m_systemIndex]; }
+    std::size_t systemIndex() const { return m_systemIndex; }
+    void setSystemIndex(std::size_t index);
+    bool selectSystem(const QString& name); // false when there is no such preset
+    int numSystems() const { return m_numSystems; }
+    int maxSystems() const; // of the current generation
+    QString setNumSystems(int numSystems); // the error text, or empty
+    core::RunMode mode() const { return m_mode; }
+    void setMode(core::RunMode mode);
+    core::ExecutionChoice execution() const { return m_execution; }
+    void setExecution(core::ExecutionChoice execution);
+
+    // The chain.
+    void open(const QString& path); // loads off the GUI thread; on failure the model stays
+    bool isBusy() const;
+    void cancel(); // drops every job's result; what is held stays
+    // The cycle-level kernel of a region (fabricKernelFor): empty when it has one, else why not.
+    QString kernelUnavailableReason(int planIndex) const;
+    void runKernel(int planIndex);
+    void exportReport(const QString& directory); // the run directory plus report.pdf
+    QString exportTimeline(const QString& path); // Chrome trace; the error text, or empty
+    void keepRunAsBaseline();
+    void clearBaseline();
+
+    // The state (null pointers until there is one).
+    std::shared_ptr<const LoadedModel> model() const { return m_model; }
+    std::shared_ptr<const core::ModelGraph> graph() const { return m_model ? m_model->graph : nullptr; }
+    std::shared_ptr<const core::ExecutionPlan> plan() const { return m_plan; }
+    const core::CompileOptions& compileOptions() const { return m_compileOptions; }
+    std::shared_ptr<const RunState> runState() const { return m_run; }
+    std::shared_ptr<const core::engine::RunResult> run() const { return m_run ? m_run->run : nullptr; }
+    const Baseline& baseline() const { return m_baseline; }
+    const Generations& generations() const { return m_generations; }
+    QString modelName() const; // the config's name, or empty
+
+Q_SIGNALS:
+    void settingsChanged();
+    // How far the running chain has come, in [0, 1] (the run, then its scaling sweep).
+    void progress(double fraction);
+    // Busy with `what` ("compiling"), or idle (`what` empty) with `state` for the title.
+    void busyChanged(const QString& what, const QString& state);
+    void loadStarted(const QString& path);
+    void modelChanged();
+    void loadFailed(const QString& path, const QString& message);
+    // The plan or the run was replaced or dropped; `reason` says why a view is empty.
+    void planChanged(const QString& reason);
+    void runChanged(const QString& reason);
+    void baselineChanged();
+    // The model and placement are final for the latest request (compiled and run, not mappable,
+    // refused, failed or cancelled).
+    void settled();
+    void kernelStarted(const QString& text);
+    void kernelFinished(const core::fabric::KernelResult& result, const QString& text);
+    void kernelFailed(const QString& message);
+    // `error` is empty, or says why nothing was replaced.
+    void reportExported(const QString& directory, const QString& error);
+    // Lines for the Messages dock: info and errors also go to the status bar.
+    void info(const QString& text);
+    void warning(const QString& text);
+    void error(const QString& text);
+
+private:
+    void startChain(); // compile, then run
+    void planReady(std::shared_ptr<const core::ExecutionPlan> plan);
+    void planRefused(const QString& message);
+    void runReady(RunState state);
+    void runFailed(const QString& message);
+    void dropPlanAndRun(const QString& reason);
+    void setIdle(const QString& state);
+
+    std::vector<core::SystemSpec> m_systems; // the presets, in menu order
+    std::size_t m_systemIndex = 0;
+    int m_numSystems = 1;
+    core::RunMode m_mode = core::RunMode::Train;
+    core::ExecutionChoice m_execution = core::ExecutionChoice::Auto;
+    std::shared_ptr<const LoadedModel> m_model;
+    std::shared_ptr<const core::ExecutionPlan> m_plan;
+    core::CompileOptions m_compileOptions; // of m_plan
+    std::shared_ptr<const RunState> m_run;
+    Baseline m_baseline;
+    Generations m_generations;
+    // One lane per kind of job: a newer job of a kind replaces the older one.
+    JobRunner* m_loader;
+    JobRunner* m_compiler;
+    JobRunner* m_runner;
+    JobRunner* m_kernelRunner;
+    JobRunner* m_exporter;
+};
+
+} // namespace waferscope::ui

@@ -1,0 +1,122 @@
+#include "ui/mainmenus.h"
+
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/sessionstate.h"
+#include "ui/waferview.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStyle>
+
+namespace waferscope::ui {
+
+MainMenus::MainMenus(MainWindow* window, Document* document)
+    : QObject(window)
+    , m_window(window)
+    , m_document(document)
+{
+    createFileMenu();
+    createCompareMenu();
+    m_viewMenu = window->menuBar()->addMenu(tr("&View"));
+    WaferView* view = window->waferView();
+    m_viewMenu->addAction(tr("&Fit wafer"), QKeySequence(Qt::Key_F), view, &WaferView::fitToView);
+    m_viewMenu->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, view, [view] { view->zoomBy(1.25); });
+    m_viewMenu->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, view, [view] { view->zoomBy(0.8); });
+    m_viewMenu->addSeparator();
+    QMenu* help = window->menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About WaferScope"), window, [window] {
+        QMessageBox::about(window, tr("About WaferScope"),
+            tr("<b>WaferScope %1</b><p>Explorer and simulator of Cerebras-style wafer-scale systems: "
+               "WSE-1/2/3 wafers, CS-X systems, MemoryX and SwarmX clusters.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+    connect(document, &Document::modelChanged, this, [this] { addRecent(m_document->model()->path); });
+}
+
+void MainMenus::createFileMenu()
+{
+    QMenu* file = m_window->menuBar()->addMenu(tr("&File"));
+    m_openAction
+        = file->addAction(m_window->style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
+              m_window->openFiles(QFileDialog::getOpenFileNames(m_window, tr("Open Model Zoo params files"), QString(),
+                  tr("Model Zoo params (*.yaml *.yml);;All files (*)")));
+          });
+    m_openAction->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    QAction* timeline = file->addAction(tr("Export &timeline (Chrome trace)…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(m_window, tr("Export the run's timeline"),
+            QStringLiteral("trace.json"), tr("Chrome trace (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            reportFailure(m_document->exportTimeline(path));
+    });
+    QAction* report = file->addAction(tr("Export &report (JSON, CSV, HTML, PDF, trace)…"), this, [this] {
+        const QString directory = QFileDialog::getExistingDirectory(m_window, tr("Export the run's report into"));
+        if (!directory.isEmpty())
+            m_document->exportReport(directory);
+    });
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    for (QAction* action : { timeline, report }) {
+        action->setEnabled(false);
+        connect(m_document, &Document::runChanged, action,
+            [this, action] { action->setEnabled(m_document->run() != nullptr); });
+    }
+    file->addAction(tr("Save &wafer image…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(m_window, tr("Save the wafer view"),
+            QStringLiteral("wafer.png"), tr("PNG image (*.png);;SVG drawing (*.svg)"));
+        if (!path.isEmpty())
+            reportFailure(m_window->saveWaferImage(path));
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::closeAllWindows);
+}
+
+void MainMenus::createCompareMenu()
+{
+    QMenu* compare = m_window->menuBar()->addMenu(tr("&Compare"));
+    QAction* keep = compare->addAction(
+        tr("&Keep this run as baseline"), QKeySequence(Qt::CTRL | Qt::Key_B), m_document, &Document::keepRunAsBaseline);
+    keep->setToolTip(tr("Compare later runs (another system count, system or model) with this one"));
+    keep->setEnabled(false);
+    QAction* clear = compare->addAction(tr("&Clear baseline"), m_document, &Document::clearBaseline);
+    clear->setEnabled(false);
+    connect(m_document, &Document::runChanged, keep, [this, keep] { keep->setEnabled(m_document->run() != nullptr); });
+    connect(m_document, &Document::baselineChanged, clear,
+        [this, clear] { clear->setEnabled(m_document->baseline().frames != nullptr); });
+}
+
+void MainMenus::setRecentFiles(const QStringList& paths)
+{
+    m_recentFiles = paths;
+    rebuildRecentMenu();
+}
+
+void MainMenus::addRecent(const QString& path)
+{
+    setRecentFiles(withRecent(m_recentFiles, path));
+}
+
+void MainMenus::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    for (const QString& path : m_recentFiles)
+        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { m_window->openFile(path); })
+            ->setToolTip(path);
+    m_recentMenu->setEnabled(!m_recentFiles.isEmpty());
+    m_recentMenu->setToolTipsVisible(true);
+}
+
+void MainMenus::reportFailure(const QString& error)
+{
+    if (!error.isEmpty())
+        m_window->showError(error);
+}
+
+} // namespace waferscope::ui
