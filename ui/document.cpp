@@ -92,8 +92,7 @@ void Document::setSystemIndex(std::size_t index)
     m_systemIndex = index;
     m_numSystems = std::min(m_numSystems, maxSystems());
     Q_EMIT settingsChanged();
-    dropPlanAndRun({}); // placed for another wafer
-    startChain();
+    startChain(); // drops the plan, placed for another wafer
 }
 
 bool Document::selectSystem(const QString& name)
@@ -190,25 +189,29 @@ void Document::open(const QString& path)
                             .arg(graph.ops.size()));
             for (const std::string& line : core::formatWarnings(graph.config))
                 Q_EMIT warning(QString::fromStdString(line));
-            dropPlanAndRun({});
+            // The old plan and run go with the old model; startChain() says so to the views.
+            cancelChain();
+            m_plan.reset();
+            m_run.reset();
             Q_EMIT modelChanged();
             startChain();
         });
 }
 
-void Document::dropPlanAndRun(const QString& reason)
+void Document::cancelChain()
 {
     m_kernelRunner->cancel();
     m_compiler->cancel();
     m_runner->cancel();
-    if (m_plan) {
-        m_plan.reset();
-        Q_EMIT planChanged(reason);
-    }
-    if (m_run) {
-        m_run.reset();
-        Q_EMIT runChanged(reason);
-    }
+}
+
+void Document::dropPlanAndRun(const QString& reason)
+{
+    cancelChain();
+    m_plan.reset();
+    m_run.reset();
+    Q_EMIT planChanged(reason);
+    Q_EMIT runChanged(reason);
 }
 
 void Document::startChain()

@@ -144,7 +144,8 @@ private:
     void planRefused(const QString& message);
     void runReady(RunState state);
     void runFailed(const QString& message);
-    void dropPlanAndRun(const QString& reason);
+    void cancelChain(); // the compile, run and kernel jobs
+    void dropPlanAndRun(const QString& reason); // and tells the views why
     void setIdle(const QString& state);
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order

@@ -182,7 +182,7 @@ void MainWindow::showPlan(const QString& reason)
 {
     if (const auto plan = m_document->plan())
         m_placementPanel->setPlan(plan, m_document->graph());
-    else if (!reason.isEmpty())
+    else
         m_placementPanel->clearPlan(reason);
 }
 
@@ -191,8 +191,6 @@ void MainWindow::showRun(const QString& reason)
     const std::shared_ptr<const RunState> state = m_document->runState();
     m_layersPanel->setRun(state ? state->run : nullptr);
     if (!state) {
-        if (reason.isEmpty())
-            return;
         m_utilizationPanel->clear(reason);
         m_timelines->run()->clear(reason);
         const bool inference = m_document->mode() == core::RunMode::Inference && m_document->plan();
