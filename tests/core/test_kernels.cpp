@@ -3,9 +3,9 @@
 // saving of streaming only non-zero weights.
 #include "testing.h"
 
-#include "core/fabric/fabric.h"
 #include "core/fabric/frame.h"
 #include "core/fabric/kernels.h"
+#include "core/fabric/staticcolorfabric.h"
 
 #include <atomic>
 #include <thread>
@@ -129,7 +129,7 @@ WS_TEST(kernelRunsAreBitIdenticalAcrossThreadCounts)
         fabricConfig.width = 11;
         fabricConfig.height = 9;
         fabricConfig.colors = 3;
-        Fabric fabric(fabricConfig);
+        StaticColorFabric fabric(fabricConfig);
         fabric.setThreads(threads);
         buildKernel(config, fabric);
         fabric.run(400);
@@ -147,7 +147,7 @@ WS_TEST(idleRowsAreNotStepped)
     fabricConfig.width = 16;
     fabricConfig.height = 200;
     fabricConfig.colors = 3;
-    Fabric fabric(fabricConfig);
+    StaticColorFabric fabric(fabricConfig);
     KernelConfig config;
     config.kind = KernelKind::RowBroadcast;
     config.matrixCols = 50;
