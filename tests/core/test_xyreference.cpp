@@ -179,3 +179,14 @@ WS_TEST(parallelAndSkewedRunsMatchTheReferenceRouterBitForBit)
     // The widest mesh a route can address, saturated.
     WS_CHECK(compare({ TrafficPattern::Uniform, 2047, 3, 0.2, 4, 60, 2 }) > 0);
 }
+
+WS_TEST(theBuildRunsTheVectorPathsItMeansTo)
+{
+    // test_fabric_scalar links the fabric compiled with its portable fallbacks in place of the
+    // library's: the tests above then hold those to the reference.
+#if defined(WAFERSCOPE_EXPECT_FABRIC_SCALAR) || !defined(__SSE2__)
+    WS_CHECK(XyFabric::usesPortableFallbacks());
+#else
+    WS_CHECK(!XyFabric::usesPortableFallbacks());
+#endif
+}
