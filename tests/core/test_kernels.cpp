@@ -188,7 +188,10 @@ WS_TEST(framesAreSampledWhileTheSimulationRuns)
     std::atomic<std::uint64_t> seenGeneration = 0;
     std::atomic<bool> consistent = true;
     std::thread reader([&] {
-        while (!done) {
+        // Reads once more after the run, so that a reader the scheduler kept waiting still sees
+        // the last frame.
+        for (bool last = false; !last;) {
+            last = done;
             if (const std::shared_ptr<const FabricFrame> frame = publisher.latest()) {
                 consistent = consistent && frame->peActivity.size() == std::size_t(frame->width * frame->height)
                     && frame->linkWavelets.size() == frame->peActivity.size() * 4
