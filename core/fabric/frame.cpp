@@ -1,6 +1,6 @@
 #include "core/fabric/frame.h"
 
-#include "core/fabric/fabric.h"
+#include "core/fabric/staticcolorfabric.h"
 
 #include <algorithm>
 
@@ -24,13 +24,14 @@ void FramePublisher::publish(const Fabric& fabric)
     frame->linkWavelets.resize(pes * kDirections);
     const double interval = double(std::max<std::uint64_t>(1, frame->intervalCycles));
     const CounterVector& routerBusy = fabric.routerBusyCycles();
-    const bool hasPes = fabric.config().routing == Routing::StaticColor;
+    // Only kernels compute on the PEs; synthetic traffic keeps them idle.
+    const auto* kernelFabric = dynamic_cast<const StaticColorFabric*>(&fabric);
     for (std::size_t pe = 0; pe < pes; ++pe) {
         double busy = double(routerBusy[pe] - m_lastRouterBusy[pe]);
         m_lastRouterBusy[pe] = routerBusy[pe];
-        if (hasPes) {
+        if (kernelFabric) {
             const PeState& state
-                = fabric.pe(int(pe % std::size_t(fabric.width())), int(pe / std::size_t(fabric.width())));
+                = kernelFabric->pe(int(pe % std::size_t(fabric.width())), int(pe / std::size_t(fabric.width())));
             busy = std::max(busy, double(state.busyCycles - m_lastPeBusy[pe]));
             m_lastPeBusy[pe] = state.busyCycles;
         }

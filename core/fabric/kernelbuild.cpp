@@ -1,7 +1,7 @@
 // Kernel builders: operands, routes, tasks and the reference result for each kernel.
-#include "core/fabric/fabric.h"
 #include "core/fabric/half.h"
 #include "core/fabric/kernels.h"
+#include "core/fabric/staticcolorfabric.h"
 
 #include <utility>
 
@@ -43,7 +43,7 @@ std::vector<std::pair<int, int>> line(int fixed, int length, int along)
 // Multicast routes of one color along a line: the first PE takes it from `entry` (its ramp or
 // an edge link), every later PE passes it on and delivers it to its own PE.
 void routeMulticast(
-    Fabric& fabric, const std::vector<std::pair<int, int>>& pes, int along, int entry, bool deliverFirst)
+    StaticColorFabric& fabric, const std::vector<std::pair<int, int>>& pes, int along, int entry, bool deliverFirst)
 {
     const auto length = int(pes.size());
     for (int p = 0; p < length; ++p) {
@@ -60,8 +60,8 @@ void routeMulticast(
 // the sum on to p + 1, the colors alternating so that no router receives and sends one color;
 // the last PE keeps the total. With `afterLocalWork` the first PE's send and the others' adds
 // wait until the PE's local task completes (it activates them).
-void buildChainReduce(Fabric& fabric, const std::vector<std::pair<int, int>>& pes, int along, std::uint32_t offset,
-    std::uint32_t length, bool afterLocalWork)
+void buildChainReduce(StaticColorFabric& fabric, const std::vector<std::pair<int, int>>& pes, int along,
+    std::uint32_t offset, std::uint32_t length, bool afterLocalWork)
 {
     const auto count = int(pes.size());
     for (int p = 0; p < count; ++p) {
@@ -86,7 +86,7 @@ void buildChainReduce(Fabric& fabric, const std::vector<std::pair<int, int>>& pe
     }
 }
 
-KernelSetup buildGemv(const KernelConfig& config, Fabric& fabric)
+KernelSetup buildGemv(const KernelConfig& config, StaticColorFabric& fabric)
 {
     const int m = config.matrixRows;
     const int n = config.matrixCols;
@@ -156,7 +156,7 @@ KernelSetup buildGemv(const KernelConfig& config, Fabric& fabric)
                 pe.tasks[std::size_t(reduceColor(c - 1))].blocked = false;
         }
     }
-    setup.gather = [m, rows, cols, yOffset](const Fabric& f) {
+    setup.gather = [m, rows, cols, yOffset](const StaticColorFabric& f) {
         std::vector<double> y(static_cast<std::size_t>(m));
         for (int r = 0; r < rows; ++r) {
             const std::uint32_t i0 = blockBegin(m, rows, r);
@@ -174,7 +174,7 @@ KernelSetup buildGemv(const KernelConfig& config, Fabric& fabric)
 // accumulates its rows of Y; the weights of row band r enter from the west edge (off-wafer
 // I/O, as from MemoryX) and are multicast along the row. Each wavelet carries one non-zero
 // weight (FP16) and its column index; a marker ends each output row.
-KernelSetup buildGemmStream(const KernelConfig& config, Fabric& fabric)
+KernelSetup buildGemmStream(const KernelConfig& config, StaticColorFabric& fabric)
 {
     const int m = config.matrixRows;
     const int n = config.matrixCols;
@@ -236,7 +236,7 @@ KernelSetup buildGemmStream(const KernelConfig& config, Fabric& fabric)
             pe.pendingResults += task.result ? 1 : 0;
         }
     }
-    setup.gather = [m, rows, cols, tokens, batch, outOffset](const Fabric& f) {
+    setup.gather = [m, rows, cols, tokens, batch, outOffset](const StaticColorFabric& f) {
         std::vector<double> y(std::size_t(m) * std::size_t(batch));
         for (int r = 0; r < rows; ++r) {
             const std::uint32_t i0 = blockBegin(m, rows, r);
@@ -257,7 +257,7 @@ KernelSetup buildGemmStream(const KernelConfig& config, Fabric& fabric)
 
 // Broadcast or reduce along every row (East) or column (South) of the region. Each line has
 // its own vector (length N); outputs are line-major.
-KernelSetup buildCollective(const KernelConfig& config, Fabric& fabric)
+KernelSetup buildCollective(const KernelConfig& config, StaticColorFabric& fabric)
 {
     const bool rowWise = config.kind == KernelKind::RowBroadcast || config.kind == KernelKind::RowReduce;
     const bool reduce = config.kind == KernelKind::RowReduce || config.kind == KernelKind::ColumnReduce;
@@ -313,7 +313,7 @@ KernelSetup buildCollective(const KernelConfig& config, Fabric& fabric)
             pe.pendingResults += task.result ? 1 : 0;
         }
     }
-    setup.gather = [lines, length, n, along, offsets](const Fabric& f) {
+    setup.gather = [lines, length, n, along, offsets](const StaticColorFabric& f) {
         std::vector<double> values(std::size_t(lines) * std::size_t(length) * n);
         for (int l = 0; l < lines; ++l) {
             const std::vector<std::pair<int, int>> pes = line(l, length, along);
@@ -330,7 +330,7 @@ KernelSetup buildCollective(const KernelConfig& config, Fabric& fabric)
 
 } // namespace
 
-KernelSetup buildKernel(const KernelConfig& config, Fabric& fabric)
+KernelSetup buildKernel(const KernelConfig& config, StaticColorFabric& fabric)
 {
     switch (config.kind) {
     case KernelKind::Gemv:

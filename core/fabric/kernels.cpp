@@ -1,6 +1,6 @@
 #include "core/fabric/kernels.h"
 
-#include "core/fabric/fabric.h"
+#include "core/fabric/staticcolorfabric.h"
 
 #include <algorithm>
 #include <chrono>
@@ -112,11 +112,10 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     FabricConfig fabricConfig;
     fabricConfig.width = config.regionCols;
     fabricConfig.height = config.regionRows;
-    fabricConfig.routing = Routing::StaticColor;
     fabricConfig.colors = 3; // one multicast color and the two alternating reduction colors
     fabricConfig.queueDepth = config.queueDepth;
     fabricConfig.simdWidth = config.simdWidth;
-    Fabric fabric(fabricConfig);
+    StaticColorFabric fabric(fabricConfig);
     fabric.setThreads(config.threads);
     const KernelSetup setup = buildKernel(config, fabric);
     if (const std::optional<std::string> error = fabric.validateRoutes())

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
-#include "core/fabric/fabric.h"
+#include "core/fabric/staticcolorfabric.h"
 
 #include <cstdint>
 #include <functional>
@@ -63,9 +63,9 @@ Expected<KernelResult> runKernel(
 // reference result, so that tests can look at the fabric after a run.
 struct KernelSetup {
     std::vector<double> reference; // expected outputs, row-major
-    std::function<std::vector<double>(const Fabric&)> gather; // outputs read back from the PEs
+    std::function<std::vector<double>(const StaticColorFabric&)> gather; // outputs read back from the PEs
     std::uint64_t streamedWavelets = 0;
 };
-KernelSetup buildKernel(const KernelConfig& config, Fabric& fabric);
+KernelSetup buildKernel(const KernelConfig& config, StaticColorFabric& fabric);
 
 } // namespace waferscope::core::fabric

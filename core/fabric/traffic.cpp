@@ -1,6 +1,6 @@
 #include "core/fabric/traffic.h"
 
-#include "core/fabric/fabric.h"
+#include "core/fabric/xyfabric.h"
 
 #include <algorithm>
 #include <chrono>
@@ -101,14 +101,13 @@ Expected<TrafficResult> runTraffic(
     FabricConfig fabricConfig;
     fabricConfig.width = config.width;
     fabricConfig.height = config.height;
-    fabricConfig.routing = Routing::DimensionOrder;
     fabricConfig.queueDepth = config.queueDepth;
-    Fabric fabric(fabricConfig);
+    XyFabric fabric(fabricConfig);
     fabric.setThreads(config.threads);
     fabric.attachTraffic(std::make_unique<TrafficGenerator>(config, warmup, config.cycles));
 
     const auto start = std::chrono::steady_clock::now();
-    // Runs of `every` cycles (Fabric::run lets bands drift apart within a run), the observer
+    // Runs of `every` cycles (XyFabric::run lets bands drift apart within a run), the observer
     // between two; without an observer, one run.
     const std::uint64_t every = observer ? std::max<std::uint64_t>(1, observeEvery) : config.cycles;
     bool cancelled = false;

@@ -82,7 +82,7 @@ inline double unitInterval(std::uint64_t bits)
 
 } // namespace trafficrandom
 
-// The injection process and the measurement totals, attached to a DimensionOrder fabric.
+// The injection process and the measurement totals, attached to an XyFabric.
 // Random numbers are a pure function of (seed, PE, packet index), so the run is identical
 // for any thread count or row partition.
 struct TrafficGenerator {

@@ -4,9 +4,9 @@
 // bit.
 #include "testing.h"
 
-#include "core/fabric/fabric.h"
 #include "core/fabric/half.h"
 #include "core/fabric/traffic.h"
+#include "core/fabric/xyfabric.h"
 
 #include <cstdlib>
 
@@ -33,7 +33,7 @@ TrafficResult traffic(int k, double rate, std::uint64_t cycles, TrafficPattern p
 }
 
 // A synthetic-traffic fabric, not yet run, measuring from cycle measureFrom to cycle `cycles`.
-std::unique_ptr<Fabric> trafficFabric(
+std::unique_ptr<XyFabric> trafficFabric(
     int width, int height, double rate, std::uint64_t cycles, int threads, std::uint64_t measureFrom)
 {
     TrafficConfig config;
@@ -44,8 +44,7 @@ std::unique_ptr<Fabric> trafficFabric(
     FabricConfig fabricConfig;
     fabricConfig.width = width;
     fabricConfig.height = height;
-    fabricConfig.routing = Routing::DimensionOrder;
-    auto fabric = std::make_unique<Fabric>(fabricConfig);
+    auto fabric = std::make_unique<XyFabric>(fabricConfig);
     fabric->setThreads(threads);
     fabric->attachTraffic(std::make_unique<TrafficGenerator>(config, measureFrom, cycles));
     return fabric;
@@ -53,7 +52,7 @@ std::unique_ptr<Fabric> trafficFabric(
 
 std::uint64_t trafficDigest(int width, int height, double rate, std::uint64_t cycles, int threads)
 {
-    const std::unique_ptr<Fabric> fabric = trafficFabric(width, height, rate, cycles, threads, cycles / 4);
+    const std::unique_ptr<XyFabric> fabric = trafficFabric(width, height, rate, cycles, threads, cycles / 4);
     fabric->run(cycles);
     return fabric->digest();
 }
@@ -267,7 +266,7 @@ WS_TEST(routerAndLinkCountersAddUpAndCountCycles)
     const int height = 10;
     const std::uint64_t cycles = 997;
     const auto run = [&](bool readMidway) {
-        std::unique_ptr<Fabric> fabric = trafficFabric(width, height, 0.35, cycles, 2, 0);
+        std::unique_ptr<XyFabric> fabric = trafficFabric(width, height, 0.35, cycles, 2, 0);
         std::uint64_t midway = 0;
         fabric->runWhile([&] {
             if (readMidway && fabric->cycle() == 501)
@@ -280,7 +279,7 @@ WS_TEST(routerAndLinkCountersAddUpAndCountCycles)
         }
         return fabric;
     };
-    const std::unique_ptr<Fabric> fabric = run(true);
+    const std::unique_ptr<XyFabric> fabric = run(true);
     WS_CHECK_EQ(fabric->digest(), run(false)->digest());
     const std::uint64_t ejected = fabric->traffic()->totals().ejected;
     WS_CHECK(ejected > 0);

@@ -1,6 +1,6 @@
-// Running the fabric on several threads. Each cycle's rows are split into one band per
-// requested thread; bands of a cycle are independent (fabric.cpp) and may run on any thread in
-// any order, and any split gives the state of the serial run bit for bit.
+// Running a mesh on several threads. Each cycle's rows are split into one band per requested
+// thread; bands of a cycle are independent (BandStepper) and may run on any thread in any order,
+// and any split gives the state of the serial run bit for bit.
 //
 // step() runs one cycle with a tbb::parallel_for. runWhile() runs many: a small mesh's cycle
 // (tens of microseconds) is shorter than the time a TBB worker spins before it goes to sleep,
@@ -16,15 +16,17 @@
 // CPU) then finish their bands together.
 //
 // run() knows its cycles in advance and has no caller to hand a consistent state to between
-// two of them, so with dimension-order routing it drops the per-cycle barrier altogether
-// (runBandsSkewed): bands wait only for the edge rows of their neighbours.
-#include "core/fabric/fabric.h"
-#include "core/fabric/fabricarena.h"
+// two of them, so for a mesh that allows it, it drops the per-cycle barrier altogether
+// (runSkewed): bands wait only for the edge rows of their neighbours.
+#include "core/fabric/bandrunner.h"
+
+#include "core/fabric/fabricsimd.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #include <algorithm>
@@ -34,7 +36,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
+#if WAFERSCOPE_FABRIC_PAUSE
 #include <immintrin.h>
 #define WAFERSCOPE_PAUSE() _mm_pause()
 #else
@@ -42,6 +44,17 @@
 #endif
 
 namespace waferscope::core::fabric {
+
+struct BandRunner::Arena {
+    explicit Arena(int threads)
+        : arena(threads)
+        , concurrency(threads)
+    {
+    }
+    tbb::task_arena arena;
+    int concurrency;
+    tbb::affinity_partitioner affinity; // keeps a band on the thread that ran it last cycle
+};
 
 namespace {
 
@@ -69,17 +82,24 @@ constexpr int kClaimLeftoversAfter = 2048;
 
 } // namespace
 
-std::vector<int>& Fabric::bandSplit(int bands)
+BandRunner::BandRunner(int rows)
+    : m_rows(rows)
+{
+}
+
+BandRunner::~BandRunner() = default;
+
+std::vector<int>& BandRunner::bandSplit(int bands)
 {
     if (m_bandSplit.size() != std::size_t(bands) + 1) {
         m_bandSplit.resize(std::size_t(bands) + 1);
         for (int band = 0; band <= bands; ++band)
-            m_bandSplit[std::size_t(band)] = band * m_height / bands;
+            m_bandSplit[std::size_t(band)] = band * m_rows / bands;
     }
     return m_bandSplit;
 }
 
-void Fabric::setThreads(int threads)
+void BandRunner::setThreads(int threads)
 {
     m_threads = std::max(1, threads);
     m_arena.reset();
@@ -87,52 +107,51 @@ void Fabric::setThreads(int threads)
         m_arena = std::make_unique<Arena>(std::min(m_threads, tbb::info::default_concurrency()));
 }
 
-void Fabric::stepInArena()
+void BandRunner::stepInArena(BandStepper& mesh)
 {
-    const int bands = std::min(m_threads, m_height);
+    const int bands = std::min(m_threads, m_rows);
+    const auto rows = [&](int begin, int end) { return RowRange { begin, end, begin, end, m_cycle, m_current }; };
     if (bands == 1) {
-        stepRows(0, m_height);
+        mesh.stepRows(rows(0, m_rows));
     } else {
         tbb::parallel_for(
             tbb::blocked_range<int>(0, bands, 1),
             [&](const tbb::blocked_range<int>& range) {
                 for (int band = range.begin(); band < range.end(); ++band)
-                    stepRows(band * m_height / bands, (band + 1) * m_height / bands);
+                    mesh.stepRows(rows(band * m_rows / bands, (band + 1) * m_rows / bands));
             },
             m_arena->affinity);
     }
     finishCycle();
 }
 
-void Fabric::finishCycle()
+void BandRunner::finishCycle()
 {
     m_current ^= 1;
     ++m_cycle;
-    m_countsPending = m_config.routing == Routing::DimensionOrder; // the rows' byte counts grew
 }
 
-void Fabric::step()
+void BandRunner::step(BandStepper& mesh)
 {
     if (m_arena)
-        m_arena->arena.execute([&] { stepInArena(); });
+        m_arena->arena.execute([&] { stepInArena(mesh); });
     else
-        stepInArena();
+        stepInArena(mesh);
 }
 
-void Fabric::run(std::uint64_t cycles)
+void BandRunner::run(BandStepper& mesh, std::uint64_t cycles, bool skewed)
 {
     cycles = std::max<std::uint64_t>(cycles, 1);
     constexpr std::uint64_t kMostParts = std::uint64_t(1) << 62; // two parts a cycle, counted in 64 bits
-    if (m_config.routing == Routing::DimensionOrder && m_arena && m_arena->concurrency > 1
-        && std::min(m_threads, m_height) > 1 && cycles < kMostParts) {
-        runBandsSkewed(cycles);
+    if (skewed && m_arena && m_arena->concurrency > 1 && std::min(m_threads, m_rows) > 1 && cycles < kMostParts) {
+        runSkewed(mesh, cycles);
         return;
     }
-    runWhile([&] { return --cycles > 0; });
+    runWhile(mesh, [&] { return --cycles > 0; });
 }
 
 // A row's step of cycle t reads the cycle-t state of its own row and of the rows next to it, and
-// writes its own row's state for t + 1 and free ring slots of those rows (fabricxy.cpp). So a
+// writes its own row's state for t + 1 and free queue slots of those rows (BandStepper). So a
 // row may step cycle t + 1 as soon as the rows next to it have stepped cycle t, whatever the
 // rest of the mesh is doing; and it must, since the buffer its step t + 1 writes is the one
 // they read in cycle t. Bands thus need each other only at their edge rows, and no barrier per
@@ -146,9 +165,9 @@ void Fabric::run(std::uint64_t cycles)
 //
 // The run is cut into segments of kRebalanceEvery cycles; between two, when every band has
 // caught up, the split is rebalanced as in runWhile().
-void Fabric::runBandsSkewed(std::uint64_t cycles)
+void BandRunner::runSkewed(BandStepper& mesh, std::uint64_t cycles)
 {
-    const int bands = std::min(m_threads, m_height);
+    const int bands = std::min(m_threads, m_rows);
     const int participants = std::min(m_arena->concurrency, bands);
     struct alignas(64) RowSteps {
         std::atomic<std::uint64_t> steps { 0 }; // cycles of this run the row has stepped
@@ -195,13 +214,13 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
         if (last) { // a band of one row steps it here, as both its first and its last
             rows.begin = end - 1;
             rows.end = end;
-            stepRows(rows);
+            mesh.stepRows(rows);
             announce(lastRow);
             if (end - top == 1)
                 announce(firstRow);
         } else if (end - top > 1) {
             rows.end = end - 1;
-            stepRows(rows);
+            mesh.stepRows(rows);
             announce(firstRow); // long before the band above needs it: it gets there a part later
         }
         if (timed)
@@ -263,15 +282,14 @@ void Fabric::runBandsSkewed(std::uint64_t cycles)
     });
     m_current = firstCurrent ^ int(cycles & 1);
     m_cycle = firstCycle + cycles;
-    m_countsPending = true; // the rows' byte counts grew
 }
 
-void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
+void BandRunner::runWhile(BandStepper& mesh, const std::function<bool()>& continueAfterStep)
 {
-    const int bands = std::min(m_threads, m_height);
+    const int bands = std::min(m_threads, m_rows);
     if (bands == 1 || !m_arena || m_arena->concurrency == 1) {
         do
-            step();
+            step(mesh);
         while (continueAfterStep());
         return;
     }
@@ -298,7 +316,9 @@ void Fabric::runWhile(const std::function<bool()>& continueAfterStep)
         if (!tags[std::size_t(band)].epoch.compare_exchange_strong(expected, epoch, std::memory_order_acq_rel))
             return false;
         const auto start = std::chrono::steady_clock::now();
-        stepRows(split[std::size_t(band)], split[std::size_t(band) + 1]);
+        const int top = split[std::size_t(band)];
+        const int end = split[std::size_t(band) + 1];
+        mesh.stepRows(RowRange { top, end, top, end, m_cycle, m_current });
         times[std::size_t(band)].spent += std::chrono::steady_clock::now() - start;
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;

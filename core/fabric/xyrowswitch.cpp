@@ -1,23 +1,4 @@
-// The synthetic-traffic hot path: one row of routers with dimension-order (X then Y) routing.
-//
-// Same cycle semantics as the static-color path in fabric.cpp: a wavelet sent in cycle t is in
-// the receiver's queue in cycle t + 1 and may leave it in that same cycle; a sender only sends
-// when the receiver's queue, counting the wavelet still in flight, has room; the router serves
-// its queues in round-robin order, one wavelet per output port per cycle.
-//
-// The representation is built for speed. A sender writes the wavelet straight into the free
-// ring slot of the receiver's queue (a slot the receiver cannot be reading: the queue has
-// room), with its route, so the next router only decrements a hop count. What the receiver must
-// not see before the next cycle is the sender's count, so only per-link counters are double
-// buffered, as ten byte arrays over the padded mesh (Buffer::xy):
-//
-//   field d     (d < 4)  wavelets the router has sent on its link in direction d,
-//   field 4              wavelets it has put into its own ramp queue,
-//   field 5 + q          wavelets it has taken from its queue q (N, S, E, W, ramp),
-//
-// each counting modulo 128, so queue q of a router holds (writer's sent - read) & 127
-// wavelets. A router reads its neighbours' current counters and writes only its own next ones;
-// the padding ring of idle routers spares edge routers any bounds test.
+// The synthetic-traffic hot path: one cycle of a row of XyFabric's routers.
 //
 // Routers decide 16 at a time, in byte vectors: which queues hold a wavelet, which port each
 // queue's head wants (a byte plane per queue and ring slot holds the port bit of the wavelet in
@@ -26,9 +7,10 @@
 // counters and the per-router statistics, as byte counts that are added to the 32-bit counters
 // every few dozen cycles. Only the moves themselves are scalar: one loop over the row's granted
 // queues, listed without branches, reads each head, decrements its route and writes it into the
-// receiver's ring.
-#include "core/fabric/fabric.h"
+// receiver's ring (a slot the receiver cannot be reading: the queue has room), with its port bit.
+#include "core/fabric/xyrowswitch.h"
 
+#include "core/fabric/fabricsimd.h"
 #include "core/fabric/traffic.h"
 
 #include <algorithm>
@@ -37,29 +19,14 @@
 #include <cstddef>
 #include <cstring>
 
-#if defined(__SSE2__)
+#if WAFERSCOPE_FABRIC_SSE2
 #include <immintrin.h>
 #endif
 
-namespace waferscope::core::fabric {
+namespace waferscope::core::fabric::xy {
 
 namespace {
 
-constexpr int kQueues = 5; // input ports N, S, E, W and the ramp, indexed like Direction
-constexpr int kRamp = Fabric::kRampPort;
-constexpr int kSentField = 0; // + direction, or + kRamp
-constexpr int kReadField = 5; // + queue
-constexpr unsigned kCounterMask = 0x7f; // counters count modulo 128
-constexpr int kLanes = 16;
-constexpr int kMaxWidth = int(Wavelet::kCoordMask) + 1;
-// Pending byte counts (Fabric::m_pendingCounts), one plane each: a router adds at most 5 a cycle
-// to any of them, so a row's counts are flushed every kFlushEvery steps of the row.
-constexpr int kRoutedCount = 0;
-constexpr int kBusyCount = 1;
-constexpr int kStallCount = 2;
-constexpr int kLinkCount = 3; // + direction
-constexpr int kLinkStallCount = 7; // + direction
-constexpr std::uint32_t kFlushEvery = 32;
 // A granted move, as listed for the scalar pass: the router's x, and the queue above it.
 constexpr int kQueueShift = 11;
 static_assert(kMaxWidth <= 1 << kQueueShift);
@@ -96,7 +63,7 @@ Bytes nonZero(Bytes bytes)
 // Bit i set where lane i is 0xff (lanes are 0 or 0xff).
 unsigned laneBits(Bytes lanes)
 {
-#if defined(__SSE2__)
+#if WAFERSCOPE_FABRIC_SSE2
     __m128i vector;
     std::memcpy(&vector, &lanes, sizeof vector);
     return unsigned(_mm_movemask_epi8(vector));
@@ -108,7 +75,7 @@ unsigned laneBits(Bytes lanes)
 #endif
 }
 
-#if defined(__SSSE3__)
+#if WAFERSCOPE_FABRIC_SSSE3
 // Per 8-bit lane set, the byte shuffle that packs the selected 16-bit lanes to the front.
 constexpr auto kPackLanes = [] {
     std::array<std::array<std::uint8_t, 16>, 256> table {};
@@ -132,7 +99,7 @@ constexpr auto kPackLanes = [] {
 // `list`, which has room for 16 entries past `count`; returns the new count. No branch per lane.
 int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t first, Bytes high)
 {
-#if defined(__SSSE3__)
+#if WAFERSCOPE_FABRIC_SSSE3
     __m128i above;
     std::memcpy(&above, &high, sizeof above);
     const __m128i lanes = _mm_add_epi16(_mm_set1_epi16(short(first)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
@@ -155,47 +122,6 @@ int appendLanes(std::uint16_t* list, int count, unsigned bits, std::uint16_t fir
     return count;
 #endif
 }
-
-// Where one cycle's state lives, for every row alike: each array at counter index 0 (a row's
-// routers are at its first index + x), for the current and the next buffer.
-struct CyclePlan {
-    int width = 0;
-    int depth = 0;
-    int slots = 0;
-    std::int64_t field = 0; // distance between two fields of a row (or two ring slot planes)
-    std::uint64_t cycle = 0;
-    const std::uint8_t* read[kQueues] {}; // wavelets taken from queue q
-    std::uint8_t* nextRead[kQueues] {};
-    const std::uint8_t* written[kQueues] {}; // wavelets put into it, by the neighbour it comes from or the ramp
-    const std::uint8_t* heads[kQueues] {}; // the queue's slot-0 port-bit plane, at slot index 0
-    const std::uint8_t* sent[kQueues] {}; // wavelets sent on each link, and put into the ramp queue
-    std::uint8_t* nextSent[kQueues] {};
-    const std::uint8_t* receiverRead[kDirections] {}; // the neighbour's counter of the queue a link fills
-    std::uint8_t* pending[Fabric::kPendingFields] {};
-    std::int64_t queuePlane[kQueues] {}; // the queue's slot-0 plane in the rings, at slot index 0
-    std::int64_t receiverPlane[kDirections] {}; // the slot-0 plane of the queue a link fills, relative to the sender
-    int order[kQueues] {}; // round-robin priority: the queue served first turns every cycle, the same for all routers
-    Wavelet* rings = nullptr;
-    std::uint8_t* portBits = nullptr;
-    const TrafficGenerator* measure = nullptr; // set when this cycle is in the measurement window
-};
-
-// One row of a cycle.
-struct RowStep {
-    std::int64_t first = 0; // counter index of the row's first router
-    std::int64_t firstSlot = 0; // its slot index
-    const std::uint8_t* injected = nullptr; // per x: 1 where the PE put a packet into its ramp queue
-    bool northShared = false; // the row above (below) is stepped by another band at the same time
-    bool southShared = false;
-    std::uint16_t* moves = nullptr; // scratch: room for kQueues * width + kLanes entries
-};
-
-struct RowOutcome {
-    bool active = false;
-    std::uint64_t ejected = 0;
-    std::uint64_t latencyPackets = 0;
-    std::uint64_t latencySum = 0;
-};
 
 // The port bits of the heads of one queue of 16 routers: `planes` points at the queue's slot-0
 // plane at the first router. Lanes whose queue is empty get whatever their slot holds. On a row
@@ -225,7 +151,7 @@ Bytes headPortBits(const std::uint8_t* planes, std::int64_t field, int slots, By
 // next counters and pending statistics, then make the moves. kSlots > 0 fixes the ring size at
 // compile time (the default depth, the hot case); 0 takes it from the row.
 template <int kSlots>
-RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
+RowOutcome switchRowOf(const CyclePlan& plan, const RowStep& row)
 {
     const int slots = kSlots > 0 ? kSlots : plan.slots;
     // With the ring size known, a move names its source's ring slot plane (queue * slots + slot,
@@ -374,175 +300,11 @@ RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
     return outcome;
 }
 
-// Bit i set where times[i] <= now, for count <= 64 (times below 2^63).
-std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
-{
-    std::uint64_t bits = 0;
-    int i = 0;
-#if defined(__SSE4_2__)
-    const __m128i cycle = _mm_set1_epi64x(std::int64_t(now));
-    const auto later = [&](int at) {
-        return _mm_castsi128_ps(_mm_cmpgt_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(times + at)), cycle));
-    };
-    for (; i + 4 <= count; i += 4) // the upper halves of four 64-bit compares, as four float signs
-        bits |= std::uint64_t(~_mm_movemask_ps(_mm_shuffle_ps(later(i), later(i + 2), 0xdd)) & 15) << i;
-#endif
-    for (; i < count; ++i)
-        bits |= std::uint64_t(times[i] <= now) << i;
-    return bits;
-}
-
 } // namespace
 
-// Generation (counted for the offered rate) and injection of each PE's oldest packet into its
-// ramp queue, for one row: sets injected[x] (cleared by the caller) where PE x injected.
-void Fabric::injectRowDimensionOrder(int y, std::uint64_t cycle, const Buffer& current, std::uint8_t* injected)
+RowOutcome switchRow(const CyclePlan& plan, const RowStep& row)
 {
-    const TrafficGenerator& traffic = *m_traffic;
-    const unsigned depth = unsigned(m_depth);
-    const unsigned slotMask = unsigned(m_ringSlots - 1);
-    const std::int64_t field = m_xyPitch;
-    // The row's share of every array, so that no store through one reloads another.
-    const std::int64_t firstPe = index(0, y);
-    std::uint64_t* __restrict generateTime = m_traffic->generateTime.data() + firstPe;
-    std::uint32_t* __restrict generatePacket = m_traffic->generatePacket.data() + firstPe;
-    std::uint64_t* __restrict headTime = m_traffic->headTime.data() + firstPe;
-    std::uint32_t* __restrict headPacket = m_traffic->headPacket.data() + firstPe;
-    const TrafficGenerator::PeKeys* __restrict keys = m_traffic->keys.data() + firstPe;
-    const std::uint8_t* rampSent = current.xy.data() + (kSentField + kRamp) * field + counterIndex(0, y);
-    const std::uint8_t* rampRead = current.xy.data() + (kReadField + kRamp) * field + counterIndex(0, y);
-    Wavelet* __restrict rampSlots = m_queueData.data() + slotPlane(kRamp, 0) + slotIndex(0, y);
-    std::uint8_t* __restrict rampPortBits = m_portBits.data() + slotPlane(kRamp, 0) + slotIndex(0, y);
-    TrafficGenerator::RowTotals totals;
-    const auto injectDue = [&](int x) {
-        const std::int64_t pe = firstPe + x;
-        while (generateTime[x] <= cycle) {
-            totals.generated += traffic.measuring(generateTime[x]) ? 1 : 0;
-            generateTime[x] += traffic.gap(keys[x], ++generatePacket[x]);
-        }
-        const unsigned sent = rampSent[x];
-        if (((sent - rampRead[x]) & kCounterMask) >= depth)
-            return; // the ramp queue is full: the packet waits in its source queue
-        int destX = 0;
-        int destY = 0;
-        traffic.destination(keys[x], pe, headPacket[x], x, y, destX, destY);
-        const Wavelet wavelet = Wavelet::dimensionOrder(x, y, destX, destY, std::uint32_t(headTime[x]));
-        const std::int64_t slot = std::int64_t(sent & slotMask) * field + x;
-        rampSlots[slot] = wavelet;
-        rampPortBits[slot] = std::uint8_t(wavelet.portBit());
-        injected[x] = 1;
-        if (traffic.measuring(headTime[x])) {
-            ++totals.injected;
-            totals.hops += std::uint64_t(std::abs(destX - x) + std::abs(destY - y));
-        }
-        // The generation pass above has usually just computed this packet's time.
-        const std::uint32_t packet = ++headPacket[x];
-        headTime[x] = packet == generatePacket[x] ? generateTime[x] : headTime[x] + traffic.gap(keys[x], packet);
-    };
-    // The PEs with a packet due, 64 at a time: the oldest packet waiting is never younger than
-    // the next one to be generated, so nothing else has anything to do.
-    for (int x0 = 0; x0 < m_width; x0 += 64) {
-        for (std::uint64_t due = dueBits(headTime + x0, std::min(64, m_width - x0), cycle); due; due &= due - 1)
-            injectDue(x0 + std::countr_zero(due));
-    }
-    m_traffic->rows[std::size_t(y)] += totals;
+    return plan.slots == 4 ? switchRowOf<4>(plan, row) : switchRowOf<0>(plan, row);
 }
 
-void Fabric::stepRowsDimensionOrder(const RowRange& rows, const Buffer& current, Buffer& next)
-{
-    const std::uint64_t cycle = rows.cycle;
-    CyclePlan plan;
-    plan.width = m_width;
-    plan.depth = m_depth;
-    plan.slots = m_ringSlots;
-    plan.field = m_xyPitch;
-    plan.cycle = cycle;
-    const std::int64_t field = m_xyPitch;
-    const std::int64_t neighbour[kDirections] = { -m_counterRow, m_counterRow, 1, -1 }; // counter offsets
-    const std::int64_t slotNeighbour[kDirections] = { -m_slotRow, m_slotRow, 1, -1 };
-    const std::uint8_t* counters = current.xy.data();
-    std::uint8_t* nextCounters = next.xy.data();
-    for (int queue = 0; queue < kQueues; ++queue) {
-        plan.read[queue] = counters + (kReadField + queue) * field;
-        plan.nextRead[queue] = nextCounters + (kReadField + queue) * field;
-        plan.written[queue] = queue == kRamp ? counters + (kSentField + kRamp) * field
-                                             : counters + (kSentField + opposite(queue)) * field + neighbour[queue];
-        plan.heads[queue] = m_portBits.data() + slotPlane(queue, 0);
-        plan.queuePlane[queue] = slotPlane(queue, 0);
-        plan.sent[queue] = counters + (kSentField + queue) * field;
-        plan.nextSent[queue] = nextCounters + (kSentField + queue) * field;
-    }
-    for (int port = 0; port < kDirections; ++port) {
-        plan.receiverRead[port] = counters + (kReadField + opposite(port)) * field + neighbour[port];
-        plan.receiverPlane[port] = slotPlane(opposite(port), 0) + slotNeighbour[port];
-    }
-    for (int countField = 0; countField < kPendingFields; ++countField)
-        plan.pending[countField] = m_pendingCounts.data() + countField * field;
-    const int start = int(cycle % kQueues);
-    for (int k = 0; k < kQueues; ++k)
-        plan.order[k] = start + k < kQueues ? start + k : start + k - kQueues;
-    plan.rings = m_queueData.data();
-    plan.portBits = m_portBits.data();
-    plan.measure = m_traffic && m_traffic->measuring(cycle) ? m_traffic.get() : nullptr;
-
-    std::uint8_t injected[kMaxWidth + kLanes];
-    std::uint16_t moves[kQueues * kMaxWidth + kLanes];
-    for (int y = rows.begin; y < rows.end; ++y) {
-        if (skipRow(y, current, next))
-            continue;
-        const std::uint32_t steps = ++m_rowSteps[std::size_t(y)].value;
-        std::memset(injected, 0, std::size_t(m_width) + kLanes); // the vector pass reads whole vectors
-        if (m_traffic)
-            injectRowDimensionOrder(y, cycle, current, injected);
-        RowStep row;
-        row.first = counterIndex(0, y);
-        row.firstSlot = slotIndex(0, y);
-        row.injected = injected;
-        row.northShared = y == rows.bandBegin && y > 0;
-        row.southShared = y + 1 == rows.bandEnd && y + 1 < m_height;
-        row.moves = moves;
-        const RowOutcome outcome = m_ringSlots == 4 ? switchRow<4>(plan, row) : switchRow<0>(plan, row);
-        if (steps % kFlushEvery == 0)
-            flushPendingCounts(y);
-
-        next.rowActive[std::size_t(y)] = RowFlag { std::uint8_t(outcome.active ? 1 : 0) };
-        if (m_traffic) {
-            TrafficGenerator::RowTotals& totals = m_traffic->rows[std::size_t(y)];
-            totals.ejected += outcome.ejected;
-            totals.latencyPackets += outcome.latencyPackets;
-            totals.latencySum += outcome.latencySum;
-        }
-    }
-}
-
-void Fabric::flushPendingCounts(int y) const
-{
-    static_assert(kPendingFields == kLinkStallCount + kDirections);
-    std::uint8_t* pending = m_pendingCounts.data() + counterIndex(0, y);
-    const auto count = [&](int countField, int x) { return pending[countField * m_xyPitch + x]; };
-    const std::int64_t first = index(0, y);
-    for (int x = 0; x < m_width; ++x) {
-        const auto pe = std::size_t(first + x);
-        m_routed[pe] += count(kRoutedCount, x);
-        m_routerBusy[pe] += count(kBusyCount, x);
-        m_routerStall[pe] += count(kStallCount, x);
-        for (int direction = 0; direction < kDirections; ++direction) {
-            m_linkWavelets[pe * kDirections + std::size_t(direction)] += count(kLinkCount + direction, x);
-            m_linkStall[pe * kDirections + std::size_t(direction)] += count(kLinkStallCount + direction, x);
-        }
-    }
-    for (int countField = 0; countField < kPendingFields; ++countField)
-        std::memset(pending + countField * m_xyPitch, 0, std::size_t(m_width));
-}
-
-const CounterVector& Fabric::settled(const CounterVector& counters) const
-{
-    if (m_countsPending) {
-        for (int y = 0; y < m_height; ++y)
-            flushPendingCounts(y);
-        m_countsPending = false;
-    }
-    return counters;
-}
-
-} // namespace waferscope::core::fabric
+} // namespace waferscope::core::fabric::xy

@@ -1,0 +1,349 @@
+#include "core/fabric/staticcolorfabric.h"
+
+#include "core/fabric/statehasher.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+namespace waferscope::core::fabric {
+
+namespace {
+
+std::string at(int x, int y)
+{
+    return "(" + std::to_string(x) + ", " + std::to_string(y) + ")";
+}
+
+} // namespace
+
+StaticColorFabric::StaticColorFabric(const FabricConfig& config)
+    : Fabric(config)
+    , m_colors(config.colors)
+    , m_stride((config.colors + 7) & ~7)
+    , m_depth(config.queueDepth)
+{
+    if (config.colors < 1 || config.colors > kMaxColors)
+        throw std::invalid_argument("colors must be 1..24");
+    if (config.simdWidth < 1)
+        throw std::invalid_argument("SIMD width must be positive");
+    const auto pes = std::size_t(peCount());
+    const auto slots = pes * std::size_t(m_stride);
+    m_queueData.resize(pes * std::size_t(m_colors) * std::size_t(m_depth));
+    m_queueHead.assign(slots, 0);
+    m_queueCount.assign(slots, 0);
+    m_arbiter.assign(pes, 0);
+    m_routeTx.assign(slots, 0);
+    m_routeRx.assign(slots, 0xff);
+    for (int buffer = 0; buffer < 2; ++buffer) {
+        m_out[buffer].assign(pes * kDirections, Wavelet {});
+        m_occupancy[buffer].assign(slots, 0);
+    }
+    m_pes.resize(pes);
+    for (PeState& state : m_pes)
+        state.tasks.resize(std::size_t(m_colors));
+}
+
+StaticColorFabric::~StaticColorFabric() = default;
+
+void StaticColorFabric::setRoute(int x, int y, int color, int rx, std::uint8_t txMask)
+{
+    if (x < 0 || y < 0 || x >= width() || y >= height() || color < 0 || color >= m_colors || rx < 0 || rx > kRampPort
+        || txMask == 0 || txMask > 0x1f)
+        throw std::invalid_argument("bad route");
+    const auto slot = std::size_t(index(x, y) * m_stride + color);
+    m_routeRx[slot] = std::uint8_t(rx);
+    m_routeTx[slot] = txMask;
+}
+
+void StaticColorFabric::addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream)
+{
+    const bool onEdge = (from == North && y == 0) || (from == South && y == height() - 1) || (from == West && x == 0)
+        || (from == East && x == width() - 1);
+    if (!onEdge)
+        throw std::invalid_argument("an edge source must enter through a mesh boundary link");
+    if (m_edgeSourceOf.empty())
+        m_edgeSourceOf.assign(std::size_t(peCount()), -1);
+    m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
+    m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0 });
+    setAllRowsActive();
+}
+
+void StaticColorFabric::stepRows(const RowRange& rows)
+{
+    const int current = rows.current;
+    const int next = current ^ 1;
+    for (int y = rows.begin; y < rows.end; ++y) {
+        if (rowAndNeighboursIdle(y, current)) {
+            // Nothing can arrive and nothing is queued: the row's next state is empty. Clear it
+            // only if that buffer still holds state from two cycles ago, so an idle row costs
+            // one byte read.
+            if (rowActive(next, y)) {
+                const auto first = std::size_t(index(0, y));
+                std::fill_n(
+                    m_out[next].begin() + std::ptrdiff_t(first * kDirections), width() * kDirections, Wavelet {});
+                std::fill_n(
+                    m_occupancy[next].begin() + std::ptrdiff_t(first * std::size_t(m_stride)), width() * m_stride, 0);
+                setRowActive(next, y, false);
+            }
+            continue;
+        }
+        countRowStep(y);
+        bool active = false;
+        for (int x = 0; x < width(); ++x)
+            active |= stepPe(x, y, current);
+        setRowActive(next, y, active);
+    }
+}
+
+bool StaticColorFabric::stepPe(int x, int y, int current)
+{
+    const std::int64_t pe = index(x, y);
+    const int colors = m_colors;
+    const std::uint64_t cycle = this->cycle();
+    const int depth = m_depth;
+    const std::size_t slot = std::size_t(pe * m_stride);
+    std::uint8_t* count = &m_queueCount[slot];
+    std::uint8_t* head = &m_queueHead[slot];
+    Wavelet* data = &m_queueData[std::size_t(pe * colors) * std::size_t(depth)];
+    const auto append = [&](const Wavelet& wavelet) {
+        const int color = wavelet.color();
+        int position = head[color] + count[color];
+        if (position >= depth)
+            position -= depth;
+        data[color * depth + position] = wavelet;
+        ++count[color];
+    };
+
+    // 1. Arrivals: what the neighbours put on their links towards this PE last cycle. Their
+    // senders checked our published occupancy, so there is room.
+    const Wavelet* out = m_out[current].data();
+    if (y > 0 && out[std::size_t(pe - width()) * kDirections + South].valid())
+        append(out[std::size_t(pe - width()) * kDirections + South]);
+    if (y + 1 < height() && out[std::size_t(pe + width()) * kDirections + North].valid())
+        append(out[std::size_t(pe + width()) * kDirections + North]);
+    if (x > 0 && out[std::size_t(pe - 1) * kDirections + East].valid())
+        append(out[std::size_t(pe - 1) * kDirections + East]);
+    if (x + 1 < width() && out[std::size_t(pe + 1) * kDirections + West].valid())
+        append(out[std::size_t(pe + 1) * kDirections + West]);
+
+    // 2. Injection: an off-wafer edge stream and the PE's asynchronous send, one wavelet each.
+    bool pending = false;
+    PeState& state = m_pes[std::size_t(pe)];
+    if (!m_edgeSourceOf.empty() && m_edgeSourceOf[std::size_t(pe)] >= 0) {
+        EdgeSource& source = m_edgeSources[std::size_t(m_edgeSourceOf[std::size_t(pe)])];
+        if (source.next < source.stream.size() && count[source.stream[source.next].color()] < depth)
+            append(source.stream[source.next++]);
+        pending = source.next < source.stream.size();
+    }
+    SendStream& send = state.send;
+    if (send.active()) {
+        if (count[send.color] < depth) {
+            append(Wavelet::colored(send.color, std::bit_cast<std::uint32_t>(state.f32[send.offset + send.next])));
+            ++send.next;
+        }
+        pending = pending || send.active();
+    }
+
+    // 3. Switch: round-robin over the colors; a head moves when every port it needs (all of them
+    // for a multicast) is free this cycle, every receiver has room and, for the ramp, the PE's
+    // task for the color can take it now.
+    std::uint8_t freePorts = 0x1f;
+    Wavelet sent[kDirections] = {};
+    bool stalled = false;
+    bool moved = false;
+    const std::uint8_t* occupancy = m_occupancy[current].data();
+    const int start = m_arbiter[std::size_t(pe)];
+    for (int i = 0; i < colors; ++i) {
+        const int color = start + i < colors ? start + i : start + i - colors;
+        if (count[color] == 0)
+            continue;
+        const Wavelet wavelet = data[color * depth + head[color]];
+        const std::uint8_t ports = m_routeTx[slot + std::size_t(color)];
+        bool ready = ports != 0 && (ports & freePorts) == ports;
+        for (int direction = 0; ready && direction < kDirections; ++direction) {
+            if (!(ports & directionBit(direction)))
+                continue;
+            static constexpr int dx[] = { 0, 0, 1, -1 };
+            static constexpr int dy[] = { -1, 1, 0, 0 };
+            const std::int64_t neighbour = pe + dy[direction] * width() + dx[direction];
+            const Wavelet& onLink = out[std::size_t(pe) * kDirections + std::size_t(direction)];
+            const int inFlight = onLink.valid() && onLink.color() == color ? 1 : 0;
+            if (occupancy[std::size_t(neighbour * m_stride + color)] + inFlight >= depth) {
+                ++m_linkStall[std::size_t(pe) * kDirections + std::size_t(direction)];
+                ready = false;
+            }
+        }
+        if (ready && (ports & kRampBit)) {
+            const DataTask& task = state.tasks[std::size_t(color)];
+            const bool full
+                = task.kind == TaskKind::FmacStream ? task.row >= task.expected : task.received >= task.expected;
+            ready = state.busyUntil <= cycle && task.kind != TaskKind::None && !task.blocked && !full
+                && (task.kind != TaskKind::AddForward || task.outColor == kNoColor || count[task.outColor] < depth);
+        }
+        if (!ready) {
+            stalled = true;
+            continue;
+        }
+        freePorts &= std::uint8_t(~ports);
+        head[color] = std::uint8_t(head[color] + 1 == depth ? 0 : head[color] + 1);
+        --count[color];
+        moved = true;
+        ++m_routed[std::size_t(pe)];
+        for (int direction = 0; direction < kDirections; ++direction) {
+            if (ports & directionBit(direction)) {
+                sent[direction] = wavelet;
+                ++m_linkWavelets[std::size_t(pe) * kDirections + std::size_t(direction)];
+            }
+        }
+        if (ports & kRampBit) {
+            const Wavelet emitted = executeTask(state, color, wavelet.data, cycle, config().simdWidth);
+            if (emitted.valid())
+                append(emitted);
+        }
+    }
+    m_arbiter[std::size_t(pe)] = std::uint8_t(start + 1 == colors ? 0 : start + 1);
+    m_routerBusy[std::size_t(pe)] += moved ? 1 : 0;
+    m_routerStall[std::size_t(pe)] += stalled ? 1 : 0;
+
+    // 4. Publish the next state that neighbours read. A task that completed this cycle may
+    // have started a send, which keeps the row active although nothing was pending before.
+    bool active = pending || state.send.active();
+    Wavelet* nextOut = m_out[current ^ 1].data();
+    std::uint8_t* nextOccupancy = m_occupancy[current ^ 1].data();
+    for (int direction = 0; direction < kDirections; ++direction) {
+        nextOut[std::size_t(pe) * kDirections + std::size_t(direction)] = sent[direction];
+        active = active || sent[direction].valid();
+    }
+    for (int color = 0; color < colors; ++color) {
+        nextOccupancy[slot + std::size_t(color)] = count[color];
+        active = active || count[color] != 0;
+    }
+    return active;
+}
+
+std::optional<std::string> StaticColorFabric::validateRoutes() const
+{
+    for (int y = 0; y < height(); ++y) {
+        for (int x = 0; x < width(); ++x) {
+            const std::int64_t pe = index(x, y);
+            for (int color = 0; color < m_colors; ++color) {
+                const auto slot = std::size_t(pe * m_stride + color);
+                const int rx = m_routeRx[slot];
+                if (rx == 0xff)
+                    continue;
+                const std::string where = "color " + std::to_string(color) + " at " + at(x, y);
+                const std::uint8_t tx = m_routeTx[slot];
+                for (int direction = 0; direction < kDirections; ++direction) {
+                    if (!(tx & directionBit(direction)))
+                        continue;
+                    const int nx = x + (direction == East) - (direction == West);
+                    const int ny = y + (direction == South) - (direction == North);
+                    if (nx < 0 || ny < 0 || nx >= width() || ny >= height())
+                        return where + " is sent " + directionName(direction) + " off the mesh";
+                    if (m_routeRx[std::size_t(index(nx, ny) * m_stride + color)] != opposite(direction))
+                        return where + " is sent " + directionName(direction) + " but " + at(nx, ny)
+                            + " does not receive it from the " + directionName(opposite(direction));
+                }
+                if ((tx & kRampBit) && m_pes[std::size_t(pe)].tasks[std::size_t(color)].kind == TaskKind::None)
+                    return where + " is delivered to the PE but no data task is bound to it";
+                if (rx == kRampPort)
+                    continue;
+                const int nx = x + (rx == East) - (rx == West);
+                const int ny = y + (rx == South) - (rx == North);
+                const bool fromNeighbour = nx >= 0 && ny >= 0 && nx < width() && ny < height()
+                    && (m_routeTx[std::size_t(index(nx, ny) * m_stride + color)] & directionBit(opposite(rx)));
+                bool fromEdge = false;
+                if (!m_edgeSourceOf.empty() && m_edgeSourceOf[std::size_t(pe)] >= 0)
+                    fromEdge = m_edgeSources[std::size_t(m_edgeSourceOf[std::size_t(pe)])].from == rx;
+                if (!fromNeighbour && !fromEdge)
+                    return where + " is received from the " + directionName(rx) + " but nothing sends it there";
+            }
+            const PeState& state = m_pes[std::size_t(pe)];
+            const auto rampColor = [&](int color) {
+                return color >= 0 && color < m_colors && m_routeRx[std::size_t(pe * m_stride + color)] == kRampPort;
+            };
+            if (state.send.color != kNoColor && !rampColor(state.send.color))
+                return "the send of " + at(x, y) + " uses color " + std::to_string(state.send.color)
+                    + ", which is not routed from its ramp";
+            for (const DataTask& task : state.tasks) {
+                if (task.kind == TaskKind::AddForward && task.outColor != kNoColor && !rampColor(task.outColor))
+                    return "a task of " + at(x, y) + " forwards on color " + std::to_string(task.outColor)
+                        + ", which is not routed from its ramp";
+                if (task.then == ActionKind::StartSend && !rampColor(task.thenColor))
+                    return "a task of " + at(x, y) + " starts a send on color " + std::to_string(task.thenColor)
+                        + ", which is not routed from its ramp";
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+int StaticColorFabric::pendingResults() const
+{
+    int pending = 0;
+    for (const PeState& state : m_pes)
+        pending += state.pendingResults;
+    return pending;
+}
+
+bool StaticColorFabric::quiescent() const
+{
+    if (anyRowActive())
+        return false;
+    for (const PeState& state : m_pes)
+        if (state.send.active() || state.busyUntil > cycle())
+            return false;
+    for (const EdgeSource& source : m_edgeSources)
+        if (source.next < source.stream.size())
+            return false;
+    return true;
+}
+
+std::uint64_t StaticColorFabric::digest() const
+{
+    StateHasher hash;
+    hashClockAndCounters(hash);
+    hash.vector(m_arbiter);
+    hash.vector(m_queueHead);
+    hash.vector(m_queueCount);
+    // Queue slots outside the live part of a ring hold stale data; only live entries count.
+    for (std::int64_t pe = 0; pe < peCount(); ++pe) {
+        for (int queue = 0; queue < m_colors; ++queue) {
+            const auto slot = std::size_t(pe * m_stride + queue);
+            const auto ring = std::size_t(pe * m_colors + queue) * std::size_t(m_depth);
+            for (int i = 0; i < m_queueCount[slot]; ++i)
+                hash.scalar(m_queueData[ring + std::size_t((m_queueHead[slot] + i) % m_depth)]);
+        }
+    }
+    hash.vector(m_out[currentBuffer()]);
+    hash.vector(m_occupancy[currentBuffer()]);
+    for (const PeState& state : m_pes) {
+        hash.vector(state.f32);
+        hash.scalar(state.busyUntil);
+        hash.scalar(state.busyCycles);
+        hash.scalar(state.fmacs);
+        hash.scalar(state.doneAt);
+        hash.scalar(state.send.next);
+        for (const DataTask& task : state.tasks) {
+            hash.scalar(task.received);
+            hash.scalar(task.row);
+            hash.scalar(task.blocked);
+        }
+    }
+    return hash.result();
+}
+
+std::size_t StaticColorFabric::memoryBytes() const
+{
+    std::size_t bytes = sharedMemoryBytes() + m_queueData.capacity() * sizeof(Wavelet) + m_queueHead.capacity()
+        + m_queueCount.capacity() + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
+    for (int buffer = 0; buffer < 2; ++buffer)
+        bytes += m_out[buffer].capacity() * sizeof(Wavelet) + m_occupancy[buffer].capacity();
+    for (const PeState& state : m_pes)
+        bytes += sizeof(PeState) + state.tasks.capacity() * sizeof(DataTask) + state.f32.capacity() * 4
+            + state.f16.capacity() * 2;
+    return bytes;
+}
+
+} // namespace waferscope::core::fabric

@@ -1,0 +1,73 @@
+#pragma once
+
+#include "core/fabric/fabric.h"
+#include "core/fabric/pe.h"
+
+#include <optional>
+#include <string>
+
+namespace waferscope::core::fabric {
+
+// The mesh as kernels run on the WSE: each router has one input queue per color and static
+// per-color routes (a set of output ports per input port, so multicast is native); the ramp
+// delivers to the PE's data tasks, and the PE sends asynchronously. A router publishes, for the
+// next cycle, the wavelet on each outgoing link and the fill of each of its queues; neighbours
+// read only those (double buffered), and a router updates its own queues in place.
+//
+// Thread: as Fabric; a run steps rows on the runner's threads.
+class StaticColorFabric final : public Fabric {
+public:
+    // Validates the configuration (std::invalid_argument).
+    explicit StaticColorFabric(const FabricConfig& config);
+    ~StaticColorFabric() override;
+
+    // rx: the direction a color arrives from (kRampPort for the PE's own sends); tx:
+    // directionBit()s and/or kRampBit (several bits multicast).
+    void setRoute(int x, int y, int color, int rx, std::uint8_t txMask);
+    // Checks every route against its neighbours and tasks; a message names the first bad one.
+    std::optional<std::string> validateRoutes() const;
+    PeState& pe(int x, int y) { return m_pes[std::size_t(index(x, y))]; }
+    const PeState& pe(int x, int y) const { return m_pes[std::size_t(index(x, y))]; }
+    // A stream entering the mesh from off-wafer I/O through the edge link `from` of PE (x, y).
+    void addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream);
+    int pendingResults() const;
+
+    bool quiescent() const override;
+    std::uint64_t digest() const override;
+    std::size_t memoryBytes() const override;
+
+protected:
+    void stepRows(const RowRange& rows) override;
+    // Kernel tasks read the fabric's cycle, so every row steps the same one.
+    bool allowsSkewedRuns() const override { return false; }
+
+private:
+    // One router and PE of the cycle: multicast, data tasks on the ramp, the PE's asynchronous
+    // send and off-wafer edge streams. Returns whether anything is left queued or in flight.
+    bool stepPe(int x, int y, int current);
+
+    int m_colors = 0; // input queues per router
+    int m_stride = 0; // per-router stride of the count/head/occupancy/route arrays (colors rounded up to 8)
+    int m_depth = 0;
+    // Router state, structure of arrays.
+    std::vector<Wavelet> m_queueData; // [pe][color][depth] ring buffers
+    std::vector<std::uint8_t> m_queueHead; // [pe * stride + color]
+    std::vector<std::uint8_t> m_queueCount;
+    std::vector<std::uint8_t> m_arbiter; // round-robin start color per router
+    std::vector<std::uint8_t> m_routeTx; // [pe * stride + color] tx mask
+    std::vector<std::uint8_t> m_routeRx; // [pe * stride + color] rx port, 0xff = unrouted
+    // Per buffer: what neighbours read of a router's state.
+    std::vector<Wavelet> m_out[2]; // [pe * 4 + direction]: the wavelet on that link next cycle
+    std::vector<std::uint8_t> m_occupancy[2]; // [pe * stride + color]: published queue fill
+    std::vector<PeState> m_pes;
+    struct EdgeSource {
+        std::int64_t pe;
+        int from;
+        std::vector<Wavelet> stream;
+        std::size_t next = 0;
+    };
+    std::vector<EdgeSource> m_edgeSources;
+    std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
+};
+
+} // namespace waferscope::core::fabric
