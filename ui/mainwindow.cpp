@@ -479,8 +479,7 @@ void MainWindow::planCompiled(std::shared_ptr<const core::ExecutionPlan> plan)
     // Run the plan on the simulated cluster (and sweep the cluster size for training); the
     // window is settled once that is on screen too.
     core::engine::RunOptions options;
-    options.mode
-        = runMode() == core::RunMode::Inference ? core::engine::RunKind::Inference : core::engine::RunKind::Train;
+    options.mode = core::runKindFor(runMode());
     options.maxSteps = kStepsShown;
     m_utilizationPanel->clear(tr("Running …"));
     m_timelinePanel->clear(
@@ -525,7 +524,7 @@ void MainWindow::runFinished(const RunOutcome& outcome)
     else if (!outcome.sweepError.isEmpty())
         m_scalingPanel->clear(tr("No scaling sweep: %1").arg(outcome.sweepError));
     const core::engine::Metrics& m = m_run->metrics;
-    const QString summary = m.mode == "inference"
+    const QString summary = m.mode == core::RunKind::Inference
         ? tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
               .arg(name)
               .arg(m.tokensPerS, 0, 'f', 1)
@@ -538,10 +537,10 @@ void MainWindow::runFinished(const RunOutcome& outcome)
               .arg(m.stepTimeS * 1e3, 0, 'f', 2)
               .arg(m.samplesPerS, 0, 'f', 1)
               .arg(100.0 * m.mfu, 0, 'f', 1)
-              .arg(QString::fromStdString(m.bottleneck));
+              .arg(QString::fromLatin1(core::toString(m.bottleneck)));
     m_messages->addMessage(MessagePanel::Severity::Info, summary);
     statusBar()->showMessage(summary, 10000);
-    setIdle(m.mode == "inference"
+    setIdle(m.mode == core::RunKind::Inference
             ? tr("%1 tokens/s per user on %2 wafer(s)").arg(m.tokensPerS, 0, 'f', 0).arg(m.numSystems)
             : tr("%1 samples/s on %2 x %3, %4")
                   .arg(m.samplesPerS, 0, 'f', 0)

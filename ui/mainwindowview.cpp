@@ -199,7 +199,7 @@ QString MainWindow::stepText() const
     const QString layer = step.layer >= 0 && std::size_t(step.layer) < m_run->metrics.layers.size()
         ? QString::fromStdString(m_run->metrics.layers[std::size_t(step.layer)].name)
         : tr("(no layer)");
-    const bool inference = m_run->metrics.mode == "inference";
+    const bool inference = m_run->metrics.mode == core::RunKind::Inference;
     QString text
         = tr("step %1 of %2 · %3 %4 · %5 · %6")
               .arg(snapshot->index + 1)
