@@ -260,7 +260,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan)
 
     // Run the plan on the simulated cluster (and sweep the cluster size for training).
     core::engine::RunOptions options;
-    options.mode = m_mode == core::RunMode::Inference ? core::engine::RunKind::Inference : core::engine::RunKind::Train;
+    options.mode = core::runKindFor(m_mode);
     options.maxSteps = kStepsShown;
     Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
             ? tr("Running %1 on the simulated cluster …").arg(modelName())
@@ -345,7 +345,7 @@ void Document::runReady(RunState state)
                                 .arg(metrics.stepTimeS * 1e3, 0, 'f', 2)
                                 .arg(metrics.samplesPerS, 0, 'f', 1)
                                 .arg(100.0 * metrics.mfu, 0, 'f', 1)
-                                .arg(QString::fromStdString(metrics.bottleneck)));
+                                .arg(QString::fromLatin1(core::toString(metrics.bottleneck))));
     Q_EMIT runChanged({});
     setIdle(inference
             ? tr("%1 tokens/s per user on %2 wafer(s)").arg(metrics.tokensPerS, 0, 'f', 0).arg(metrics.numSystems)

@@ -10,14 +10,25 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, const char*>, N>;
 
-constexpr Names<core::RunMode, 2> kModes { { { core::RunMode::Train, "train" },
-    { core::RunMode::Inference, "inference" } } };
-constexpr Names<core::ExecutionChoice, 3> kExecutions { { { core::ExecutionChoice::Auto, "auto" },
-    { core::ExecutionChoice::Pipelined, "pipelined" },
-    { core::ExecutionChoice::WeightStreaming, "weight_streaming" } } };
 constexpr Names<MeshOverlay, 5> kOverlays { { { MeshOverlay::Placement, "placement" },
     { MeshOverlay::Activity, "activity" }, { MeshOverlay::Sram, "sram" }, { MeshOverlay::Traffic, "traffic" },
     { MeshOverlay::Difference, "difference" } } };
+
+// The run mode and execution names are core's (core/common/names.h), as the CLI spells them.
+template <typename Enum>
+QStringList coreNames()
+{
+    QStringList out;
+    for (const std::string& name : core::allNames<Enum>())
+        out << QString::fromStdString(name);
+    return out;
+}
+
+template <typename Enum>
+std::optional<Enum> coreValue(const QString& name)
+{
+    return core::fromName<Enum>(name.toStdString());
+}
 
 template <typename Enum, std::size_t N>
 QStringList all(const Names<Enum, N>& names)
@@ -55,28 +66,28 @@ QString executionModeLabel(core::ExecutionMode mode)
 
 QStringList runModeNames()
 {
-    return all(kModes);
+    return coreNames<core::RunMode>();
 }
 QString runModeName(core::RunMode mode)
 {
-    return nameOf(kModes, mode);
+    return QString::fromLatin1(core::toString(mode));
 }
 std::optional<core::RunMode> runModeFromName(const QString& name)
 {
-    return valueOf(kModes, name);
+    return coreValue<core::RunMode>(name);
 }
 
 QStringList executionNames()
 {
-    return all(kExecutions);
+    return coreNames<core::ExecutionChoice>();
 }
 QString executionName(core::ExecutionChoice execution)
 {
-    return nameOf(kExecutions, execution);
+    return QString::fromLatin1(core::toString(execution));
 }
 std::optional<core::ExecutionChoice> executionFromName(const QString& name)
 {
-    return valueOf(kExecutions, name);
+    return coreValue<core::ExecutionChoice>(name);
 }
 
 QStringList overlayNames()

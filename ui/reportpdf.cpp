@@ -54,9 +54,9 @@ Pairs manifestRows(const report::RunReport& r)
     const auto number = [](auto value) { return QString::number(value); };
     return { { "WaferScope version", qs(m.version) }, { "Created (UTC)", qs(m.createdUtc) },
         { "Input", qs(m.inputPath) }, { "Input SHA-256", qs(m.inputSha256) }, { "Model", qs(m.model) },
-        { "System", qs(m.system) }, { "num_csx", number(m.numCsx) }, { "Mode", qs(m.mode) },
-        { "Execution requested", qs(m.executionRequested) }, { "Execution resolved", qs(r.plan.execution) },
-        { "Max steps", number(m.maxSteps) },
+        { "System", qs(m.system) }, { "num_csx", number(m.numCsx) }, { "Mode", qs(core::toString(m.mode)) },
+        { "Execution requested", qs(core::toString(m.executionRequested)) },
+        { "Execution resolved", qs(core::toString(r.plan.execution)) }, { "Max steps", number(m.maxSteps) },
         { "Global batch", m.globalBatch == 0 ? QStringLiteral("the config's batch size") : number(m.globalBatch) },
         { "Users", number(m.users) },
         { "Prompt tokens", m.promptTokens == 0 ? QStringLiteral("engine default") : number(m.promptTokens) },
@@ -66,8 +66,8 @@ Pairs manifestRows(const report::RunReport& r)
 Pairs keyFigureRows(const report::RunReport& r)
 {
     const core::engine::Metrics& m = r.metrics;
-    Pairs rows = { { "Execution", qs(m.execution) } };
-    if (m.mode == "inference")
+    Pairs rows = { { "Execution", qs(core::toString(m.execution)) } };
+    if (m.mode == core::RunKind::Inference)
         rows.insert(rows.end(),
             { { "Decode step time", seconds(m.stepTimeS) }, { "Time to first token", seconds(m.timeToFirstTokenS) },
                 { "Tokens/s per user", rate(m.tokensPerS, "tokens/s") },
@@ -82,7 +82,7 @@ Pairs keyFigureRows(const report::RunReport& r)
         { { "MFU", percent(m.mfu) }, { "Utilization: compute", percent(u.compute) },
             { "Utilization: fabric", percent(u.fabric) }, { "Utilization: I/O", percent(u.io) },
             { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
-            { "Bottleneck", qs(m.bottleneck) }, { "PEs in regions", percent(r.plan.peUtilization) },
+            { "Bottleneck", qs(core::toString(m.bottleneck)) }, { "PEs in regions", percent(r.plan.peUtilization) },
             { "SRAM used", percent(r.plan.sramUtilization) } });
     return rows;
 }
@@ -110,7 +110,8 @@ Table regionTable(const report::RunReport& r)
         const report::RegionReport& g = r.regions[i];
         const QString rect = QStringLiteral("(%1, %2) %3 x %4").arg(g.rect.x).arg(g.rect.y).arg(g.rect.w).arg(g.rect.h);
         table.rows.push_back({ QString::number(i), qs(g.op), QString::number(g.system), QString::number(g.stage), rect,
-            qs(core::formatThousands(g.rect.area())), seconds(g.timeS), percent(g.utilization), qs(g.bound) });
+            qs(core::formatThousands(g.rect.area())), seconds(g.timeS), percent(g.utilization),
+            qs(core::toString(g.bound)) });
     }
     return table;
 }
@@ -136,7 +137,7 @@ Table layerTable(const report::RunReport& r)
         table.rows.push_back({ QString::number(i), qs(l.name), qs(l.kind), qs(core::formatCount(double(l.params))),
             qs(core::formatSi(finiteOr0(l.flops), "FLOP")),
             l.region < 0 ? QStringLiteral("-") : QString::number(l.region), seconds(l.timeS), percent(l.utilization),
-            qs(l.bound) });
+            qs(core::toString(l.bound)) });
     }
     return table;
 }

@@ -61,7 +61,7 @@ QVariant RunLayerTableModel::data(const QModelIndex& index, int role) const
         case UtilizationColumn:
             return layer.utilization;
         case BoundColumn:
-            return QString::fromStdString(layer.bound);
+            return QString::fromLatin1(core::toString(layer.bound));
         default:
             return {};
         }
@@ -88,7 +88,7 @@ QVariant RunLayerTableModel::data(const QModelIndex& index, int role) const
     case UtilizationColumn:
         return QStringLiteral("%1%").arg(100.0 * layer.utilization, 0, 'f', 1);
     case BoundColumn:
-        return QString::fromStdString(layer.bound);
+        return QString::fromLatin1(core::toString(layer.bound));
     default:
         return {};
     }

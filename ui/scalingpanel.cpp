@@ -83,9 +83,9 @@ void ScalingPanel::setSweep(
         top = std::max({ top, point.samplesPerS, m_sweep->baselineSamplesPerS * point.numCsx });
         if (point.numCsx == currentNumCsx)
             current->append(point.numCsx, point.samplesPerS);
-        if (crossover < 0 && point.bottleneck != "compute" && point.bottleneck != "fabric") {
+        if (crossover < 0 && point.bottleneck != core::Bound::Compute && point.bottleneck != core::Bound::Fabric) {
             crossover = point.numCsx;
-            crossoverBound = QString::fromStdString(point.bottleneck);
+            crossoverBound = QString::fromLatin1(core::toString(point.bottleneck));
             limit->append(point.numCsx, point.samplesPerS);
         }
     }
@@ -128,7 +128,7 @@ void ScalingPanel::setSweep(
                    .arg(at->samplesPerS, 0, 'f', 1)
                    .arg(at->speedup, 0, 'f', 2)
                    .arg(at->efficiency, 0, 'f', 3)
-                   .arg(QString::fromStdString(at->bottleneck));
+                   .arg(QString::fromLatin1(core::toString(at->bottleneck)));
     text += crossover > 0
         ? tr("From %1 systems the stream path (%2) binds instead of the wafer, with a global batch of %3.")
               .arg(crossover)

@@ -215,7 +215,7 @@ void TimelinePanel::setRun(
     m_plot->xAxis->setRange(0.0, std::max(1e-6, m_run->timeline.span * 1e3));
     m_cursor->setVisible(false);
     QString text;
-    if (metrics.mode == "inference")
+    if (metrics.mode == core::RunKind::Inference)
         text = tr("Prefill of %1 tokens, then %2 decode step(s): %3 tokens/s per user, first token after %4 ms.")
                    .arg(metrics.promptTokens)
                    .arg(metrics.stepTimesS.size())
@@ -225,10 +225,10 @@ void TimelinePanel::setRun(
         text = tr("%1 step(s) of %2 ms (%3): %4 samples/s, MFU %5%, bound by %6.")
                    .arg(metrics.stepTimesS.size())
                    .arg(metrics.stepTimeS * 1e3, 0, 'f', 3)
-                   .arg(QString::fromStdString(metrics.execution))
+                   .arg(QString::fromLatin1(core::toString(metrics.execution)))
                    .arg(metrics.samplesPerS, 0, 'f', 1)
                    .arg(100.0 * metrics.mfu, 0, 'f', 1)
-                   .arg(QString::fromStdString(metrics.bottleneck));
+                   .arg(QString::fromLatin1(core::toString(metrics.bottleneck)));
     // A legend of the phases this run has, in their colours.
     std::vector<bool> present(int(core::engine::Phase::CheckpointIn) + 1, false);
     for (const core::engine::TimelineEvent& event : m_run->timeline.events)

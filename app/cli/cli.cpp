@@ -67,15 +67,17 @@ int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
         try {
             return subcommand.run(args.subspan(1), out, err);
         } catch (const UsageError& error) {
-            err << "waferscope-cli " << command << ": error: " << error.message << "\n";
-            return kExitBadInput;
+            return printDiagnostic(err, core::Diagnostic { "waferscope-cli " + command, 0, 0, error.message });
         } catch (const std::exception& error) {
-            err << "waferscope-cli " << command << ": internal error: " << error.what() << "\n";
-            return kExitInternalError;
+            return printDiagnostic(err,
+                core::Diagnostic { "waferscope-cli " + command, 0, 0, std::string("internal error: ") + error.what(),
+                    core::Diagnostic::Kind::Internal });
         }
     }
-    err << "waferscope-cli: error: unknown command '" << command << "'\n\n" << usage();
-    return kExitBadInput;
+    const int exitCode
+        = printDiagnostic(err, core::Diagnostic { "waferscope-cli", 0, 0, "unknown command '" + command + "'" });
+    err << "\n" << usage();
+    return exitCode;
 }
 
 } // namespace waferscope::cli

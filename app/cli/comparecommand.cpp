@@ -7,6 +7,7 @@
 #include "core/report/reportcompare.h"
 #include "core/report/rundirectory.h"
 
+#include <algorithm>
 #include <ostream>
 
 namespace waferscope::cli {
@@ -30,11 +31,12 @@ int runCompareCommand(std::span<const std::string> args, std::ostream& out, std:
     const core::Expected<core::report::RunReport> a = core::report::readReportFile(pathA);
     const core::Expected<core::report::RunReport> b = core::report::readReportFile(pathB);
     if (!a || !b) {
+        int exitCode = kExitOk;
         if (!a)
-            err << a.error().format() << "\n";
+            exitCode = printDiagnostic(err, a.error());
         if (!b)
-            err << b.error().format() << "\n";
-        return kExitBadInput;
+            exitCode = std::max(exitCode, int(printDiagnostic(err, b.error())));
+        return exitCode;
     }
     const core::report::ReportComparison comparison = core::report::compareReports(*a, *b);
     if (parser.has("json"))

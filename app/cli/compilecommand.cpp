@@ -56,19 +56,18 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
         return kExitOk;
     }
     core::CompileOptions options;
-    const std::string mode = parser.value("mode").value_or("train");
-    if (mode == "train")
-        options.mode = core::RunMode::Train;
-    else if (mode == "inference")
-        options.mode = core::RunMode::Inference;
-    else
-        throw UsageError { "--mode expects train or inference, got '" + mode + "'" };
+    const std::string mode = parser.value("mode").value_or(core::toString(core::RunMode::Train));
+    const std::optional<core::RunMode> runMode = core::fromName<core::RunMode>(mode);
+    if (!runMode)
+        throw UsageError { "--mode expects " + core::choiceList(core::allNames<core::RunMode>()) + ", got '" + mode
+            + "'" };
+    options.mode = *runMode;
     options.execution = parseExecution(parser);
     options.numSystems = parseNumCsx(parser);
-    const std::optional<JobInput> input = loadJobInput(parser, err);
-    if (!input)
-        return kExitBadInput;
     int exitCode = kExitOk;
+    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
+    if (!input)
+        return exitCode;
     const std::optional<core::ExecutionPlan> plan = compileJob(*input, options, "compile", err, exitCode);
     if (!plan)
         return exitCode;

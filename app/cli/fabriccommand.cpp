@@ -77,10 +77,8 @@ int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std:
         config.hotspotFraction = parseNumber("hotspot-fraction", *fraction);
 
     const core::Expected<core::fabric::TrafficResult> result = core::fabric::runTraffic(config);
-    if (!result) {
-        err << result.error().format() << "\n";
-        return kExitBadInput;
-    }
+    if (!result)
+        return printDiagnostic(err, result.error());
     const core::fabric::TrafficResult& r = *result;
     // Theory for uniform traffic with XY routing (Dally and Towles, Principles and Practices of Interconnection
     // Networks): mean hops (W^2-1)/(3W) + (H^2-1)/(3H) (2(k^2-1)/(3k) on k x k), bisection bound 4/max(W, H) per PE per
@@ -152,10 +150,8 @@ int runKernelMode(const ArgParser& parser, const core::SystemSpec& system, std::
     config.sramPerPeBytes = system.wafer.sramPerPeBytes;
 
     const core::Expected<core::fabric::KernelResult> result = core::fabric::runKernel(config);
-    if (!result) {
-        err << result.error().format() << "\n";
-        return result.error().message.rfind("does not fit", 0) == 0 ? kExitCannotMap : kExitBadInput;
-    }
+    if (!result)
+        return printDiagnostic(err, result.error());
     const core::fabric::KernelResult& r = *result;
     if (parser.has("json")) {
         nlohmann::ordered_json json;

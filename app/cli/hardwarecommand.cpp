@@ -27,10 +27,8 @@ int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std
     if (parser.has("preset")) {
         for (const std::string& path : parser.values("preset")) {
             core::Expected<core::SystemSpec> system = core::loadPresetFile(path);
-            if (!system) {
-                err << system.error().format() << "\n";
-                return kExitBadInput;
-            }
+            if (!system)
+                return printDiagnostic(err, system.error());
             systems.push_back(std::move(system).value());
         }
     } else {

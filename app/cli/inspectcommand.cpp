@@ -27,10 +27,8 @@ int runInspectCommand(std::span<const std::string> args, std::ostream& out, std:
         throw UsageError { "--params FILE is required" };
 
     core::Expected<core::ModelGraph> graph = core::loadModel(*path);
-    if (!graph) {
-        err << graph.error().format() << "\n";
-        return kExitBadInput;
-    }
+    if (!graph)
+        return printDiagnostic(err, graph.error());
     if (parser.has("json")) {
         out << core::modelGraphToJson(*graph) << "\n";
     } else {

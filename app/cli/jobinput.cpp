@@ -31,29 +31,26 @@ int parseNumCsx(const ArgParser& parser)
 
 core::ExecutionChoice parseExecution(const ArgParser& parser)
 {
-    const std::string execution = parser.value("execution").value_or("auto");
-    if (execution == "auto")
-        return core::ExecutionChoice::Auto;
-    if (execution == "pipelined")
-        return core::ExecutionChoice::Pipelined;
-    if (execution == "weight_streaming")
-        return core::ExecutionChoice::WeightStreaming;
-    throw UsageError { "--execution expects auto, pipelined or weight_streaming, got '" + execution + "'" };
+    const std::string execution = parser.value("execution").value_or(core::toString(core::ExecutionChoice::Auto));
+    if (const std::optional<core::ExecutionChoice> choice = core::fromName<core::ExecutionChoice>(execution))
+        return *choice;
+    throw UsageError { "--execution expects " + core::choiceList(core::allNames<core::ExecutionChoice>()) + ", got '"
+        + execution + "'" };
 }
 
-std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err)
+std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err, int& exitCode)
 {
     const std::optional<std::string> path = parser.value("params");
     if (!path)
         throw UsageError { "--params FILE is required" };
     core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(parser.value("system").value_or("cs3"));
     if (!system) {
-        err << system.error().format() << "\n";
+        exitCode = printDiagnostic(err, system.error());
         return std::nullopt;
     }
     core::Expected<core::ModelGraph> graph = core::loadModel(*path);
     if (!graph) {
-        err << graph.error().format() << "\n";
+        exitCode = printDiagnostic(err, graph.error());
         return std::nullopt;
     }
     return JobInput { *path, std::move(system).value(), std::move(graph).value() };
@@ -64,18 +61,18 @@ std::optional<core::ExecutionPlan> compileJob(
 {
     core::Expected<core::ExecutionPlan> plan = core::compile(input.graph, input.system, options);
     if (!plan) {
-        err << "waferscope-cli " << command << ": cannot map " << input.path << " onto " << input.system.displayName
-            << " (" << plan.error().file << "): " << plan.error().message << "\n";
-        exitCode = kExitCannotMap;
+        core::Diagnostic reason = plan.error();
+        reason.message = "cannot map " + input.path + " onto " + input.system.displayName + ": " + reason.message;
+        exitCode = printDiagnostic(err, reason);
         return std::nullopt;
     }
     const std::vector<std::string> problems = core::checkPlan(*plan, input.graph, input.system);
     for (const std::string& problem : problems)
-        err << "waferscope-cli " << command << ": internal error: invalid plan: " << problem << "\n";
-    if (!problems.empty()) {
-        exitCode = kExitInternalError;
+        exitCode = printDiagnostic(err,
+            core::Diagnostic { std::string("<") + command + " plan>", 0, 0, "invalid plan: " + problem,
+                core::Diagnostic::Kind::Internal });
+    if (!problems.empty())
         return std::nullopt;
-    }
     return std::move(plan).value();
 }
 

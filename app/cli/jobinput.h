@@ -23,16 +23,17 @@ struct JobInput {
 // Adds --params, --system, --num_csx and --execution to a parser.
 void addJobOptions(ArgParser& parser);
 
-// Loads the preset and the model named by the parsed options. On bad input prints the located
-// error on `err` and returns nothing (the caller exits with kExitBadInput).
-std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err);
+// Loads the preset and the model named by the parsed options. On an error prints it, located, on
+// `err` and returns nothing (exitCode is then the one its kind selects).
+std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err, int& exitCode);
 
 // --num_csx N (1..4096), or 0 when absent.
 int parseNumCsx(const ArgParser& parser);
 core::ExecutionChoice parseExecution(const ArgParser& parser);
 
 // Compiles and checks the plan; prints the reason and returns nothing when it cannot be mapped
-// (exitCode is then kExitCannotMap or kExitInternalError).
+// (exitCode is then the one the diagnostic's kind selects: kExitCannotMap, or kExitInternalError for
+// a plan that breaks its invariants).
 std::optional<core::ExecutionPlan> compileJob(
     const JobInput& input, const core::CompileOptions& options, const char* command, std::ostream& err, int& exitCode);
 

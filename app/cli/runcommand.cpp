@@ -41,17 +41,16 @@ std::int64_t parseCount(const ArgParser& parser, const char* name, std::int64_t 
     return value;
 }
 
-core::engine::RunKind parseRunKind(const ArgParser& parser, bool inferenceAllowed)
+core::RunKind parseRunKind(const ArgParser& parser, bool inferenceAllowed)
 {
-    const std::string mode = parser.value("mode").value_or("train");
-    if (mode == "train")
-        return core::engine::RunKind::Train;
-    if (mode == "eval")
-        return core::engine::RunKind::Eval;
-    if (mode == "inference" && inferenceAllowed)
-        return core::engine::RunKind::Inference;
-    throw UsageError { std::string("--mode expects train, eval") + (inferenceAllowed ? " or inference" : "") + ", got '"
-        + mode + "'" };
+    const std::string mode = parser.value("mode").value_or(core::toString(core::RunKind::Train));
+    const std::optional<core::RunKind> kind = core::fromName<core::RunKind>(mode);
+    if (kind && (inferenceAllowed || *kind != core::RunKind::Inference))
+        return *kind;
+    std::vector<std::string> allowed = core::allNames<core::RunKind>();
+    if (!inferenceAllowed)
+        std::erase(allowed, core::toString(core::RunKind::Inference));
+    throw UsageError { "--mode expects " + core::choiceList(allowed) + ", got '" + mode + "'" };
 }
 
 // "1,2,4" -> {1, 2, 4}, sorted and unique; `option` names the flag in the error.
@@ -120,44 +119,39 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     options.users = int(std::max<std::int64_t>(1, parseCount(parser, "users", 1, 1 << 16)));
     options.promptTokens = parseCount(parser, "prompt_tokens", 1, 1 << 24);
     core::CompileOptions compileOptions;
-    compileOptions.mode
-        = options.mode == core::engine::RunKind::Inference ? core::RunMode::Inference : core::RunMode::Train;
+    compileOptions.mode = core::compileModeFor(options.mode);
     compileOptions.execution = parseExecution(parser);
     compileOptions.numSystems = parseNumCsx(parser);
     const std::optional<std::string> modelDir = parser.value("model_dir");
     std::vector<int> sweepCounts;
     if (const std::optional<std::string> sweep = parser.value("sweep")) {
-        if (options.mode == core::engine::RunKind::Inference)
+        if (options.mode == core::RunKind::Inference)
             throw UsageError { "--sweep is for training and eval runs" };
         sweepCounts = parseCountList(*sweep, "sweep");
     }
     if (modelDir) {
         if (modelDir->empty())
             throw UsageError { "--model_dir expects a directory" };
-        if (const std::optional<std::string> problem = modelDirProblem(*modelDir)) {
-            err << "waferscope-cli run: " << *modelDir << ": error: " << *problem << "\n";
-            return kExitBadInput;
-        }
+        if (const std::optional<std::string> problem = modelDirProblem(*modelDir))
+            return printDiagnostic(err, core::Diagnostic { *modelDir, 0, 0, *problem });
     }
     const bool quiet = parser.has("quiet");
     ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
     const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 1 : 0);
     progress.set("loading", 0, stages);
-    const std::optional<JobInput> input = loadJobInput(parser, err);
-    if (!input)
-        return kExitBadInput;
-    progress.set("compiling", 1, stages);
     int exitCode = kExitOk;
+    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
+    if (!input)
+        return exitCode;
+    progress.set("compiling", 1, stages);
     const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
     if (!plan)
         return exitCode;
     progress.set("running", 2, stages);
     const core::Expected<core::engine::RunResult> result
         = core::engine::run(*plan, input->graph, input->system, options);
-    if (!result) {
-        err << "waferscope-cli run: " << result.error().file << ": error: " << result.error().message << "\n";
-        return kExitCannotMap;
-    }
+    if (!result)
+        return printDiagnostic(err, result.error());
     std::optional<core::engine::ScalingSweep> sweep;
     if (!sweepCounts.empty()) {
         core::engine::ScalingOptions sweepOptions;
@@ -170,27 +164,21 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         };
         core::Expected<core::engine::ScalingSweep> swept
             = core::engine::scale(input->graph, input->system, sweepOptions);
-        if (!swept) {
-            err << "waferscope-cli run: " << swept.error().file << ": error: " << swept.error().message << "\n";
-            return swept.error().file == "--num_csx" ? kExitBadInput : kExitCannotMap;
-        }
+        if (!swept)
+            return printDiagnostic(err, swept.error());
         sweep = std::move(swept).value();
     }
     const core::Expected<std::string> bytes = core::readTextFile(input->path, std::size_t(64) << 20, "params YAML");
-    if (!bytes) {
-        err << bytes.error().format() << "\n";
-        return kExitBadInput;
-    }
+    if (!bytes)
+        return printDiagnostic(err, bytes.error());
     const core::report::RunReport report = core::report::makeReport(
         core::report::makeManifest(input->path, *bytes, input->graph, compileOptions, options, result->metrics),
         *result, *plan, sweep ? &*sweep : nullptr);
     if (modelDir) {
         progress.set("writing", stages - 1, stages);
         if (const std::optional<core::Diagnostic> failed
-            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *result, *plan))) {
-            err << "waferscope-cli run: " << failed->file << ": error: " << failed->message << "\n";
-            return kExitBadInput;
-        }
+            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *result, *plan)))
+            return printDiagnostic(err, *failed);
     }
     if (parser.has("json"))
         out << core::engine::metricsToJson(result->metrics) << "\n";
@@ -223,14 +211,13 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     options.execution = parseExecution(parser);
     options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
     options.numCsx = parseCountList(parser.value("num_csx").value_or("1,2,4,8,16"), "num_csx");
-    const std::optional<JobInput> input = loadJobInput(parser, err);
+    int exitCode = kExitOk;
+    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
-        return kExitBadInput;
+        return exitCode;
     const core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(input->graph, input->system, options);
-    if (!sweep) {
-        err << "waferscope-cli scale: " << sweep.error().file << ": error: " << sweep.error().message << "\n";
-        return sweep.error().file == "--num_csx" ? kExitBadInput : kExitCannotMap;
-    }
+    if (!sweep)
+        return printDiagnostic(err, sweep.error());
     if (parser.has("json")) {
         out << core::engine::scalingToJson(*sweep) << "\n";
         return kExitOk;
@@ -240,7 +227,8 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     for (const core::engine::ScalingPoint& point : sweep->points) {
         char line[256];
         std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %-11s %s\n", point.numCsx, point.samplesPerS,
-            point.speedup, point.efficiency, core::formatSeconds(point.stepTimeS).c_str(), point.bottleneck.c_str());
+            point.speedup, point.efficiency, core::formatSeconds(point.stepTimeS).c_str(),
+            core::toString(point.bottleneck));
         out << line;
     }
     return kExitOk;

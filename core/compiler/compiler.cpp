@@ -12,19 +12,6 @@
 
 namespace waferscope::core {
 
-const char* toString(ExecutionMode mode)
-{
-    switch (mode) {
-    case ExecutionMode::Pipelined:
-        return "pipelined";
-    case ExecutionMode::WeightStreaming:
-        return "weight_streaming";
-    case ExecutionMode::Inference:
-        return "inference";
-    }
-    return "?";
-}
-
 const char* toString(CheckpointStrategy strategy)
 {
     switch (strategy) {
@@ -65,7 +52,7 @@ using compiler::Unit;
 
 Diagnostic cannotMap(const std::string& what, const std::string& reason)
 {
-    return { what, 0, 0, reason };
+    return { what, 0, 0, reason, Diagnostic::Kind::CannotMap };
 }
 
 std::int64_t totalBytes(const std::vector<Unit>& units)

@@ -9,7 +9,7 @@ namespace waferscope::core {
 Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const ModelGraph& graph, const SystemSpec& system)
 {
     const auto refuse = [&](const std::string& why) {
-        return Diagnostic { "<region " + region.opName + ">", 0, 0, why };
+        return Diagnostic { "<region " + region.opName + ">", 0, 0, why, Diagnostic::Kind::CannotMap };
     };
     if (region.kernel.kind != KernelPlan::Kind::Gemv || region.op < 0 || std::size_t(region.op) >= graph.ops.size())
         return refuse(std::string("a ") + toString(region.kernel.kind)

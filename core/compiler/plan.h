@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/common/names.h"
 #include "core/fabric/wavelet.h"
 
 #include <cstdint>
@@ -12,10 +13,7 @@ namespace waferscope::core {
 // runs on the wafer(s), and the kernel each region executes. The engine runs this plan; the GUI
 // draws it; `waferscope-cli compile --json` prints it.
 
-enum class RunMode { Train, Inference };
-enum class ExecutionChoice { Auto, Pipelined, WeightStreaming };
-enum class ExecutionMode { Pipelined, WeightStreaming, Inference };
-const char* toString(ExecutionMode mode); // "pipelined", "weight_streaming", "inference"
+// RunMode, ExecutionChoice and ExecutionMode, and their names: core/common/names.h.
 
 // A rectangle of PEs in fabric coordinates (x columns, y rows).
 struct Rect {

@@ -37,9 +37,9 @@ Blocks blocks(std::int64_t total, std::int64_t parts)
 void finish(KernelCost& cost, double busyCycles, double pes)
 {
     cost.cycles = std::max(cost.computeCycles, cost.fabricCycles) + cost.latencyCycles;
-    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? "latency"
-        : cost.fabricCycles > cost.computeCycles                                      ? "fabric"
-                                                                                      : "compute";
+    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
+        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
+                                                                                      : Bound::Compute;
     cost.peBusyFraction = cost.cycles > 0.0 && pes > 0.0 ? std::min(1.0, busyCycles / (pes * cost.cycles)) : 0.0;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/common/names.h"
 #include "core/engine/calibration.h"
 #include "core/fabric/kernels.h"
 
@@ -18,7 +19,7 @@ struct KernelCost {
     double fmacs = 0.0;
     double peBusyFraction = 0.0; // all PEs' task cycles / (PEs x cycles)
     double linkWavelets = 0.0; // over all mesh links
-    const char* bound = "compute"; // "compute", "fabric" or "latency": the largest term
+    Bound bound = Bound::Compute; // compute, fabric or latency: the largest term
 };
 
 // The fabric kernels as core/fabric builds them (GEMV, streamed GEMM, row/column broadcast and

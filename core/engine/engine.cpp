@@ -11,19 +11,6 @@
 
 namespace waferscope::core::engine {
 
-const char* toString(RunKind kind)
-{
-    switch (kind) {
-    case RunKind::Train:
-        return "train";
-    case RunKind::Eval:
-        return "eval";
-    case RunKind::Inference:
-        return "inference";
-    }
-    return "train";
-}
-
 const char* toString(LaneKind kind)
 {
     switch (kind) {
@@ -79,14 +66,14 @@ StreamPath streamPath(const SystemSpec& system, int numSystems)
     StreamPath path;
     // Ties go to the CS-X port: it is the one a user can see on a spec sheet.
     path.bytesPerS = system.ioBytesPerS;
-    path.bound = "io";
+    path.bound = Bound::Io;
     if (system.swarmx.linkBytesPerS > 0.0 && system.swarmx.linkBytesPerS < path.bytesPerS) {
         path.bytesPerS = system.swarmx.linkBytesPerS;
-        path.bound = "swarmx";
+        path.bound = Bound::SwarmX;
     }
     if (system.memoryx.bandwidthBytesPerS > 0.0 && system.memoryx.bandwidthBytesPerS < path.bytesPerS) {
         path.bytesPerS = system.memoryx.bandwidthBytesPerS;
-        path.bound = "memoryx";
+        path.bound = Bound::MemoryX;
     }
     const int fanOut = std::max(2, system.swarmx.fanOut);
     path.levels = 1;
@@ -115,7 +102,8 @@ Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, M
     if (split.global < systems)
         return Diagnostic { "--num_csx", 0, 0,
             "the global batch of " + std::to_string(split.global) + " samples cannot be split over "
-                + std::to_string(systems) + " systems (each needs at least one sample)" };
+                + std::to_string(systems) + " systems (each needs at least one sample)",
+            Diagnostic::Kind::CannotMap };
     split.perSystem = (split.global + systems - 1) / systems;
     if (split.global % systems != 0)
         metrics.notes.push_back("batch_size " + std::to_string(split.global) + " is not a multiple of num_csx "
@@ -126,13 +114,13 @@ Expected<BatchSplit> splitBatch(const Context& context, std::int64_t fallback, M
 void finishMetrics(Metrics& metrics, const Context& context)
 {
     metrics.system = context.plan.system;
-    metrics.execution = toString(context.plan.mode);
-    metrics.mode = toString(context.options.mode);
-    std::map<std::string, double> timeByBound = metrics.boundTimeS;
+    metrics.execution = context.plan.mode;
+    metrics.mode = context.options.mode;
+    std::map<Bound, double> timeByBound = metrics.boundTimeS;
     // Regions that wait for a slower one in a pipeline do not bind anything themselves.
     if (timeByBound.empty())
         for (const LayerMetrics& layer : metrics.layers)
-            if (layer.bound != "pipeline")
+            if (layer.bound != Bound::Pipeline)
                 timeByBound[layer.bound] += layer.timeS;
     double most = -1.0;
     for (const auto& [bound, time] : timeByBound)
@@ -157,7 +145,7 @@ std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t events
             events * kBytesPerEvent,
             fitting > 0 ? "at most " + formatThousands(fitting) + " steps fit; lower --max_steps"
                         : "even one step does not fit",
-            Diagnostic { "--max_steps", 0, 0, {} }, budget))
+            Diagnostic { "--max_steps", 0, 0, {}, Diagnostic::Kind::CannotMap }, budget))
         return refused;
     timeline.events.reserve(std::size_t(events));
     return std::nullopt;
@@ -174,7 +162,8 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
     if ((options.mode == RunKind::Inference) != inferencePlan)
         return Diagnostic { "--mode", 0, 0,
             std::string("a ") + toString(options.mode) + " run needs a plan compiled for "
-                + (options.mode == RunKind::Inference ? "inference" : "training") + ", not " + toString(plan.mode) };
+                + (options.mode == RunKind::Inference ? "inference" : "training") + ", not " + toString(plan.mode),
+            Diagnostic::Kind::BadInput };
     if (system.wafer.clockHz <= 0.0 || system.wafer.fmacPerPePerCycle <= 0)
         return Diagnostic { "<preset " + system.name + ">", 0, 0, "the preset has no clock or FMAC width" };
     detail::Context context { plan, graph, system, options, calibration };
@@ -189,7 +178,7 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
     case ExecutionMode::Inference:
         return detail::runInference(context);
     }
-    return Diagnostic { "<plan>", 0, 0, "unknown execution mode" };
+    return Diagnostic { "<plan>", 0, 0, "unknown execution mode", Diagnostic::Kind::Internal };
 }
 
 } // namespace waferscope::core::engine

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/common/names.h"
 #include "core/compiler/plan.h"
 #include "core/engine/calibration.h"
 #include "core/hardware/systemspec.h"
@@ -17,8 +18,9 @@ namespace waferscope::core::engine {
 // event simulation over the resources that can bind (MemoryX, SwarmX, each CS-X's I/O and
 // wafer, inter-wafer links), with per-op costs from the kernel cost model.
 
-enum class RunKind { Train, Eval, Inference };
-const char* toString(RunKind kind); // "train", "eval", "inference"
+// RunKind and Bound, and their names: core/common/names.h.
+using core::Bound;
+using core::RunKind;
 
 struct RunOptions {
     RunKind mode = RunKind::Train;
@@ -74,7 +76,7 @@ struct LayerMetrics {
     double flops = 0.0; // model FLOPs of this layer per step
     double timeS = 0.0; // wall time the layer holds the wafer per step (stalls for its weights included)
     double utilization = 0.0; // FMAC (or SIMD) cycles used / available while it holds the wafer
-    std::string bound; // compute, fabric, latency, io, swarmx, memoryx, memory
+    Bound bound = Bound::None;
 };
 
 struct Utilization {
@@ -86,8 +88,8 @@ struct Utilization {
 };
 
 struct Metrics {
-    std::string mode; // train, eval, inference
-    std::string execution; // pipelined, weight_streaming, inference
+    RunKind mode = RunKind::Train;
+    ExecutionMode execution = ExecutionMode::Pipelined;
     std::string system; // preset key
     int numCsx = 1; // systems asked for (data parallel) or wafers of the inference plan
     int numSystems = 1; // systems the plan uses
@@ -107,15 +109,15 @@ struct Metrics {
     double checkpointBytesPerStep = 0.0; // block outputs to MemoryX and back, all systems
     double peakFlopsPerS = 0.0; // all systems used
     double linkBytesPerS = 0.0; // the narrowest of MemoryX, SwarmX and CS-X I/O
-    std::string linkBound; // which of them it is
+    Bound linkBound = Bound::Io; // which of them it is: io, swarmx or memoryx
     std::int64_t microBatch = 0;
     std::int64_t microBatchesPerStep = 0;
     std::int64_t batchPerSystem = 0;
     std::int64_t promptTokens = 0;
     int users = 1;
     Utilization utilization;
-    std::string bottleneck; // the bound that holds the most layer time
-    std::map<std::string, double> boundTimeS; // step time per bound, where a mode splits layers finer
+    Bound bottleneck = Bound::None; // the bound that holds the most layer time
+    std::map<Bound, double> boundTimeS; // step time per bound, where a mode splits layers finer
     std::vector<LayerMetrics> layers;
     std::vector<double> stepTimesS; // each simulated step
     std::vector<std::string> notes;

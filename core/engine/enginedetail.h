@@ -13,7 +13,7 @@ namespace waferscope::core::engine::detail {
 // narrowest bandwidth, which part that is, and the tree's latency for this many systems.
 struct StreamPath {
     double bytesPerS = 0.0;
-    std::string bound; // "io", "swarmx" or "memoryx"
+    Bound bound = Bound::Io; // io, swarmx or memoryx
     int levels = 1; // SwarmX tree levels between MemoryX and a system
     double latencyS = 0.0; // levels x per-level latency
 };

@@ -26,7 +26,7 @@ struct RegionTiming {
     double busyCycles = 0.0; // the region's PEs cannot take the next token before this
     double fmacs = 0.0;
     double flops = 0.0; // model FLOPs per token
-    const char* bound = "compute";
+    Bound bound = Bound::Compute;
 };
 
 int manhattanGap(const Rect& a, const Rect& b)
@@ -65,7 +65,7 @@ RegionTiming timeRegion(const Context& c, const Region& region)
         timing.busyCycles = compute;
         timing.fmacs = flops / 2.0;
         timing.flops = flops;
-        timing.bound = hops > compute ? "latency" : "compute";
+        timing.bound = hops > compute ? Bound::Latency : Bound::Compute;
     }
     // Fused elementwise ops on the same PEs; a norm also reduces across the region.
     for (int index : region.fused) {
@@ -107,7 +107,7 @@ Expected<RunResult> runInference(const Context& c)
     std::stable_sort(order.begin(), order.end(),
         [&](int a, int b) { return plan.regions[std::size_t(a)].op < plan.regions[std::size_t(b)].op; });
     if (order.empty())
-        return Diagnostic { "<plan>", 0, 0, "the inference plan has no regions" };
+        return Diagnostic { "<plan>", 0, 0, "the inference plan has no regions", Diagnostic::Kind::Internal };
 
     const double clock = c.clockHz;
     const double ioBytesPerS = c.system.ioBytesPerS;
@@ -179,7 +179,8 @@ Expected<RunResult> runInference(const Context& c)
     if (prompt > context)
         return Diagnostic { "--prompt_tokens", 0, 0,
             "a prompt of " + std::to_string(prompt) + " tokens does not fit the configured context of "
-                + std::to_string(context) + " tokens the KV cache is sized for" };
+                + std::to_string(context) + " tokens the KV cache is sized for",
+            Diagnostic::Kind::CannotMap };
     const double ttft = latencyS + double(prompt - 1) * intervalS;
 
     m.numCsx = plan.numSystems;
@@ -198,7 +199,7 @@ Expected<RunResult> runInference(const Context& c)
     m.modelFlopsPerStep = flopsPerToken * double(users);
     m.hardwareFlopsPerStep = m.modelFlopsPerStep;
     m.linkBytesPerS = ioBytesPerS;
-    m.linkBound = "io";
+    m.linkBound = Bound::Io;
     const double usablePes = double(plan.usable.area()) * plan.numSystems;
     m.utilization.compute = std::min(1.0, fmacsPerToken * double(users) / (usablePes * c.simd * m.stepTimeS * clock));
     m.utilization.io = plan.numSystems > 1 ? std::min(1.0, interWaferS / latencyS) : 0.0;
@@ -214,7 +215,7 @@ Expected<RunResult> runInference(const Context& c)
         if (step.region < 0) {
             layer.name = "wafer " + std::to_string(step.from) + " -> " + std::to_string(step.to);
             layer.kind = "wafer_link";
-            layer.bound = "io";
+            layer.bound = Bound::Io;
         } else {
             const Region& region = plan.regions[std::size_t(step.region)];
             const RegionTiming& timing = timings[std::size_t(step.region)];
@@ -228,7 +229,7 @@ Expected<RunResult> runInference(const Context& c)
                 timing.fmacs / (double(std::max<std::int64_t>(1, region.rect.area())) * c.simd * timing.latencyCycles));
             // Compute-bound while the FMAC (or SIMD) cycles are the larger part of the region's
             // latency; otherwise hops, chains and launch (latency) hold the token.
-            layer.bound = timing.busyCycles >= 0.5 * timing.latencyCycles ? "compute" : "latency";
+            layer.bound = timing.busyCycles >= 0.5 * timing.latencyCycles ? Bound::Compute : Bound::Latency;
         }
         m.layers.push_back(layer);
     }

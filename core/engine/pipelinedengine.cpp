@@ -124,7 +124,7 @@ Expected<RunResult> runPipelined(const Context& c)
         layer.timeS = busyS;
         const double regionPeak = 2.0 * c.simd * double(std::max<std::int64_t>(1, region.rect.area())) * clock;
         layer.utilization = std::min(1.0, layer.flops / double(systems * replicas) / (regionPeak * stepS));
-        layer.bound = r == slowestRegion ? "compute" : "pipeline";
+        layer.bound = r == slowestRegion ? Bound::Compute : Bound::Pipeline;
         m.layers.push_back(layer);
     }
     // The slowest region's time is the step's: give it the whole compute span for the bottleneck.
@@ -136,7 +136,7 @@ Expected<RunResult> runPipelined(const Context& c)
     m.utilization.io = m.utilization.swarmx;
     // The gradient reductions hold the step like a layer: on the wafer between pipeline copies
     // (fabric), and between systems through SwarmX (the stream path).
-    const auto addReduction = [&](const char* name, double seconds, const std::string& bound) {
+    const auto addReduction = [&](const char* name, double seconds, Bound bound) {
         if (seconds <= 0.0)
             return;
         LayerMetrics reduce;
@@ -146,7 +146,7 @@ Expected<RunResult> runPipelined(const Context& c)
         reduce.bound = bound;
         m.layers.push_back(reduce);
     };
-    addReduction("gradient reduction across pipeline copies", replicaReduceS, "fabric");
+    addReduction("gradient reduction across pipeline copies", replicaReduceS, Bound::Fabric);
     addReduction("gradient reduction across systems", reduceS, path.bound);
     m.utilization.fabric = std::min(1.0, replicaReduceS / stepS);
     if (replicaReduceS + reduceS > computeS)

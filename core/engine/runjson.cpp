@@ -18,8 +18,8 @@ nlohmann::json number(double value)
 std::string metricsToJson(const Metrics& m, int indent)
 {
     nlohmann::json json;
-    json["mode"] = m.mode;
-    json["execution"] = m.execution;
+    json["mode"] = toString(m.mode);
+    json["execution"] = toString(m.execution);
     json["system"] = m.system;
     json["num_csx"] = m.numCsx;
     json["num_systems"] = m.numSystems;
@@ -27,17 +27,18 @@ std::string metricsToJson(const Metrics& m, int indent)
     json["samples_per_s"] = number(m.samplesPerS);
     json["tokens_per_step"] = number(m.tokensPerStep);
     json["tokens_per_s"] = number(m.tokensPerS);
-    json["time_to_first_token_s"] = m.mode == "inference" ? number(m.timeToFirstTokenS) : nlohmann::json(nullptr);
+    json["time_to_first_token_s"]
+        = m.mode == RunKind::Inference ? number(m.timeToFirstTokenS) : nlohmann::json(nullptr);
     json["mfu"] = number(m.mfu);
     json["utilization"] = { { "compute", number(m.utilization.compute) }, { "fabric", number(m.utilization.fabric) },
         { "io", number(m.utilization.io) }, { "memoryx", number(m.utilization.memoryx) },
         { "swarmx", number(m.utilization.swarmx) } };
-    json["bottleneck"] = m.bottleneck;
+    json["bottleneck"] = toString(m.bottleneck);
     nlohmann::json layers = nlohmann::json::array();
     for (const LayerMetrics& layer : m.layers)
         layers.push_back({ { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
             { "flops", number(layer.flops) }, { "time_s", number(layer.timeS) },
-            { "utilization", number(layer.utilization) }, { "bound", layer.bound } });
+            { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } });
     json["layers"] = std::move(layers);
     // Beyond the contract: what a reader needs to check the figures.
     json["model_flops_per_step"] = number(m.modelFlopsPerStep);
@@ -51,9 +52,9 @@ std::string metricsToJson(const Metrics& m, int indent)
     json["recompute_flops_per_step"] = number(m.recomputeFlopsPerStep);
     json["checkpoint_bytes_per_step"] = number(m.checkpointBytesPerStep);
     json["stream_bytes_per_s"] = number(m.linkBytesPerS);
-    json["stream_bound"] = m.linkBound;
+    json["stream_bound"] = toString(m.linkBound);
     json["step_times_s"] = m.stepTimesS;
-    if (m.mode == "inference") {
+    if (m.mode == RunKind::Inference) {
         json["users"] = m.users;
         json["prompt_tokens"] = m.promptTokens;
         json["aggregate_tokens_per_s"] = number(m.aggregateTokensPerS);
@@ -72,8 +73,8 @@ std::string scalingToJson(const ScalingSweep& sweep, int indent)
     for (const ScalingPoint& point : sweep.points)
         points.push_back({ { "num_csx", point.numCsx }, { "samples_per_s", number(point.samplesPerS) },
             { "speedup", number(point.speedup) }, { "efficiency", number(point.efficiency) },
-            { "bottleneck", point.bottleneck }, { "step_time_s", number(point.stepTimeS) },
-            { "execution", point.execution }, { "micro_batch_size", point.microBatch } });
+            { "bottleneck", toString(point.bottleneck) }, { "step_time_s", number(point.stepTimeS) },
+            { "execution", toString(point.execution) }, { "micro_batch_size", point.microBatch } });
     nlohmann::json json;
     json["system"] = sweep.system;
     json["global_batch"] = sweep.globalBatch;

@@ -26,7 +26,7 @@ Expected<ScalingSweep> scale(
         if (!plan)
             return plan.error();
         if (options.cancelled && options.cancelled())
-            return Diagnostic { "<sweep>", 0, 0, "cancelled" };
+            return Diagnostic { "<sweep>", 0, 0, "cancelled", Diagnostic::Kind::Internal };
         RunOptions runOptions;
         runOptions.mode = options.mode;
         runOptions.globalBatch = options.globalBatch;

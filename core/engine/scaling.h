@@ -19,8 +19,8 @@ struct ScalingPoint {
     double speedup = 0.0; // against one system
     double efficiency = 0.0; // speedup / numCsx
     double stepTimeS = 0.0;
-    std::string bottleneck;
-    std::string execution;
+    Bound bottleneck = Bound::None;
+    ExecutionMode execution = ExecutionMode::Pipelined;
     std::int64_t microBatch = 0;
 };
 

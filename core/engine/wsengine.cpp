@@ -54,7 +54,7 @@ OpCost costOp(const Context& c, const Region& region, std::int64_t samples, bool
                 rows, cols, c.simd, c.calibration, c.hop);
         fwdCycles = gemm.cycles;
         fwdFabric = gemm.fabricCycles;
-        cost.fabricBound = std::string(gemm.bound) == "fabric";
+        cost.fabricBound = gemm.bound == Bound::Fabric;
     } else {
         // Attention, experts, lookups: their FLOPs at the wafer's SIMD rate, plus one crossing of
         // the wafer for the operands and one for the reductions.
@@ -168,7 +168,7 @@ Expected<RunResult> runWeightStreaming(const Context& c)
     const int simulated = std::max(2, shown); // the last step is the steady state
     std::vector<double> optimizerDone(count, 0.0);
     std::vector<double> layerTime(count, 0.0);
-    std::vector<std::map<std::string, double>> layerBoundTime(count); // time per bound
+    std::vector<std::map<Bound, double>> layerBoundTime(count); // time per bound
     std::vector<double> layerFlops(count, 0.0);
     std::vector<double> layerModelFlops(count, 0.0);
     double linkInFree = 0.0;
@@ -255,9 +255,9 @@ Expected<RunResult> runWeightStreaming(const Context& c)
                 // wait was for the op's update); otherwise the wafer (its FMACs, or its links when
                 // the partial-sum chains are the longer part).
                 const double stall = std::max(0.0, held - computeS);
-                const std::string bound = stall > 0.1 * held ? (optimizerWait > 0.5 * stall ? "memoryx" : path.bound)
-                    : cost.fabricBound                       ? "fabric"
-                                                             : "compute";
+                const Bound bound = stall > 0.1 * held ? (optimizerWait > 0.5 * stall ? Bound::MemoryX : path.bound)
+                    : cost.fabricBound                 ? Bound::Fabric
+                                                       : Bound::Compute;
                 layerBoundTime[l][bound] += held;
                 result.metrics.boundTimeS[bound] += held;
                 layerFlops[l] += flops;

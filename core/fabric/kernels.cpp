@@ -103,11 +103,12 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
             std::string(kernelName(config.kind)) + " needs at least two PEs along each "
                 + (rowWise ? "row" : "column"));
     if (const std::int64_t need = sramNeed(config); need > config.sramPerPeBytes)
-        return optionError("--region",
+        return Diagnostic { "--region", 0, 0,
             "does not fit: " + std::string(kernelName(config.kind)) + " on a "
                 + size(config.regionRows, config.regionCols) + " region needs " + std::to_string(need)
                 + " bytes of SRAM per PE, more than the " + std::to_string(config.sramPerPeBytes)
-                + " a PE has; use a larger region");
+                + " a PE has; use a larger region",
+            Diagnostic::Kind::CannotMap };
 
     FabricConfig fabricConfig;
     fabricConfig.width = config.regionCols;

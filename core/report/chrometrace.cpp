@@ -26,7 +26,7 @@ public:
     LaneMap(const engine::Metrics& metrics, const ExecutionPlan* plan)
         : m_metrics(metrics)
         , m_plan(plan)
-        , m_inference(metrics.mode == "inference")
+        , m_inference(metrics.mode == RunKind::Inference)
     {
     }
 
@@ -161,8 +161,8 @@ void writeChromeTrace(const engine::RunResult& run, const ExecutionPlan* plan,
             out.clear();
         }
     }
-    const nlohmann::ordered_json otherData = { { "generator", "WaferScope" }, { "mode", metrics.mode },
-        { "execution", metrics.execution }, { "system", metrics.system }, { "num_csx", metrics.numCsx } };
+    const nlohmann::ordered_json otherData = { { "generator", "WaferScope" }, { "mode", toString(metrics.mode) },
+        { "execution", toString(metrics.execution) }, { "system", metrics.system }, { "num_csx", metrics.numCsx } };
     out += "],\"displayTimeUnit\":\"ms\",\"otherData\":" + otherData.dump() + "}\n";
     sink(out);
 }

@@ -180,36 +180,37 @@ double rowPitch(std::size_t rows, double budget, double maxPitch)
 // The layer and timeline charts share one frame: names at the left, a 480 px plot, one row each.
 constexpr double kRowsWidth = 740, kRowsLeft = 200, kRowsPlot = 480, kRowsTop = 40;
 
-constexpr std::pair<const char*, const char*> kBoundColours[]
-    = { { "compute", "#2b6cb0" }, { "fabric", "#38a169" }, { "latency", "#805ad5" }, { "io", "#dd6b20" },
-          { "swarmx", "#b7791f" }, { "memoryx", "#c53030" }, { "memory", "#718096" } };
+// Every bound in the legend's order; a layer without one (Bound::None) is drawn grey, "unknown".
+constexpr std::pair<Bound, const char*> kBoundColours[] = { { Bound::Compute, "#2b6cb0" }, { Bound::Fabric, "#38a169" },
+    { Bound::Latency, "#805ad5" }, { Bound::Io, "#dd6b20" }, { Bound::SwarmX, "#b7791f" },
+    { Bound::MemoryX, "#c53030" }, { Bound::Pipeline, "#d53f8c" } };
+constexpr const char* kUnknownBoundColour = "#a0aec0";
 
-std::string boundLabel(const std::string& bound)
+std::string boundLabel(Bound bound)
 {
-    return bound.empty() ? "unknown" : bound;
+    return bound == Bound::None ? "unknown" : toString(bound);
 }
 
-std::string boundColour(const std::string& bound)
+std::string boundColour(Bound bound)
 {
-    for (const auto& [name, colour] : kBoundColours)
-        if (name == bound)
+    for (const auto& [known, colour] : kBoundColours)
+        if (known == bound)
             return colour;
-    return "#a0aec0";
+    return kUnknownBoundColour;
 }
 
-// The known bounds in their usual order, then any other in order of appearance.
+// The bounds of these layers in the table's order, then "unknown" when a layer has none.
 Pairs boundLegend(const std::vector<engine::LayerMetrics>& layers)
 {
-    std::set<std::string> present;
+    std::set<Bound> present;
     for (const engine::LayerMetrics& layer : layers)
-        present.insert(boundLabel(layer.bound));
+        present.insert(layer.bound);
     Pairs entries;
-    for (const auto& [name, colour] : kBoundColours)
-        if (present.erase(name))
-            entries.emplace_back(name, colour);
-    for (const engine::LayerMetrics& layer : layers)
-        if (present.erase(boundLabel(layer.bound)))
-            entries.emplace_back(boundLabel(layer.bound), boundColour(layer.bound));
+    for (const auto& [bound, colour] : kBoundColours)
+        if (present.count(bound))
+            entries.emplace_back(boundLabel(bound), colour);
+    if (present.count(Bound::None))
+        entries.emplace_back(boundLabel(Bound::None), kUnknownBoundColour);
     return entries;
 }
 
@@ -406,7 +407,7 @@ std::string measuredPoints(const ScaleFrame& frame, const std::vector<engine::Sc
         const double y = frame.y(point.samplesPerS);
         path += (path.empty() ? "" : " ") + num(x) + "," + num(y);
         const std::string title = std::to_string(point.numCsx) + " systems: " + rate(point.samplesPerS, "samples/s")
-            + ", efficiency " + percent(point.efficiency, 0) + ", bottleneck " + orDash(point.bottleneck);
+            + ", efficiency " + percent(point.efficiency, 0) + ", bottleneck " + orDash(toString(point.bottleneck));
         marks += "<circle class=\"point\" cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"4\" fill=\"#2b6cb0\" "
             + stroke("#ffffff", 1) + "><title>" + escape(title) + "</title></circle>";
         // Below the rising curve, but above the x axis.
@@ -563,8 +564,9 @@ Pairs manifestRows(const RunReport& r)
     const Manifest& m = r.manifest;
     return { { "WaferScope version", m.version }, { "Created (UTC)", m.createdUtc }, { "Input", m.inputPath },
         { "Input SHA-256", m.inputSha256 }, { "Model", m.model }, { "System", m.system },
-        { "num_csx", std::to_string(m.numCsx) }, { "Mode", m.mode }, { "Execution requested", m.executionRequested },
-        { "Execution resolved", r.plan.execution }, { "Max steps", std::to_string(m.maxSteps) },
+        { "num_csx", std::to_string(m.numCsx) }, { "Mode", toString(m.mode) },
+        { "Execution requested", toString(m.executionRequested) }, { "Execution resolved", toString(r.plan.execution) },
+        { "Max steps", std::to_string(m.maxSteps) },
         { "Global batch", m.globalBatch == 0 ? "the config's batch size" : std::to_string(m.globalBatch) },
         { "Users", std::to_string(m.users) },
         { "Prompt tokens", m.promptTokens == 0 ? "engine default" : std::to_string(m.promptTokens) },
@@ -574,8 +576,8 @@ Pairs manifestRows(const RunReport& r)
 Pairs keyFigureRows(const RunReport& r)
 {
     const engine::Metrics& m = r.metrics;
-    Pairs rows = { { "Execution", m.execution } };
-    if (m.mode == "inference") {
+    Pairs rows = { { "Execution", toString(m.execution) } };
+    if (m.mode == RunKind::Inference) {
         rows.insert(rows.end(),
             { { "Decode step time", seconds(m.stepTimeS) }, { "Time to first token", seconds(m.timeToFirstTokenS) },
                 { "Tokens/s per user", rate(m.tokensPerS, "tokens/s") },
@@ -591,7 +593,7 @@ Pairs keyFigureRows(const RunReport& r)
         { { "MFU", percent(m.mfu) }, { "Utilization: compute", percent(u.compute) },
             { "Utilization: fabric", percent(u.fabric) }, { "Utilization: I/O", percent(u.io) },
             { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
-            { "Bottleneck", m.bottleneck }, { "PEs in regions", percent(r.plan.peUtilization) },
+            { "Bottleneck", toString(m.bottleneck) }, { "PEs in regions", percent(r.plan.peUtilization) },
             { "SRAM used", percent(r.plan.sramUtilization) } });
     if (!m.checkpointStrategy.empty()) {
         const std::string every
@@ -624,7 +626,7 @@ std::string regionTable(const RunReport& r)
         const std::string rectText = "(" + std::to_string(g.rect.x) + ", " + std::to_string(g.rect.y) + ") "
             + std::to_string(g.rect.w) + " x " + std::to_string(g.rect.h);
         rows.push_back({ std::to_string(i), g.op, std::to_string(g.system), std::to_string(g.stage), rectText,
-            formatThousands(g.rect.area()), seconds(g.timeS), percent(g.utilization), g.bound });
+            formatThousands(g.rect.area()), seconds(g.timeS), percent(g.utilization), toString(g.bound) });
     }
     return dataTable({ "#", "Op", "Wafer", "Stage", "Rect (x, y) w x h", "PEs", "Time/step", "Utilization", "Bound" },
         "nlnnlnnnl", rows, "The plan has no regions.");
@@ -646,9 +648,9 @@ std::string layerTable(const RunReport& r)
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < r.metrics.layers.size(); ++i) {
         const engine::LayerMetrics& l = r.metrics.layers[i];
-        rows.push_back(
-            { std::to_string(i), l.name, l.kind, formatCount(double(l.params)), formatSi(finiteOr(l.flops), "FLOP"),
-                l.region < 0 ? "-" : std::to_string(l.region), seconds(l.timeS), percent(l.utilization), l.bound });
+        rows.push_back({ std::to_string(i), l.name, l.kind, formatCount(double(l.params)),
+            formatSi(finiteOr(l.flops), "FLOP"), l.region < 0 ? "-" : std::to_string(l.region), seconds(l.timeS),
+            percent(l.utilization), toString(l.bound) });
     }
     return dataTable({ "#", "Layer", "Kind", "Params", "FLOPs", "Region", "Time/step", "Utilization", "Bound" },
         "nllnnnnnl", rows, "The run has no layers.");

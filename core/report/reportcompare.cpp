@@ -43,7 +43,7 @@ std::vector<std::string> occurrenceKeys(const std::vector<engine::LayerMetrics>&
 std::string describe(const RunReport& r)
 {
     return r.manifest.model + " on " + std::to_string(r.metrics.numSystems) + " x " + r.metrics.system + " ("
-        + r.metrics.mode + ", " + r.metrics.execution + ")";
+        + toString(r.metrics.mode) + ", " + toString(r.metrics.execution) + ")";
 }
 
 std::string formatValue(const MetricChange& m, double value)
@@ -74,7 +74,7 @@ ReportComparison compareReports(const RunReport& a, const RunReport& b)
         c.totals.push_back({ metric, label, va, vb, higherIsBetter });
     };
     add("step_time_s", "step time", ma.stepTimeS, mb.stepTimeS, false);
-    if (ma.mode == "inference" || mb.mode == "inference") {
+    if (ma.mode == RunKind::Inference || mb.mode == RunKind::Inference) {
         add("tokens_per_s", "tokens/s per user", ma.tokensPerS, mb.tokensPerS, true);
         add("aggregate_tokens_per_s", "tokens/s, all users", ma.aggregateTokensPerS, mb.aggregateTokensPerS, true);
         add("time_to_first_token_s", "time to first token", ma.timeToFirstTokenS, mb.timeToFirstTokenS, false);
@@ -120,9 +120,9 @@ std::string comparisonToJson(const ReportComparison& c, const RunReport& a, cons
 {
     const auto side = [](const RunReport& r, const std::string& path) {
         return Json { { "path", path }, { "model", r.manifest.model }, { "system", r.metrics.system },
-            { "num_csx", r.metrics.numCsx }, { "num_systems", r.metrics.numSystems }, { "mode", r.metrics.mode },
-            { "execution", r.metrics.execution }, { "input_sha256", r.manifest.inputSha256 },
-            { "created_utc", r.manifest.createdUtc } };
+            { "num_csx", r.metrics.numCsx }, { "num_systems", r.metrics.numSystems },
+            { "mode", toString(r.metrics.mode) }, { "execution", toString(r.metrics.execution) },
+            { "input_sha256", r.manifest.inputSha256 }, { "created_utc", r.manifest.createdUtc } };
     };
     Json json;
     json["a"] = side(a, aPath);
@@ -133,14 +133,15 @@ std::string comparisonToJson(const ReportComparison& c, const RunReport& a, cons
         totals.push_back({ { "metric", m.metric }, { "a", number(m.a) }, { "b", number(m.b) },
             { "change", change(m.a, m.b) }, { "higher_is_better", m.higherIsBetter } });
     json["totals"] = std::move(totals);
-    json["bottleneck"] = { { "a", c.aBottleneck }, { "b", c.bBottleneck } };
+    json["bottleneck"] = { { "a", toString(c.aBottleneck) }, { "b", toString(c.bBottleneck) } };
     Json layers = Json::array();
     int boundChanges = 0;
     for (const LayerChange& l : c.layers) {
         boundChanges += l.aBound != l.bBound ? 1 : 0;
         layers.push_back({ { "name", l.name }, { "a_time_s", number(l.aTimeS) }, { "b_time_s", number(l.bTimeS) },
-            { "change", change(l.aTimeS, l.bTimeS) }, { "a_bound", l.aBound }, { "b_bound", l.bBound },
-            { "a_utilization", number(l.aUtilization) }, { "b_utilization", number(l.bUtilization) } });
+            { "change", change(l.aTimeS, l.bTimeS) }, { "a_bound", toString(l.aBound) },
+            { "b_bound", toString(l.bBound) }, { "a_utilization", number(l.aUtilization) },
+            { "b_utilization", number(l.bUtilization) } });
     }
     json["layers"] = std::move(layers);
     json["bound_changes"] = boundChanges;
@@ -165,8 +166,8 @@ std::string comparisonText(const ReportComparison& c, const RunReport& a, const 
             formatValue(m, m.b).c_str(), formatChange(m.a, m.b).c_str());
         out << line;
     }
-    std::snprintf(line, sizeof line, "  %-24s %-14s %-14s %s\n", "bottleneck", c.aBottleneck.c_str(),
-        c.bBottleneck.c_str(), c.aBottleneck == c.bBottleneck ? "" : "changed");
+    std::snprintf(line, sizeof line, "  %-24s %-14s %-14s %s\n", "bottleneck", toString(c.aBottleneck),
+        toString(c.bBottleneck), c.aBottleneck == c.bBottleneck ? "" : "changed");
     out << line;
 
     out << "\n  layers: " << c.layers.size() << " in both";
@@ -182,7 +183,8 @@ std::string comparisonText(const ReportComparison& c, const RunReport& a, const 
         out << "\n  largest per-layer changes              A            B            change    bound\n";
     for (std::size_t k = 0; k < shown; ++k) {
         const LayerChange& l = c.layers[order[k]];
-        const std::string bound = l.aBound == l.bBound ? l.aBound : l.aBound + " -> " + l.bBound;
+        const std::string bound = l.aBound == l.bBound ? std::string(toString(l.aBound))
+                                                       : std::string(toString(l.aBound)) + " -> " + toString(l.bBound);
         std::snprintf(line, sizeof line, "  %-36s %-12s %-12s %-9s %s\n", l.name.c_str(),
             formatSeconds(l.aTimeS).c_str(), formatSeconds(l.bTimeS).c_str(), formatChange(l.aTimeS, l.bTimeS).c_str(),
             bound.c_str());

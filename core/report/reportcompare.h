@@ -23,16 +23,16 @@ struct LayerChange {
     std::string name; // matched by name (and occurrence, for repeated names)
     double aTimeS = 0.0;
     double bTimeS = 0.0;
-    std::string aBound;
-    std::string bBound;
+    Bound aBound = Bound::None;
+    Bound bBound = Bound::None;
     double aUtilization = 0.0;
     double bUtilization = 0.0;
 };
 
 struct ReportComparison {
     std::vector<MetricChange> totals;
-    std::string aBottleneck;
-    std::string bBottleneck;
+    Bound aBottleneck = Bound::None;
+    Bound bBottleneck = Bound::None;
     std::vector<LayerChange> layers; // in A's order
     std::vector<std::string> onlyInA;
     std::vector<std::string> onlyInB;

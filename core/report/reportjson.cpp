@@ -40,9 +40,9 @@ Json manifestJson(const Manifest& m)
     return { { "generator", "WaferScope" }, { "version", m.version }, { "created_utc", m.createdUtc },
         { "input", { { "path", m.inputPath }, { "sha256", m.inputSha256 } } }, { "model", m.model },
         { "options",
-            { { "system", m.system }, { "num_csx", m.numCsx }, { "mode", m.mode },
-                { "execution", m.executionRequested }, { "max_steps", m.maxSteps }, { "batch_size", m.globalBatch },
-                { "users", m.users }, { "prompt_tokens", m.promptTokens } } },
+            { { "system", m.system }, { "num_csx", m.numCsx }, { "mode", toString(m.mode) },
+                { "execution", toString(m.executionRequested) }, { "max_steps", m.maxSteps },
+                { "batch_size", m.globalBatch }, { "users", m.users }, { "prompt_tokens", m.promptTokens } } },
         { "calibration_version", m.calibrationVersion }, { "seed", m.seed } };
 }
 
@@ -52,7 +52,7 @@ Json totalsJson(const engine::Metrics& m)
     json.erase("layers"); // at the top level, with their regions
     Json bounds = Json::object();
     for (const auto& [bound, time] : m.boundTimeS)
-        bounds[bound] = number(time);
+        bounds[toString(bound)] = number(time);
     json["bound_time_s"] = std::move(bounds);
     return json;
 }
@@ -61,17 +61,17 @@ Json layerJson(const engine::LayerMetrics& layer)
 {
     return { { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
         { "flops", number(layer.flops) }, { "region", layer.region }, { "time_s", number(layer.timeS) },
-        { "utilization", number(layer.utilization) }, { "bound", layer.bound } };
+        { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } };
 }
 
 Json scalingJson(const engine::ScalingSweep& sweep)
 {
     Json points = Json::array();
     for (const engine::ScalingPoint& p : sweep.points)
-        points.push_back(
-            { { "num_csx", p.numCsx }, { "samples_per_s", number(p.samplesPerS) }, { "speedup", number(p.speedup) },
-                { "efficiency", number(p.efficiency) }, { "step_time_s", number(p.stepTimeS) },
-                { "bottleneck", p.bottleneck }, { "execution", p.execution }, { "micro_batch_size", p.microBatch } });
+        points.push_back({ { "num_csx", p.numCsx }, { "samples_per_s", number(p.samplesPerS) },
+            { "speedup", number(p.speedup) }, { "efficiency", number(p.efficiency) },
+            { "step_time_s", number(p.stepTimeS) }, { "bottleneck", toString(p.bottleneck) },
+            { "execution", toString(p.execution) }, { "micro_batch_size", p.microBatch } });
     return { { "system", sweep.system }, { "global_batch", sweep.globalBatch },
         { "baseline_samples_per_s", number(sweep.baselineSamplesPerS) }, { "points", std::move(points) } };
 }
@@ -148,6 +148,22 @@ public:
             throw ReadError { where(key), "'" + key + "' must be a string" };
         return value.get<std::string>();
     }
+    // A name of one of the closed sets of core/common/names.h.
+    template <typename Enum>
+    Enum named(const std::string& key) const
+    {
+        const std::string name = text(key);
+        if (const std::optional<Enum> value = fromName<Enum>(name))
+            return *value;
+        throw ReadError { where(key), unknownName<Enum>(key, name) };
+    }
+    template <typename Enum>
+    static std::string unknownName(const std::string& key, const std::string& name)
+    {
+        std::vector<std::string> names = allNames<Enum>();
+        std::erase(names, std::string()); // Bound::None, written for a region no layer ran on
+        return "'" + key + "' is '" + name + "', expected " + choiceList(names);
+    }
     std::vector<std::string> texts(const std::string& key) const
     {
         std::vector<std::string> list;
@@ -197,8 +213,8 @@ Manifest readManifest(const Reader& r)
     const Reader options = r.object("options");
     m.system = options.text("system");
     m.numCsx = options.integer<int>("num_csx");
-    m.mode = options.text("mode");
-    m.executionRequested = options.text("execution");
+    m.mode = options.named<RunKind>("mode");
+    m.executionRequested = options.named<ExecutionChoice>("execution");
     m.maxSteps = options.integer<int>("max_steps");
     m.globalBatch = options.integer("batch_size");
     m.users = options.integer<int>("users");
@@ -211,8 +227,8 @@ Manifest readManifest(const Reader& r)
 engine::Metrics readTotals(const Reader& r)
 {
     engine::Metrics m;
-    m.mode = r.text("mode");
-    m.execution = r.text("execution");
+    m.mode = r.named<RunKind>("mode");
+    m.execution = r.named<ExecutionMode>("execution");
     m.system = r.text("system");
     m.numCsx = r.integer<int>("num_csx");
     m.numSystems = r.integer<int>("num_systems");
@@ -223,7 +239,7 @@ engine::Metrics readTotals(const Reader& r)
     m.mfu = r.real("mfu");
     const Reader u = r.object("utilization");
     m.utilization = { u.real("compute"), u.real("fabric"), u.real("io"), u.real("memoryx"), u.real("swarmx") };
-    m.bottleneck = r.text("bottleneck");
+    m.bottleneck = r.named<Bound>("bottleneck");
     m.modelFlopsPerStep = r.real("model_flops_per_step");
     m.hardwareFlopsPerStep = r.real("hardware_flops_per_step");
     m.peakFlopsPerS = r.real("peak_flops_per_s");
@@ -238,9 +254,9 @@ engine::Metrics readTotals(const Reader& r)
         m.checkpointBytesPerStep = r.real("checkpoint_bytes_per_step");
     }
     m.linkBytesPerS = r.real("stream_bytes_per_s");
-    m.linkBound = r.text("stream_bound");
+    m.linkBound = r.named<Bound>("stream_bound");
     m.stepTimesS = r.reals("step_times_s");
-    if (m.mode == "inference") {
+    if (m.mode == RunKind::Inference) {
         m.timeToFirstTokenS = r.real("time_to_first_token_s");
         m.users = r.integer<int>("users");
         m.promptTokens = r.integer("prompt_tokens");
@@ -252,9 +268,12 @@ engine::Metrics readTotals(const Reader& r)
     }
     m.notes = r.texts("notes");
     const Reader bounds = r.object("bound_time_s");
-    for (const auto& [bound, time] : r.at("bound_time_s").items()) {
+    for (const auto& [name, time] : r.at("bound_time_s").items()) {
         (void)time;
-        m.boundTimeS[bound] = bounds.real(bound);
+        const std::optional<Bound> bound = fromName<Bound>(name);
+        if (!bound)
+            throw ReadError { bounds.where(name), Reader::unknownName<Bound>(name, name) };
+        m.boundTimeS[*bound] = bounds.real(name);
     }
     return m;
 }
@@ -268,18 +287,18 @@ RunReport readReport(const Reader& root)
     RunReport report;
     report.manifest = readManifest(root.object("manifest"));
     const Reader plan = root.object("plan");
-    report.plan = { plan.text("execution"), plan.integer<int>("fabric_width"), plan.integer<int>("fabric_height"),
-        readRect(plan.object("usable")), plan.integer<int>("replicas"), plan.integer<int>("stages"),
-        plan.real("pe_utilization"), plan.real("sram_utilization"), plan.texts("notes") };
+    report.plan = { plan.named<ExecutionMode>("execution"), plan.integer<int>("fabric_width"),
+        plan.integer<int>("fabric_height"), readRect(plan.object("usable")), plan.integer<int>("replicas"),
+        plan.integer<int>("stages"), plan.real("pe_utilization"), plan.real("sram_utilization"), plan.texts("notes") };
     report.metrics = readTotals(root.object("totals"));
     root.each("layers", [&](const Reader& r) {
         report.metrics.layers.push_back({ r.text("name"), r.text("kind"), r.integer<int>("region"), r.integer("params"),
-            r.real("flops"), r.real("time_s"), r.real("utilization"), r.text("bound") });
+            r.real("flops"), r.real("time_s"), r.real("utilization"), r.named<Bound>("bound") });
     });
     root.each("regions", [&](const Reader& r) {
         report.regions.push_back({ r.text("op"), r.integer<int>("stage"), r.integer<int>("system"),
             r.integer<int>("replica"), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"), r.real("time_s"),
-            r.real("flops"), r.real("utilization"), r.text("bound") });
+            r.real("flops"), r.real("utilization"), r.named<Bound>("bound") });
     });
     root.each("systems", [&](const Reader& r) {
         const ReadJson& same = r.at("same_schedule_as_system_0");
@@ -301,9 +320,9 @@ RunReport readReport(const Reader& root)
         sweep.globalBatch = s.integer("global_batch");
         sweep.baselineSamplesPerS = s.real("baseline_samples_per_s");
         s.each("points", [&](const Reader& p) {
-            sweep.points.push_back(
-                { p.integer<int>("num_csx"), p.real("samples_per_s"), p.real("speedup"), p.real("efficiency"),
-                    p.real("step_time_s"), p.text("bottleneck"), p.text("execution"), p.integer("micro_batch_size") });
+            sweep.points.push_back({ p.integer<int>("num_csx"), p.real("samples_per_s"), p.real("speedup"),
+                p.real("efficiency"), p.real("step_time_s"), p.named<Bound>("bottleneck"),
+                p.named<ExecutionMode>("execution"), p.integer("micro_batch_size") });
         });
         report.scaling = std::move(sweep);
     }
@@ -332,7 +351,7 @@ std::string reportToJson(const RunReport& report, int indent)
     json["report_version"] = kReportVersion;
     json["manifest"] = manifestJson(report.manifest);
     const PlanSummary& plan = report.plan;
-    json["plan"] = { { "execution", plan.execution }, { "fabric_width", plan.fabricWidth },
+    json["plan"] = { { "execution", toString(plan.execution) }, { "fabric_width", plan.fabricWidth },
         { "fabric_height", plan.fabricHeight }, { "usable", rectJson(plan.usable) }, { "replicas", plan.replicas },
         { "stages", plan.stages }, { "pe_utilization", number(plan.peUtilization) },
         { "sram_utilization", number(plan.sramUtilization) }, { "notes", plan.notes } };
@@ -345,7 +364,7 @@ std::string reportToJson(const RunReport& report, int indent)
     for (const RegionReport& r : report.regions)
         regions.push_back({ { "op", r.op }, { "stage", r.stage }, { "system", r.system }, { "replica", r.replica },
             { "rect", rectJson(r.rect) }, { "sram_bytes_per_pe", r.sramBytesPerPe }, { "time_s", number(r.timeS) },
-            { "flops", number(r.flops) }, { "utilization", number(r.utilization) }, { "bound", r.bound } });
+            { "flops", number(r.flops) }, { "utilization", number(r.utilization) }, { "bound", toString(r.bound) } });
     json["regions"] = std::move(regions);
     Json systems = Json::array();
     for (const SystemReport& s : report.systems)
@@ -391,7 +410,8 @@ std::string reportCsv(const RunReport& report)
         const Json row = layerJson(layer);
         const auto cell = [&](const char* key) { return row[key].is_null() ? std::string() : row[key].dump(); };
         csv += csvField(layer.name) + "," + csvField(layer.kind) + "," + cell("params") + "," + cell("flops") + ","
-            + cell("region") + "," + cell("time_s") + "," + cell("utilization") + "," + csvField(layer.bound) + "\n";
+            + cell("region") + "," + cell("time_s") + "," + cell("utilization") + "," + csvField(toString(layer.bound))
+            + "\n";
     }
     return csv;
 }

@@ -19,7 +19,7 @@ std::string percent(double share)
 
 void printThroughput(const engine::Metrics& m, std::ostream& out)
 {
-    if (m.mode == "inference") {
+    if (m.mode == RunKind::Inference) {
         out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << formatSeconds(m.stepTimeS)
             << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
             << formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";
@@ -29,7 +29,7 @@ void printThroughput(const engine::Metrics& m, std::ostream& out)
     }
     out << "  step " << formatSeconds(m.stepTimeS) << "   " << formatFixed(m.samplesPerS, 2) << " samples/s   "
         << formatFixed(m.tokensPerS, 0) << " tokens/s   batch " << m.batchPerSystem << " per system";
-    if (m.execution == "pipelined")
+    if (m.execution == ExecutionMode::Pipelined)
         out << ", " << m.microBatch << " per pipeline copy\n";
     else
         out << " in " << m.microBatchesPerStep << " micro-batch(es) of " << m.microBatch << "\n";
@@ -47,7 +47,7 @@ void printSlowestLayers(const engine::Metrics& m, std::ostream& out)
         const engine::LayerMetrics& layer = m.layers[order[i]];
         char line[256];
         std::snprintf(line, sizeof line, "  %-36s %-11s %5.1f%%  %s\n", layer.name.c_str(),
-            formatSeconds(layer.timeS).c_str(), 100.0 * layer.utilization, layer.bound.c_str());
+            formatSeconds(layer.timeS).c_str(), 100.0 * layer.utilization, toString(layer.bound));
         out << line;
     }
     if (shown < order.size())
@@ -61,13 +61,13 @@ std::string reportSummary(const RunReport& report)
     const engine::Metrics& m = report.metrics;
     const Manifest& manifest = report.manifest;
     std::ostringstream out;
-    out << manifest.model << " on " << m.numSystems << " x " << m.system << ": " << m.mode << ", " << m.execution
-        << "\n";
+    out << manifest.model << " on " << m.numSystems << " x " << m.system << ": " << toString(m.mode) << ", "
+        << toString(m.execution) << "\n";
     printThroughput(m, out);
     out << "  MFU " << percent(m.mfu) << "   utilization: compute " << percent(m.utilization.compute) << ", fabric "
         << percent(m.utilization.fabric) << ", I/O " << percent(m.utilization.io) << ", MemoryX "
         << percent(m.utilization.memoryx) << ", SwarmX " << percent(m.utilization.swarmx) << "\n";
-    out << "  bottleneck: " << m.bottleneck << "\n";
+    out << "  bottleneck: " << toString(m.bottleneck) << "\n";
     if (!m.checkpointStrategy.empty() && m.checkpointStrategy != "all_blocks") {
         out << "  checkpoints: " << m.checkpointStrategy;
         if (m.checkpointStrategy == "every_k")
@@ -85,7 +85,7 @@ std::string reportSummary(const RunReport& report)
         for (const engine::ScalingPoint& p : report.scaling->points) {
             char line[160];
             std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %s\n", p.numCsx, p.samplesPerS, p.speedup,
-                p.efficiency, p.bottleneck.c_str());
+                p.efficiency, toString(p.bottleneck));
             out << line;
         }
     }

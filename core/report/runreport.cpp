@@ -112,7 +112,7 @@ std::vector<LaneReport> laneReports(const engine::RunResult& run, const Executio
         lane.flops += event.flops;
     }
     std::vector<LaneReport> reports;
-    const bool inference = run.metrics.mode == "inference";
+    const bool inference = run.metrics.mode == RunKind::Inference;
     for (auto& [key, lane] : lanes) {
         const auto kind = engine::LaneKind(key.first);
         const std::vector<Interval> merged = mergeIntervals(std::move(lane.intervals));
@@ -147,7 +147,7 @@ std::vector<SystemReport> systemReports(const engine::RunResult& run, const Exec
     }
     const double peakPerSystem = metrics.peakFlopsPerS / count;
     // Data-parallel training simulates system 0; the others run the same schedule.
-    const bool dataParallel = metrics.mode != "inference" && count > 1;
+    const bool dataParallel = metrics.mode != RunKind::Inference && count > 1;
     for (int s = 0; s < count; ++s) {
         SystemReport& report = systems[std::size_t(s)];
         report.index = s;
@@ -168,10 +168,10 @@ std::vector<SystemReport> systemReports(const engine::RunResult& run, const Exec
 std::vector<RegionReport> regionReports(const engine::Metrics& metrics, const ExecutionPlan& plan)
 {
     std::vector<RegionReport> regions;
-    std::vector<std::map<std::string, double>> boundTime(plan.regions.size());
+    std::vector<std::map<Bound, double>> boundTime(plan.regions.size());
     for (const Region& region : plan.regions)
         regions.push_back({ region.opName, region.stage, region.system, region.replica, region.rect,
-            region.sramBytesPerPe, 0.0, 0.0, 0.0, "" });
+            region.sramBytesPerPe, 0.0, 0.0, 0.0, Bound::None });
     for (const engine::LayerMetrics& layer : metrics.layers) {
         if (layer.region < 0 || std::size_t(layer.region) >= regions.size())
             continue;
@@ -207,10 +207,8 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
     m.model = graph.config.name;
     m.system = metrics.system;
     m.numCsx = metrics.numCsx;
-    m.mode = engine::toString(runOptions.mode);
-    m.executionRequested = compileOptions.execution == ExecutionChoice::Pipelined ? "pipelined"
-        : compileOptions.execution == ExecutionChoice::WeightStreaming            ? "weight_streaming"
-                                                                                  : "auto";
+    m.mode = runOptions.mode;
+    m.executionRequested = compileOptions.execution;
     m.maxSteps = runOptions.maxSteps;
     const bool inference = runOptions.mode == engine::RunKind::Inference;
     m.globalBatch = inference ? 0 : runOptions.globalBatch > 0 ? runOptions.globalBatch : graph.config.batchSize;
@@ -226,7 +224,7 @@ RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, con
 {
     RunReport report;
     report.manifest = manifest;
-    report.plan = { toString(plan.mode), plan.fabricWidth, plan.fabricHeight, plan.usable, plan.replicas, plan.stages,
+    report.plan = { plan.mode, plan.fabricWidth, plan.fabricHeight, plan.usable, plan.replicas, plan.stages,
         plan.peUtilization, plan.sramUtilization, plan.notes };
     report.metrics = run.metrics;
     report.regions = regionReports(run.metrics, plan);

@@ -26,8 +26,8 @@ struct Manifest {
     std::string model; // the config's name
     std::string system; // hardware preset key
     int numCsx = 1; // as asked
-    std::string mode; // train, eval, inference
-    std::string executionRequested; // auto, pipelined, weight_streaming
+    RunKind mode = RunKind::Train;
+    ExecutionChoice executionRequested = ExecutionChoice::Auto;
     int maxSteps = 1;
     std::int64_t globalBatch = 0; // 0 = the config's batch size
     int users = 1;
@@ -47,7 +47,7 @@ struct RegionReport {
     double timeS = 0.0; // summed over its layers, per step
     double flops = 0.0;
     double utilization = 0.0; // time-weighted over its layers
-    std::string bound; // the bound holding most of its time
+    Bound bound = Bound::None; // the bound holding most of its time; None when no layer ran on it
 };
 
 // One CS-X system (training) or wafer (inference) over the whole run.
@@ -73,7 +73,7 @@ struct LaneReport {
 };
 
 struct PlanSummary {
-    std::string execution;
+    ExecutionMode execution = ExecutionMode::Pipelined;
     int fabricWidth = 0;
     int fabricHeight = 0;
     Rect usable;

@@ -153,9 +153,9 @@ WS_TEST(gpt3XlScalesNearLinearlyToSixteenCs2AndShowsTheCrossoverWithASmallBatch)
     WS_REQUIRE(sweep.hasValue());
     const ScalingPoint& sixteen = sweep->points.back();
     std::printf("GPT-3 XL, batch %lld: 16 x CS-2 speedup %.2f (%s)\n", static_cast<long long>(sweep->globalBatch),
-        sixteen.speedup, sixteen.bottleneck.c_str());
+        sixteen.speedup, toString(sixteen.bottleneck));
     WS_CHECK(sixteen.speedup >= 13.0 && sixteen.speedup <= 16.0);
-    WS_CHECK_EQ(sixteen.bottleneck, std::string("compute"));
+    WS_CHECK_EQ(std::string(toString(sixteen.bottleneck)), std::string("compute"));
     for (std::size_t i = 1; i < sweep->points.size(); ++i)
         WS_CHECK(sweep->points[i].samplesPerS > sweep->points[i - 1].samplesPerS);
 
@@ -165,10 +165,10 @@ WS_TEST(gpt3XlScalesNearLinearlyToSixteenCs2AndShowsTheCrossoverWithASmallBatch)
     const Expected<ScalingSweep> small = scale(graph, cs2, options);
     WS_REQUIRE(small.hasValue());
     const ScalingPoint& last = small->points.back();
-    std::printf("GPT-3 XL, batch 32: 16 x CS-2 speedup %.2f (%s)\n", last.speedup, last.bottleneck.c_str());
+    std::printf("GPT-3 XL, batch 32: 16 x CS-2 speedup %.2f (%s)\n", last.speedup, toString(last.bottleneck));
     WS_CHECK(last.efficiency < 0.5);
-    WS_CHECK(last.bottleneck == "io" || last.bottleneck == "swarmx");
-    WS_CHECK_EQ(small->points.front().bottleneck, std::string("compute"));
+    WS_CHECK(last.bottleneck == Bound::Io || last.bottleneck == Bound::SwarmX);
+    WS_CHECK_EQ(std::string(toString(small->points.front().bottleneck)), std::string("compute"));
 }
 
 WS_TEST(physicalBoundsHoldForEveryConfig)
@@ -307,7 +307,7 @@ WS_TEST(pipelinedTrainingRunsAtTheSlowestRegionsRate)
     const RunResult result = runOrThrow(compiled, graph, cs2);
     WS_CHECK(result.metrics.samplesPerS <= ceiling * (1.0 + 1e-9));
     WS_CHECK(result.metrics.samplesPerS >= 0.5 * ceiling);
-    WS_CHECK_EQ(result.metrics.execution, std::string("pipelined"));
+    WS_CHECK_EQ(std::string(toString(result.metrics.execution)), std::string("pipelined"));
 }
 
 WS_TEST(runRefusesOptionsThatDoNotFitThePlan)

@@ -17,7 +17,7 @@ using namespace waferscope::test;
 
 namespace {
 
-engine::LayerMetrics layer(const std::string& name, int region, double utilization, const std::string& bound)
+engine::LayerMetrics layer(const std::string& name, int region, double utilization, Bound bound)
 {
     engine::LayerMetrics l;
     l.name = name;
@@ -40,7 +40,7 @@ report::RegionReport region(const std::string& op, int system, Rect rect)
     r.rect = rect;
     r.timeS = 2e-3;
     r.utilization = 0.5;
-    r.bound = "compute";
+    r.bound = Bound::Compute;
     return r;
 }
 
@@ -54,7 +54,7 @@ report::LaneReport lane(const std::string& name, double busyS, std::vector<doubl
     return l;
 }
 
-engine::ScalingPoint point(int numCsx, double samplesPerS, double efficiency, const std::string& bottleneck)
+engine::ScalingPoint point(int numCsx, double samplesPerS, double efficiency, Bound bottleneck)
 {
     engine::ScalingPoint p;
     p.numCsx = numCsx;
@@ -78,23 +78,23 @@ report::RunReport sampleReport()
     r.manifest.model = "tiny<&\"gpt";
     r.manifest.system = "cs2";
     r.manifest.numCsx = 2;
-    r.manifest.mode = "train";
-    r.manifest.executionRequested = "auto";
+    r.manifest.mode = RunKind::Train;
+    r.manifest.executionRequested = ExecutionChoice::Auto;
     r.manifest.calibrationVersion = "cal-7";
-    r.plan.execution = "pipelined";
+    r.plan.execution = ExecutionMode::Pipelined;
     r.plan.fabricWidth = 750;
     r.plan.fabricHeight = 994;
     r.plan.usable = { 4, 4, 742, 986 };
     r.plan.notes = { "plan note" };
-    r.metrics.mode = "train";
-    r.metrics.execution = "pipelined";
+    r.metrics.mode = RunKind::Train;
+    r.metrics.execution = ExecutionMode::Pipelined;
     r.metrics.system = "cs2";
     r.metrics.stepTimeS = 0.0125;
     r.metrics.samplesPerS = 5120;
-    r.metrics.bottleneck = "compute";
+    r.metrics.bottleneck = Bound::Compute;
     r.metrics.notes = { "metric note; see http://example.com//x, url(a) src=b href=c" };
-    r.metrics.layers = { layer("embed", 0, 0.25, "memory"), layer(kOddName, 0, 0.5, "compute"),
-        layer("layers.0.ffn", 1, 0.75, "fabric"), layer("head", 1, 1.0, "io") };
+    r.metrics.layers = { layer("embed", 0, 0.25, Bound::Pipeline), layer(kOddName, 0, 0.5, Bound::Compute),
+        layer("layers.0.ffn", 1, 0.75, Bound::Fabric), layer("head", 1, 1.0, Bound::Io) };
     r.regions = { region(kOddName, 0, { 10, 20, 300, 400 }), region("layers.0.ffn", 1, { 100, 50, 200, 100 }) };
     r.systems.resize(2);
     r.systems[1].index = 1;
@@ -105,8 +105,8 @@ report::RunReport sampleReport()
     r.spanS = 0.012;
     engine::ScalingSweep sweep;
     sweep.baselineSamplesPerS = 1000;
-    sweep.points
-        = { point(1, 1000, 1.0, "compute"), point(2, 1900, 0.95, "compute"), point(8, 6400, 0.8, "memoryx<&") };
+    sweep.points = { point(1, 1000, 1.0, Bound::Compute), point(2, 1900, 0.95, Bound::Compute),
+        point(8, 6400, 0.8, Bound::MemoryX) };
     r.scaling = sweep;
     return r;
 }
@@ -227,10 +227,37 @@ WS_TEST(layerBarsFollowUtilizationOnTheAxis)
     WS_CHECK_NEAR(attribute(bars[1], "width"), axis / 2, 1e-3); // utilization 0.5
     WS_CHECK(attributeText(bars[1], "fill") != attributeText(bars[2], "fill")); // compute vs fabric
     WS_CHECK_CONTAINS(svg, "<title>layers.0.attn&lt;&amp;&quot;q: 50.0 % (compute), 1.00 ms</title>");
-    for (const char* present : { ">compute<", ">fabric<", ">io<", ">memory<" })
+    for (const char* present : { ">compute<", ">fabric<", ">io<", ">pipeline<" })
         WS_CHECK_CONTAINS(svg, present);
     for (const char* absent : { ">swarmx<", ">memoryx<", ">latency<" })
         WS_CHECK(svg.find(absent) == std::string::npos);
+}
+
+WS_TEST(everyBoundOfTheNameTableHasItsOwnColourAndLegendEntry)
+{
+    // One layer per bound the engine can report (the name table's, "pipeline" included) and one
+    // with none: each bound gets a colour of its own, none the grey of "unknown", and a legend entry.
+    report::RunReport r = sampleReport();
+    r.metrics.layers.clear();
+    for (const EnumName<Bound>& entry : nameTable<Bound>())
+        r.metrics.layers.push_back(layer(entry.name[0] ? entry.name : "none", 0, 0.5, entry.value));
+    WS_REQUIRE(r.metrics.layers.front().bound == Bound::None);
+    const std::string svg = chart(report::reportCharts(r), "layer_utilization").svg;
+    const auto bars = tagsWithClass(svg, "rect", "bar");
+    WS_REQUIRE(bars.size() == r.metrics.layers.size());
+    const std::string unknownColour = attributeText(bars[0], "fill");
+    WS_CHECK_CONTAINS(svg, ">unknown<");
+    std::vector<std::string> colours;
+    for (std::size_t i = 1; i < bars.size(); ++i) {
+        const std::string name = toString(r.metrics.layers[i].bound);
+        const std::string colour = attributeText(bars[i], "fill");
+        WS_CHECK_CONTAINS(svg, ">" + name + "<");
+        WS_CHECK_CONTAINS(svg, "<rect fill=\"" + colour + "\""); // the legend's swatch
+        WS_CHECK(colour != unknownColour);
+        WS_CHECK(std::find(colours.begin(), colours.end(), colour) == colours.end());
+        colours.push_back(colour);
+    }
+    WS_CHECK_EQ(colours.size(), nameTable<Bound>().size() - 1);
 }
 
 WS_TEST(manyLayersGetThinBarsAndSpacedLabels)
@@ -238,7 +265,7 @@ WS_TEST(manyLayersGetThinBarsAndSpacedLabels)
     report::RunReport r = sampleReport();
     r.metrics.layers.clear();
     for (int i = 0; i < 400; ++i)
-        r.metrics.layers.push_back(layer("layers." + std::to_string(i), 0, (i % 10) / 10.0, "compute"));
+        r.metrics.layers.push_back(layer("layers." + std::to_string(i), 0, (i % 10) / 10.0, Bound::Compute));
     const std::string svg = chart(report::reportCharts(r), "layer_utilization").svg;
     const auto bars = tagsWithClass(svg, "rect", "bar");
     WS_REQUIRE(bars.size() == 400);
@@ -295,7 +322,7 @@ WS_TEST(scalingPointsUseLog2Spacing)
     const std::string first = attributeText(ideal[0], "points").substr(0, attributeText(ideal[0], "points").find(' '));
     WS_CHECK_NEAR(std::stod(first.substr(0, first.find(','))), x1, 1e-3);
     WS_CHECK_NEAR(std::stod(first.substr(first.find(',') + 1)), attribute(points[0], "cy"), 1e-3);
-    WS_CHECK_CONTAINS(svg, "bottleneck memoryx&lt;&amp;</title>");
+    WS_CHECK_CONTAINS(svg, "bottleneck memoryx</title>");
     WS_CHECK_CONTAINS(svg, ">95 %<");
     WS_CHECK_CONTAINS(svg, ">80 %<");
     WS_CHECK_CONTAINS(svg, "log2");
@@ -377,7 +404,7 @@ WS_TEST(htmlIsSelfContainedAndEscaped)
 WS_TEST(inferenceHtmlShowsDecodeFigures)
 {
     report::RunReport r = sampleReport();
-    r.metrics.mode = "inference";
+    r.metrics.mode = RunKind::Inference;
     r.metrics.timeToFirstTokenS = 0.25;
     r.metrics.aggregateTokensPerS = 12000;
     const std::string html = report::reportHtml(r);

@@ -392,7 +392,7 @@ private Q_SLOTS:
         window->setRunMode(core::RunMode::Inference);
         QVERIFY(settled.wait(30000));
         QVERIFY(window->run() != nullptr);
-        QCOMPARE(window->run()->metrics.mode, std::string("inference"));
+        QCOMPARE(std::string(core::toString(window->run()->metrics.mode)), std::string("inference"));
         QVERIFY(timeline->laneNames().contains(QStringLiteral("wafer 0")));
         QVERIFY(window->scalingPanel()->summary().contains(QStringLiteral("for training")));
     }

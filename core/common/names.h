@@ -1,0 +1,104 @@
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace waferscope::core {
+
+// The closed sets a result or an option is made of, and their one name table. The names are a
+// contract: the CLI's options and --json, report.json and report.csv, the GUI's saved session all
+// spell them so. Code compares the enums; only the edges convert, through the functions below.
+
+// What a model is compiled for (`compile --mode`, the GUI's mode box).
+enum class RunMode { Train, Inference }; // "train", "inference"
+
+// What a run does (`run --mode`): eval compiles like training and runs the forward pass only.
+enum class RunKind { Train, Eval, Inference }; // "train", "eval", "inference"
+
+// The execution asked for (`--execution`) and the one the compiler chose.
+enum class ExecutionChoice { Auto, Pipelined, WeightStreaming }; // "auto", "pipelined", "weight_streaming"
+enum class ExecutionMode { Pipelined, WeightStreaming, Inference }; // "pipelined", "weight_streaming", "inference"
+
+// What limits a layer (and, for the run's bottleneck, the most layer time): the wafer's FMACs
+// (compute), its links (fabric), hops and launches (latency), the weight stream's narrowest part
+// (io, swarmx, memoryx), or, in a layer pipeline, waiting for the slowest stage (pipeline). None
+// is "" (a region no layer ran on). Declared in name order, so that a std::map keyed by Bound
+// iterates as one keyed by the names does: ties between bounds resolve the same way.
+enum class Bound { None, Compute, Fabric, Io, Latency, MemoryX, Pipeline, SwarmX };
+
+// The plan a run of `kind` needs, and the run a plan compiled for `mode` makes by default.
+constexpr RunMode compileModeFor(RunKind kind)
+{
+    return kind == RunKind::Inference ? RunMode::Inference : RunMode::Train;
+}
+constexpr RunKind runKindFor(RunMode mode)
+{
+    return mode == RunMode::Inference ? RunKind::Inference : RunKind::Train;
+}
+
+template <typename Enum>
+struct EnumName {
+    Enum value;
+    const char* name;
+};
+
+// Every value of a set with its name, in declaration order. Defined for the enums above.
+template <typename Enum>
+std::span<const EnumName<Enum>> nameTable();
+template <>
+std::span<const EnumName<RunMode>> nameTable<RunMode>();
+template <>
+std::span<const EnumName<RunKind>> nameTable<RunKind>();
+template <>
+std::span<const EnumName<ExecutionChoice>> nameTable<ExecutionChoice>();
+template <>
+std::span<const EnumName<ExecutionMode>> nameTable<ExecutionMode>();
+template <>
+std::span<const EnumName<Bound>> nameTable<Bound>();
+
+const char* toString(RunMode mode);
+const char* toString(RunKind kind);
+const char* toString(ExecutionChoice execution);
+const char* toString(ExecutionMode mode);
+const char* toString(Bound bound);
+
+// The value spelled `name`, or nothing for a name not in the table.
+template <typename Enum>
+std::optional<Enum> fromName(std::string_view name)
+{
+    for (const EnumName<Enum>& entry : nameTable<Enum>())
+        if (name == entry.name)
+            return entry.value;
+    return std::nullopt;
+}
+
+// The names of a set, for help texts and option lists.
+template <typename Enum>
+std::vector<std::string> allNames()
+{
+    std::vector<std::string> names;
+    for (const EnumName<Enum>& entry : nameTable<Enum>())
+        names.emplace_back(entry.name);
+    return names;
+}
+
+// JSON spells these sets by name (toString), never by number: a JSON library that would write an
+// enum as its integer finds these deleted overloads by argument-dependent lookup and fails to compile.
+template <typename Json>
+void to_json(Json&, RunMode) = delete;
+template <typename Json>
+void to_json(Json&, RunKind) = delete;
+template <typename Json>
+void to_json(Json&, ExecutionChoice) = delete;
+template <typename Json>
+void to_json(Json&, ExecutionMode) = delete;
+template <typename Json>
+void to_json(Json&, Bound) = delete;
+
+// "a, b or c": what an error message says was expected.
+std::string choiceList(const std::vector<std::string>& names);
+
+} // namespace waferscope::core
