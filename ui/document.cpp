@@ -46,20 +46,16 @@ struct LoadResult {
     QString error;
 };
 
-LoadResult loadModelFile(const QString& path)
+LoadResult loadModel(const QString& path)
 {
-    const std::string file = path.toStdString();
-    core::Expected<std::string> bytes = core::readParamsBytes(file);
-    if (!bytes)
-        return { nullptr, QString::fromStdString(bytes.error().format()) };
-    core::Expected<core::ModelConfig> config = core::readParamsText(*bytes, file);
-    if (!config)
-        return { nullptr, QString::fromStdString(config.error().format()) };
+    core::Expected<core::LoadedModelFile> file = core::loadModelFile(path.toStdString());
+    if (!file)
+        return { nullptr, QString::fromStdString(file.error().format()) };
     auto model = std::make_shared<LoadedModel>();
     model->path = path;
-    model->sha256 = core::sha256Hex(*bytes);
-    model->bytes = std::move(bytes).value();
-    model->graph = std::make_shared<const core::ModelGraph>(core::buildModelGraph(*config));
+    model->sha256 = core::sha256Hex(file->bytes);
+    model->bytes = std::move(file->bytes);
+    model->graph = std::make_shared<const core::ModelGraph>(std::move(file->graph));
     return { std::move(model), {} };
 }
 
@@ -171,7 +167,7 @@ void Document::open(const QString& path)
     const QString name = QFileInfo(path).fileName();
     Q_EMIT busyChanged(tr("loading %1").arg(name), {});
     Q_EMIT loadStarted(path);
-    m_loader->start<LoadResult>([path](const JobContext&) { return loadModelFile(path); },
+    m_loader->start<LoadResult>([path](const JobContext&) { return loadModel(path); },
         [this, path, name](int, LoadResult result) {
             if (!result.model) {
                 Q_EMIT error(result.error);

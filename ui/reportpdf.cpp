@@ -1,10 +1,8 @@
-// The PDF twin of report.html. The core keeps the HTML page's row builders private, so the rows
-// are rebuilt here from the same RunReport fields, in the same order and with the same formatters
-// (core/common/units.h): a change to the content of one report needs the same change here.
+// report.pdf: the report document (core/report/reportdocument.h) laid out on A4 pages with Qt.
+// report.html is the other rendering of the same document, so the two say the same things.
 #include "ui/reportpdf.h"
 
-#include "core/common/units.h"
-#include "core/report/htmlreport.h"
+#include "core/report/reportdocument.h"
 
 #include <QBuffer>
 #include <QFont>
@@ -29,64 +27,11 @@ namespace waferscope::ui {
 namespace {
 
 namespace report = core::report;
-using Pairs = std::vector<std::pair<QString, QString>>;
 using Rows = std::vector<QStringList>;
 
-// The cells as report.html formats them (its helpers are private to the core).
 const auto qs = [](const std::string& text) { return QString::fromStdString(text); };
-const auto finiteOr0 = [](double value) { return std::isfinite(value) ? value : 0.0; };
-const auto percent = [](double share) { return qs(core::formatFixed(finiteOr0(share) * 100.0, 1) + " %"); };
-const auto seconds = [](double value) { return qs(core::formatSi(finiteOr0(value), "s")); };
-const auto rate
-    = [](double value, const std::string& unit) { return qs(core::formatCount(finiteOr0(value)) + " " + unit); };
-const auto orDash = [](const std::string& text) { return text.empty() ? QStringLiteral("-") : qs(text); };
 
-QString pageTitle(const report::RunReport& r)
-{
-    const std::string& system = r.manifest.system.empty() ? r.metrics.system : r.manifest.system;
-    return QStringLiteral("WaferScope report: %1 on %2 x %3")
-        .arg(orDash(r.manifest.model), QString::number(r.manifest.numCsx), orDash(system));
-}
-
-Pairs manifestRows(const report::RunReport& r)
-{
-    const report::Manifest& m = r.manifest;
-    const auto number = [](auto value) { return QString::number(value); };
-    return { { "WaferScope version", qs(m.version) }, { "Created (UTC)", qs(m.createdUtc) },
-        { "Input", qs(m.inputPath) }, { "Input SHA-256", qs(m.inputSha256) }, { "Model", qs(m.model) },
-        { "System", qs(m.system) }, { "num_csx", number(m.numCsx) }, { "Mode", qs(core::toString(m.mode)) },
-        { "Execution requested", qs(core::toString(m.executionRequested)) },
-        { "Execution resolved", qs(core::toString(r.plan.execution)) }, { "Max steps", number(m.maxSteps) },
-        { "Global batch", m.globalBatch == 0 ? QStringLiteral("the config's batch size") : number(m.globalBatch) },
-        { "Users", number(m.users) },
-        { "Prompt tokens", m.promptTokens == 0 ? QStringLiteral("engine default") : number(m.promptTokens) },
-        { "Calibration", qs(m.calibrationVersion) }, { "Seed", number(m.seed) } };
-}
-
-Pairs keyFigureRows(const report::RunReport& r)
-{
-    const core::engine::Metrics& m = r.metrics;
-    Pairs rows = { { "Execution", qs(core::toString(m.execution)) } };
-    if (m.mode == core::RunKind::Inference)
-        rows.insert(rows.end(),
-            { { "Decode step time", seconds(m.stepTimeS) }, { "Time to first token", seconds(m.timeToFirstTokenS) },
-                { "Tokens/s per user", rate(m.tokensPerS, "tokens/s") },
-                { "Aggregate tokens/s", rate(m.aggregateTokensPerS, "tokens/s") },
-                { "Sequences/s", rate(m.samplesPerS, "sequences/s") }, { "Users", QString::number(m.users) } });
-    else
-        rows.insert(rows.end(),
-            { { "Step time", seconds(m.stepTimeS) }, { "Samples/s", rate(m.samplesPerS, "samples/s") },
-                { "Tokens/s", rate(m.tokensPerS, "tokens/s") }, { "Micro-batch", QString::number(m.microBatch) } });
-    const core::engine::Utilization& u = m.utilization;
-    rows.insert(rows.end(),
-        { { "MFU", percent(m.mfu) }, { "Utilization: compute", percent(u.compute) },
-            { "Utilization: fabric", percent(u.fabric) }, { "Utilization: I/O", percent(u.io) },
-            { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
-            { "Bottleneck", qs(core::toString(m.bottleneck)) }, { "PEs in regions", percent(r.plan.peUtilization) },
-            { "SRAM used", percent(r.plan.sramUtilization) } });
-    return rows;
-}
-
+// A table of the document, as the page writer lays it out.
 struct Table {
     QStringList headers; // none: a key-value table, its first column shaded like a header
     QString align; // one letter per column: 'n' right-aligns a number column
@@ -94,50 +39,16 @@ struct Table {
     QString whenEmpty;
 };
 
-Table keyValueTable(const Pairs& pairs)
+Table toTable(const report::ReportTable& source)
 {
-    Table table { {}, QStringLiteral("ll"), {}, {} };
-    for (const auto& [key, value] : pairs)
-        table.rows.push_back({ key, value.isEmpty() ? QStringLiteral("-") : value });
-    return table;
-}
-
-Table regionTable(const report::RunReport& r)
-{
-    Table table { { "#", "Op", "Wafer", "Stage", "Rect (x, y) w x h", "PEs", "Time/step", "Utilization", "Bound" },
-        QStringLiteral("nlnnlnnnl"), {}, QStringLiteral("The plan has no regions.") };
-    for (std::size_t i = 0; i < r.regions.size(); ++i) {
-        const report::RegionReport& g = r.regions[i];
-        const QString rect = QStringLiteral("(%1, %2) %3 x %4").arg(g.rect.x).arg(g.rect.y).arg(g.rect.w).arg(g.rect.h);
-        table.rows.push_back({ QString::number(i), qs(g.op), QString::number(g.system), QString::number(g.stage), rect,
-            qs(core::formatThousands(g.rect.area())), seconds(g.timeS), percent(g.utilization),
-            qs(core::toString(g.bound)) });
-    }
-    return table;
-}
-
-Table systemTable(const report::RunReport& r)
-{
-    Table table { { "System", "Compute busy", "I/O busy", "FLOPs", "I/O bytes", "Compute utilization", "Schedule" },
-        QStringLiteral("nnnnnnl"), {}, QStringLiteral("The report lists no systems.") };
-    for (const report::SystemReport& s : r.systems)
-        table.rows.push_back({ QString::number(s.index), seconds(s.computeBusyS), seconds(s.ioBusyS),
-            qs(core::formatSi(finiteOr0(s.flops), "FLOP")), qs(core::formatBytes(finiteOr0(s.ioBytes))),
-            percent(s.computeUtilization),
-            s.sameScheduleAs0 ? QStringLiteral("same as system 0") : QStringLiteral("simulated") });
-    return table;
-}
-
-Table layerTable(const report::RunReport& r)
-{
-    Table table { { "#", "Layer", "Kind", "Params", "FLOPs", "Region", "Time/step", "Utilization", "Bound" },
-        QStringLiteral("nllnnnnnl"), {}, QStringLiteral("The run has no layers.") };
-    for (std::size_t i = 0; i < r.metrics.layers.size(); ++i) {
-        const core::engine::LayerMetrics& l = r.metrics.layers[i];
-        table.rows.push_back({ QString::number(i), qs(l.name), qs(l.kind), qs(core::formatCount(double(l.params))),
-            qs(core::formatSi(finiteOr0(l.flops), "FLOP")),
-            l.region < 0 ? QStringLiteral("-") : QString::number(l.region), seconds(l.timeS), percent(l.utilization),
-            qs(core::toString(l.bound)) });
+    Table table { {}, qs(source.align), {}, qs(source.whenEmpty) };
+    for (const std::string& header : source.headers)
+        table.headers << qs(header);
+    for (const std::vector<std::string>& row : source.rows) {
+        QStringList cells;
+        for (const std::string& cell : row)
+            cells << qs(cell);
+        table.rows.push_back(cells);
     }
     return table;
 }
@@ -407,27 +318,29 @@ private:
     const QFont m_footerFont = dejaVu(7);
 };
 
-// Section by section as reportHtml writes them.
-void writeReport(PageWriter& pages, const report::RunReport& r, const QString& title)
+// The document's sections in order, as reportHtml writes them.
+void writeReport(PageWriter& pages, const report::ReportDocument& document)
 {
-    const report::Manifest& m = r.manifest;
-    pages.paragraph(title, dejaVu(16, true), kText);
-    pages.muted(QStringLiteral("Created %1 from %2").arg(orDash(m.createdUtc), orDash(m.inputPath)));
-    pages.section(QStringLiteral("Manifest"), keyValueTable(manifestRows(r)));
-    pages.section(QStringLiteral("Key figures"), keyValueTable(keyFigureRows(r)));
-    pages.heading(QStringLiteral("Notes"), pages.pt(14));
-    std::vector<std::string> notes = r.metrics.notes;
-    notes.insert(notes.end(), r.plan.notes.begin(), r.plan.notes.end());
-    if (notes.empty())
-        pages.paragraph(QStringLiteral("No notes."));
-    for (const std::string& note : notes)
-        pages.bullet(qs(note));
-    for (const report::ReportChart& chart : report::reportCharts(r))
-        pages.chart(chart);
-    pages.section(QStringLiteral("Regions"), regionTable(r));
-    pages.section(QStringLiteral("Systems"), systemTable(r));
-    pages.section(QStringLiteral("Layers"), layerTable(r));
-    pages.muted(QStringLiteral("Written by WaferScope %1.").arg(orDash(m.version)));
+    pages.paragraph(qs(document.title), dejaVu(16, true), kText);
+    pages.muted(qs(document.subtitle));
+    for (const report::ReportSection& section : document.sections) {
+        switch (section.kind) {
+        case report::ReportSection::Kind::Table:
+            pages.section(qs(section.title), toTable(section.table));
+            break;
+        case report::ReportSection::Kind::List:
+            pages.heading(qs(section.title), pages.pt(14));
+            if (section.items.empty())
+                pages.paragraph(qs(section.whenEmpty));
+            for (const std::string& item : section.items)
+                pages.bullet(qs(item));
+            break;
+        case report::ReportSection::Kind::Chart:
+            pages.chart(section.chart);
+            break;
+        }
+    }
+    pages.muted(qs(document.closing));
 }
 
 } // namespace
@@ -437,7 +350,8 @@ QByteArray reportPdf(const core::report::RunReport& report, QString* error)
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
-    const QString title = pageTitle(report);
+    const report::ReportDocument document = report::reportDocument(report);
+    const QString title = qs(document.title);
     {
         QPdfWriter writer(&buffer);
         writer.setResolution(300);
@@ -451,9 +365,8 @@ QByteArray reportPdf(const core::report::RunReport& report, QString* error)
                 *error = QStringLiteral("Cannot paint the PDF report.");
             return {};
         }
-        PageWriter pages(
-            writer, painter, QStringLiteral("%1, created %2").arg(title, orDash(report.manifest.createdUtc)));
-        writeReport(pages, report, title);
+        PageWriter pages(writer, painter, qs(document.pageFooter));
+        writeReport(pages, document);
         pages.finish();
         if (!painter.end()) {
             if (error)

@@ -6,10 +6,10 @@
 
 namespace waferscope::ui {
 
-// The report as a PDF (QPdfWriter, A4): the same content as report.html (core/report/
-// htmlreport.h): title, manifest, key figures, notes, the four charts (rendered from their SVG
-// with QSvgRenderer, so they stay vector graphics), the region, system and layer tables, with
-// page breaks between rows and a page footer. Returns the PDF's bytes; empty with `error` set
+// The report as a PDF (QPdfWriter, A4): the report document (core/report/reportdocument.h), the
+// same that report.html renders, section by section: tables with page breaks between rows and
+// the header row repeated, lists, and the charts rendered from their SVG with QSvgRenderer (so
+// they stay vector graphics), with a page footer. Returns the PDF's bytes; empty with `error` set
 // when it cannot be made. Any thread (no widgets involved).
 QByteArray reportPdf(const core::report::RunReport& report, QString* error = nullptr);
 

@@ -48,12 +48,12 @@ std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err,
         exitCode = printDiagnostic(err, system.error());
         return std::nullopt;
     }
-    core::Expected<core::ModelGraph> graph = core::loadModel(*path);
-    if (!graph) {
-        exitCode = printDiagnostic(err, graph.error());
+    core::Expected<core::LoadedModelFile> model = core::loadModelFile(*path);
+    if (!model) {
+        exitCode = printDiagnostic(err, model.error());
         return std::nullopt;
     }
-    return JobInput { *path, std::move(system).value(), std::move(graph).value() };
+    return JobInput { *path, std::move(model->bytes), std::move(system).value(), std::move(model->graph) };
 }
 
 std::optional<core::ExecutionPlan> compileJob(

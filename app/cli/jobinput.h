@@ -16,6 +16,8 @@ namespace waferscope::cli {
 
 struct JobInput {
     std::string path;
+    std::string bytes; // the params file as read: a report's manifest hashes these
+
     core::SystemSpec system;
     core::ModelGraph graph;
 };

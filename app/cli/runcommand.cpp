@@ -6,7 +6,6 @@
 #include "app/cli/jobinput.h"
 #include "app/cli/progressline.h"
 
-#include "core/common/textfile.h"
 #include "core/common/units.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
@@ -168,12 +167,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
             return printDiagnostic(err, swept.error());
         sweep = std::move(swept).value();
     }
-    const core::Expected<std::string> bytes = core::readTextFile(input->path, std::size_t(64) << 20, "params YAML");
-    if (!bytes)
-        return printDiagnostic(err, bytes.error());
-    const core::report::RunReport report = core::report::makeReport(
-        core::report::makeManifest(input->path, *bytes, input->graph, compileOptions, options, result->metrics),
-        *result, *plan, sweep ? &*sweep : nullptr);
+    const core::report::RunReport report = core::report::assembleReport(
+        input->path, input->bytes, input->graph, *plan, *result, sweep ? &*sweep : nullptr, compileOptions, options);
     if (modelDir) {
         progress.set("writing", stages - 1, stages);
         if (const std::optional<core::Diagnostic> failed

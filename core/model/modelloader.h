@@ -34,4 +34,13 @@ ModelGraph buildModelGraph(const ModelConfig& config);
 // readParamsFile + buildModelGraph.
 Expected<ModelGraph> loadModel(const std::string& path);
 
+// A params file as loaded: the exact bytes read (what a report's manifest hashes, whatever the
+// file holds later) and the graph built from them.
+struct LoadedModelFile {
+    std::string path;
+    std::string bytes;
+    ModelGraph graph;
+};
+Expected<LoadedModelFile> loadModelFile(const std::string& path);
+
 } // namespace waferscope::core

@@ -161,6 +161,17 @@ Expected<ModelConfig> readParamsFile(const std::string& path)
     return readParamsText(text.value(), path);
 }
 
+Expected<LoadedModelFile> loadModelFile(const std::string& path)
+{
+    Expected<std::string> bytes = readParamsBytes(path);
+    if (!bytes)
+        return bytes.error();
+    Expected<ModelConfig> config = readParamsText(bytes.value(), path);
+    if (!config)
+        return config.error();
+    return LoadedModelFile { path, std::move(bytes).value(), buildModelGraph(config.value()) };
+}
+
 Expected<ModelGraph> loadModel(const std::string& path)
 {
     Expected<ModelConfig> config = readParamsFile(path);

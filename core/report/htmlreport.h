@@ -1,26 +1,14 @@
 #pragma once
 
-#include "core/report/runreport.h"
+#include "core/report/reportdocument.h"
 
 #include <string>
-#include <vector>
 
 namespace waferscope::core::report {
 
-// The charts of a report, as standalone SVG fragments (no external references, no xmlns URL),
-// shared by report.html (inlined) and the GUI's PDF (rendered with QSvgRenderer).
-struct ReportChart {
-    std::string id; // "layer_utilization", "timeline", "scaling", "placement"
-    std::string title;
-    std::string caption; // one sentence: what the chart shows and how to read it
-    std::string svg; // <svg viewBox=... width=... height=...>...</svg>
-};
-
-// Utilization per layer, a timeline summary, the scaling curve (when the report has a sweep)
-// and the wafer placement, in that order.
-std::vector<ReportChart> reportCharts(const RunReport& report);
-
-// A self-contained HTML page (inline CSS and SVG, no script, no URL) that reads well printed.
-std::string reportHtml(const RunReport& report);
+// report.html: the document as a self-contained HTML page (inline CSS and SVG, no script, no URL)
+// that reads well printed.
+std::string reportHtml(const ReportDocument& document);
+std::string reportHtml(const RunReport& report); // of reportDocument(report)
 
 } // namespace waferscope::core::report

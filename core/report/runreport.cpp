@@ -246,4 +246,12 @@ std::string utcTimestamp()
     return text;
 }
 
+RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
+    const ExecutionPlan& plan, const engine::RunResult& run, const engine::ScalingSweep* sweep,
+    const CompileOptions& compileOptions, const engine::RunOptions& runOptions)
+{
+    return makeReport(
+        makeManifest(inputPath, inputBytes, graph, compileOptions, runOptions, run.metrics), run, plan, sweep);
+}
+
 } // namespace waferscope::core::report

@@ -107,6 +107,13 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
     const engine::ScalingSweep* sweep);
 
+// The report of a finished run, as the CLI's run command and the GUI's export both make it: the
+// manifest (hashing `inputBytes`, the bytes that were loaded and simulated, not what the file
+// holds by now) and the report of the run. `sweep` may be null.
+RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
+    const ExecutionPlan& plan, const engine::RunResult& run, const engine::ScalingSweep* sweep,
+    const CompileOptions& compileOptions, const engine::RunOptions& runOptions);
+
 std::string reportToJson(const RunReport& report, int indent = 2);
 // Reads `report.json` back; errors are located (`fileName:line:col` or the key at fault).
 Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName);

@@ -401,6 +401,54 @@ WS_TEST(htmlIsSelfContainedAndEscaped)
     WS_CHECK_CONTAINS(html, "<td>(100, 50) 200 x 100</td>");
 }
 
+// One document behind both renderings: its sections in order, its rows from the report, and the
+// HTML page showing every one of them (the PDF draws the same document in ui/).
+WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
+{
+    report::RunReport r = sampleReport();
+    r.metrics.checkpointStrategy = "every_k";
+    r.metrics.checkpointEvery = 2;
+    r.metrics.recomputeFlopsPerStep = 3e15;
+    r.metrics.checkpointBytesPerStep = 0.0;
+    const report::ReportDocument document = report::reportDocument(r);
+    std::vector<std::string> ids;
+    for (const report::ReportSection& section : document.sections)
+        ids.push_back(section.id);
+    WS_CHECK(ids
+        == std::vector<std::string>({ "manifest", "key_figures", "notes", "layer_utilization", "timeline", "scaling",
+            "placement", "regions", "systems", "layers" }));
+    const auto section = [&](const std::string& id) -> const report::ReportSection& {
+        return *std::find_if(document.sections.begin(), document.sections.end(),
+            [&](const report::ReportSection& candidate) { return candidate.id == id; });
+    };
+    const report::ReportTable& figures = section("key_figures").table;
+    WS_CHECK(figures.headers.empty()); // a key-value table
+    WS_CHECK(std::find(figures.rows.begin(), figures.rows.end(),
+                 std::vector<std::string>({ "Checkpoints", "every_k (every 2 blocks)" }))
+        != figures.rows.end());
+    WS_CHECK(std::find(figures.rows.begin(), figures.rows.end(),
+                 std::vector<std::string>({ "Recomputed per step", "3.00 PFLOP" }))
+        != figures.rows.end());
+    WS_CHECK(section("notes").items == std::vector<std::string>({ r.metrics.notes[0], r.plan.notes[0] }));
+    WS_CHECK_EQ(section("regions").table.rows.size(), r.regions.size());
+    WS_CHECK_EQ(section("systems").table.rows.size(), r.systems.size());
+    WS_CHECK_EQ(section("layers").table.rows.size(), r.metrics.layers.size());
+    WS_CHECK_EQ(section("layers").table.rows[0].back(), std::string(toString(Bound::Pipeline)));
+    WS_CHECK_EQ(document.title, std::string("WaferScope report: tiny<&\"gpt on 2 x cs2"));
+    WS_CHECK_EQ(document.pageFooter, document.title + ", created 2026-11-21T10:00:00Z");
+
+    const std::string html = report::reportHtml(r);
+    WS_CHECK_EQ(html, report::reportHtml(document));
+    for (const report::ReportSection& shown : document.sections) {
+        WS_CHECK_CONTAINS(html, "<h2>" + shown.title + "</h2>");
+        for (const std::vector<std::string>& row : shown.table.rows)
+            for (const std::string& cell : row)
+                if (cell.find_first_of("<&\"'/:") == std::string::npos)
+                    WS_CHECK_CONTAINS(html, ">" + cell + "</t");
+    }
+    WS_CHECK_CONTAINS(html, "<p class=\"meta\">Written by WaferScope 0.9.0.</p>");
+}
+
 WS_TEST(inferenceHtmlShowsDecodeFigures)
 {
     report::RunReport r = sampleReport();
