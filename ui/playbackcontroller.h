@@ -48,7 +48,9 @@ FrameSnapshot makeSnapshot(
 // The stepper and player of a finished run. The frames are computed on a worker thread, newest
 // request first (requests made while one is computed collapse into the latest); the worker
 // publishes each snapshot and the GUI thread pulls the newest at most 60 times a second, so no
-// frame work runs on the GUI thread. Play advances `speed` steps per second.
+// frame work runs on the GUI thread. Play advances `speed` steps per second. Its worker is a
+// continuous producer that outlives any one request, so it is its own class rather than a
+// JobRunner job (JobRunner runs the one-shot jobs: load, compile, run, kernel, export).
 class PlaybackController : public QObject {
     Q_OBJECT
 public:
