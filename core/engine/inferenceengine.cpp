@@ -29,27 +29,29 @@ struct RegionTiming {
     Bound bound = Bound::Compute;
 };
 
-int manhattanGap(const Rect& a, const Rect& b)
+int manhattanGap(const Rect& from, const Rect& to)
 {
-    const int dx = std::max({ 0, b.x - (a.x + a.w), a.x - (b.x + b.w) });
-    const int dy = std::max({ 0, b.y - (a.y + a.h), a.y - (b.y + b.h) });
+    const int dx = std::max({ 0, to.x - (from.x + from.w), from.x - (to.x + to.w) });
+    const int dy = std::max({ 0, to.y - (from.y + from.h), from.y - (to.y + to.h) });
     return dx + dy;
 }
 
-RegionTiming timeRegion(const Context& c, const Region& region)
+// One token through `region`: its kernel's latency and busy time, FMACs and FLOPs, and what
+// bounds it.
+RegionTiming timeRegion(const Context& context, const Region& region)
 {
-    const Op& op = c.graph.ops[std::size_t(region.op)];
+    const Op& op = context.graph.ops[std::size_t(region.op)];
     const double pes = double(std::max<std::int64_t>(1, region.rect.area()));
-    const double crossing = double(region.rect.w + region.rect.h) * c.hop;
+    const double crossing = double(region.rect.w + region.rect.h) * context.hop;
     RegionTiming timing;
     const double density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
     // GEMV regions: the kernel the fabric runs for them (core::fabricKernelFor) in closed form.
     std::optional<fabric::KernelConfig> gemv;
     if (isStreamedMatrix(op.kind))
-        if (Expected<fabric::KernelConfig> config = fabricKernelFor(region, c.graph, c.system))
+        if (Expected<fabric::KernelConfig> config = fabricKernelFor(region, context.graph, context.system))
             gemv = *config;
     if (gemv) {
-        const KernelCost cost = costKernel(*gemv, c.calibration, c.hop);
+        const KernelCost cost = costKernel(*gemv, context.calibration, context.hop);
         timing.latencyCycles = cost.cycles;
         timing.busyCycles = cost.computeCycles;
         timing.fmacs = cost.fmacs * density;
@@ -59,7 +61,7 @@ RegionTiming timeRegion(const Context& c, const Region& region)
         // Attention (scores, softmax with its max and sum reductions, weighted values),
         // experts and lookups: their FLOPs at the SIMD rate of the region, and the crossings.
         const double flops = op.fwdFlopsPerToken * (op.kind == Op::Kind::Experts ? density : 1.0);
-        const double compute = flops / (2.0 * c.simd * pes);
+        const double compute = flops / (2.0 * context.simd * pes);
         const double hops = op.kind == Op::Kind::AttentionCore ? 2.0 * crossing : crossing;
         timing.latencyCycles = compute + hops;
         timing.busyCycles = compute;
@@ -69,77 +71,84 @@ RegionTiming timeRegion(const Context& c, const Region& region)
     }
     // Fused elementwise ops on the same PEs; a norm also reduces across the region.
     for (int index : region.fused) {
-        const Op& fused = c.graph.ops[std::size_t(index)];
-        const double cycles = fused.fwdFlopsPerToken / (c.simd * pes);
+        const Op& fused = context.graph.ops[std::size_t(index)];
+        const double cycles = fused.fwdFlopsPerToken / (context.simd * pes);
         timing.latencyCycles += cycles + (fused.kind == Op::Kind::Norm ? crossing : 0.0);
         timing.busyCycles += cycles;
         timing.flops += fused.fwdFlopsPerToken;
     }
-    timing.latencyCycles += c.calibration.regionLaunchCycles;
+    timing.latencyCycles += context.calibration.regionLaunchCycles;
     return timing;
 }
 
 // Ops that read the same input as the op before them run side by side: matrix ops of the same
 // layer and input width with no op fused in front of them (a norm in front marks a new input).
-bool runsBesidePrevious(const Context& c, const Region& previous, const Region& region)
+bool runsBesidePrevious(const Context& context, const Region& previous, const Region& region)
 {
-    const Op& a = c.graph.ops[std::size_t(previous.op)];
-    const Op& b = c.graph.ops[std::size_t(region.op)];
-    if (!isStreamedMatrix(a.kind) || !isStreamedMatrix(b.kind) || a.layer != b.layer || a.layer < 0
-        || a.inFeatures != b.inFeatures || previous.system != region.system)
+    const Op& before = context.graph.ops[std::size_t(previous.op)];
+    const Op& current = context.graph.ops[std::size_t(region.op)];
+    if (!isStreamedMatrix(before.kind) || !isStreamedMatrix(current.kind) || before.layer != current.layer
+        || before.layer < 0 || before.inFeatures != current.inFeatures || previous.system != region.system)
         return false;
     return std::none_of(region.fused.begin(), region.fused.end(), [&](int f) { return f < region.op; });
 }
 
-} // namespace
-
-Expected<RunResult> runInference(const Context& c)
+// The regions a token visits, in op order (replicas are not used for inference).
+std::vector<int> executionOrder(const ExecutionPlan& plan)
 {
-    const ExecutionPlan& plan = c.plan;
-    const ModelConfig& config = c.graph.config;
-    RunResult result;
-    Metrics& m = result.metrics;
-    // Regions in execution order (op order; replicas are not used for inference).
     std::vector<int> order;
-    for (int r = 0; r < int(plan.regions.size()); ++r)
-        if (plan.regions[std::size_t(r)].replica == 0)
-            order.push_back(r);
+    for (int index = 0; index < int(plan.regions.size()); ++index)
+        if (plan.regions[std::size_t(index)].replica == 0)
+            order.push_back(index);
     std::stable_sort(order.begin(), order.end(),
         [&](int a, int b) { return plan.regions[std::size_t(a)].op < plan.regions[std::size_t(b)].op; });
-    if (order.empty())
-        return Diagnostic { "<plan>", 0, 0, "the inference plan has no regions", Diagnostic::Kind::Internal };
+    return order;
+}
 
-    const double clock = c.clockHz;
-    const double ioBytesPerS = c.system.ioBytesPerS;
-    // Walk the token through the regions: offsets (cycles) at which each region starts.
-    struct Step {
-        int region = -1; // -1: an inter-wafer transfer
-        double start = 0.0; // seconds after the token entered the first region
-        double end = 0.0;
-        double bytes = 0.0;
-        int from = 0;
-        int to = 0;
-    };
-    std::vector<Step> steps;
-    std::vector<RegionTiming> timings(plan.regions.size());
+// A stretch of one token's trip: a region's work or a hop to the next wafer.
+struct TokenStep {
+    int region = -1; // -1: an inter-wafer transfer
+    double start = 0.0; // seconds after the token entered the first region
+    double end = 0.0;
+    double bytes = 0.0;
+    int from = 0;
+    int to = 0;
+};
+
+// One decode token walked through every region.
+struct TokenWalk {
+    std::vector<TokenStep> steps;
+    std::vector<RegionTiming> timings; // by region index
+    double latencyS = 0.0; // first region to the last
+    double maxBusyCycles = 0.0; // the busiest region's
+    double fmacsPerToken = 0.0;
+    double flopsPerToken = 0.0;
+    double interWaferS = 0.0; // of the latency, crossing wafers
+    double hopS = 0.0; // ... and between regions on a wafer
+};
+
+// Walks the token through the regions in `order`: each starts when the previous group is done
+// and the token has crossed the fabric (or the systems' I/O to the next wafer), or beside the
+// previous region when both read the same input.
+TokenWalk walkToken(const Context& context, const std::vector<int>& order)
+{
+    const ExecutionPlan& plan = context.plan;
+    const double clock = context.clockHz;
+    TokenWalk walk;
+    walk.timings.resize(plan.regions.size());
     double clockS = 0.0; // time at which the current group may start
     double groupStart = 0.0;
     double groupEnd = 0.0;
-    double maxBusy = 0.0;
-    double fmacsPerToken = 0.0;
-    double flopsPerToken = 0.0;
-    double interWaferS = 0.0;
-    double hopS = 0.0;
     int previous = -1;
-    for (int r : order) {
-        const Region& region = plan.regions[std::size_t(r)];
-        RegionTiming& timing = timings[std::size_t(r)];
-        timing = timeRegion(c, region);
-        maxBusy = std::max(maxBusy, timing.busyCycles);
-        fmacsPerToken += timing.fmacs;
-        flopsPerToken += timing.flops;
+    for (int index : order) {
+        const Region& region = plan.regions[std::size_t(index)];
+        RegionTiming& timing = walk.timings[std::size_t(index)];
+        timing = timeRegion(context, region);
+        walk.maxBusyCycles = std::max(walk.maxBusyCycles, timing.busyCycles);
+        walk.fmacsPerToken += timing.fmacs;
+        walk.flopsPerToken += timing.flops;
         double start = 0.0;
-        if (previous >= 0 && runsBesidePrevious(c, plan.regions[std::size_t(previous)], region)) {
+        if (previous >= 0 && runsBesidePrevious(context, plan.regions[std::size_t(previous)], region)) {
             start = groupStart; // beside the previous op, on the same input
         } else {
             clockS = groupEnd;
@@ -151,13 +160,13 @@ Expected<RunResult> runInference(const Context& c)
                     for (const WaferTransfer& transfer : plan.transfers)
                         if (transfer.from == before.system && transfer.to == region.system)
                             bytes = double(transfer.bytesPerToken);
-                    const double transferS = c.system.interSystemLatencyS + bytes / ioBytesPerS;
-                    steps.push_back({ -1, clockS, clockS + transferS, bytes, before.system, region.system });
-                    interWaferS += transferS;
+                    const double transferS = context.system.interSystemLatencyS + bytes / context.system.ioBytesPerS;
+                    walk.steps.push_back({ -1, clockS, clockS + transferS, bytes, before.system, region.system });
+                    walk.interWaferS += transferS;
                     clockS += transferS;
                 } else {
-                    const double gapS = manhattanGap(before.rect, region.rect) * c.hop / clock;
-                    hopS += gapS;
+                    const double gapS = manhattanGap(before.rect, region.rect) * context.hop / clock;
+                    walk.hopS += gapS;
                     clockS += gapS;
                 }
             }
@@ -166,49 +175,52 @@ Expected<RunResult> runInference(const Context& c)
         }
         const double end = start + timing.latencyCycles / clock;
         groupEnd = std::max(groupEnd, end);
-        steps.push_back({ r, start, end, 0.0, 0, 0 });
-        previous = r;
+        walk.steps.push_back({ index, start, end, 0.0, 0, 0 });
+        previous = index;
     }
-    const double latencyS = groupEnd; // one token, first region to the last
-    const double intervalS = maxBusy / clock; // the busiest region's time per token
-    const int users = std::max(1, c.options.users);
-    const double aggregate = std::min(double(users) / latencyS, intervalS > 0.0 ? 1.0 / intervalS : 1e300);
-    const std::int64_t context = std::max<std::int64_t>(1, config.sequenceLength);
-    const std::int64_t prompt
-        = c.options.promptTokens > 0 ? c.options.promptTokens : std::min<std::int64_t>(1024, context);
-    if (prompt > context)
-        return Diagnostic { "--prompt_tokens", 0, 0,
-            "a prompt of " + std::to_string(prompt) + " tokens does not fit the configured context of "
-                + std::to_string(context) + " tokens the KV cache is sized for",
-            Diagnostic::Kind::CannotMap };
-    const double ttft = latencyS + double(prompt - 1) * intervalS;
+    walk.latencyS = groupEnd;
+    return walk;
+}
 
-    m.numCsx = plan.numSystems;
-    m.numSystems = plan.numSystems;
-    m.users = users;
-    m.promptTokens = prompt;
-    m.stepTimeS = double(users) / aggregate;
-    m.tokensPerStep = double(users);
-    m.aggregateTokensPerS = aggregate;
-    m.tokensPerS = aggregate / double(users);
-    m.timeToFirstTokenS = ttft;
+// Decode rate per user and for all users, time to first token for `prompt` tokens, the
+// sequences per second, the FLOPs and the utilization.
+void fillDecodeFigures(
+    Metrics& metrics, const Context& context, const TokenWalk& walk, int users, std::int64_t prompt, double aggregate)
+{
+    const ExecutionPlan& plan = context.plan;
+    const std::int64_t sequence = std::max<std::int64_t>(1, context.graph.config.sequenceLength);
+    const double intervalS = walk.maxBusyCycles / context.clockHz; // the busiest region's time per token
+    metrics.numCsx = plan.numSystems;
+    metrics.numSystems = plan.numSystems;
+    metrics.users = users;
+    metrics.promptTokens = prompt;
+    metrics.stepTimeS = double(users) / aggregate;
+    metrics.tokensPerStep = double(users);
+    metrics.aggregateTokensPerS = aggregate;
+    metrics.tokensPerS = aggregate / double(users);
+    metrics.timeToFirstTokenS = walk.latencyS + double(prompt - 1) * intervalS;
     // A sequence: its prompt, then as many generated tokens as fit the context.
-    const double generated = double(std::max<std::int64_t>(1, context - prompt));
-    m.samplesPerS = double(users) / (ttft + generated * m.stepTimeS);
-    m.peakFlopsPerS = c.system.wafer.peakFlopsPerS() * plan.numSystems;
-    m.modelFlopsPerStep = flopsPerToken * double(users);
-    m.hardwareFlopsPerStep = m.modelFlopsPerStep;
-    m.linkBytesPerS = ioBytesPerS;
-    m.linkBound = Bound::Io;
+    const double generated = double(std::max<std::int64_t>(1, sequence - prompt));
+    metrics.samplesPerS = double(users) / (metrics.timeToFirstTokenS + generated * metrics.stepTimeS);
+    metrics.peakFlopsPerS = context.system.wafer.peakFlopsPerS() * plan.numSystems;
+    metrics.modelFlopsPerStep = walk.flopsPerToken * double(users);
+    metrics.hardwareFlopsPerStep = metrics.modelFlopsPerStep;
+    metrics.linkBytesPerS = context.system.ioBytesPerS;
+    metrics.linkBound = Bound::Io;
     const double usablePes = double(plan.usable.area()) * plan.numSystems;
-    m.utilization.compute = std::min(1.0, fmacsPerToken * double(users) / (usablePes * c.simd * m.stepTimeS * clock));
-    m.utilization.io = plan.numSystems > 1 ? std::min(1.0, interWaferS / latencyS) : 0.0;
-    m.utilization.fabric = std::min(1.0, hopS / latencyS);
+    metrics.utilization.compute = std::min(
+        1.0, walk.fmacsPerToken * double(users) / (usablePes * context.simd * metrics.stepTimeS * context.clockHz));
+    metrics.utilization.io = plan.numSystems > 1 ? std::min(1.0, walk.interWaferS / walk.latencyS) : 0.0;
+    metrics.utilization.fabric = std::min(1.0, walk.hopS / walk.latencyS);
+}
 
-    // Layers: each region's share of the token's latency; side-by-side ops overlap, so each
-    // counts only the time past the ones before it.
+// Layers: each region's share of the token's latency; side-by-side ops overlap, so each counts
+// only the time past the ones before it. Compute bound while the FMAC (or SIMD) cycles are the
+// larger part of the region's latency; otherwise hops, chains and launch (latency) hold the token.
+void addTokenLayers(Metrics& metrics, const Context& context, const TokenWalk& walk, int users)
+{
     double covered = 0.0;
-    for (const Step& step : steps) {
+    for (const TokenStep& step : walk.steps) {
         LayerMetrics layer;
         layer.timeS = std::max(0.0, step.end - std::max(step.start, covered));
         covered = std::max(covered, step.end);
@@ -217,58 +229,91 @@ Expected<RunResult> runInference(const Context& c)
             layer.kind = "wafer_link";
             layer.bound = Bound::Io;
         } else {
-            const Region& region = plan.regions[std::size_t(step.region)];
-            const RegionTiming& timing = timings[std::size_t(step.region)];
-            const Op& op = c.graph.ops[std::size_t(region.op)];
+            const Region& region = context.plan.regions[std::size_t(step.region)];
+            const RegionTiming& timing = walk.timings[std::size_t(step.region)];
+            const Op& op = context.graph.ops[std::size_t(region.op)];
             layer.name = region.opName;
             layer.kind = toString(op.kind);
             layer.region = step.region;
             layer.params = op.nonzeroParams;
             layer.flops = timing.flops * double(users);
             layer.utilization = std::min(1.0,
-                timing.fmacs / (double(std::max<std::int64_t>(1, region.rect.area())) * c.simd * timing.latencyCycles));
-            // Compute-bound while the FMAC (or SIMD) cycles are the larger part of the region's
-            // latency; otherwise hops, chains and launch (latency) hold the token.
+                timing.fmacs
+                    / (double(std::max<std::int64_t>(1, region.rect.area())) * context.simd * timing.latencyCycles));
             layer.bound = timing.busyCycles >= 0.5 * timing.latencyCycles ? Bound::Compute : Bound::Latency;
         }
-        m.layers.push_back(layer);
+        metrics.layers.push_back(layer);
     }
+}
 
-    // Timeline: the prompt, then the decode steps; one lane per region and per wafer link.
-    const int shown = c.options.maxSteps;
-    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, steps.size(), shown + 1))
-        return *refused;
-    for (int s = -1; s < shown; ++s) {
-        const double tokenStart = s < 0 ? 0.0 : ttft + double(s) * m.stepTimeS;
-        const Phase phase = s < 0 ? Phase::Prefill : Phase::Decode;
-        for (std::size_t i = 0; i < steps.size(); ++i) {
-            const Step& step = steps[i];
+// Timeline: the prompt, then the decode steps; one lane per region and per wafer link.
+void recordTimeline(RunResult& result, const Context& context, const TokenWalk& walk, int users, std::int64_t prompt)
+{
+    Metrics& metrics = result.metrics;
+    const double intervalS = walk.maxBusyCycles / context.clockHz;
+    const double ttft = metrics.timeToFirstTokenS;
+    for (int decode = -1; decode < context.options.maxSteps; ++decode) {
+        const bool prefill = decode < 0;
+        const double tokenStart = prefill ? 0.0 : ttft + double(decode) * metrics.stepTimeS;
+        for (std::size_t index = 0; index < walk.steps.size(); ++index) {
+            const TokenStep& step = walk.steps[index];
             TimelineEvent event;
             event.lane = step.region < 0 ? LaneKind::WaferLink : LaneKind::Region;
             event.laneIndex = step.region < 0 ? step.from : step.region;
-            event.phase = phase;
-            event.layer = int(i);
-            event.iteration = std::max(0, s);
+            event.phase = prefill ? Phase::Prefill : Phase::Decode;
+            event.layer = int(index);
+            event.iteration = std::max(0, decode);
             event.start = tokenStart + step.start;
             // The prompt keeps each region busy for its share of every prompt token.
-            const double busyS = step.region < 0 ? 0.0 : timings[std::size_t(step.region)].busyCycles / clock;
-            event.end = tokenStart + step.end + (s < 0 ? double(prompt - 1) * std::max(busyS, intervalS) : 0.0);
-            event.end = std::min(event.end, s < 0 ? ttft : tokenStart + m.stepTimeS + step.end);
-            event.bytes = step.bytes * (s < 0 ? double(prompt) : double(users));
+            const double busyS
+                = step.region < 0 ? 0.0 : walk.timings[std::size_t(step.region)].busyCycles / context.clockHz;
+            event.end = tokenStart + step.end + (prefill ? double(prompt - 1) * std::max(busyS, intervalS) : 0.0);
+            event.end = std::min(event.end, prefill ? ttft : tokenStart + metrics.stepTimeS + step.end);
+            event.bytes = step.bytes * (prefill ? double(prompt) : double(users));
             event.flops = step.region < 0
                 ? 0.0
-                : timings[std::size_t(step.region)].flops * (s < 0 ? double(prompt) : double(users));
+                : walk.timings[std::size_t(step.region)].flops * (prefill ? double(prompt) : double(users));
             result.timeline.events.push_back(event);
         }
-        m.stepTimesS.push_back(s < 0 ? 0.0 : m.stepTimeS);
+        if (!prefill)
+            metrics.stepTimesS.push_back(metrics.stepTimeS);
     }
-    m.stepTimesS.erase(m.stepTimesS.begin());
     for (const TimelineEvent& event : result.timeline.events)
         result.timeline.span = std::max(result.timeline.span, event.end);
-    if (users > 1 && double(users) / latencyS > 1.0 / intervalS)
-        m.notes.push_back(std::to_string(users) + " users fill the pipeline: the busiest region ("
-            + std::to_string(int(maxBusy)) + " cycles per token) caps the aggregate rate");
-    finishMetrics(m, c);
+}
+
+} // namespace
+
+Expected<RunResult> runInference(const Context& context)
+{
+    const std::vector<int> order = executionOrder(context.plan);
+    if (order.empty())
+        return Diagnostic { "<plan>", 0, 0, "the inference plan has no regions", Diagnostic::Kind::Internal };
+    const TokenWalk walk = walkToken(context, order);
+    const double intervalS = walk.maxBusyCycles / context.clockHz; // the busiest region's time per token
+    const int users = std::max(1, context.options.users);
+    const double aggregate = std::min(double(users) / walk.latencyS, intervalS > 0.0 ? 1.0 / intervalS : 1e300);
+    const std::int64_t sequence = std::max<std::int64_t>(1, context.graph.config.sequenceLength);
+    const std::int64_t prompt
+        = context.options.promptTokens > 0 ? context.options.promptTokens : std::min<std::int64_t>(1024, sequence);
+    if (prompt > sequence)
+        return Diagnostic { "--prompt_tokens", 0, 0,
+            "a prompt of " + std::to_string(prompt) + " tokens does not fit the configured context of "
+                + std::to_string(sequence) + " tokens the KV cache is sized for",
+            Diagnostic::Kind::CannotMap };
+
+    RunResult result;
+    Metrics& metrics = result.metrics;
+    fillDecodeFigures(metrics, context, walk, users, prompt, aggregate);
+    addTokenLayers(metrics, context, walk, users);
+    if (std::optional<Diagnostic> refused
+        = reserveTimeline(result.timeline, walk.steps.size(), context.options.maxSteps + 1))
+        return *refused;
+    recordTimeline(result, context, walk, users, prompt);
+    if (users > 1 && double(users) / walk.latencyS > 1.0 / intervalS)
+        metrics.notes.push_back(std::to_string(users) + " users fill the pipeline: the busiest region ("
+            + std::to_string(int(walk.maxBusyCycles)) + " cycles per token) caps the aggregate rate");
+    finishMetrics(metrics, context);
     return result;
 }
 

@@ -15,55 +15,55 @@ nlohmann::json number(double value)
 
 } // namespace
 
-std::string metricsToJson(const Metrics& m, int indent)
+std::string metricsToJson(const Metrics& metrics, int indent)
 {
     nlohmann::json json;
-    json["mode"] = toString(m.mode);
-    json["execution"] = toString(m.execution);
-    json["system"] = m.system;
-    json["num_csx"] = m.numCsx;
-    json["num_systems"] = m.numSystems;
-    json["step_time_s"] = number(m.stepTimeS);
-    json["samples_per_s"] = number(m.samplesPerS);
-    json["tokens_per_step"] = number(m.tokensPerStep);
-    json["tokens_per_s"] = number(m.tokensPerS);
+    json["mode"] = toString(metrics.mode);
+    json["execution"] = toString(metrics.execution);
+    json["system"] = metrics.system;
+    json["num_csx"] = metrics.numCsx;
+    json["num_systems"] = metrics.numSystems;
+    json["step_time_s"] = number(metrics.stepTimeS);
+    json["samples_per_s"] = number(metrics.samplesPerS);
+    json["tokens_per_step"] = number(metrics.tokensPerStep);
+    json["tokens_per_s"] = number(metrics.tokensPerS);
     json["time_to_first_token_s"]
-        = m.mode == RunKind::Inference ? number(m.timeToFirstTokenS) : nlohmann::json(nullptr);
-    json["mfu"] = number(m.mfu);
-    json["utilization"] = { { "compute", number(m.utilization.compute) }, { "fabric", number(m.utilization.fabric) },
-        { "io", number(m.utilization.io) }, { "memoryx", number(m.utilization.memoryx) },
-        { "swarmx", number(m.utilization.swarmx) } };
-    json["bottleneck"] = toString(m.bottleneck);
+        = metrics.mode == RunKind::Inference ? number(metrics.timeToFirstTokenS) : nlohmann::json(nullptr);
+    json["mfu"] = number(metrics.mfu);
+    json["utilization"] = { { "compute", number(metrics.utilization.compute) },
+        { "fabric", number(metrics.utilization.fabric) }, { "io", number(metrics.utilization.io) },
+        { "memoryx", number(metrics.utilization.memoryx) }, { "swarmx", number(metrics.utilization.swarmx) } };
+    json["bottleneck"] = toString(metrics.bottleneck);
     nlohmann::json layers = nlohmann::json::array();
-    for (const LayerMetrics& layer : m.layers)
+    for (const LayerMetrics& layer : metrics.layers)
         layers.push_back({ { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
             { "flops", number(layer.flops) }, { "time_s", number(layer.timeS) },
             { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } });
     json["layers"] = std::move(layers);
     // Beyond the contract: what a reader needs to check the figures.
-    json["model_flops_per_step"] = number(m.modelFlopsPerStep);
-    json["hardware_flops_per_step"] = number(m.hardwareFlopsPerStep);
-    json["peak_flops_per_s"] = number(m.peakFlopsPerS);
-    json["streamed_bytes_per_step"] = number(m.streamedBytesPerStep);
+    json["model_flops_per_step"] = number(metrics.modelFlopsPerStep);
+    json["hardware_flops_per_step"] = number(metrics.hardwareFlopsPerStep);
+    json["peak_flops_per_s"] = number(metrics.peakFlopsPerS);
+    json["streamed_bytes_per_step"] = number(metrics.streamedBytesPerStep);
     json["checkpoint_strategy"]
-        = m.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpointStrategy);
+        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointStrategy);
     json["checkpoint_every"]
-        = m.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.checkpointEvery);
-    json["recompute_flops_per_step"] = number(m.recomputeFlopsPerStep);
-    json["checkpoint_bytes_per_step"] = number(m.checkpointBytesPerStep);
-    json["stream_bytes_per_s"] = number(m.linkBytesPerS);
-    json["stream_bound"] = toString(m.linkBound);
-    json["step_times_s"] = m.stepTimesS;
-    if (m.mode == RunKind::Inference) {
-        json["users"] = m.users;
-        json["prompt_tokens"] = m.promptTokens;
-        json["aggregate_tokens_per_s"] = number(m.aggregateTokensPerS);
+        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointEvery);
+    json["recompute_flops_per_step"] = number(metrics.recomputeFlopsPerStep);
+    json["checkpoint_bytes_per_step"] = number(metrics.checkpointBytesPerStep);
+    json["stream_bytes_per_s"] = number(metrics.linkBytesPerS);
+    json["stream_bound"] = toString(metrics.linkBound);
+    json["step_times_s"] = metrics.stepTimesS;
+    if (metrics.mode == RunKind::Inference) {
+        json["users"] = metrics.users;
+        json["prompt_tokens"] = metrics.promptTokens;
+        json["aggregate_tokens_per_s"] = number(metrics.aggregateTokensPerS);
     } else {
-        json["batch_per_system"] = m.batchPerSystem;
-        json["micro_batch_size"] = m.microBatch;
-        json["micro_batches_per_step"] = m.microBatchesPerStep;
+        json["batch_per_system"] = metrics.batchPerSystem;
+        json["micro_batch_size"] = metrics.microBatch;
+        json["micro_batches_per_step"] = metrics.microBatchesPerStep;
     }
-    json["notes"] = m.notes;
+    json["notes"] = metrics.notes;
     return json.dump(indent);
 }
 
