@@ -28,6 +28,8 @@ void MessagePanel::addMessage(Severity severity, const QString& text)
         style()->standardIcon(icon), QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss  ")) + text);
     item->setData(Qt::UserRole, text);
     m_list->addItem(item);
+    while (m_list->count() > kMaxMessages)
+        delete m_list->takeItem(0);
     m_list->scrollToBottom();
 }
 

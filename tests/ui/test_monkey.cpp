@@ -100,7 +100,7 @@ private Q_SLOTS:
             = [&random](int count) { return int(std::uniform_int_distribution<int>(0, count - 1)(random)); };
 
         auto window = test::makeWindow();
-        window->resize(900, 600); // every action repaints what changed: a smaller window paints less
+        window->resize(800, 520); // every action repaints what changed: a smaller window paints less
         ui::RunToolBar* toolBar = window->findChild<ui::RunToolBar*>();
         QVERIFY(toolBar);
         const QList<QComboBox*> boxes = toolBar->findChildren<QComboBox*>(); // system, mode, execution, overlay
