@@ -72,6 +72,11 @@ Document::Document(std::vector<core::SystemSpec> systems, QObject* parent)
 {
     Q_ASSERT(!m_systems.empty());
     connect(m_runner, &JobRunner::progress, this, [this](int, double fraction) { Q_EMIT progress(fraction); });
+    for (JobRunner* lane : { m_loader, m_compiler, m_runner, m_kernelRunner, m_exporter })
+        connect(lane, &JobRunner::busyChanged, this, [this](bool busy) {
+            if (!busy && !isBusy())
+                Q_EMIT busyChanged({}, m_idleState);
+        });
 }
 
 Document::~Document() = default;
@@ -144,18 +149,23 @@ bool Document::isBusy() const
 
 void Document::setIdle(const QString& state)
 {
-    Q_EMIT busyChanged({}, state);
+    m_idleState = state;
+    if (!isBusy())
+        Q_EMIT busyChanged({}, state);
 }
 
 void Document::cancel()
 {
     if (!isBusy())
         return;
+    const bool compiling = m_compiler->isBusy();
     m_loader->cancel();
     m_compiler->cancel();
     m_runner->cancel();
     m_exporter->requestStop(); // it still says how it ended: reportExported, nothing replaced
     Q_EMIT info(tr("Cancelled; what is on screen stays as it was."));
+    if (compiling)
+        Q_EMIT planChanged(tr("The compile was cancelled; change a setting or open a file to compile again."));
     if (!m_run)
         Q_EMIT runChanged(tr("The run was cancelled."));
     setIdle(tr("cancelled"));
@@ -165,7 +175,6 @@ void Document::cancel()
 void Document::open(const QString& path)
 {
     const QString name = QFileInfo(path).fileName();
-    Q_EMIT busyChanged(tr("loading %1").arg(name), {});
     Q_EMIT loadStarted(path);
     m_loader->start<LoadResult>([path](const JobContext&) { return loadModel(path); },
         [this, path, name](int, LoadResult result) {
@@ -192,6 +201,7 @@ void Document::open(const QString& path)
             Q_EMIT modelChanged();
             startChain();
         });
+    Q_EMIT busyChanged(tr("loading %1").arg(name), {}); // once the lane is busy: see setIdle()
 }
 
 void Document::cancelChain()
@@ -223,7 +233,6 @@ void Document::startChain()
     dropPlanAndRun(tr("Compiling %1 for %2 (%3) …")
                        .arg(modelName(), QString::fromStdString(system().displayName),
                            m_mode == core::RunMode::Inference ? tr("inference") : tr("training")));
-    Q_EMIT busyChanged(tr("compiling"), {});
     m_compileOptions = options;
     using Compiled = core::Expected<core::ExecutionPlan>;
     m_compiler->start<Compiled>([graph = m_model->graph, system = system(), options](
@@ -232,16 +241,17 @@ void Document::startChain()
             if (generation != m_generations.current)
                 return;
             if (result)
-                planReady(std::make_shared<const core::ExecutionPlan>(std::move(result).value()));
+                planReady(std::make_shared<const core::ExecutionPlan>(std::move(result).value()), generation);
             else
                 planRefused(QString::fromStdString(result.error().message));
         });
+    Q_EMIT busyChanged(tr("compiling"), {});
 }
 
-void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan)
+void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::uint64_t generation)
 {
     m_plan = std::move(plan);
-    m_generations.plan = m_generations.current;
+    m_generations.plan = generation;
     const int wafers = wafersShown(*m_plan);
     QString summary
         = tr("compiled %1 for %2: %3, %4 regions on %5, PEs used %6%")
@@ -258,10 +268,6 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan)
     core::engine::RunOptions options;
     options.mode = core::runKindFor(m_mode);
     options.maxSteps = kStepsShown;
-    Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
-            ? tr("Running %1 on the simulated cluster …").arg(modelName())
-            : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
-    Q_EMIT busyChanged(tr("running"), {});
     // The run's state, or (run null) the engine's error in `error`.
     struct Ran {
         std::shared_ptr<RunState> state = std::make_shared<RunState>();
@@ -301,12 +307,18 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan)
                 state->sweepError = QString::fromStdString(sweep.error().message);
             return outcome;
         },
-        [this](int, Ran outcome) {
+        [this, generation](int, Ran outcome) {
+            if (generation != m_generations.current)
+                return;
             if (outcome.state->run)
-                runReady(std::move(*outcome.state));
+                runReady(std::move(*outcome.state), generation);
             else
                 runFailed(outcome.error);
         });
+    Q_EMIT busyChanged(tr("running"), {});
+    Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
+            ? tr("Running %1 on the simulated cluster …").arg(modelName())
+            : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
 }
 
 void Document::planRefused(const QString& message)
@@ -314,19 +326,20 @@ void Document::planRefused(const QString& message)
     const QString text
         = tr("%1 cannot be mapped onto %2: %3").arg(modelName(), QString::fromStdString(system().displayName), message);
     Q_EMIT warning(text);
+    Q_EMIT status(text);
     Q_EMIT planChanged(text);
     Q_EMIT runChanged(text);
     setIdle(tr("cannot be mapped onto %1").arg(QString::fromStdString(system().displayName)));
     Q_EMIT settled();
 }
 
-void Document::runReady(RunState state)
+void Document::runReady(RunState state, std::uint64_t generation)
 {
     const core::SystemSpec& shown = system();
     if (!state.noFrames.isEmpty())
         Q_EMIT warning(state.noFrames);
     m_run = std::make_shared<const RunState>(std::move(state));
-    m_generations.run = m_generations.current;
+    m_generations.run = generation;
     const core::engine::Metrics& metrics = m_run->run->metrics;
     const bool inference = m_mode == core::RunMode::Inference;
     Q_EMIT info(inference ? tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
@@ -418,7 +431,6 @@ void Document::exportReport(const QString& directory)
         Q_EMIT reportExported(directory, text);
         return;
     }
-    Q_EMIT busyChanged(tr("writing the report"), {});
     const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions };
     m_exporter->start<QString>(
         [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },
@@ -435,6 +447,7 @@ void Document::exportReport(const QString& directory)
             }
             Q_EMIT reportExported(directory, failure);
         });
+    Q_EMIT busyChanged(tr("writing the report"), {});
 }
 
 QString Document::exportTimeline(const QString& path)

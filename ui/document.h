@@ -133,6 +133,8 @@ Q_SIGNALS:
     void kernelFailed(const QString& message);
     // `error` is empty, or says why nothing was replaced.
     void reportExported(const QString& directory, const QString& error);
+    // A line for the status bar alone.
+    void status(const QString& text);
     // Lines for the Messages dock: info and errors also go to the status bar.
     void info(const QString& text);
     void warning(const QString& text);
@@ -140,12 +142,14 @@ Q_SIGNALS:
 
 private:
     void startChain(); // compile, then run
-    void planReady(std::shared_ptr<const core::ExecutionPlan> plan);
+    void planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::uint64_t generation);
     void planRefused(const QString& message);
-    void runReady(RunState state);
+    void runReady(RunState state, std::uint64_t generation);
     void runFailed(const QString& message);
     void cancelChain(); // the compile, run and kernel jobs
     void dropPlanAndRun(const QString& reason); // and tells the views why
+    // The title's state once every lane is idle (said at once when they are, else when the last
+    // one ends), so the progress bar and Cancel show exactly while some job runs.
     void setIdle(const QString& state);
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
@@ -159,6 +163,7 @@ private:
     std::shared_ptr<const RunState> m_run;
     Baseline m_baseline;
     Generations m_generations;
+    QString m_idleState; // what setIdle() said last
     // One lane per kind of job: a newer job of a kind replaces the older one.
     JobRunner* m_loader;
     JobRunner* m_compiler;

@@ -24,12 +24,22 @@ void JobRunner::cancel()
     setBusy(false);
 }
 
+void JobRunner::requestStop()
+{
+    if (!isBusy())
+        return;
+    m_context.m_cancelled->store(true);
+    m_stopping = true;
+    Q_EMIT busyChanged(false);
+}
+
 void JobRunner::setBusy(bool busy)
 {
-    if (busy == m_busy)
-        return;
+    const bool before = isBusy();
     m_busy = busy;
-    Q_EMIT busyChanged(busy);
+    m_stopping = false;
+    if (isBusy() != before)
+        Q_EMIT busyChanged(isBusy());
 }
 
 int JobRunner::launch(Task task)

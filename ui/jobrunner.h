@@ -60,10 +60,11 @@ public:
     // Drops the running job's result and asks it to stop.
     void cancel();
     // Asks the running job to stop but still delivers what it returns (a job that must report
-    // how it ended, such as an export that removes its temporaries first).
-    void requestStop() { m_context.m_cancelled->store(true); }
-    // A job was started and has neither delivered nor been cancelled.
-    bool isBusy() const { return m_busy; }
+    // how it ended, such as an export that removes its temporaries first). From then on the lane
+    // no longer counts as busy: nothing more is asked of it.
+    void requestStop();
+    // A job was started and has neither delivered nor been cancelled or asked to stop.
+    bool isBusy() const { return m_busy && !m_stopping; }
     int latestJob() const { return m_latestJob; }
 
 Q_SIGNALS:
@@ -77,6 +78,7 @@ private:
 
     int m_latestJob = 0; // id of the newest job; results of older ones are dropped
     bool m_busy = false;
+    bool m_stopping = false; // the newest job was asked to stop and will still deliver
     JobContext m_context; // of the newest job
 };
 

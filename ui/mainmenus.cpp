@@ -60,7 +60,7 @@ void MainMenus::createFileMenu()
     QAction* report = file->addAction(tr("Export &report (JSON, CSV, HTML, PDF, trace)…"), this, [this] {
         const QString directory = QFileDialog::getExistingDirectory(m_window, tr("Export the run's report into"));
         if (!directory.isEmpty())
-            m_document->exportReport(directory);
+            m_window->exportReport(directory);
     });
     report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     for (QAction* action : { timeline, report }) {

@@ -116,6 +116,7 @@ void MainWindow::connectDocument()
     connect(document, &Document::warning, this,
         [this](const QString& text) { m_messages->addMessage(MessagePanel::Severity::Warning, text); });
     connect(document, &Document::error, this, &MainWindow::showError);
+    connect(document, &Document::status, this, [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     connect(document, &Document::settingsChanged, this,
         [this] { m_systemPanel->setSystem(currentSystem(), numSystems()); });
     connect(document, &Document::loadStarted, this, [this](const QString& path) {
@@ -184,18 +185,23 @@ void MainWindow::showPlan(const QString& reason)
         m_placementPanel->setPlan(plan, m_document->graph());
     else
         m_placementPanel->clearPlan(reason);
+    // The presenter may have picked the plan's first region before the panel had the plan.
+    showRegion(m_presenter->selectedRegion());
 }
 
 void MainWindow::showRun(const QString& reason)
 {
     const std::shared_ptr<const RunState> state = m_document->runState();
     m_layersPanel->setRun(state ? state->run : nullptr);
+    m_playbackBar->setStepText(m_presenter->stepText());
     if (!state) {
         m_utilizationPanel->clear(reason);
         m_timelines->run()->clear(reason);
-        const bool inference = m_document->mode() == core::RunMode::Inference && m_document->plan();
+        // While an inference run is on its way the scaling dock says why it will stay empty.
+        const bool inferring
+            = m_document->mode() == core::RunMode::Inference && m_document->plan() && m_document->isBusy();
         m_scalingPanel->clear(
-            inference ? tr("The scaling sweep is for training; switch Compile for to training to see it.") : reason);
+            inferring ? tr("The scaling sweep is for training; switch Compile for to training to see it.") : reason);
         return;
     }
     m_timelines->run()->setRun(state->run, m_document->plan());
@@ -205,13 +211,14 @@ void MainWindow::showRun(const QString& reason)
             .arg(state->run->metrics.stepTimesS.size())
             .arg(state->utilization.binS >= 1e-3 ? tr("%1 ms").arg(state->utilization.binS * 1e3, 0, 'g', 3)
                                                  : tr("%1 us").arg(state->utilization.binS * 1e6, 0, 'g', 3)));
-    m_playbackBar->setStepText(m_presenter->stepText());
     if (state->sweep)
         m_scalingPanel->setSweep(state->sweep, numSystems(),
             tr("%1 on %2: training throughput")
                 .arg(m_document->modelName(), QString::fromStdString(currentSystem().displayName)));
     else if (!state->sweepError.isEmpty())
         m_scalingPanel->clear(tr("No scaling sweep: %1").arg(state->sweepError));
+    else
+        m_scalingPanel->clear(tr("The scaling sweep is for training; switch Compile for to training to see it."));
 }
 
 void MainWindow::showBaseline()

@@ -25,6 +25,7 @@ WaferPresenter::WaferPresenter(Document* document, WaferView* view, QObject* par
     connect(m_document, &Document::runChanged, this, [this] {
         const std::shared_ptr<const RunState> run = m_document->runState();
         m_playback->setSource(run ? run->frames : nullptr);
+        showScene(); // no heat of an earlier run stays on screen
     });
     connect(m_document, &Document::baselineChanged, this, [this] {
         m_playback->setBaseline(m_document->baseline().frames);

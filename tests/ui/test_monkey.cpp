@@ -16,17 +16,21 @@
 #include "ui/regiontablemodel.h"
 #include "ui/runlayertablemodel.h"
 #include "ui/runtoolbar.h"
+#include "ui/waferpresenter.h"
 #include "ui/waferview.h"
 #include "windowfixture.h"
 
 #include <QComboBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThreadPool>
+#include <QToolButton>
 
 #include <deque>
 #include <random>
@@ -77,6 +81,23 @@ QString inconsistency(ui::MainWindow* window)
         return QStringLiteral("the stepper steps through another run's frames");
     if (window->playback()->frameCount() > 0 && window->playback()->current() >= window->playback()->frameCount())
         return QStringLiteral("the stepper is past the last frame");
+    const int selected = window->findChild<ui::WaferPresenter*>()->selectedRegion();
+    const auto* regions = window->placementPanel()->findChild<QTableView*>();
+    const QModelIndex current = regions->selectionModel()->currentIndex();
+    const int picked = current.isValid()
+        ? qobject_cast<const QSortFilterProxyModel*>(regions->model())->mapToSource(current).row()
+        : -1;
+    if (picked != selected)
+        return QStringLiteral("the Placement dock picks region %1, the wafer view %2").arg(picked).arg(selected);
+    const bool runnable = selected >= 0 && document->kernelUnavailableReason(selected).isEmpty();
+    if (window->placementPanel()->runButton()->isEnabled() != runnable)
+        return QStringLiteral("Run on fabric is %1 for region %2")
+            .arg(runnable ? QStringLiteral("disabled") : QStringLiteral("enabled"))
+            .arg(selected);
+    for (const QToolButton* button : window->findChildren<QToolButton*>())
+        if (button->text() == QStringLiteral("Cancel") && button->isHidden() == document->isBusy())
+            return document->isBusy() ? QStringLiteral("work runs but Cancel is hidden")
+                                      : QStringLiteral("Cancel is shown with nothing to cancel");
     return {};
 }
 
@@ -111,6 +132,10 @@ private Q_SLOTS:
             QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml"),
             QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/legacy_num_heads_not_dividing_hidden.yaml") };
         QTemporaryDir exports;
+        // What the sequence got to see, so that it cannot pass by never reaching a state.
+        int plans = 0, runsWithFrames = 0, baselines = 0, exportsFinished = 0;
+        QObject::connect(window.get(), &ui::MainWindow::reportExported, window.get(),
+            [&exportsFinished](const QString&, const QString& error) { exportsFinished += error.isEmpty() ? 1 : 0; });
         std::deque<QString> recent; // the last actions, for the failure message
         QElapsedTimer clock;
         clock.start();
@@ -202,6 +227,9 @@ private Q_SLOTS:
             recent.push_back(QStringLiteral("%1: %2").arg(index).arg(action));
             if (recent.size() > 12)
                 recent.pop_front();
+            plans += window->plan() ? 1 : 0;
+            runsWithFrames += window->document()->runState() && window->document()->runState()->frames ? 1 : 0;
+            baselines += window->hasBaseline() ? 1 : 0;
             const QString wrong = inconsistency(window.get());
             if (!wrong.isEmpty())
                 QFAIL(qPrintable(QStringLiteral("seed %1, after action %2: %3\nlast actions:\n%4")
@@ -211,7 +239,19 @@ private Q_SLOTS:
         }
         QVERIFY(drain(window.get()));
         QVERIFY(inconsistency(window.get()).isEmpty());
-        qInfo("%d actions in %.1f s", actions, double(clock.elapsed()) / 1000.0);
+        qInfo("%d actions in %.1f s; seen after an action: a plan %d times, a run with frames %d, a baseline %d; "
+              "%d exports finished",
+            actions, double(clock.elapsed()) / 1000.0, plans, runsWithFrames, baselines, exportsFinished);
+        if (actions >= 1000) {
+            QVERIFY(plans > 0);
+            QVERIFY(runsWithFrames > 0);
+            QVERIFY(baselines > 0);
+        }
+        // The window closed with work in flight: the jobs finish with nobody to deliver to.
+        QVERIFY(test::dropUrls(window.get(), { QUrl::fromLocalFile(files[1]) }));
+        window.reset();
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
     }
 };
 
