@@ -5,7 +5,6 @@
 #include "ui/placementoverlay.h"
 #include "ui/reportexporter.h"
 
-#include "core/common/sha256.h"
 #include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
 #include "core/model/graphjson.h"
@@ -53,7 +52,6 @@ LoadResult loadModel(const QString& path)
         return { nullptr, QString::fromStdString(file.error().format()) };
     auto model = std::make_shared<LoadedModel>();
     model->path = path;
-    model->sha256 = core::sha256Hex(file->bytes);
     model->bytes = std::move(file->bytes);
     model->graph = std::make_shared<const core::ModelGraph>(std::move(file->graph));
     return { std::move(model), {} };
@@ -92,8 +90,7 @@ void Document::setSystemIndex(std::size_t index)
         return;
     m_systemIndex = index;
     m_numSystems = std::min(m_numSystems, maxSystems());
-    Q_EMIT settingsChanged();
-    startChain(); // drops the plan, placed for another wafer
+    settingChanged(); // the plan was placed for another wafer
 }
 
 bool Document::selectSystem(const QString& name)
@@ -118,28 +115,32 @@ QString Document::setNumSystems(int numSystems)
         return QString::fromStdString(cluster.error().message);
     if (numSystems != m_numSystems) {
         m_numSystems = numSystems;
-        Q_EMIT settingsChanged();
-        startChain();
+        settingChanged();
     }
     return {};
 }
 
 void Document::setMode(core::RunMode mode)
 {
-    if (mode == m_mode)
-        return;
-    m_mode = mode;
-    Q_EMIT settingsChanged();
-    startChain();
+    if (mode != m_mode) {
+        m_mode = mode;
+        settingChanged();
+    }
 }
 
 void Document::setExecution(core::ExecutionChoice execution)
 {
-    if (execution == m_execution)
-        return;
-    m_execution = execution;
-    Q_EMIT settingsChanged();
+    if (execution != m_execution) {
+        m_execution = execution;
+        settingChanged();
+    }
+}
+
+void Document::settingChanged()
+{
+    // The old plan and run go first, so no view draws them once more for the new settings.
     startChain();
+    Q_EMIT settingsChanged();
 }
 
 bool Document::isBusy() const

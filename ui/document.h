@@ -21,12 +21,11 @@ namespace waferscope::ui {
 
 class JobRunner;
 
-// A model file as it was read: the exact bytes simulated, so an export hashes what ran even
-// when the file was edited or deleted since.
+// A model file as it was read: the exact bytes simulated, so an export's manifest hashes what
+// ran even when the file was edited or deleted since.
 struct LoadedModel {
     QString path; // as opened
     std::string bytes;
-    std::string sha256; // of `bytes`, hex
     std::shared_ptr<const core::ModelGraph> graph;
 };
 
@@ -141,6 +140,7 @@ Q_SIGNALS:
     void error(const QString& text);
 
 private:
+    void settingChanged(); // a new chain for the new settings, then settingsChanged
     void startChain(); // compile, then run
     void planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::uint64_t generation);
     void planRefused(const QString& message);

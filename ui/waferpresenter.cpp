@@ -20,7 +20,6 @@ WaferPresenter::WaferPresenter(Document* document, WaferView* view, QObject* par
     , m_playback(new PlaybackController(this))
 {
     connect(m_document, &Document::settingsChanged, this, &WaferPresenter::showScene);
-    connect(m_document, &Document::modelChanged, this, &WaferPresenter::showScene);
     connect(m_document, &Document::planChanged, this, &WaferPresenter::planChanged);
     connect(m_document, &Document::runChanged, this, [this] {
         const std::shared_ptr<const RunState> run = m_document->runState();
