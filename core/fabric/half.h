@@ -62,4 +62,25 @@ inline float roundToHalf(float value)
     return halfToFloat(floatToHalf(value));
 }
 
+// bfloat16 storage: the upper half of a binary32, rounded to nearest even. A NaN stays a NaN
+// (quietened, so that truncation cannot turn it into an infinity); overflow rounds to infinity.
+inline std::uint16_t floatToBfloat16(float value)
+{
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+        return std::uint16_t((bits >> 16) | 0x40u);
+    const std::uint32_t roundingBias = 0x7fffu + ((bits >> 16) & 1u);
+    return std::uint16_t((bits + roundingBias) >> 16);
+}
+
+inline float bfloat16ToFloat(std::uint16_t bfloat)
+{
+    return std::bit_cast<float>(std::uint32_t(bfloat) << 16);
+}
+
+inline float roundToBfloat16(float value)
+{
+    return bfloat16ToFloat(floatToBfloat16(value));
+}
+
 } // namespace waferscope::core::fabric
