@@ -65,6 +65,7 @@ struct ModelConfig {
     std::int64_t filterSize = 0; // FFN inner size
     std::int64_t maxPositions = 0; // max_position_embeddings
     Positions positions = Positions::Learned;
+    double ropeTheta = 10000.0; // rotary base (rope_theta); the frequency of pair i is theta^(-2i/head size)
     bool shareEmbeddingWeights = true; // LM head tied to the token embedding
     Norm norm = Norm::LayerNorm;
     Activation activation = Activation::Gelu;
