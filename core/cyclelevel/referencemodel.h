@@ -1,0 +1,47 @@
+#pragma once
+
+#include "core/cyclelevel/tokenmatrix.h"
+#include "core/cyclelevel/weights.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// The reference decoder with its KV cache, by the contract of referenceops.h. forward() takes a
+// batch of tokens (a prompt, or one generated token) at the next positions, drawing each weight
+// once for the whole batch. Used from one thread at a time; it runs oneTBB loops inside. The
+// weights must outlive it.
+class ReferenceModel {
+public:
+    explicit ReferenceModel(const DecoderWeights& weights);
+
+    // Positions already in the cache.
+    std::int64_t length() const { return m_length; }
+
+    // Runs `tokens` at positions length() .. length() + size - 1 through every block, appending
+    // their keys and values to the cache; returns the logits of the last of them. Preconditions:
+    // ids in [0, vocab), length() + size <= maxPositions.
+    std::vector<float> forward(std::span<const std::int32_t> tokens);
+
+private:
+    TokenMatrix embed(std::span<const std::int32_t> tokens) const;
+    void attentionBlock(int layer, TokenMatrix& x);
+    void feedForwardBlock(int layer, TokenMatrix& x) const;
+    void expertFeedForward(int layer, int expert, const TokenMatrix& input, TokenMatrix& out) const;
+    void mixtureOfExperts(int layer, const TokenMatrix& input, TokenMatrix& out) const;
+    std::vector<float> lastTokenLogits(const TokenMatrix& x) const;
+    WeightTensor tensor(Tensor which, int layer, int expert = 0) const
+    {
+        return m_weights.tensor(which, layer, expert);
+    }
+
+    const DecoderWeights& m_weights;
+    const DecoderShape& m_shape; // m_weights.shape()
+    std::vector<std::vector<float>> m_keys; // per layer: position j's kv heads at [j * kvWidth, (j + 1) * kvWidth)
+    std::vector<std::vector<float>> m_values; // the same for values
+    std::int64_t m_length = 0;
+};
+
+} // namespace waferscope::core::cyclelevel
