@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchfaults.h"
+#include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
 #include "benchgui.h"
 #endif
@@ -289,6 +290,11 @@ int main(int argc, char** argv)
 
     if (!engineFigures(figures, quick, rounds)) {
         std::cerr << "waferscope-bench: an engine run failed\n";
+        return 1;
+    }
+
+    if (!referenceFigures(figures, quick)) {
+        std::cerr << "waferscope-bench: a reference decode failed\n";
         return 1;
     }
 
