@@ -81,6 +81,62 @@ struct Sizer {
     }
 };
 
+// Inference: the decode kernels carry a vector along a strip as one lane per row, and a matrix
+// op's region turns each lane down a column of its own, after a column for a fused norm. So
+// every matrix region gets at least rows + 1 columns (or an equal share of the strip when it
+// is too narrow for that: fewer lanes), taken from the widest regions (never below what their
+// bytes need). A region alone in its strip gets the whole strip.
+void widenForLanes(const std::vector<Unit>& units, std::size_t first, int rows, int bandWidth,
+    std::int64_t capacityPerPe, const ModelGraph& graph, std::vector<int>& width)
+{
+    const std::size_t count = width.size();
+    if (count == 1) { // alone in its strip (the embedding, the LM head): the whole strip
+        width[0] = std::max(width[0], bandWidth);
+        return;
+    }
+    std::vector<int> floor(count);
+    std::vector<int> memory(count);
+    int matrices = 0;
+    std::int64_t spare = bandWidth;
+    for (std::size_t i = 0; i < count; ++i) {
+        const Unit& unit = units[first + i];
+        memory[i] = int(std::min<std::int64_t>(bandWidth, ceilDiv(memoryPes(unit, capacityPerPe), rows)));
+        if (isMatrixOp(graph.ops[std::size_t(unit.op)].kind))
+            ++matrices;
+        else
+            spare -= std::max(memory[i], 1);
+    }
+    // rows + 1 columns, or an equal share of what the strip leaves the matrix regions.
+    const int lanes = int(std::clamp<std::int64_t>(matrices > 0 ? spare / matrices : rows + 1, 1, rows + 1));
+    std::int64_t needed = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const bool matrix = isMatrixOp(graph.ops[std::size_t(units[first + i].op)].kind);
+        floor[i] = matrix ? std::max(memory[i], lanes) : std::max(memory[i], 1);
+        needed += floor[i];
+    }
+    if (needed > bandWidth)
+        return;
+    for (std::size_t i = 0; i < count; ++i) {
+        while (width[i] < floor[i]) {
+            std::size_t donor = count;
+            for (std::size_t j = 0; j < count; ++j)
+                if (width[j] > floor[j] && (donor == count || width[j] > width[donor]))
+                    donor = j;
+            std::int64_t total = 0;
+            for (const int w : width)
+                total += w;
+            if (total < bandWidth) { // spare columns in the strip first
+                ++width[i];
+                continue;
+            }
+            if (donor == count)
+                return;
+            --width[donor];
+            ++width[i];
+        }
+    }
+}
+
 } // namespace
 
 std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std::size_t last, const Rect& band,
@@ -139,8 +195,10 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
         std::vector<int> height(count);
         for (std::size_t i = 0; i < count; ++i) {
             width[i] = sizer.columns(units[stage.first + i], stage.rows, target);
-            height[i] = sizer.shrinkRows(units[stage.first + i], stage.rows, width[i], target);
+            height[i] = training ? sizer.shrinkRows(units[stage.first + i], stage.rows, width[i], target) : stage.rows;
         }
+        if (!training)
+            widenForLanes(units, stage.first, stage.rows, band.w, capacityPerPe, graph, width);
         // Serpentine: even strips run west to east, odd ones east to west.
         int x = s % 2 == 0 ? band.x : band.x + band.w;
         for (std::size_t i = 0; i < count; ++i) {

@@ -42,6 +42,26 @@ StaticColorFabric::StaticColorFabric(const FabricConfig& config)
     m_pes.resize(pes);
     for (PeState& state : m_pes)
         state.tasks.resize(std::size_t(m_colors));
+    m_rowPrograms.assign(std::size_t(height()), RowPrograms {});
+}
+
+void StaticColorFabric::startPrograms()
+{
+    for (int y = 0; y < height(); ++y) {
+        std::int64_t count = 0;
+        for (int x = 0; x < width(); ++x)
+            count += m_pes[std::size_t(index(x, y))].programDone() ? 0 : 1;
+        m_rowPrograms[std::size_t(y)].value = count;
+    }
+    setAllRowsActive();
+}
+
+std::int64_t StaticColorFabric::pendingPrograms() const
+{
+    std::int64_t pending = 0;
+    for (const RowPrograms& row : m_rowPrograms)
+        pending += row.value;
+    return pending;
 }
 
 StaticColorFabric::~StaticColorFabric() = default;
@@ -66,6 +86,15 @@ void StaticColorFabric::addEdgeSource(int x, int y, int from, std::vector<Wavele
         m_edgeSourceOf.assign(std::size_t(peCount()), -1);
     m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
     m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0 });
+    setAllRowsActive();
+}
+
+void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
+{
+    const std::int32_t source = m_edgeSourceOf.empty() ? -1 : m_edgeSourceOf[std::size_t(index(x, y))];
+    if (source < 0)
+        throw std::logic_error("no edge source at that PE");
+    m_edgeSources[std::size_t(source)].stream.push_back(wavelet);
     setAllRowsActive();
 }
 
@@ -176,10 +205,8 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
         }
         if (ready && (ports & kRampBit)) {
             const DataTask& task = state.tasks[std::size_t(color)];
-            const bool full
-                = task.kind == TaskKind::FmacStream ? task.row >= task.expected : task.received >= task.expected;
-            ready = state.busyUntil <= cycle && task.kind != TaskKind::None && !task.blocked && !full
-                && (task.kind != TaskKind::AddForward || task.outColor == kNoColor || count[task.outColor] < depth);
+            ready = state.busyUntil <= cycle && taskReady(task)
+                && (task.outColor == kNoColor || count[task.outColor] < depth);
         }
         if (!ready) {
             stalled = true;
@@ -206,9 +233,17 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     m_routerBusy[std::size_t(pe)] += moved ? 1 : 0;
     m_routerStall[std::size_t(pe)] += stalled ? 1 : 0;
 
-    // 4. Publish the next state that neighbours read. A task that completed this cycle may
+    // 4. The program's next steps, now that the router has fed the PE's tasks.
+    bool working = false;
+    if (state.pc < state.program.size()) {
+        working = advanceProgram(state, cycle);
+        if (state.programDone())
+            --m_rowPrograms[std::size_t(y)].value;
+    }
+
+    // 5. Publish the next state that neighbours read. A task that completed this cycle may
     // have started a send, which keeps the row active although nothing was pending before.
-    bool active = pending || state.send.active();
+    bool active = pending || working || state.send.active();
     Wavelet* nextOut = m_out[current ^ 1].data();
     std::uint8_t* nextOccupancy = m_occupancy[current ^ 1].data();
     for (int direction = 0; direction < kDirections; ++direction) {
@@ -245,7 +280,13 @@ std::optional<std::string> StaticColorFabric::validateRoutes() const
                         return where + " is sent " + directionName(direction) + " but " + at(nx, ny)
                             + " does not receive it from the " + directionName(opposite(direction));
                 }
-                if ((tx & kRampBit) && m_pes[std::size_t(pe)].tasks[std::size_t(color)].kind == TaskKind::None)
+                const PeState& owner = m_pes[std::size_t(pe)];
+                const bool armedLater = std::any_of(owner.program.begin(), owner.program.end(),
+                    [&](const Step& step) { return step.kind == StepKind::Arm && step.color == color; });
+                const bool unbound
+                    = std::find(m_unbound.begin(), m_unbound.end(), std::pair { pe, color }) != m_unbound.end();
+                if ((tx & kRampBit) && owner.tasks[std::size_t(color)].kind == TaskKind::None && !armedLater
+                    && !unbound)
                     return where + " is delivered to the PE but no data task is bound to it";
                 if (rx == kRampPort)
                     continue;
@@ -266,8 +307,17 @@ std::optional<std::string> StaticColorFabric::validateRoutes() const
             if (state.send.color != kNoColor && !rampColor(state.send.color))
                 return "the send of " + at(x, y) + " uses color " + std::to_string(state.send.color)
                     + ", which is not routed from its ramp";
+            for (const Step& step : state.program) {
+                if (step.kind == StepKind::Send && !rampColor(step.color))
+                    return "a program step of " + at(x, y) + " sends on color " + std::to_string(step.color)
+                        + ", which is not routed from its ramp";
+                if (step.kind == StepKind::Arm && state.armed[step.a].outColor != kNoColor
+                    && !rampColor(state.armed[step.a].outColor))
+                    return "a task armed by " + at(x, y) + " sends on color "
+                        + std::to_string(state.armed[step.a].outColor) + ", which is not routed from its ramp";
+            }
             for (const DataTask& task : state.tasks) {
-                if (task.kind == TaskKind::AddForward && task.outColor != kNoColor && !rampColor(task.outColor))
+                if (task.outColor != kNoColor && !rampColor(task.outColor))
                     return "a task of " + at(x, y) + " forwards on color " + std::to_string(task.outColor)
                         + ", which is not routed from its ramp";
                 if (task.then == ActionKind::StartSend && !rampColor(task.thenColor))
@@ -277,6 +327,30 @@ std::optional<std::string> StaticColorFabric::validateRoutes() const
         }
     }
     return std::nullopt;
+}
+
+std::string StaticColorFabric::describeBacklog(int limit) const
+{
+    std::string text;
+    int shown = 0;
+    for (int y = 0; y < height() && shown < limit; ++y) {
+        for (int x = 0; x < width() && shown < limit; ++x) {
+            const std::int64_t pe = index(x, y);
+            std::string here;
+            for (int color = 0; color < m_colors; ++color)
+                if (const int queued = m_queueCount[std::size_t(pe * m_stride + color)])
+                    here += " color " + std::to_string(color) + ": " + std::to_string(queued) + " queued";
+            const PeState& state = m_pes[std::size_t(pe)];
+            if (state.send.active())
+                here += " sending on color " + std::to_string(state.send.color) + " (" + std::to_string(state.send.next)
+                    + "/" + std::to_string(state.send.length) + ")";
+            if (here.empty())
+                continue;
+            text += (shown ? ";" : "") + std::string(" ") + at(x, y) + here;
+            ++shown;
+        }
+    }
+    return text.empty() ? "nothing queued" : text;
 }
 
 int StaticColorFabric::pendingResults() const
@@ -325,6 +399,8 @@ std::uint64_t StaticColorFabric::digest() const
         hash.scalar(state.fmacs);
         hash.scalar(state.doneAt);
         hash.scalar(state.send.next);
+        hash.scalar(state.pc);
+        hash.vector(state.marks);
         for (const DataTask& task : state.tasks) {
             hash.scalar(task.received);
             hash.scalar(task.row);
@@ -342,8 +418,9 @@ std::size_t StaticColorFabric::memoryBytes() const
         bytes += m_out[buffer].capacity() * sizeof(Wavelet) + m_occupancy[buffer].capacity();
     for (const PeState& state : m_pes)
         bytes += sizeof(PeState) + state.tasks.capacity() * sizeof(DataTask) + state.f32.capacity() * 4
-            + state.f16.capacity() * 2;
-    return bytes;
+            + state.f16.capacity() * 2 + state.program.capacity() * sizeof(Step)
+            + state.armed.capacity() * sizeof(DataTask) + state.marks.capacity() * sizeof(std::uint64_t);
+    return bytes + m_rowPrograms.capacity() * sizeof(RowPrograms);
 }
 
 } // namespace waferscope::core::fabric

@@ -26,11 +26,22 @@ public:
     void setRoute(int x, int y, int color, int rx, std::uint8_t txMask);
     // Checks every route against its neighbours and tasks; a message names the first bad one.
     std::optional<std::string> validateRoutes() const;
+    // A color delivered to PE (x, y) whose task only some programs arm (validateRoutes accepts it).
+    void allowUnboundDelivery(int x, int y, int color) { m_unbound.push_back({ index(x, y), color }); }
     PeState& pe(int x, int y) { return m_pes[std::size_t(index(x, y))]; }
     const PeState& pe(int x, int y) const { return m_pes[std::size_t(index(x, y))]; }
     // A stream entering the mesh from off-wafer I/O through the edge link `from` of PE (x, y).
     void addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream);
+    // Appends a wavelet to the edge source of PE (x, y) (std::logic_error if it has none).
+    void feedEdgeSource(int x, int y, const Wavelet& wavelet);
     int pendingResults() const;
+    // The first `limit` PEs with wavelets queued or a send unfinished, for error messages:
+    // "(x, y) color c: n queued; ...".
+    std::string describeBacklog(int limit) const;
+    // After the PEs' programs (PeState::program) are written: counts them and wakes every row.
+    // Programs then run as the fabric steps; pendingPrograms() counts the unfinished ones.
+    void startPrograms();
+    std::int64_t pendingPrograms() const;
 
     bool quiescent() const override;
     std::uint64_t digest() const override;
@@ -68,6 +79,11 @@ private:
     };
     std::vector<EdgeSource> m_edgeSources;
     std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
+    struct alignas(64) RowPrograms { // unfinished programs per row, written by the row's band only
+        std::int64_t value = 0;
+    };
+    std::vector<RowPrograms> m_rowPrograms;
+    std::vector<std::pair<std::int64_t, int>> m_unbound; // allowUnboundDelivery
 };
 
 } // namespace waferscope::core::fabric

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "core/common/expected.h"
+#include "core/compiler/plan.h"
+#include "core/cyclelevel/waferdecoder.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// `run --level cycle`: a decoder's single-wafer inference plan executed on the cycle-level
+// fabric. The prompt (seeded ids) fills the KV cache one position at a time, every region's
+// kernel running on the fabric; then `tokens` decode steps each feed the previous token (the
+// last prompt token, then the LM head's argmax, which travels back to the embedding over the
+// fabric) and generate the next. A reference forward pass (reference.h) generates from the same
+// weights, and the fabric's tokens and logits are checked against it.
+struct CycleRunOptions {
+    int tokens = 1; // decode steps, each generating one token
+    int promptTokens = 16;
+    std::uint64_t seed = 1; // weights and prompt
+    int threads = 1;
+    std::uint64_t maxCyclesPerToken = 50'000'000;
+    // Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
+    // positions in all and the fabric (null while building). False cancels.
+    std::function<bool(const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric*)>
+        progress;
+};
+
+struct CycleRunResult {
+    std::string model;
+    std::string system;
+    std::vector<std::int32_t> prompt;
+    std::vector<std::int32_t> tokens; // generated on the fabric
+    std::vector<std::int32_t> referenceTokens;
+    std::vector<TokenOnFabric> decode; // per decode step
+    std::uint64_t prefillCycles = 0;
+    double cyclesPerToken = 0.0; // mean over the decode steps
+    double tokensPerS = 0.0; // at the wafer's clock
+    double clockHz = 0.0;
+    double maxAbsLogitError = 0.0; // over the decode steps up to the first differing token
+    bool tokensMatchReference = false;
+    // The reference's top-two logit gap at the first differing token (a difference is allowed
+    // only where it is below twice maxAbsLogitError); negative when all match.
+    double gapAtDifference = -1.0;
+    std::vector<RegionCycles> regions; // of the last decode step
+    std::vector<double> modelCycles; // the plan's estimate for each of those regions
+    double buildS = 0.0;
+    double prefillS = 0.0;
+    double decodeS = 0.0; // wall time per decode step, mean
+    double referenceS = 0.0;
+    std::size_t hostBytes = 0;
+    std::size_t peakSramBytesPerPe = 0;
+    int colorsAtBusiestRouter = 0;
+    std::vector<std::string> notes;
+};
+
+// BadInput for options out of range; CannotMap for a plan the kernels cannot run (multi-wafer,
+// a model family without kernels) or a state larger than the memory budget (with the estimate).
+Expected<CycleRunResult> runCycleLevel(
+    const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system, const CycleRunOptions& options);
+
+// The JSON of `run --level cycle --json`.
+std::string cycleRunToJson(const CycleRunResult& result);
+
+} // namespace waferscope::core::cyclelevel

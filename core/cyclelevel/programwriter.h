@@ -1,0 +1,61 @@
+#pragma once
+
+#include "core/fabric/staticcolorfabric.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// One block of a vector on one physical row: the unit a stream of wavelets carries along a
+// strip, one element per wavelet. A vector travels as several lanes side by side.
+struct Lane {
+    int y = 0; // physical row
+    std::uint32_t begin = 0; // elements [begin, end) of the vector
+    std::uint32_t end = 0;
+    std::uint32_t size() const { return end - begin; }
+};
+using Lanes = std::vector<Lane>;
+
+// `count` lanes on rows y0, y0 + 1, ... splitting `length` elements as evenly as they go.
+Lanes evenLanes(int y0, int count, std::uint32_t length);
+std::uint32_t blockBegin(std::int64_t total, std::int64_t parts, std::int64_t part);
+
+// Appends steps to PE programs (PeState::program) and keeps the tasks Arm steps bind.
+class ProgramWriter {
+public:
+    explicit ProgramWriter(fabric::StaticColorFabric& fabric)
+        : m_fabric(fabric)
+    {
+    }
+    fabric::StaticColorFabric& fabric() { return m_fabric; }
+    fabric::PeState& pe(int x, int y) { return m_fabric.pe(x, y); }
+
+    void arm(int x, int y, int color, const fabric::DataTask& task);
+    void await(int x, int y, int color);
+    void armAndAwait(int x, int y, int color, const fabric::DataTask& task)
+    {
+        arm(x, y, color, task);
+        await(x, y, color);
+    }
+    void send(int x, int y, int color, std::uint32_t offset, std::uint32_t length);
+    void awaitSend(int x, int y);
+    void compute(int x, int y, fabric::ComputeFn fn, std::uint32_t cycles, std::uint32_t a = 0, std::uint32_t b = 0,
+        std::uint32_t c = 0, std::uint32_t d = 0, float scalar = 0.0f, std::uint8_t flags = 0);
+    void mark(int x, int y, std::uint32_t slot);
+
+    // Forgets every PE's program and armed tasks (SRAM stays): the next token's programs follow.
+    void clearPrograms();
+
+private:
+    fabric::StaticColorFabric& m_fabric;
+};
+
+// Task templates.
+fabric::DataTask storeTask(std::uint32_t offset, std::uint32_t count, int forwardColor = fabric::kNoColor);
+fabric::DataTask relayTask(std::uint32_t count, int outColor);
+// A chain step: vector[k] (op) incoming, sent on outColor, or kept when outColor is kNoColor.
+fabric::DataTask addTask(std::uint32_t offset, std::uint32_t count, int outColor);
+fabric::DataTask maxTask(std::uint32_t offset, std::uint32_t count, int outColor);
+
+} // namespace waferscope::core::cyclelevel

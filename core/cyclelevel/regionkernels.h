@@ -1,0 +1,219 @@
+#pragma once
+
+#include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/programwriter.h"
+#include "core/cyclelevel/routebook.h"
+#include "core/cyclelevel/weights.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// The decode kernels of one region each. A kernel is built in three passes, so that streams
+// between regions can be given colors before any program names one:
+//   1. construction: the geometry (which PEs take which lane of each input, which send the
+//      outputs) and taps()/exits();
+//   2. route(): its internal streams get colors; load(): its SRAM (weights, buffers, cache);
+//   3. program(): the PE programs of one token, with the colors of its input and output streams.
+// Internal streams: a kernel's reductions and multicasts inside its rectangle.
+
+struct Pe {
+    int x = 0;
+    int y = 0;
+};
+
+// Numeric settings every kernel needs.
+struct KernelContext {
+    Storage storage = Storage::Fp16;
+    int simdWidth = 8;
+    std::uint8_t flags() const { return storage == Storage::Bf16 ? 1 : 0; }
+    fabric::Format16 format() const
+    {
+        return storage == Storage::Bf16 ? fabric::Format16::Bf16 : fabric::Format16::Fp16;
+    }
+};
+
+// A pre-norm fused into the region it feeds: the region's first column (u = 0), one PE per input
+// lane. Each PE stores its lane, the column reduces the statistics down to its last PE, which
+// broadcasts them back up; each PE then normalises its lane and sends it on.
+class NormColumn {
+public:
+    NormColumn(std::string name, const Frame& frame, Lanes lanes, DecoderShape::Norm norm, float epsilon,
+        WeightTensor weight, WeightTensor bias, const KernelContext& context);
+    std::vector<Pe> taps(std::size_t lane) const { return { exit(lane) }; }
+    Pe exit(std::size_t lane) const { return { m_frame.x(0), m_lanes[lane].y }; }
+    const Lanes& lanes() const { return m_lanes; }
+    void route(RouteBook& book);
+    void load(fabric::StaticColorFabric& fabric);
+    // Takes the lanes on inColor and sends the normalised ones on outColor.
+    void program(ProgramWriter& writer, int inColor, int outColor) const;
+
+private:
+    std::string m_name;
+    Frame m_frame;
+    Lanes m_lanes;
+    DecoderShape::Norm m_norm;
+    float m_epsilon;
+    WeightTensor m_weight;
+    WeightTensor m_bias;
+    KernelContext m_context;
+    int m_chain[2] = { -1, -1 };
+    int m_broadcast = -1;
+    std::vector<std::uint32_t> m_x; // per lane: f32 offset of the lane's values
+    std::vector<std::uint32_t> m_stats; // per lane: partial, mean, inverse deviation
+    std::vector<std::uint32_t> m_weights; // per lane: f16 offset of its weights (then biases)
+};
+
+// What a GEMV region does with its sums at the PE that ends each output lane.
+enum class Epilogue : std::uint8_t {
+    Round, // S(y + b)
+    Rotary, // S(y + b), then rotary of the lane (one head) at the token's position
+    Residual, // S(x + S(y + b)), x the side input
+    Activation, // act(S(y + b)) rounded (a plain feed-forward's hidden values)
+    Gated, // S(act(S(y + b)) * up), up the side input (this region is the gate)
+    Logits, // y + b, not rounded, then the lane's argmax, reduced over the lanes
+};
+
+// y = W x on a region, the input arriving in lanes along rows, the output left in lanes along
+// rows: the chain-reduced GEMV of the SDK examples with a turn at the input. The region's GEMV
+// columns (u >= firstColumn) are dealt to input lanes in turn: column t takes lane t mod L and,
+// when several columns take one lane, an equal part of it. A lane's stream passes along its row
+// to its columns; each such PE multiplies its part and turns the stream onto its column, down
+// which every PE with output rows multiplies it too. PE (u, row) holds W[the row's outputs, the
+// column's inputs]; each output row's partial sums are reduced along the row to its last column,
+// which applies the epilogue and sends the lane on.
+struct GemvSpec {
+    std::string name;
+    Frame frame;
+    int firstColumn = 0; // 1 when a NormColumn holds u = 0
+    Lanes input; // on rows of the frame
+    Lanes output; // output blocks: rows of the frame (distinct), ranges of W's rows (may repeat)
+    WeightTensor weight = WeightTensor::absent(Storage::Fp16); // rows = outputs, cols = inputs
+    WeightTensor bias = WeightTensor::absent(Storage::Fp16);
+    Epilogue epilogue = Epilogue::Round;
+    DecoderShape::Activation activation = DecoderShape::Activation::Gelu;
+    double ropeTheta = 10000.0;
+};
+
+class GemvKernel {
+public:
+    GemvKernel(GemvSpec spec, const KernelContext& context);
+    const GemvSpec& spec() const { return m_spec; }
+    // The PEs that take input lane `lane` from its stream (its turn PEs), in flow order.
+    std::vector<Pe> taps(std::size_t lane) const;
+    Pe exit(std::size_t lane) const { return { m_spec.frame.x(m_spec.frame.w - 1), m_spec.output[lane].y }; }
+    bool hasSideInput() const { return m_spec.epilogue == Epilogue::Residual || m_spec.epilogue == Epilogue::Gated; }
+    void route(RouteBook& book);
+    void load(fabric::StaticColorFabric& fabric);
+    // One token at `position`. outColor < 0: the outputs stay in place (Logits: the token id
+    // ends at the last output lane's exit, see argmaxAt()).
+    void program(ProgramWriter& writer, int inColor, int sideColor, int outColor, std::int64_t position) const;
+    // Where the results are after a run: f32 offset of output lane `lane` at exit(lane).
+    std::uint32_t resultOffset(std::size_t lane) const { return m_result[lane]; }
+    // Logits: the PE and f32 offset holding (best logit, token id bits) after the reduction.
+    Pe argmaxPe() const { return exit(m_spec.output.size() - 1); }
+    std::uint32_t argmaxOffset() const { return m_pair[m_spec.output.size() - 1]; }
+
+private:
+    int gemvColumns() const { return m_spec.frame.w - m_spec.firstColumn; }
+    std::size_t laneOf(int t) const { return std::size_t(t) % m_spec.input.size(); }
+    // Elements [skip, skip + use) of the lane that column t multiplies.
+    std::pair<std::uint32_t, std::uint32_t> partOf(int t) const;
+    // The output block on row `row` of the frame, or -1.
+    int outputAt(int row) const;
+
+    GemvSpec m_spec;
+    KernelContext m_context;
+    int m_column = -1; // the turned multicast down the columns
+    int m_chain[2] = { -1, -1 };
+    int m_argmax = -1; // Logits: down the last column
+    std::vector<int> m_rowOutput; // per frame row: output block index or -1
+    std::vector<std::int32_t> m_acc; // per (t, output block): f32 accumulator offset
+    std::vector<std::int32_t> m_block; // per (t, output block): f16 weight block offset
+    std::vector<std::uint32_t> m_result; // per output block: f32 result at the exit
+    std::vector<std::uint32_t> m_side; // per output block: f32 side input at the exit
+    std::vector<std::uint32_t> m_biasAt; // per output block: f16 bias at the exit
+    std::vector<std::uint32_t> m_pair; // Logits: per output block, (value, id) and the incoming pair after it
+};
+
+// Decode attention with the KV cache in the region's SRAM. Query head h has frame row h to itself:
+// its q, k and v (k and v of its kv head; the projections place them on the head's row) are
+// multicast along the row, and position j of its cache lives at column j mod w. Each PE scores
+// the positions it holds, the row reduces the max to its last PE, which sends it back along the
+// row; each PE then sums its exponentials and weighted values, which the row reduces again; the
+// last PE divides and sends the head's output on.
+struct AttentionSpec {
+    std::string name;
+    Frame frame;
+    int heads = 0;
+    int headDim = 0;
+    int capacity = 0; // positions the cache holds
+    Lanes q; // lane h: query head h on frame row h
+    Lanes k; // lane h: the keys of head h's kv head, on frame row h
+    Lanes v;
+};
+
+class AttentionKernel {
+public:
+    AttentionKernel(AttentionSpec spec, const KernelContext& context);
+    const AttentionSpec& spec() const { return m_spec; }
+    // Every PE of the head's row takes its q, k and v.
+    std::vector<Pe> taps(std::size_t head) const;
+    Pe exit(std::size_t head) const { return { m_spec.frame.x(m_spec.frame.w - 1), m_spec.frame.y(int(head)) }; }
+    Lanes outputLanes() const; // lane h: head h's output on row h
+    void route(RouteBook& book);
+    void load(fabric::StaticColorFabric& fabric);
+    // Token at `position`: appends its k and v to the cache and attends positions 0..position.
+    void program(ProgramWriter& writer, int qColor, int kColor, int vColor, int outColor, std::int64_t position) const;
+    std::uint32_t resultOffset(std::size_t head) const { return m_result[head]; }
+
+private:
+    AttentionSpec m_spec;
+    KernelContext m_context;
+    int m_slots = 0; // cache positions per PE
+    int m_chain[2] = { -1, -1 };
+    int m_back = -1;
+    std::vector<std::uint32_t> m_workspace; // per (head, u)
+    std::vector<std::uint32_t> m_cache; // per (head, u): f16 offset of keys, then values
+    std::vector<std::uint32_t> m_result; // per head, at the exit
+};
+
+// The token embedding (and a learned position embedding) over the region's PEs. Output lane i
+// (a block of the hidden vector) is served by the columns [blockBegin(w, L, i), ..(i + 1)) of
+// every row: each of those PEs holds the lane's block of an equal share of the vocabulary rows
+// (and of the position rows). The token id enters at the root (frame PE (0, 0)) and is multicast
+// to every PE; each PE contributes its row of the token (and of the position) if it holds it,
+// else zeros, and the group's chain (a serpentine over its rows) sums the contributions: exactly
+// the one or two non-zero rows. The chain's last PE rounds the sum and sends the lane on.
+struct EmbeddingSpec {
+    std::string name;
+    Frame frame;
+    Lanes lanes; // the element ranges of the output lanes (their rows are the consumer's)
+    WeightTensor token = WeightTensor::absent(Storage::Fp16); // vocab x hidden
+    WeightTensor position = WeightTensor::absent(Storage::Fp16); // positions x hidden, or absent
+};
+
+class EmbeddingKernel {
+public:
+    EmbeddingKernel(EmbeddingSpec spec, const KernelContext& context);
+    Pe root() const { return { m_spec.frame.x(0), m_spec.frame.y(0) }; }
+    Pe exit(std::size_t lane) const { return m_chains[lane].back(); }
+    void route(RouteBook& book);
+    void load(fabric::StaticColorFabric& fabric);
+    // tokenColor: the stream that brings the token id to the root. position: of the token.
+    void program(ProgramWriter& writer, int tokenColor, int outColor, std::int64_t position) const;
+    std::uint32_t resultOffset(std::size_t lane) const;
+
+private:
+    EmbeddingSpec m_spec;
+    KernelContext m_context;
+    std::vector<std::vector<Pe>> m_chains; // per lane, in chain order
+    int m_broadcast = -1;
+    int m_chain[2] = { -1, -1 };
+    std::vector<std::vector<std::uint32_t>> m_out; // per lane and chain PE: f32 contribution
+    std::vector<std::vector<std::uint32_t>> m_meta; // per lane and chain PE: constants (computesteps)
+};
+
+} // namespace waferscope::core::cyclelevel

@@ -1,0 +1,831 @@
+#include "core/cyclelevel/waferdecoder.h"
+
+#include "core/common/units.h"
+#include "core/cyclelevel/regionkernels.h"
+#include "core/fabric/staticcolorfabric.h"
+
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <map>
+
+namespace waferscope::core::cyclelevel {
+
+using namespace fabric;
+
+namespace {
+
+Diagnostic refuse(const std::string& what, const std::string& why)
+{
+    return { what, 0, 0, why, Diagnostic::Kind::CannotMap };
+}
+
+// Lane streams from a sender per lane along its row, in `direction`, to that lane's taps.
+StreamTree rowStreams(
+    const std::string& name, const std::vector<Pe>& senders, const std::vector<std::vector<Pe>>& taps, int direction)
+{
+    StreamTree tree(name);
+    for (std::size_t lane = 0; lane < senders.size(); ++lane) {
+        const Pe from = senders[lane];
+        int farthest = 0;
+        std::vector<int> at;
+        for (const Pe& tap : taps[lane]) {
+            if (tap.y != from.y)
+                throw std::logic_error(name + ": a tap off its lane's row");
+            const int distance = direction == East ? tap.x - from.x : from.x - tap.x;
+            if (distance <= 0)
+                throw std::logic_error(name + ": a tap behind its sender");
+            at.push_back(distance);
+            farthest = std::max(farthest, distance);
+        }
+        if (farthest == 0)
+            continue;
+        std::vector<bool> deliver(std::size_t(farthest) + 1, false);
+        for (const int distance : at)
+            deliver[std::size_t(distance)] = true;
+        tree.run(from.x, from.y, direction, farthest + 1, Fabric::kRampPort, deliver);
+    }
+    return tree;
+}
+
+// Appends a run from the relay (x, y) along its row to the taps on both sides.
+void spreadAlongRow(StreamTree& tree, int x, int y, const std::vector<Pe>& taps)
+{
+    int west = 0;
+    int east = 0;
+    for (const Pe& tap : taps) {
+        if (tap.x == x || tap.y != y)
+            throw std::logic_error(tree.name() + ": a relay on a tap or a tap off its row");
+        (tap.x < x ? west : east) = std::max(tap.x < x ? west : east, std::abs(tap.x - x));
+    }
+    std::uint8_t tx = 0;
+    if (west)
+        tx |= directionBit(West);
+    if (east)
+        tx |= directionBit(East);
+    tree.hop(x, y, Fabric::kRampPort, tx);
+    for (const auto& [direction, length] : { std::pair { West, west }, std::pair { East, east } }) {
+        if (!length)
+            continue;
+        std::vector<bool> deliver(std::size_t(length), false);
+        for (const Pe& tap : taps)
+            if ((direction == West) == (tap.x < x))
+                deliver[std::size_t(std::abs(tap.x - x) - 1)] = true;
+        tree.run(direction == West ? x - 1 : x + 1, y, direction, length, opposite(direction), deliver);
+    }
+}
+
+} // namespace
+
+struct WaferDecoder::Impl {
+    DecoderShape shape;
+    DecoderWeights weights { DecoderShape {}, 0 };
+    KernelContext context;
+    std::unique_ptr<StaticColorFabric> fabric;
+    std::unique_ptr<RouteBook> routes;
+    int lanes = 0; // L: lanes of the hidden vector between blocks
+    Lanes hiddenLanes(int y0) const { return evenLanes(y0, lanes, std::uint32_t(shape.hidden)); }
+
+    // A handoff between strips: lane i leaves its sender, turns down at relay[i] onto the next
+    // strip's row and is spread along it.
+    struct Turn {
+        std::vector<Pe> relays;
+        std::vector<std::uint32_t> sizes;
+        int down = -1; // C1: sender to relay
+        int along = -1; // C2: relay to the taps
+    };
+    struct Layer {
+        std::unique_ptr<NormColumn> norm1, norm3;
+        std::unique_ptr<GemvKernel> q, k, v, out, up, gate, down;
+        std::unique_ptr<AttentionKernel> attention;
+        Turn in; // x into the block
+        int a = -1, qs = -1, ks = -1, vs = -1, o = -1, x2 = -1, b = -1, u = -1, h = -1;
+    };
+    std::unique_ptr<EmbeddingKernel> embedding;
+    std::vector<Layer> layers;
+    Turn intoHead;
+    std::unique_ptr<NormColumn> finalNorm;
+    std::unique_ptr<GemvKernel> lmHead;
+    int f = -1; // final norm to LM head
+    int hostColor = -1; // prompt ids from off-wafer I/O into the embedding's root
+    int feedbackColor = -1; // the argmax back to the root
+    std::function<bool(const fabric::Fabric&, std::int64_t)> observer;
+    bool validated = false;
+    std::uint64_t cycleLimit = 50'000'000; // far beyond any token: a livelock
+    std::string describeStuck() const;
+
+    struct Measured {
+        std::string op;
+        std::string kernel;
+        Frame frame;
+    };
+    std::vector<Measured> measured;
+
+    Turn turn(const std::string& name, const std::vector<Pe>& senders, const std::vector<int>& rows,
+        const std::vector<std::vector<Pe>>& taps, const std::vector<std::uint32_t>& sizes, bool straightDown,
+        int flowDirection);
+    void programToken(ProgramWriter& writer, std::int64_t position, bool fromHost);
+};
+
+WaferDecoder::Impl::Turn WaferDecoder::Impl::turn(const std::string& name, const std::vector<Pe>& senders,
+    const std::vector<int>& rows, const std::vector<std::vector<Pe>>& taps, const std::vector<std::uint32_t>& sizes,
+    bool straightDown, int flowDirection)
+{
+    Turn result;
+    result.sizes = sizes;
+    const std::size_t count = senders.size();
+    std::vector<int> columns(count);
+    // A relay must not sit in a column where its row's stream is taken.
+    std::vector<bool> bad(std::size_t(fabric->width()), false);
+    for (const std::vector<Pe>& laneTaps : taps)
+        for (const Pe& tap : laneTaps)
+            bad[std::size_t(tap.x)] = true;
+    if (straightDown) {
+        // Each lane goes down from its sender's column, or the nearest good one before the
+        // next sender's on either side (all senders are on one row).
+        std::vector<bool> sender(std::size_t(fabric->width()), false);
+        for (const Pe& pe : senders)
+            sender[std::size_t(pe.x)] = true;
+        for (std::size_t i = 0; i < count; ++i) {
+            columns[i] = -1;
+            bool westOpen = true;
+            bool eastOpen = true;
+            for (int d = 0; columns[i] < 0 && (westOpen || eastOpen); ++d) {
+                for (const int x : { senders[i].x - d, senders[i].x + d }) {
+                    const bool west = x < senders[i].x;
+                    if (x < 0 || x >= fabric->width() || (d > 0 && sender[std::size_t(x)])) {
+                        (west ? westOpen : eastOpen) = false;
+                        continue;
+                    }
+                    if ((west ? westOpen : eastOpen || d == 0) && !bad[std::size_t(x)] && columns[i] < 0)
+                        columns[i] = x;
+                }
+            }
+            if (columns[i] < 0)
+                throw std::logic_error(name + ": no column to bring lane " + std::to_string(i) + " down");
+        }
+    } else {
+        // Lane i runs along its row to a column of its own, down to its new row, and is relayed
+        // onto another color along that row. Going away from the senders, the upper lanes turn
+        // further out, so that no lane's descent crosses a lower lane's row run.
+        const int xe = senders.front().x;
+        for (const Pe& sender : senders)
+            if (sender.x != xe)
+                throw std::logic_error(name + ": turning lanes must leave from one column");
+        const auto candidates = [&](int direction) {
+            std::vector<int> found;
+            for (int x = xe + (direction == East ? 1 : -1); x >= 0 && x < fabric->width() && found.size() < count;
+                 x += direction == East ? 1 : -1)
+                if (!bad[std::size_t(x)])
+                    found.push_back(x);
+            return found;
+        };
+        std::vector<int> found = candidates(flowDirection);
+        if (found.size() < count)
+            found = candidates(opposite(flowDirection));
+        if (found.size() < count)
+            throw std::logic_error(name + ": no room to turn the lanes");
+        for (std::size_t i = 0; i < count; ++i)
+            columns[i] = found[count - 1 - i];
+    }
+    StreamTree down(name + " turn");
+    StreamTree along(name + " row");
+    for (std::size_t i = 0; i < count; ++i) {
+        const Pe from = senders[i];
+        const int x = columns[i];
+        int rx = Fabric::kRampPort;
+        if (x != from.x) {
+            const int direction = x > from.x ? East : West;
+            const int length = std::abs(x - from.x) + 1; // its last PE turns south, below
+            down.run(from.x, from.y, direction, length, Fabric::kRampPort, {});
+            rx = opposite(direction);
+        }
+        down.hop(x, from.y, rx, directionBit(South));
+        std::vector<bool> deliver(std::size_t(rows[i] - from.y), false);
+        deliver.back() = true;
+        down.run(x, from.y + 1, South, rows[i] - from.y, North, deliver);
+        spreadAlongRow(along, x, rows[i], taps[i]);
+        result.relays.push_back({ x, rows[i] });
+    }
+    result.down = routes->place(down);
+    result.along = routes->place(along);
+    return result;
+}
+
+WaferDecoder::WaferDecoder()
+    : m_impl(std::make_unique<Impl>())
+{
+}
+
+WaferDecoder::~WaferDecoder() = default;
+
+const DecoderShape& WaferDecoder::shape() const
+{
+    return m_impl->shape;
+}
+
+const DecoderWeights& WaferDecoder::weights() const
+{
+    return m_impl->weights;
+}
+
+const Fabric& WaferDecoder::fabric() const
+{
+    return *m_impl->fabric;
+}
+
+int WaferDecoder::colorsAtBusiestRouter() const
+{
+    return m_impl->routes->maxColorsAtARouter();
+}
+
+std::size_t WaferDecoder::hostBytes() const
+{
+    return m_impl->fabric->memoryBytes();
+}
+
+std::size_t WaferDecoder::peakSramBytesPerPe() const
+{
+    std::int64_t peak = 0;
+    const StaticColorFabric& fabric = *m_impl->fabric;
+    for (int y = 0; y < fabric.height(); ++y)
+        for (int x = 0; x < fabric.width(); ++x)
+            peak = std::max(peak, fabric.pe(x, y).sramBytes());
+    return std::size_t(peak);
+}
+
+std::int64_t WaferDecoder::estimateHostBytes(const ExecutionPlan& plan, const SystemSpec& system)
+{
+    // Router queues and state, the PE's task table and program, then the weights and cache the
+    // plan puts in SRAM (held as the simulated SRAM).
+    const std::int64_t pes = plan.usable.area();
+    const std::int64_t perPe = std::int64_t(system.wafer.routableColors) * (4 * 8 + 2 + 2) + 64 + 200
+        + std::int64_t(system.wafer.routableColors) * std::int64_t(sizeof(DataTask)) + 40 * 8;
+    std::int64_t sram = 0;
+    for (const Region& region : plan.regions)
+        sram += region.weightBytes + region.kvCacheBytes / 16;
+    return pes * perPe + sram;
+}
+
+Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
+    const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system, const FabricDecodeOptions& options)
+{
+    Expected<DecoderShape> shape = decoderShape(graph);
+    if (!shape)
+        return shape.error();
+    const std::string file = graph.config.fileName;
+    if (plan.mode != ExecutionMode::Inference)
+        return refuse("--level", "the cycle-level run executes inference plans; compile with --mode inference");
+    if (plan.numSystems != 1)
+        return refuse("--level",
+            "the plan needs " + std::to_string(plan.numSystems)
+                + " wafers; the cycle-level run executes single-wafer plans");
+    if (shape->positions == DecoderShape::Positions::Alibi)
+        return refuse(file, "ALiBi attention has no cycle-level kernel yet");
+    if (shape->experts > 0)
+        return refuse(file, "mixture-of-experts blocks have no cycle-level kernel yet");
+    if (options.capacity > shape->maxPositions)
+        return refuse("--tokens",
+            "prompt and generated tokens need " + std::to_string(options.capacity) + " positions; the model has "
+                + std::to_string(shape->maxPositions));
+
+    std::unique_ptr<WaferDecoder> decoder(new WaferDecoder());
+    Impl& impl = *decoder->m_impl;
+    impl.shape = *shape;
+    impl.weights = DecoderWeights(*shape, options.seed);
+    impl.context.storage = shape->storage;
+    impl.context.simdWidth = system.wafer.fmacPerPePerCycle;
+    impl.observer = options.observer;
+    impl.cycleLimit = options.maxCyclesPerToken;
+
+    // The plan's regions by op name.
+    std::map<std::string, const Region*> byName;
+    for (const Region& region : plan.regions)
+        byName[region.opName] = &region;
+    const auto find = [&](const std::string& name) -> const Region* {
+        const auto it = byName.find(name);
+        return it == byName.end() ? nullptr : it->second;
+    };
+    const Rect usable = plan.usable;
+    const auto frameOf = [&](const Region& region, int stripY, int stripH, bool westward) {
+        return Frame { region.rect.x - usable.x, stripY - usable.y, region.rect.w, stripH, westward };
+    };
+    const Region* embedding = find("embedding");
+    const Region* head = find("lm_head");
+    if (!embedding || !head)
+        return refuse("--level", "the plan has no embedding or LM head region");
+
+    FabricConfig config;
+    config.width = usable.w;
+    config.height = usable.h;
+    config.colors = std::clamp(system.wafer.routableColors, 1, kMaxColors);
+    config.queueDepth = options.queueDepth;
+    config.simdWidth = system.wafer.fmacPerPePerCycle;
+    impl.fabric = std::make_unique<StaticColorFabric>(config);
+    impl.fabric->setThreads(options.threads);
+    impl.routes = std::make_unique<RouteBook>(*impl.fabric);
+    const KernelContext& context = impl.context;
+    const DecoderWeights& weights = impl.weights;
+    const DecoderShape& s = impl.shape;
+    const bool layerNorm = s.norm == DecoderShape::Norm::LayerNorm;
+    const auto absent = WeightTensor::absent(s.storage);
+
+    // Strips: one per block, then the LM head's.
+    struct Strip {
+        int y = 0;
+        int h = 0;
+        bool westward = false;
+        std::vector<const Region*> regions;
+    };
+    std::vector<Strip> strips;
+    const std::vector<std::string> parts = s.gated()
+        ? std::vector<std::string> { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out", "ffn.up", "ffn.gate",
+              "ffn.down" }
+        : std::vector<std::string> { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out", "ffn.up", "ffn.down" };
+    for (int layer = 0; layer < int(s.layers); ++layer) {
+        Strip strip;
+        for (const std::string& part : parts) {
+            const std::string name = "layers." + std::to_string(layer) + "." + part;
+            const Region* region = find(name);
+            if (!region)
+                return refuse("--level", "the plan has no region " + name);
+            strip.regions.push_back(region);
+        }
+        strip.y = strip.regions.front()->rect.y;
+        for (const Region* region : strip.regions) {
+            if (region->rect.y != strip.y)
+                return refuse("--level", "the regions of block " + std::to_string(layer) + " do not share a strip");
+            strip.h = std::max(strip.h, region->rect.h);
+        }
+        strip.westward = strip.regions.front()->rect.x > strip.regions.back()->rect.x;
+        strips.push_back(strip);
+    }
+    // Lanes of the hidden vector: a row each, in every strip; a column each where a region
+    // turns them (after its norm column), and a chain each in the embedding.
+    impl.lanes = int(std::min<std::int64_t>({ s.hidden, head->rect.h, head->rect.w - 1, embedding->rect.w }));
+    for (const Strip& strip : strips) {
+        impl.lanes = std::min({ impl.lanes, strip.h, strip.regions[0]->rect.w - 1, strip.regions[1]->rect.w,
+            strip.regions[2]->rect.w, strip.regions[5]->rect.w - 1 });
+        if (s.gated())
+            impl.lanes = std::min(impl.lanes, strip.regions[6]->rect.w);
+    }
+    if (impl.lanes < 1)
+        return refuse("--level", "the plan's regions are too narrow for the decode kernels");
+    const int lanes = impl.lanes;
+    const auto tooNarrow = [&](const Region& region, int columns, const std::string& why) -> std::optional<Diagnostic> {
+        if (region.rect.w >= columns)
+            return std::nullopt;
+        return refuse("--level",
+            "region " + region.opName + " is " + std::to_string(region.rect.w)
+                + " columns wide; its cycle-level kernel needs " + std::to_string(columns) + " (" + why + ")");
+    };
+
+    // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
+    const auto ffnLanes = [&](const Strip& strip, int y0) {
+        const int down = strip.regions.back()->rect.w;
+        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, down, s.ffn })), std::uint32_t(s.ffn));
+    };
+    try {
+        // The embedding, its lanes leaving downwards into block 0.
+        {
+            const Frame frame = frameOf(*embedding, embedding->rect.y, embedding->rect.h, false);
+            EmbeddingSpec spec;
+            spec.name = "embedding";
+            spec.frame = frame;
+            spec.lanes = evenLanes(0, lanes, std::uint32_t(s.hidden));
+            spec.token = weights.tensor(Tensor::TokenEmbedding, 0, 0);
+            spec.position = s.positions == DecoderShape::Positions::Learned
+                ? weights.tensor(Tensor::PositionEmbedding, 0, 0)
+                : absent;
+            impl.embedding = std::make_unique<EmbeddingKernel>(spec, context);
+            impl.measured.push_back({ embedding->opName, "embedding", frame });
+        }
+        for (int layer = 0; layer < int(s.layers); ++layer) {
+            const Strip& strip = strips[std::size_t(layer)];
+            const int y0 = strip.y - usable.y;
+            const auto frame
+                = [&](std::size_t i) { return frameOf(*strip.regions[i], strip.y, strip.h, strip.westward); };
+            const std::size_t qi = 0, ki = 1, vi = 2, ci = 3, oi = 4, ui = 5, gi = 6, di = s.gated() ? 7 : 6;
+            if (auto error = tooNarrow(*strip.regions[oi], int(s.heads), "a column per head"))
+                return *error;
+            if (strip.h < s.heads)
+                return refuse("--level",
+                    "block " + std::to_string(layer) + " has " + std::to_string(strip.h)
+                        + " rows; its attention needs one per head (" + std::to_string(s.heads) + ")");
+            Impl::Layer block;
+            const Lanes x = impl.hiddenLanes(y0);
+            block.norm1 = std::make_unique<NormColumn>("layers." + std::to_string(layer) + ".norm1", frame(qi), x,
+                s.norm, s.normEpsilon, weights.tensor(Tensor::Norm1Weight, layer, 0),
+                layerNorm && s.normBias ? weights.tensor(Tensor::Norm1Bias, layer, 0) : absent, context);
+            Lanes heads;
+            Lanes kvHeads;
+            const std::int64_t group = s.heads / s.kvHeads;
+            for (int h = 0; h < int(s.heads); ++h) {
+                heads.push_back({ y0 + h, std::uint32_t(h * s.headDim), std::uint32_t((h + 1) * s.headDim) });
+                const auto g = std::uint32_t(h / group);
+                kvHeads.push_back({ y0 + h, std::uint32_t(g * s.headDim), std::uint32_t((g + 1) * s.headDim) });
+            }
+            const bool rotary = s.positions == DecoderShape::Positions::Rotary;
+            const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
+                                  Tensor bias, bool hasBias, Epilogue epilogue) {
+                GemvSpec spec;
+                spec.name = strip.regions[index]->opName;
+                spec.frame = frame(index);
+                spec.firstColumn = firstColumn;
+                spec.input = std::move(input);
+                spec.output = std::move(output);
+                spec.weight = weights.tensor(weight, layer, 0);
+                spec.bias = hasBias ? weights.tensor(bias, layer, 0) : absent;
+                spec.epilogue = epilogue;
+                spec.activation = s.activation;
+                spec.ropeTheta = s.ropeTheta;
+                impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
+                return std::make_unique<GemvKernel>(std::move(spec), context);
+            };
+            block.q
+                = gemv(qi, 1, x, heads, Tensor::Wq, Tensor::Bq, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
+            block.k = gemv(
+                ki, 0, x, kvHeads, Tensor::Wk, Tensor::Bk, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
+            block.v = gemv(vi, 0, x, kvHeads, Tensor::Wv, Tensor::Bv, s.qkvBias, Epilogue::Round);
+            {
+                AttentionSpec spec;
+                spec.name = strip.regions[ci]->opName;
+                spec.frame = frame(ci);
+                spec.heads = int(s.heads);
+                spec.headDim = int(s.headDim);
+                spec.capacity = options.capacity;
+                spec.q = heads;
+                spec.k = kvHeads;
+                spec.v = kvHeads;
+                block.attention = std::make_unique<AttentionKernel>(spec, context);
+                impl.measured.push_back({ spec.name, "attention", spec.frame });
+            }
+            block.out
+                = gemv(oi, 0, block.attention->outputLanes(), x, Tensor::Wo, Tensor::Bo, s.outBias, Epilogue::Residual);
+            block.norm3 = std::make_unique<NormColumn>("layers." + std::to_string(layer) + ".norm3", frame(ui), x,
+                s.norm, s.normEpsilon, weights.tensor(Tensor::Norm3Weight, layer, 0),
+                layerNorm && s.normBias ? weights.tensor(Tensor::Norm3Bias, layer, 0) : absent, context);
+            const Lanes f = ffnLanes(strip, y0);
+            block.up = gemv(
+                ui, 1, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, s.gated() ? Epilogue::Round : Epilogue::Activation);
+            if (s.gated())
+                block.gate = gemv(gi, 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias, Epilogue::Gated);
+            block.down = gemv(di, 0, f, x, Tensor::WDown, Tensor::BDown, s.ffnBias, Epilogue::Residual);
+            impl.layers.push_back(std::move(block));
+        }
+        {
+            // The LM head's norm column on the side where the last block's lanes come down.
+            const Frame frame = frameOf(*head, head->rect.y, head->rect.h, !strips.back().westward);
+            const int y0 = head->rect.y - usable.y;
+            impl.finalNorm = std::make_unique<NormColumn>("final_norm", frame, impl.hiddenLanes(y0), s.norm,
+                s.normEpsilon, weights.tensor(Tensor::FinalNormWeight, 0, 0),
+                layerNorm && s.normBias ? weights.tensor(Tensor::FinalNormBias, 0, 0) : absent, context);
+            GemvSpec spec;
+            spec.name = head->opName;
+            spec.frame = frame;
+            spec.firstColumn = 1;
+            spec.input = impl.hiddenLanes(y0);
+            spec.output = evenLanes(y0, head->rect.h, std::uint32_t(s.vocab));
+            spec.weight = weights.tensor(Tensor::LmHead, 0, 0);
+            spec.bias = s.lmHeadBias ? weights.tensor(Tensor::LmHeadBias, 0, 0) : absent;
+            spec.epilogue = Epilogue::Logits;
+            impl.lmHead = std::make_unique<GemvKernel>(spec, context);
+            impl.measured.push_back({ head->opName, "lm_head", frame });
+        }
+
+        // Colors: every kernel's own streams, then the streams between regions.
+        RouteBook& book = *impl.routes;
+        impl.embedding->route(book);
+        for (Impl::Layer& block : impl.layers) {
+            block.norm1->route(book);
+            block.q->route(book);
+            block.k->route(book);
+            block.v->route(book);
+            block.attention->route(book);
+            block.out->route(book);
+            block.norm3->route(book);
+            block.up->route(book);
+            if (block.gate)
+                block.gate->route(book);
+            block.down->route(book);
+        }
+        impl.finalNorm->route(book);
+        impl.lmHead->route(book);
+
+        const auto exitsOf = [](const auto& kernel, std::size_t count) {
+            std::vector<Pe> pes;
+            for (std::size_t i = 0; i < count; ++i)
+                pes.push_back(kernel.exit(i));
+            return pes;
+        };
+        const auto concat = [](std::vector<std::vector<Pe>> into, const std::vector<std::vector<Pe>>& more) {
+            for (std::size_t i = 0; i < into.size(); ++i)
+                into[i].insert(into[i].end(), more[i].begin(), more[i].end());
+            return into;
+        };
+        const auto tapsOf = [](const auto& kernel, std::size_t count) {
+            std::vector<std::vector<Pe>> taps;
+            for (std::size_t i = 0; i < count; ++i)
+                taps.push_back(kernel.taps(i));
+            return taps;
+        };
+        const auto exitTaps = [](const auto& kernel, std::size_t count) {
+            std::vector<std::vector<Pe>> taps;
+            for (std::size_t i = 0; i < count; ++i)
+                taps.push_back({ kernel.exit(i) });
+            return taps;
+        };
+        std::vector<std::uint32_t> laneSizes;
+        for (const Lane& lane : impl.hiddenLanes(0))
+            laneSizes.push_back(lane.size());
+        const auto L = std::size_t(lanes);
+        for (std::size_t layer = 0; layer < impl.layers.size(); ++layer) {
+            Impl::Layer& block = impl.layers[layer];
+            const Strip& strip = strips[layer];
+            const int forward = strip.westward ? West : East;
+            const std::string name = "layers." + std::to_string(layer);
+            std::vector<int> rows;
+            for (const Lane& lane : impl.hiddenLanes(strip.y - usable.y))
+                rows.push_back(lane.y);
+            const std::vector<std::vector<Pe>> xTaps = concat(tapsOf(*block.norm1, L), exitTaps(*block.out, L));
+            if (layer == 0)
+                block.in
+                    = impl.turn(name + " input", exitsOf(*impl.embedding, L), rows, xTaps, laneSizes, true, forward);
+            else
+                block.in = impl.turn(name + " input", exitsOf(*impl.layers[layer - 1].down, L), rows, xTaps, laneSizes,
+                    false, strips[layer - 1].westward ? West : East);
+            const auto place = [&](const std::string& what, const std::vector<Pe>& senders,
+                                   const std::vector<std::vector<Pe>>& taps) {
+                return book.place(rowStreams(name + " " + what, senders, taps, forward));
+            };
+            const auto normExits = [&](const NormColumn& norm) { return exitsOf(norm, L); };
+            block.a = place("norm1", normExits(*block.norm1),
+                concat(concat(tapsOf(*block.q, L), tapsOf(*block.k, L)), tapsOf(*block.v, L)));
+            const auto H = std::size_t(s.heads);
+            block.qs = place("q", exitsOf(*block.q, H), tapsOf(*block.attention, H));
+            block.ks = place("k", exitsOf(*block.k, H), tapsOf(*block.attention, H));
+            block.vs = place("v", exitsOf(*block.v, H), tapsOf(*block.attention, H));
+            block.o = place("attention", exitsOf(*block.attention, H), tapsOf(*block.out, H));
+            block.x2
+                = place("residual", exitsOf(*block.out, L), concat(tapsOf(*block.norm3, L), exitTaps(*block.down, L)));
+            const auto F = block.up->spec().output.size();
+            if (block.gate) {
+                block.b = place("norm3", normExits(*block.norm3), concat(tapsOf(*block.up, L), tapsOf(*block.gate, L)));
+                block.u = place("up", exitsOf(*block.up, F), exitTaps(*block.gate, F));
+                block.h = place("gate", exitsOf(*block.gate, F), tapsOf(*block.down, F));
+            } else {
+                block.b = place("norm3", normExits(*block.norm3), tapsOf(*block.up, L));
+                block.u = place("up", exitsOf(*block.up, F), tapsOf(*block.down, F));
+            }
+        }
+        {
+            std::vector<int> rows;
+            for (const Lane& lane : impl.hiddenLanes(head->rect.y - usable.y))
+                rows.push_back(lane.y);
+            impl.intoHead = impl.turn("lm_head input", exitsOf(*impl.layers.back().down, L), rows,
+                tapsOf(*impl.finalNorm, L), laneSizes, false, strips.back().westward ? West : East);
+            const int forward = impl.finalNorm->exit(0).x < impl.lmHead->exit(0).x ? East : West;
+            impl.f
+                = book.place(rowStreams("final norm", exitsOf(*impl.finalNorm, L), tapsOf(*impl.lmHead, L), forward));
+        }
+        // Token ids: from the host through the root's north edge, and from the LM head's argmax
+        // up its column and along row 0 to the root.
+        const Pe root = impl.embedding->root();
+        {
+            StreamTree host("token ids from the host");
+            host.hop(root.x, root.y, North, kRampBit);
+            impl.hostColor = book.place(host);
+            impl.fabric->addEdgeSource(root.x, root.y, North, {});
+            const Pe from = impl.lmHead->argmaxPe();
+            StreamTree back("token id feedback");
+            back.hop(from.x, from.y, Fabric::kRampPort, directionBit(North));
+            for (int y = from.y - 1; y > root.y; --y)
+                back.hop(from.x, y, South, directionBit(North));
+            if (from.x == root.x) {
+                back.hop(root.x, root.y, South, kRampBit);
+            } else {
+                const int direction = root.x > from.x ? East : West;
+                back.hop(from.x, root.y, South, directionBit(direction));
+                for (int x = from.x + (direction == East ? 1 : -1); x != root.x; x += direction == East ? 1 : -1)
+                    back.hop(x, root.y, opposite(direction), directionBit(direction));
+                back.hop(root.x, root.y, opposite(direction), kRampBit);
+            }
+            impl.feedbackColor = book.place(back);
+            // A token from the host leaves the feedback unarmed, and the other way round.
+            impl.fabric->allowUnboundDelivery(root.x, root.y, impl.hostColor);
+            impl.fabric->allowUnboundDelivery(root.x, root.y, impl.feedbackColor);
+        }
+    } catch (const RouteError& error) {
+        return refuse("--level", std::string("the plan's streams do not fit the fabric's colors: ") + error.what());
+    } catch (const std::logic_error& error) {
+        return refuse("--level", std::string("the plan cannot be built on the fabric: ") + error.what());
+    }
+
+    // SRAM: the kernels of different regions touch different PEs, so blocks load in parallel.
+    StaticColorFabric& fabric = *impl.fabric;
+    impl.embedding->load(fabric);
+    tbb::parallel_for(std::size_t(0), impl.layers.size(), [&](std::size_t layer) {
+        Impl::Layer& block = impl.layers[layer];
+        block.norm1->load(fabric);
+        block.q->load(fabric);
+        block.k->load(fabric);
+        block.v->load(fabric);
+        block.attention->load(fabric);
+        block.out->load(fabric);
+        block.norm3->load(fabric);
+        block.up->load(fabric);
+        if (block.gate)
+            block.gate->load(fabric);
+        block.down->load(fabric);
+    });
+    impl.finalNorm->load(fabric);
+    impl.lmHead->load(fabric);
+    if (const auto peak = std::int64_t(decoder->peakSramBytesPerPe()); peak > system.wafer.sramPerPeBytes)
+        return refuse("--level",
+            "a PE would hold " + std::to_string(peak) + " bytes; the wafer's PEs have "
+                + std::to_string(system.wafer.sramPerPeBytes));
+    return decoder;
+}
+
+std::string WaferDecoder::Impl::describeStuck() const
+{
+    static constexpr const char* kinds[] = { "arm", "await", "send", "await send", "compute", "mark" };
+    std::string text;
+    int shown = 0;
+    for (const Measured& region : measured) {
+        for (int v = 0; v < region.frame.h && shown < 6; ++v) {
+            for (int u = 0; u < region.frame.w && shown < 6; ++u) {
+                const PeState& pe = fabric->pe(region.frame.x(u), region.frame.y(v));
+                if (pe.programDone())
+                    continue;
+                const Step& step = pe.program[pe.pc];
+                text += (shown ? "; " : "") + region.op + " PE (" + std::to_string(u) + ", " + std::to_string(v)
+                    + ") at step " + std::to_string(pe.pc) + "/" + std::to_string(pe.program.size()) + " ("
+                    + kinds[int(step.kind)] + " color " + std::to_string(int(step.color)) + ", received "
+                    + (step.color < pe.tasks.size() ? std::to_string(pe.tasks[step.color].received) + "/"
+                                + std::to_string(pe.tasks[step.color].expected)
+                                                    : std::string("-"))
+                    + ")";
+                ++shown;
+            }
+        }
+    }
+    return (text.empty() ? std::string() : text + "; ") + "backlog:" + fabric->describeBacklog(6);
+}
+
+void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t position, bool fromHost)
+{
+    writer.clearPrograms();
+    const auto relay = [&](const Turn& turn) {
+        for (std::size_t i = 0; i < turn.relays.size(); ++i)
+            writer.arm(turn.relays[i].x, turn.relays[i].y, turn.down, relayTask(turn.sizes[i], turn.along));
+    };
+    for (const Layer& block : layers)
+        relay(block.in);
+    relay(intoHead);
+    // A fed-back token starts as the previous token's argmax leaves the LM head for the root.
+    if (!fromHost) {
+        const Pe at = lmHead->argmaxPe();
+        writer.send(at.x, at.y, feedbackColor, lmHead->argmaxOffset() + 1, 1);
+    }
+    embedding->program(writer, fromHost ? hostColor : feedbackColor, layers.front().in.down, position);
+    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+        const Layer& block = layers[layer];
+        const int next = layer + 1 < layers.size() ? layers[layer + 1].in.down : intoHead.down;
+        block.norm1->program(writer, block.in.along, block.a);
+        block.q->program(writer, block.a, -1, block.qs, position);
+        block.k->program(writer, block.a, -1, block.ks, position);
+        block.v->program(writer, block.a, -1, block.vs, position);
+        block.attention->program(writer, block.qs, block.ks, block.vs, block.o, position);
+        block.out->program(writer, block.o, block.in.along, block.x2, position);
+        block.norm3->program(writer, block.x2, block.b);
+        block.up->program(writer, block.b, -1, block.u, position);
+        if (block.gate) {
+            block.gate->program(writer, block.b, block.u, block.h, position);
+            block.down->program(writer, block.h, block.x2, next, position);
+        } else {
+            block.down->program(writer, block.u, block.x2, next, position);
+        }
+    }
+    finalNorm->program(writer, intoHead.along, f);
+    lmHead->program(writer, f, -1, -1, position);
+    // Every PE with work marks when it finishes.
+    for (const Measured& region : measured)
+        for (int v = 0; v < region.frame.h; ++v)
+            for (int u = 0; u < region.frame.w; ++u)
+                if (!writer.pe(region.frame.x(u), region.frame.y(v)).program.empty())
+                    writer.mark(region.frame.x(u), region.frame.y(v), 0);
+}
+
+Expected<TokenOnFabric> WaferDecoder::decode(std::int64_t position, std::int32_t token, bool fromHost)
+{
+    Impl& impl = *m_impl;
+    StaticColorFabric& fabric = *impl.fabric;
+    const auto start = std::chrono::steady_clock::now();
+    if (fromHost) {
+        const Pe root = impl.embedding->root();
+        fabric.feedEdgeSource(root.x, root.y, Wavelet::colored(impl.hostColor, std::uint32_t(token)));
+    }
+    ProgramWriter writer(fabric);
+    impl.programToken(writer, position, fromHost);
+    if (!impl.validated) { // routes against the tasks the programs arm (the same every token)
+        if (const std::optional<std::string> error = fabric.validateRoutes())
+            return Diagnostic { "--level", 0, 0, "internal route error: " + *error, Diagnostic::Kind::Internal };
+        impl.validated = true;
+    }
+    // Counters before the token, per PE of each measured region.
+    std::vector<std::vector<std::uint64_t>> busyBefore;
+    std::vector<std::uint64_t> linksBefore;
+    const CounterVector& links = fabric.linkWavelets();
+    for (const Impl::Measured& region : impl.measured) {
+        std::uint64_t linkSum = 0;
+        std::vector<std::uint64_t> busy;
+        for (int v = 0; v < region.frame.h; ++v)
+            for (int u = 0; u < region.frame.w; ++u) {
+                const auto pe
+                    = std::size_t(region.frame.y(v)) * std::size_t(fabric.width()) + std::size_t(region.frame.x(u));
+                for (int d = 0; d < kDirections; ++d)
+                    linkSum += links[pe * kDirections + std::size_t(d)];
+                busy.push_back(fabric.pe(region.frame.x(u), region.frame.y(v)).busyCycles);
+            }
+        linksBefore.push_back(linkSum);
+        busyBefore.push_back(std::move(busy));
+    }
+    fabric.startPrograms();
+    const std::uint64_t first = fabric.cycle();
+    std::optional<Diagnostic> failure;
+    fabric.runWhile([&] {
+        const std::uint64_t cycle = fabric.cycle() - first;
+        if (cycle % 2048 == 0 && impl.observer && !impl.observer(fabric, position)) {
+            failure = Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
+            return false;
+        }
+        if (cycle % 64 != 0)
+            return true;
+        const std::int64_t pending = fabric.pendingPrograms();
+        if (pending == 0 && cycle <= impl.cycleLimit)
+            return !fabric.quiescent();
+        if ((cycle % 4096 == 0 && fabric.quiescent()) || cycle > impl.cycleLimit) {
+            failure = Diagnostic { "--level", 0, 0,
+                "internal error: the token stalled at cycle " + std::to_string(cycle) + " with "
+                    + std::to_string(pending) + " PE programs unfinished; " + impl.describeStuck(),
+                Diagnostic::Kind::Internal };
+            return false;
+        }
+        return true;
+    });
+    if (failure)
+        return *failure;
+    TokenOnFabric result;
+    result.position = position;
+    result.input = token;
+    result.cycles = fabric.cycle() - first;
+    const Pe best = impl.lmHead->argmaxPe();
+    result.output
+        = std::int32_t(std::bit_cast<std::uint32_t>(fabric.pe(best.x, best.y).f32[impl.lmHead->argmaxOffset() + 1]));
+    result.logits.resize(std::size_t(impl.shape.vocab));
+    const GemvSpec& head = impl.lmHead->spec();
+    for (std::size_t k = 0; k < head.output.size(); ++k) {
+        const Pe at = impl.lmHead->exit(k);
+        const PeState& pe = fabric.pe(at.x, at.y);
+        for (std::uint32_t i = 0; i < head.output[k].size(); ++i)
+            result.logits[head.output[k].begin + i] = pe.f32[impl.lmHead->resultOffset(k) + i];
+    }
+    const CounterVector& linksAfter = fabric.linkWavelets();
+    std::uint64_t previous = 0;
+    for (std::size_t r = 0; r < impl.measured.size(); ++r) {
+        const Impl::Measured& region = impl.measured[r];
+        RegionCycles cycles;
+        cycles.op = region.op;
+        cycles.kernel = region.kernel;
+        std::uint64_t linkSum = 0;
+        std::uint64_t busy = 0;
+        std::uint64_t finish = 0;
+        std::size_t index = 0;
+        for (int v = 0; v < region.frame.h; ++v)
+            for (int u = 0; u < region.frame.w; ++u) {
+                const auto pe
+                    = std::size_t(region.frame.y(v)) * std::size_t(fabric.width()) + std::size_t(region.frame.x(u));
+                for (int d = 0; d < kDirections; ++d)
+                    linkSum += linksAfter[pe * kDirections + std::size_t(d)];
+                const PeState& state = fabric.pe(region.frame.x(u), region.frame.y(v));
+                busy += state.busyCycles - busyBefore[r][index++];
+                if (!state.program.empty() && !state.marks.empty())
+                    finish = std::max<std::uint64_t>(finish, state.marks[0] - first);
+            }
+        cycles.pes = std::int64_t(region.frame.w) * region.frame.h;
+        cycles.finishCycle = finish;
+        cycles.measuredCycles = finish > previous ? finish - previous : 0;
+        previous = std::max(previous, finish);
+        cycles.linkWavelets = linkSum - linksBefore[r];
+        cycles.busyFraction
+            = cycles.measuredCycles > 0 ? double(busy) / (double(cycles.pes) * double(cycles.measuredCycles)) : 0.0;
+        result.regions.push_back(cycles);
+    }
+    result.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+} // namespace waferscope::core::cyclelevel
