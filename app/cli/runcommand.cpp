@@ -7,6 +7,7 @@
 #include "app/cli/progressline.h"
 
 #include "core/common/units.h"
+#include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
 #include "core/report/rundirectory.h"
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <ostream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -88,6 +90,78 @@ std::optional<std::string> modelDirProblem(const std::string& directory)
     return std::nullopt;
 }
 
+// `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
+int runCycleLevel(const ArgParser& parser, const core::engine::RunOptions& options,
+    const core::CompileOptions& compileOptions, std::ostream& out, std::ostream& err)
+{
+    if (options.mode != core::RunKind::Inference)
+        throw UsageError {
+            "--level cycle runs inference only (--mode inference); training and eval run at model level"
+        };
+    if (parser.value("sweep") || parser.value("users") || parser.value("max_steps") || parser.value("batch_size"))
+        throw UsageError { "--level cycle takes --tokens, --prompt_tokens, --seed and --threads, not --users, "
+                           "--max_steps, --batch_size or --sweep" };
+    core::cyclelevel::CycleRunOptions cycleOptions;
+    cycleOptions.tokens = int(std::max<std::int64_t>(1, parseCount(parser, "tokens", 1, 4096)));
+    cycleOptions.promptTokens = int(parseCount(parser, "prompt_tokens", 1, 4096));
+    if (cycleOptions.promptTokens == 0)
+        cycleOptions.promptTokens = 16;
+    cycleOptions.seed = std::uint64_t(parseCount(parser, "seed", 0, std::int64_t(1) << 62));
+    if (!parser.value("seed"))
+        cycleOptions.seed = 1;
+    const std::int64_t threads = parseCount(parser, "threads", 1, 1024);
+    cycleOptions.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
+    const bool quiet = parser.has("quiet");
+    ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
+    int exitCode = kExitOk;
+    progress.set("loading", 0, 4);
+    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
+    if (!input)
+        return exitCode;
+    progress.set("compiling", 1, 4);
+    const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
+    if (!plan)
+        return exitCode;
+    if (plan->numSystems > 1)
+        throw UsageError { "--level cycle executes single-wafer plans; " + input->graph.config.name + " needs "
+            + std::to_string(plan->numSystems) + " " + input->system.displayName + " wafers for inference" };
+    const std::int64_t positions = cycleOptions.promptTokens + cycleOptions.tokens - 1;
+    cycleOptions.progress
+        = [&](const std::string& phase, std::int64_t position, std::int64_t, const core::fabric::Fabric*) {
+              progress.set(phase + " position " + std::to_string(position + 1) + "/" + std::to_string(positions), 2, 4);
+              return true; // Ctrl-C ends the process (interrupt.h); nothing is written before the end
+          };
+    const core::Expected<core::cyclelevel::CycleRunResult> result
+        = core::cyclelevel::runCycleLevel(input->graph, *plan, input->system, cycleOptions);
+    if (!result)
+        return printDiagnostic(err, result.error());
+    if (parser.has("json")) {
+        out << core::cyclelevel::cycleRunToJson(*result) << "\n";
+        return kExitOk;
+    }
+    if (quiet)
+        return kExitOk;
+    char line[512];
+    std::snprintf(line, sizeof line,
+        "%s on %s at cycle level: %.0f cycles per token, %.0f tokens/s at %.2f GHz\n"
+        "  prompt %zu tokens (prefill %llu cycles), %zu decode steps; tokens %s the reference's, largest logit "
+        "error %.3g\n",
+        result->model.c_str(), result->system.c_str(), result->cyclesPerToken, result->tokensPerS,
+        result->clockHz / 1e9, result->prompt.size(), static_cast<unsigned long long>(result->prefillCycles),
+        result->decode.size(), result->tokensMatchReference ? "match" : "differ from", result->maxAbsLogitError);
+    out << line << "\n  region                      kernel       measured     model   link wavelets   busy\n";
+    for (std::size_t i = 0; i < result->regions.size(); ++i) {
+        const core::cyclelevel::RegionCycles& region = result->regions[i];
+        std::snprintf(line, sizeof line, "  %-27s %-11s %9llu %9.0f %15llu %6.1f%%\n", region.op.c_str(),
+            region.kernel.c_str(), static_cast<unsigned long long>(region.measuredCycles), result->modelCycles[i],
+            static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
+        out << line;
+    }
+    for (const std::string& note : result->notes)
+        out << "  note: " << note << "\n";
+    return kExitOk;
+}
+
 } // namespace
 
 int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
@@ -104,6 +178,13 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     parser.addOption(
         "prompt_tokens", "P", "inference: prompt length for time to first token (default 1024 or the context)");
     parser.addOption("model_dir", "DIR", "write the run's report files into DIR (created; other files are kept)");
+    parser.addOption("level", "LEVEL",
+        "model (default): the model-level engine; cycle: inference executed on the cycle-level fabric, every\n"
+        "op a kernel on its region, a short prefill then --tokens decode steps, checked against a reference");
+    parser.addOption("tokens", "N",
+        "--level cycle: decode steps, each generating one token (default 1). Not fabric --kernel's --tokens");
+    parser.addOption("seed", "S", "--level cycle: seed of the random weights and the prompt (default 1)");
+    parser.addOption("threads", "T", "--level cycle: threads stepping the fabric (default: all cores)");
     parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");
     parser.addFlag("json", "print one JSON object on stdout");
     parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");
@@ -134,6 +215,14 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         if (const std::optional<std::string> problem = modelDirProblem(*modelDir))
             return printDiagnostic(err, core::Diagnostic { *modelDir, 0, 0, *problem });
     }
+    const std::string level = parser.value("level").value_or("model");
+    if (level != "model" && level != "cycle")
+        throw UsageError { "--level expects model or cycle, got '" + level + "'" };
+    if (level == "cycle")
+        return runCycleLevel(parser, options, compileOptions, out, err);
+    for (const char* option : { "tokens", "seed", "threads" })
+        if (parser.value(option))
+            throw UsageError { std::string("--") + option + " is for --level cycle" };
     const bool quiet = parser.has("quiet");
     ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
     const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 1 : 0);

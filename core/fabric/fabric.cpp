@@ -33,7 +33,7 @@ Fabric::Fabric(const FabricConfig& config)
     m_linkWavelets.assign(pes * kDirections, 0);
     m_linkStall.assign(pes * kDirections, 0);
     for (std::vector<RowFlag>& flags : m_rowActive)
-        flags.assign(std::size_t(m_height), RowFlag {});
+        flags.assign(std::size_t(m_height), RowFlag { 1, 0, std::int16_t(m_width) });
     m_rowSteps.assign(std::size_t(m_height), RowCount {});
 }
 
@@ -54,7 +54,8 @@ bool Fabric::anyRowActive() const
 
 void Fabric::setAllRowsActive()
 {
-    std::fill(m_rowActive[currentBuffer()].begin(), m_rowActive[currentBuffer()].end(), RowFlag { 1 });
+    std::fill(m_rowActive[currentBuffer()].begin(), m_rowActive[currentBuffer()].end(),
+        RowFlag { 1, 0, std::int16_t(m_width) });
 }
 
 std::vector<std::uint32_t> Fabric::rowStepCounts() const

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace waferscope::core::fabric {
@@ -98,7 +99,24 @@ protected:
     std::uint8_t rowActive(int current, int y) const { return m_rowActive[current][std::size_t(y)].value; }
     void setRowActive(int buffer, int y, bool active)
     {
-        m_rowActive[buffer][std::size_t(y)].value = std::uint8_t(active ? 1 : 0);
+        RowFlag& flag = m_rowActive[buffer][std::size_t(y)];
+        flag.value = std::uint8_t(active ? 1 : 0);
+        flag.lo = 0;
+        flag.hi = active ? std::int16_t(m_width) : 0;
+    }
+    // The columns [lo, hi) of row y that had anything queued, in flight or to do (StaticColorFabric
+    // keeps them; other meshes mark whole rows).
+    void setRowSpan(int buffer, int y, int lo, int hi)
+    {
+        RowFlag& flag = m_rowActive[buffer][std::size_t(y)];
+        flag.value = std::uint8_t(lo < hi ? 1 : 0);
+        flag.lo = std::int16_t(lo);
+        flag.hi = std::int16_t(lo < hi ? hi : lo);
+    }
+    std::pair<int, int> rowSpan(int buffer, int y) const
+    {
+        const RowFlag& flag = m_rowActive[buffer][std::size_t(y)];
+        return { flag.lo, flag.hi };
     }
     void setAllRowsActive(); // in the current buffer: something arrived from outside the mesh
     std::uint32_t countRowStep(int y) { return ++m_rowSteps[std::size_t(y)].value; } // returns the count
@@ -127,6 +145,8 @@ private:
     // One flag per row on its own cache line: bands on different cores write them every cycle.
     struct alignas(64) RowFlag {
         std::uint8_t value = 1;
+        std::int16_t lo = 0; // columns [lo, hi) active; the whole row until a step narrows it
+        std::int16_t hi = 0x7fff;
     };
     std::vector<RowFlag> m_rowActive[2]; // per buffer and row: anything queued or in flight
     struct alignas(64) RowCount { // one line per row, like RowFlag

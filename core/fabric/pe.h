@@ -103,6 +103,7 @@ struct PeState {
     int pendingResults = 0;
     std::vector<Step> program; // run in order from pc; empty for kernels made of data tasks only
     std::uint32_t pc = 0;
+    bool programWaiting = false; // the program waits for a wavelet (set by the router's step)
     std::vector<DataTask> armed; // the tasks Arm steps bind
     std::vector<std::uint64_t> marks; // Mark steps' cycles
     bool programDone() const { return pc >= program.size(); }

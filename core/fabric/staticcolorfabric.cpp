@@ -32,7 +32,6 @@ StaticColorFabric::StaticColorFabric(const FabricConfig& config)
     m_queueData.resize(pes * std::size_t(m_colors) * std::size_t(m_depth));
     m_queueHead.assign(slots, 0);
     m_queueCount.assign(slots, 0);
-    m_arbiter.assign(pes, 0);
     m_routeTx.assign(slots, 0);
     m_routeRx.assign(slots, 0xff);
     for (int buffer = 0; buffer < 2; ++buffer) {
@@ -43,14 +42,22 @@ StaticColorFabric::StaticColorFabric(const FabricConfig& config)
     for (PeState& state : m_pes)
         state.tasks.resize(std::size_t(m_colors));
     m_rowPrograms.assign(std::size_t(height()), RowPrograms {});
+    m_queuedMask.assign(pes, 0);
+    m_selfActive.assign(pes, 1);
+    for (std::vector<std::uint8_t>& published : m_published)
+        published.assign(pes, 0); // the buffers start empty
 }
 
 void StaticColorFabric::startPrograms()
 {
     for (int y = 0; y < height(); ++y) {
         std::int64_t count = 0;
-        for (int x = 0; x < width(); ++x)
-            count += m_pes[std::size_t(index(x, y))].programDone() ? 0 : 1;
+        for (int x = 0; x < width(); ++x) {
+            PeState& state = m_pes[std::size_t(index(x, y))];
+            state.programWaiting = false;
+            m_selfActive[std::size_t(index(x, y))] = 1;
+            count += state.programDone() ? 0 : 1;
+        }
         m_rowPrograms[std::size_t(y)].value = count;
     }
     setAllRowsActive();
@@ -86,6 +93,7 @@ void StaticColorFabric::addEdgeSource(int x, int y, int from, std::vector<Wavele
         m_edgeSourceOf.assign(std::size_t(peCount()), -1);
     m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
     m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0 });
+    m_selfActive[std::size_t(index(x, y))] = 1;
     setAllRowsActive();
 }
 
@@ -95,6 +103,7 @@ void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
     if (source < 0)
         throw std::logic_error("no edge source at that PE");
     m_edgeSources[std::size_t(source)].stream.push_back(wavelet);
+    m_selfActive[std::size_t(index(x, y))] = 1;
     setAllRowsActive();
 }
 
@@ -118,10 +127,30 @@ void StaticColorFabric::stepRows(const RowRange& rows)
             continue;
         }
         countRowStep(y);
-        bool active = false;
-        for (int x = 0; x < width(); ++x)
-            active |= stepPe(x, y, current);
-        setRowActive(next, y, active);
+        // Only the columns that can have anything to do: those active last cycle in this row,
+        // one either side (arrivals from them), and those active in the rows next to it.
+        const auto [ownLo, ownHi] = rowSpan(current, y);
+        int lo = ownLo - 1;
+        int hi = ownHi + 1;
+        for (const int neighbour : { y - 1, y + 1 }) {
+            if (neighbour < 0 || neighbour >= height() || !rowActive(current, neighbour))
+                continue;
+            const auto [otherLo, otherHi] = rowSpan(current, neighbour);
+            lo = std::min(lo, otherLo);
+            hi = std::max(hi, otherHi);
+        }
+        lo = std::max(lo, 0);
+        hi = std::min(hi, width());
+        int activeLo = width();
+        int activeHi = 0;
+        for (int x = lo; x < hi; ++x) {
+            const std::size_t pe = std::size_t(index(x, y));
+            if (stepPe(x, y, current) || m_published[std::size_t(next)][pe] || m_published[std::size_t(current)][pe]) {
+                activeLo = std::min(activeLo, x);
+                activeHi = x + 1;
+            }
+        }
+        setRowSpan(next, y, activeLo, activeHi);
     }
 }
 
@@ -134,6 +163,7 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     const std::size_t slot = std::size_t(pe * m_stride);
     std::uint8_t* count = &m_queueCount[slot];
     std::uint8_t* head = &m_queueHead[slot];
+    std::uint32_t& queued = m_queuedMask[std::size_t(pe)];
     Wavelet* data = &m_queueData[std::size_t(pe * colors) * std::size_t(depth)];
     const auto append = [&](const Wavelet& wavelet) {
         const int color = wavelet.color();
@@ -142,23 +172,45 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
             position -= depth;
         data[color * depth + position] = wavelet;
         ++count[color];
+        queued |= 1u << color;
     };
+
+    // 0. A PE with nothing queued, arriving, to send or to run does nothing this cycle: it only
+    // publishes an empty state (once) and moves its arbiter on, as the full step would.
+    const Wavelet* out = m_out[current].data();
+    const Wavelet none {};
+    const Wavelet& fromNorth = y > 0 ? out[std::size_t(pe - width()) * kDirections + South] : none;
+    const Wavelet& fromSouth = y + 1 < height() ? out[std::size_t(pe + width()) * kDirections + North] : none;
+    const Wavelet& fromWest = x > 0 ? out[std::size_t(pe - 1) * kDirections + East] : none;
+    const Wavelet& fromEast = x + 1 < width() ? out[std::size_t(pe + 1) * kDirections + West] : none;
+    PeState& state = m_pes[std::size_t(pe)];
+    const int next = current ^ 1;
+    // Round-robin over the colors, from a start that moves every cycle (the same at every router,
+    // so that skipping an idle router changes nothing).
+    const int start = int(cycle % std::uint64_t(colors));
+    if (queued == 0 && !m_selfActive[std::size_t(pe)]
+        && !(fromNorth.tag | fromSouth.tag | fromWest.tag | fromEast.tag)) {
+        if (m_published[std::size_t(next)][std::size_t(pe)]) {
+            std::fill_n(m_out[next].begin() + std::ptrdiff_t(std::size_t(pe) * kDirections), kDirections, Wavelet {});
+            std::fill_n(m_occupancy[next].begin() + std::ptrdiff_t(slot), colors, 0);
+            m_published[std::size_t(next)][std::size_t(pe)] = 0;
+        }
+        return false;
+    }
 
     // 1. Arrivals: what the neighbours put on their links towards this PE last cycle. Their
     // senders checked our published occupancy, so there is room.
-    const Wavelet* out = m_out[current].data();
-    if (y > 0 && out[std::size_t(pe - width()) * kDirections + South].valid())
-        append(out[std::size_t(pe - width()) * kDirections + South]);
-    if (y + 1 < height() && out[std::size_t(pe + width()) * kDirections + North].valid())
-        append(out[std::size_t(pe + width()) * kDirections + North]);
-    if (x > 0 && out[std::size_t(pe - 1) * kDirections + East].valid())
-        append(out[std::size_t(pe - 1) * kDirections + East]);
-    if (x + 1 < width() && out[std::size_t(pe + 1) * kDirections + West].valid())
-        append(out[std::size_t(pe + 1) * kDirections + West]);
+    if (fromNorth.valid())
+        append(fromNorth);
+    if (fromSouth.valid())
+        append(fromSouth);
+    if (fromWest.valid())
+        append(fromWest);
+    if (fromEast.valid())
+        append(fromEast);
 
     // 2. Injection: an off-wafer edge stream and the PE's asynchronous send, one wavelet each.
     bool pending = false;
-    PeState& state = m_pes[std::size_t(pe)];
     if (!m_edgeSourceOf.empty() && m_edgeSourceOf[std::size_t(pe)] >= 0) {
         EdgeSource& source = m_edgeSources[std::size_t(m_edgeSourceOf[std::size_t(pe)])];
         if (source.next < source.stream.size() && count[source.stream[source.next].color()] < depth)
@@ -182,11 +234,16 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     bool stalled = false;
     bool moved = false;
     const std::uint8_t* occupancy = m_occupancy[current].data();
-    const int start = m_arbiter[std::size_t(pe)];
+    const std::uint32_t all = colors == 32 ? ~0u : (1u << colors) - 1u;
     for (int i = 0; i < colors; ++i) {
+        // The next non-empty queue in round-robin order from `start` (the mask is read live: a
+        // task may have appended to a later color in this very loop).
+        const std::uint32_t rotated = ((queued >> start) | (start ? queued << (colors - start) : 0u)) & all;
+        const std::uint32_t ahead = rotated >> i;
+        if (ahead == 0)
+            break;
+        i += std::countr_zero(ahead);
         const int color = start + i < colors ? start + i : start + i - colors;
-        if (count[color] == 0)
-            continue;
         const Wavelet wavelet = data[color * depth + head[color]];
         const std::uint8_t ports = m_routeTx[slot + std::size_t(color)];
         bool ready = ports != 0 && (ports & freePorts) == ports;
@@ -214,7 +271,8 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
         }
         freePorts &= std::uint8_t(~ports);
         head[color] = std::uint8_t(head[color] + 1 == depth ? 0 : head[color] + 1);
-        --count[color];
+        if (--count[color] == 0)
+            queued &= ~(1u << color);
         moved = true;
         ++m_routed[std::size_t(pe)];
         for (int direction = 0; direction < kDirections; ++direction) {
@@ -229,7 +287,6 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
                 append(emitted);
         }
     }
-    m_arbiter[std::size_t(pe)] = std::uint8_t(start + 1 == colors ? 0 : start + 1);
     m_routerBusy[std::size_t(pe)] += moved ? 1 : 0;
     m_routerStall[std::size_t(pe)] += stalled ? 1 : 0;
 
@@ -237,23 +294,27 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     bool working = false;
     if (state.pc < state.program.size()) {
         working = advanceProgram(state, cycle);
+        state.programWaiting = !working;
         if (state.programDone())
             --m_rowPrograms[std::size_t(y)].value;
     }
 
     // 5. Publish the next state that neighbours read. A task that completed this cycle may
     // have started a send, which keeps the row active although nothing was pending before.
-    bool active = pending || working || state.send.active();
-    Wavelet* nextOut = m_out[current ^ 1].data();
-    std::uint8_t* nextOccupancy = m_occupancy[current ^ 1].data();
+    // Work of its own next cycle: a send or an edge stream to inject, a program step to run.
+    const bool self = pending || working || state.send.active();
+    m_selfActive[std::size_t(pe)] = self ? 1 : 0;
+    bool active = self || queued != 0;
+    Wavelet* nextOut = m_out[next].data();
     for (int direction = 0; direction < kDirections; ++direction) {
         nextOut[std::size_t(pe) * kDirections + std::size_t(direction)] = sent[direction];
         active = active || sent[direction].valid();
     }
-    for (int color = 0; color < colors; ++color) {
-        nextOccupancy[slot + std::size_t(color)] = count[color];
-        active = active || count[color] != 0;
-    }
+    std::copy_n(count, colors, m_occupancy[next].data() + slot);
+    bool published = queued != 0;
+    for (const Wavelet& wavelet : sent)
+        published = published || wavelet.valid();
+    m_published[std::size_t(next)][std::size_t(pe)] = published ? 1 : 0;
     return active;
 }
 
@@ -378,7 +439,6 @@ std::uint64_t StaticColorFabric::digest() const
 {
     StateHasher hash;
     hashClockAndCounters(hash);
-    hash.vector(m_arbiter);
     hash.vector(m_queueHead);
     hash.vector(m_queueCount);
     // Queue slots outside the live part of a ring hold stale data; only live entries count.
@@ -413,14 +473,15 @@ std::uint64_t StaticColorFabric::digest() const
 std::size_t StaticColorFabric::memoryBytes() const
 {
     std::size_t bytes = sharedMemoryBytes() + m_queueData.capacity() * sizeof(Wavelet) + m_queueHead.capacity()
-        + m_queueCount.capacity() + m_arbiter.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
+        + m_queueCount.capacity() + m_routeTx.capacity() + m_routeRx.capacity();
     for (int buffer = 0; buffer < 2; ++buffer)
         bytes += m_out[buffer].capacity() * sizeof(Wavelet) + m_occupancy[buffer].capacity();
     for (const PeState& state : m_pes)
         bytes += sizeof(PeState) + state.tasks.capacity() * sizeof(DataTask) + state.f32.capacity() * 4
             + state.f16.capacity() * 2 + state.program.capacity() * sizeof(Step)
             + state.armed.capacity() * sizeof(DataTask) + state.marks.capacity() * sizeof(std::uint64_t);
-    return bytes + m_rowPrograms.capacity() * sizeof(RowPrograms);
+    return bytes + m_rowPrograms.capacity() * sizeof(RowPrograms) + m_queuedMask.capacity() * 4
+        + m_selfActive.capacity() + m_published[0].capacity() + m_published[1].capacity();
 }
 
 } // namespace waferscope::core::fabric

@@ -64,13 +64,15 @@ private:
     std::vector<Wavelet> m_queueData; // [pe][color][depth] ring buffers
     std::vector<std::uint8_t> m_queueHead; // [pe * stride + color]
     std::vector<std::uint8_t> m_queueCount;
-    std::vector<std::uint8_t> m_arbiter; // round-robin start color per router
     std::vector<std::uint8_t> m_routeTx; // [pe * stride + color] tx mask
     std::vector<std::uint8_t> m_routeRx; // [pe * stride + color] rx port, 0xff = unrouted
     // Per buffer: what neighbours read of a router's state.
     std::vector<Wavelet> m_out[2]; // [pe * 4 + direction]: the wavelet on that link next cycle
     std::vector<std::uint8_t> m_occupancy[2]; // [pe * stride + color]: published queue fill
     std::vector<PeState> m_pes;
+    std::vector<std::uint32_t> m_queuedMask; // per PE: a bit per color with a wavelet queued
+    std::vector<std::uint8_t> m_selfActive; // per PE: has work of its own next cycle (send, program, edge stream)
+    std::vector<std::uint8_t> m_published[2]; // per buffer and PE: its published state may be non-empty
     struct EdgeSource {
         std::int64_t pe;
         int from;
