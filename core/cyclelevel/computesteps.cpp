@@ -176,7 +176,11 @@ void scores(PeState& pe, const Step& step)
         float sum = 0.0f;
         for (std::uint32_t i = 0; i < layout.headDim; ++i)
             sum += pe.f32[layout.q() + i] * decode(pe.f16[key + i], step);
-        const float score = sum * step.scalar;
+        float score = sum * step.scalar;
+        if (step.color & kAlibi) {
+            const auto j = std::int64_t(bits(pe, layout.alibi() + 1) + slot * bits(pe, layout.alibi() + 2));
+            score = score + pe.f32[layout.alibi()] * float(j - std::int64_t(bits(pe, layout.alibi() + 3)));
+        }
         pe.f32[layout.scores() + slot] = score;
         top = std::max(top, score);
     }

@@ -15,6 +15,7 @@ namespace steps {
 
 constexpr std::uint8_t kBf16 = 1;
 constexpr std::uint8_t kBias = 2;
+constexpr std::uint8_t kAlibi = 4;
 
 // Engine cycles of a step over n elements at `ops` SIMD operations each (see kernelcosts).
 std::uint32_t elementwiseCycles(std::uint64_t elements, int opsPerElement, int simdWidth);
@@ -59,7 +60,10 @@ struct AttentionLayout {
     std::uint32_t max() const { return base + 3 * headDim; }
     std::uint32_t scores() const { return max() + 1; }
     std::uint32_t partial() const { return scores() + capacity; } // d outputs, then the sum
-    std::uint32_t size() const { return 3 * headDim + 1 + capacity + headDim + 1; }
+    // ALiBi: the head's slope, then the column and row width (as integer bits) that give the
+    // position of a slot (column + slot x width), then the query's position.
+    std::uint32_t alibi() const { return partial() + headDim + 1; }
+    std::uint32_t size() const { return 3 * headDim + 1 + capacity + headDim + 1 + 4; }
     std::uint32_t packed() const { return headDim | capacity << 16; }
     static AttentionLayout unpack(std::uint32_t base, std::uint32_t packed)
     {
@@ -68,8 +72,8 @@ struct AttentionLayout {
 };
 // Stores the k and v of the workspace as the 16-bit entries of slot `d` of the cache at f16[c].
 void appendKv(fabric::PeState& pe, const fabric::Step& step);
-// Scores of the held positions against q, times scalar (1/sqrt(d)); the running max their largest
-// (-infinity when the PE holds none yet).
+// Scores of the held positions against q, times scalar (1/sqrt(d)), plus slope x (j - p) with
+// flag kAlibi; the running max their largest (-infinity when the PE holds none yet).
 void scores(fabric::PeState& pe, const fabric::Step& step);
 // With the row's max in the workspace: the partial output sum(e_j v_j) and sum(e_j), from 0.
 void softmaxPartial(fabric::PeState& pe, const fabric::Step& step);

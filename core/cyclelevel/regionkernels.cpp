@@ -1,6 +1,7 @@
 #include "core/cyclelevel/regionkernels.h"
 
 #include "core/cyclelevel/computesteps.h"
+#include "core/cyclelevel/referenceops.h"
 
 #include <algorithm>
 #include <bit>
@@ -455,7 +456,12 @@ void AttentionKernel::load(StaticColorFabric& fabric)
     for (int h = 0; h < m_spec.heads; ++h) {
         for (int u = 0; u < frame.w; ++u) {
             PeState& pe = fabric.pe(frame.x(u), frame.y(h));
-            m_workspace.push_back(pe.allocF32(layout.size()));
+            const std::uint32_t workspace = pe.allocF32(layout.size());
+            m_workspace.push_back(workspace);
+            const steps::AttentionLayout at { workspace, layout.headDim, layout.capacity };
+            pe.f32[at.alibi()] = m_spec.alibi ? alibiSlope(h, m_spec.heads) : 0.0f;
+            pe.f32[at.alibi() + 1] = std::bit_cast<float>(std::uint32_t(u));
+            pe.f32[at.alibi() + 2] = std::bit_cast<float>(std::uint32_t(frame.w));
             m_cache.push_back(pe.allocF16(std::size_t(2) * std::size_t(m_slots) * std::size_t(m_spec.headDim)));
             if (u + 1 == frame.w)
                 m_result.push_back(pe.allocF32(std::size_t(m_spec.headDim)));
@@ -470,7 +476,7 @@ void AttentionKernel::program(
     const int w = frame.w;
     const auto d = std::uint32_t(m_spec.headDim);
     const int simd = m_context.simdWidth;
-    const std::uint8_t flags = m_context.flags();
+    const std::uint8_t flags = std::uint8_t(m_context.flags() | (m_spec.alibi ? steps::kAlibi : 0));
     const float scale = 1.0f / std::sqrt(float(m_spec.headDim));
     if (position >= m_spec.capacity)
         throw std::logic_error(m_spec.name + ": position beyond the cache");
@@ -481,6 +487,7 @@ void AttentionKernel::program(
             const std::size_t at = std::size_t(h) * std::size_t(w) + std::size_t(u);
             const steps::AttentionLayout layout { m_workspace[at], d, std::uint32_t(m_slots) };
             const std::uint32_t cache = m_cache[at];
+            writer.pe(x, y).f32[layout.alibi() + 3] = std::bit_cast<float>(std::uint32_t(position)); // this token's
             writer.arm(x, y, qColor, storeTask(layout.q(), d));
             writer.arm(x, y, kColor, storeTask(layout.k(), d));
             writer.arm(x, y, vColor, storeTask(layout.v(), d));

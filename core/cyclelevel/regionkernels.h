@@ -150,6 +150,7 @@ struct AttentionSpec {
     int heads = 0;
     int headDim = 0;
     int capacity = 0; // positions the cache holds
+    bool alibi = false; // ALiBi: each head's slope times the key's distance added to its scores
     Lanes q; // lane h: query head h on frame row h
     Lanes k; // lane h: the keys of head h's kv head, on frame row h
     Lanes v;

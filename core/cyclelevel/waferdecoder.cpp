@@ -282,8 +282,6 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         return refuse("--level",
             "the plan needs " + std::to_string(plan.numSystems)
                 + " wafers; the cycle-level run executes single-wafer plans");
-    if (shape->positions == DecoderShape::Positions::Alibi)
-        return refuse(file, "ALiBi attention has no cycle-level kernel yet");
     if (shape->experts > 0)
         return refuse(file, "mixture-of-experts blocks have no cycle-level kernel yet");
     if (options.capacity > shape->maxPositions)
@@ -456,6 +454,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 spec.heads = int(s.heads);
                 spec.headDim = int(s.headDim);
                 spec.capacity = options.capacity;
+                spec.alibi = s.positions == DecoderShape::Positions::Alibi;
                 spec.q = heads;
                 spec.k = kvHeads;
                 spec.v = kvHeads;

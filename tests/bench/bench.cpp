@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchfaults.h"
+#include "benchcyclelevel.h"
 #include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
 #include "benchgui.h"
@@ -295,6 +296,11 @@ int main(int argc, char** argv)
 
     if (!referenceFigures(figures, quick)) {
         std::cerr << "waferscope-bench: a reference decode failed\n";
+        return 1;
+    }
+
+    if (!cycleLevelFigures(figures, quick)) {
+        std::cerr << "waferscope-bench: a decode token on the cycle-level fabric failed\n";
         return 1;
     }
 

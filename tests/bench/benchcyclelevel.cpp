@@ -1,0 +1,73 @@
+#include "benchcyclelevel.h"
+
+#include "core/compiler/compiler.h"
+#include "core/cyclelevel/reference.h"
+#include "core/cyclelevel/waferdecoder.h"
+#include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+using namespace waferscope::core;
+
+// Resets the kernel's peak-RSS mark of this process (Linux: clear_refs 5).
+void resetPeakRss()
+{
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+double peakRssMb()
+{
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmHWM:", 0) == 0)
+            return std::stod(line.substr(6)) / 1024.0; // kB
+    return -1.0;
+}
+
+bool decodeToken(nlohmann::ordered_json& figures, const std::string& key, const std::string& path, const char* system)
+{
+    resetPeakRss();
+    const Expected<ModelGraph> graph = loadModel(path);
+    const Expected<SystemSpec> spec = loadBuiltinPreset(system);
+    if (!graph || !spec)
+        return false;
+    CompileOptions compileOptions;
+    compileOptions.mode = RunMode::Inference;
+    const Expected<ExecutionPlan> plan = compile(*graph, *spec, compileOptions);
+    if (!plan)
+        return false;
+    cyclelevel::FabricDecodeOptions options;
+    options.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.capacity = 1;
+    Expected<std::unique_ptr<cyclelevel::WaferDecoder>> decoder
+        = cyclelevel::WaferDecoder::build(*graph, *plan, *spec, options);
+    if (!decoder)
+        return false;
+    const std::int32_t token = cyclelevel::promptTokens((*decoder)->shape(), 1, 1).front();
+    const auto start = std::chrono::steady_clock::now();
+    const Expected<cyclelevel::TokenOnFabric> result = (*decoder)->decode(0, token, true);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!result)
+        return false;
+    figures["fabric_" + key + "_decode_token_s"] = seconds;
+    figures["fabric_" + key + "_decode_token_cycles"] = result->cycles;
+    figures["fabric_" + key + "_decode_token_peak_rss_mb"] = peakRssMb();
+    return true;
+}
+
+} // namespace
+
+bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick)
+{
+    if (quick)
+        return decodeToken(
+            figures, "tiny_llama", WAFERSCOPE_SOURCE_DIR "/tests/data/cyclelevel/tiny_llama.yaml", "cs2");
+    return decodeToken(figures, "gpt2_small", WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml", "cs2")
+        && decodeToken(figures, "llama3p2_1b", WAFERSCOPE_SOURCE_DIR "/samples/llama3p2_1b.yaml", "cs3");
+}
