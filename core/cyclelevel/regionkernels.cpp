@@ -168,9 +168,11 @@ GemvKernel::GemvKernel(GemvSpec spec, const KernelContext& context)
     const Frame& frame = m_spec.frame;
     if (m_spec.input.empty() || m_spec.output.empty())
         throw std::logic_error(m_spec.name + ": a GEMV needs input and output lanes");
-    if (gemvColumns() < int(m_spec.input.size()))
+    if (gemvColumns() < 1)
+        throw std::logic_error(m_spec.name + ": a GEMV needs a column");
+    if ((m_spec.input.size() + std::size_t(gemvColumns()) - 1) / std::size_t(gemvColumns()) > 6)
         throw std::logic_error(m_spec.name + ": " + std::to_string(gemvColumns()) + " GEMV columns for "
-            + std::to_string(m_spec.input.size()) + " input lanes");
+            + std::to_string(m_spec.input.size()) + " input lanes would need more than 6 turn colors");
     m_rowOutput.assign(std::size_t(frame.h), -1);
     for (std::size_t k = 0; k < m_spec.output.size(); ++k) {
         const int row = m_spec.output[k].y - frame.y0;
@@ -190,21 +192,33 @@ int GemvKernel::outputAt(int row) const
     return m_rowOutput[std::size_t(row)];
 }
 
-std::pair<std::uint32_t, std::uint32_t> GemvKernel::partOf(int t) const
+std::vector<GemvKernel::Share> GemvKernel::sharesOf(int t) const
 {
     const auto lanes = int(m_spec.input.size());
-    const int lane = t % lanes;
-    const int parts = (gemvColumns() - 1 - lane) / lanes + 1;
-    const int part = t / lanes;
-    const std::uint32_t size = m_spec.input[std::size_t(lane)].size();
-    const std::uint32_t begin = blockBegin(size, parts, part);
-    return { begin, blockBegin(size, parts, part + 1) - begin };
+    const int columns = gemvColumns();
+    std::vector<Share> shares;
+    if (columns >= lanes) { // a lane per column, in parts
+        const int lane = t % lanes;
+        const int parts = (columns - 1 - lane) / lanes + 1;
+        const int part = t / lanes;
+        const std::uint32_t size = m_spec.input[std::size_t(lane)].size();
+        const std::uint32_t begin = blockBegin(size, parts, part);
+        shares.push_back({ std::size_t(lane), begin, blockBegin(size, parts, part + 1) - begin, 0 });
+        return shares;
+    }
+    for (int lane = t, turn = 0; lane < lanes; lane += columns, ++turn) // whole lanes, several per column
+        shares.push_back({ std::size_t(lane), 0, m_spec.input[std::size_t(lane)].size(), std::size_t(turn) });
+    return shares;
 }
 
 std::vector<Pe> GemvKernel::taps(std::size_t lane) const
 {
     std::vector<Pe> pes;
-    for (int t = int(lane); t < gemvColumns(); t += int(m_spec.input.size()))
+    const int columns = gemvColumns();
+    const auto lanes = int(m_spec.input.size());
+    if (columns < lanes)
+        return { { m_spec.frame.x(m_spec.firstColumn + int(lane) % columns), m_spec.input[lane].y } };
+    for (int t = int(lane); t < columns; t += lanes)
         pes.push_back({ m_spec.frame.x(m_spec.firstColumn + t), m_spec.input[lane].y });
     return pes;
 }
@@ -218,28 +232,34 @@ void GemvKernel::route(RouteBook& book)
         firstRow = std::min(firstRow, lane.y - frame.y0);
         lastRow = std::max(lastRow, lane.y - frame.y0);
     }
-    // The turned multicast: from each column's turn PE up and down to the output rows.
-    StreamTree columns(m_spec.name + " column multicast");
+    // The turned multicasts: from each lane's turn PE up and down its column to the output rows,
+    // a color for each of a column's lanes.
+    std::vector<StreamTree> columns;
     for (int t = 0; t < gemvColumns(); ++t) {
         const int x = frame.x(m_spec.firstColumn + t);
-        const int turn = m_spec.input[laneOf(t)].y - frame.y0;
-        std::uint8_t tx = 0;
-        if (firstRow < turn)
-            tx |= directionBit(North);
-        if (lastRow > turn)
-            tx |= directionBit(South);
-        if (!tx)
-            continue;
-        columns.hop(x, frame.y(turn), Fabric::kRampPort, tx);
-        for (int row = turn - 1; row >= firstRow; --row)
-            columns.hop(x, frame.y(row), South,
-                std::uint8_t((row > firstRow ? directionBit(North) : 0) | (outputAt(row) >= 0 ? kRampBit : 0)));
-        for (int row = turn + 1; row <= lastRow; ++row)
-            columns.hop(x, frame.y(row), North,
-                std::uint8_t((row < lastRow ? directionBit(South) : 0) | (outputAt(row) >= 0 ? kRampBit : 0)));
+        for (const Share& share : sharesOf(t)) {
+            while (columns.size() <= share.turn)
+                columns.emplace_back(m_spec.name + " column multicast");
+            StreamTree& tree = columns[share.turn];
+            const int turn = m_spec.input[share.lane].y - frame.y0;
+            std::uint8_t tx = 0;
+            if (firstRow < turn)
+                tx |= directionBit(North);
+            if (lastRow > turn)
+                tx |= directionBit(South);
+            if (!tx)
+                continue;
+            tree.hop(x, frame.y(turn), Fabric::kRampPort, tx);
+            for (int row = turn - 1; row >= firstRow; --row)
+                tree.hop(x, frame.y(row), South,
+                    std::uint8_t((row > firstRow ? directionBit(North) : 0) | (outputAt(row) >= 0 ? kRampBit : 0)));
+            for (int row = turn + 1; row <= lastRow; ++row)
+                tree.hop(x, frame.y(row), North,
+                    std::uint8_t((row < lastRow ? directionBit(South) : 0) | (outputAt(row) >= 0 ? kRampBit : 0)));
+        }
     }
-    if (!columns.empty())
-        m_column = book.place(columns);
+    for (const StreamTree& tree : columns)
+        m_column.push_back(tree.empty() ? -1 : book.place(tree));
     // The reductions along the output rows.
     StreamTree chain[2] = { StreamTree(m_spec.name + " reduction"), StreamTree(m_spec.name + " reduction") };
     for (const Lane& lane : m_spec.output) {
@@ -272,18 +292,24 @@ void GemvKernel::load(StaticColorFabric& fabric)
     m_acc.assign(std::size_t(gemvColumns()) * blocks, -1);
     m_block.assign(std::size_t(gemvColumns()) * blocks, -1);
     for (int t = 0; t < gemvColumns(); ++t) {
-        const Lane& in = m_spec.input[laneOf(t)];
-        const auto [skip, use] = partOf(t);
+        const std::vector<Share> shares = sharesOf(t);
+        std::uint32_t total = 0;
+        for (const Share& share : shares)
+            total += share.use;
         for (std::size_t k = 0; k < blocks; ++k) {
             const Lane& out = m_spec.output[k];
             PeState& pe = fabric.pe(frame.x(m_spec.firstColumn + t), out.y);
             m_acc[std::size_t(t) * blocks + k] = std::int32_t(pe.allocF32(out.size()));
-            const std::uint32_t block = pe.allocF16(std::size_t(out.size()) * use);
+            std::uint32_t block = pe.allocF16(std::size_t(out.size()) * total); // the shares' blocks in turn
             m_block[std::size_t(t) * blocks + k] = std::int32_t(block);
-            for (std::uint32_t j = 0; j < use; ++j)
-                for (std::uint32_t i = 0; i < out.size(); ++i)
-                    pe.f16[block + j * out.size() + i]
-                        = encode(m_spec.weight.at(out.begin + i, in.begin + skip + j), m_context);
+            for (const Share& share : shares) {
+                const Lane& in = m_spec.input[share.lane];
+                for (std::uint32_t j = 0; j < share.use; ++j)
+                    for (std::uint32_t i = 0; i < out.size(); ++i)
+                        pe.f16[block + j * out.size() + i]
+                            = encode(m_spec.weight.at(out.begin + i, in.begin + share.skip + j), m_context);
+                block += share.use * out.size();
+            }
         }
     }
     for (std::size_t k = 0; k < blocks; ++k) {
@@ -308,36 +334,54 @@ void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int 
     const std::uint8_t flags = std::uint8_t(m_context.flags() | (m_spec.bias.present() ? steps::kBias : 0));
     for (int t = 0; t < columns; ++t) {
         const int x = frame.x(m_spec.firstColumn + t);
-        const Lane& in = m_spec.input[laneOf(t)];
-        const auto [skip, use] = partOf(t);
-        const int turn = in.y - frame.y0;
+        const std::vector<Share> shares = sharesOf(t);
         for (int row = 0; row < frame.h; ++row) {
             const int k = outputAt(row);
-            const bool isTurn = row == turn;
+            bool isTurn = false;
+            for (const Share& share : shares)
+                isTurn = isTurn || m_spec.input[share.lane].y - frame.y0 == row;
             if (k < 0 && !isTurn)
                 continue;
             const int y = frame.y(row);
             const bool isExit = k >= 0 && t + 1 == columns;
             if (isExit && hasSideInput())
                 writer.arm(x, y, sideColor, storeTask(m_side[std::size_t(k)], m_spec.output[std::size_t(k)].size()));
-            DataTask fmac;
-            fmac.kind = TaskKind::FmacColumn;
-            fmac.expected = in.size();
-            fmac.skip = skip;
-            fmac.use = use;
-            fmac.format = m_context.format();
-            fmac.outColor = std::uint8_t(isTurn && m_column >= 0 ? m_column : kNoColor);
             std::uint32_t size = 0;
             std::uint32_t acc = 0;
             if (k >= 0) {
                 size = m_spec.output[std::size_t(k)].size();
                 acc = std::uint32_t(m_acc[std::size_t(t) * blocks + std::size_t(k)]);
-                fmac.vector = acc;
-                fmac.length = size;
-                fmac.matrix = std::uint32_t(m_block[std::size_t(t) * blocks + std::size_t(k)]);
                 writer.compute(x, y, steps::zero, steps::elementwiseCycles(size, 1, simd), acc, size);
             }
-            writer.armAndAwait(x, y, isTurn ? inColor : m_column, fmac);
+            // A task per lane of the column: on the lane's own stream at its turn PE (which turns
+            // it down the column), on the lane's turn color elsewhere.
+            std::vector<int> awaited;
+            std::uint32_t block = k >= 0 ? std::uint32_t(m_block[std::size_t(t) * blocks + std::size_t(k)]) : 0;
+            for (const Share& share : shares) {
+                const std::uint32_t shareBlock = block;
+                block += share.use * size;
+                const bool turnsHere = m_spec.input[share.lane].y - frame.y0 == row;
+                const int turnColor = m_column[share.turn];
+                if (!turnsHere && (k < 0 || turnColor < 0))
+                    continue;
+                DataTask fmac;
+                fmac.kind = TaskKind::FmacColumn;
+                fmac.expected = m_spec.input[share.lane].size();
+                fmac.skip = share.skip;
+                fmac.use = share.use;
+                fmac.format = m_context.format();
+                fmac.outColor = std::uint8_t(turnsHere && turnColor >= 0 ? turnColor : kNoColor);
+                if (k >= 0) {
+                    fmac.vector = acc;
+                    fmac.length = size;
+                    fmac.matrix = shareBlock;
+                }
+                const int color = turnsHere ? inColor : turnColor;
+                writer.arm(x, y, color, fmac);
+                awaited.push_back(color);
+            }
+            for (const int color : awaited)
+                writer.await(x, y, color);
             if (k < 0)
                 continue;
             if (columns > 1) {

@@ -79,11 +79,12 @@ enum class Epilogue : std::uint8_t {
 // y = W x on a region, the input arriving in lanes along rows, the output left in lanes along
 // rows: the chain-reduced GEMV of the SDK examples with a turn at the input. The region's GEMV
 // columns (u >= firstColumn) are dealt to input lanes in turn: column t takes lane t mod L and,
-// when several columns take one lane, an equal part of it. A lane's stream passes along its row
-// to its columns; each such PE multiplies its part and turns the stream onto its column, down
-// which every PE with output rows multiplies it too. PE (u, row) holds W[the row's outputs, the
-// column's inputs]; each output row's partial sums are reduced along the row to its last column,
-// which applies the epilogue and sends the lane on.
+// when several columns take one lane, an equal part of it; a region with fewer columns C than
+// lanes gives column t the lanes t, t + C, t + 2C, ..., each turned onto a color of its own. A
+// lane's stream passes along its row to its columns; each such PE multiplies its part and turns
+// the stream onto its column, down which every PE with output rows multiplies it too. PE
+// (u, row) holds W[the row's outputs, the column's inputs]; each output row's partial sums are
+// reduced along the row to its last column, which applies the epilogue and sends the lane on.
 struct GemvSpec {
     std::string name;
     Frame frame;
@@ -118,20 +119,26 @@ public:
 
 private:
     int gemvColumns() const { return m_spec.frame.w - m_spec.firstColumn; }
-    std::size_t laneOf(int t) const { return std::size_t(t) % m_spec.input.size(); }
-    // Elements [skip, skip + use) of the lane that column t multiplies.
-    std::pair<std::uint32_t, std::uint32_t> partOf(int t) const;
+    // What column t multiplies: lanes, each with its elements [skip, skip + use) and the index
+    // of its turn color.
+    struct Share {
+        std::size_t lane = 0;
+        std::uint32_t skip = 0;
+        std::uint32_t use = 0;
+        std::size_t turn = 0;
+    };
+    std::vector<Share> sharesOf(int t) const;
     // The output block on row `row` of the frame, or -1.
     int outputAt(int row) const;
 
     GemvSpec m_spec;
     KernelContext m_context;
-    int m_column = -1; // the turned multicast down the columns
+    std::vector<int> m_column; // per turn index: the turned multicast down the columns
     int m_chain[2] = { -1, -1 };
     int m_argmax = -1; // Logits: down the last column
     std::vector<int> m_rowOutput; // per frame row: output block index or -1
     std::vector<std::int32_t> m_acc; // per (t, output block): f32 accumulator offset
-    std::vector<std::int32_t> m_block; // per (t, output block): f16 weight block offset
+    std::vector<std::int32_t> m_block; // per (t, output block): f16 weight blocks, one per share
     std::vector<std::uint32_t> m_result; // per output block: f32 result at the exit
     std::vector<std::uint32_t> m_side; // per output block: f32 side input at the exit
     std::vector<std::uint32_t> m_biasAt; // per output block: f16 bias at the exit

@@ -362,12 +362,15 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     }
     // Lanes of the hidden vector: a row each, in every strip; a column each where a region
     // turns them (after its norm column), and a chain each in the embedding.
-    impl.lanes = int(std::min<std::int64_t>({ s.hidden, head->rect.h, head->rect.w - 1, embedding->rect.w }));
+    // A GEMV narrower than its input lanes turns up to kTurnColors of them down each column.
+    constexpr int kTurnColors = 6;
+    impl.lanes = int(std::min<std::int64_t>({ s.hidden, head->rect.h, kTurnColors * (head->rect.w - 1), embedding->rect.w }));
     for (const Strip& strip : strips) {
-        impl.lanes = std::min({ impl.lanes, strip.h, strip.regions[0]->rect.w - 1, strip.regions[1]->rect.w,
-            strip.regions[2]->rect.w, strip.regions[5]->rect.w - 1 });
+        impl.lanes = std::min({ impl.lanes, strip.h, kTurnColors * (strip.regions[0]->rect.w - 1),
+            kTurnColors * strip.regions[1]->rect.w, kTurnColors * strip.regions[2]->rect.w,
+            kTurnColors * (strip.regions[5]->rect.w - 1) });
         if (s.gated())
-            impl.lanes = std::min(impl.lanes, strip.regions[6]->rect.w);
+            impl.lanes = std::min(impl.lanes, kTurnColors * strip.regions[6]->rect.w);
     }
     if (impl.lanes < 1)
         return refuse("--level", "the plan's regions are too narrow for the decode kernels");
@@ -383,7 +386,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
     const auto ffnLanes = [&](const Strip& strip, int y0) {
         const int down = strip.regions.back()->rect.w;
-        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, down, s.ffn })), std::uint32_t(s.ffn));
+        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
     };
     try {
         // The embedding, its lanes leaving downwards into block 0.
