@@ -251,4 +251,38 @@ void argmaxCombine(PeState& pe, const Step& step)
     }
 }
 
+void route(PeState& pe, const Step& step)
+{
+    const Routing routing
+        = cyclelevel::route(std::span<const float>(pe.f32.data() + step.a, step.b), std::int64_t(step.scalar));
+    std::fill_n(pe.f32.begin() + step.d, step.b, 0.0f);
+    for (std::size_t i = 0; i < routing.experts.size(); ++i)
+        pe.f32[step.d + std::uint32_t(routing.experts[i])] = routing.weights[i];
+}
+
+void selectExpert(PeState& pe, const Step& step)
+{
+    pe.select = pe.f32[step.a + step.b] != 0.0f;
+}
+
+void fmacFromBuffer(PeState& pe, const Step& step)
+{
+    const auto outputs = std::uint32_t(step.scalar);
+    float* y = pe.f32.data() + step.d;
+    for (std::uint32_t j = 0; j < step.b; ++j) {
+        const float x = pe.f32[step.a + j];
+        const std::uint16_t* column = pe.f16.data() + step.c + std::size_t(j) * outputs;
+        for (std::uint32_t i = 0; i < outputs; ++i)
+            y[i] += decode(column[i], step) * x;
+    }
+    pe.fmacs += std::uint64_t(outputs) * step.b;
+}
+
+void scaleByWeight(PeState& pe, const Step& step)
+{
+    const float weight = pe.f32[step.c];
+    for (std::uint32_t i = 0; i < step.b; ++i)
+        pe.f32[step.d + i] = weight * pe.f32[step.a + i];
+}
+
 } // namespace waferscope::core::cyclelevel::steps

@@ -91,6 +91,19 @@ void localArgmax(fabric::PeState& pe, const fabric::Step& step);
 // value, the lower id on a tie.
 void argmaxCombine(fabric::PeState& pe, const fabric::Step& step);
 
+// MoE routing at the router's exit: the top-k of softmax(logits f32[a, a + b)) with their
+// renormalised weights (referenceops route()), scalar = k; f32[d, d + b) = each expert's weight,
+// 0 for the experts not chosen.
+void route(fabric::PeState& pe, const fabric::Step& step);
+// pe.select = the weight of expert b in f32[a..] is not 0: whether this expert runs the token.
+void selectExpert(fabric::PeState& pe, const fabric::Step& step);
+// A dispatched GEMV's multiply once its expert is chosen: for each of the b inputs at f32[a..]
+// in order, f32[d + i] += W[j][i] * x_j over the scalar's (integer) outputs, W the column-major
+// 16-bit block at f16[c] (the FmacColumn task's arithmetic, from a buffer).
+void fmacFromBuffer(fabric::PeState& pe, const fabric::Step& step);
+// f32[d + i] = f32[c] * f32[a + i] for i < b: an expert's output times its routing weight.
+void scaleByWeight(fabric::PeState& pe, const fabric::Step& step);
+
 } // namespace steps
 
 } // namespace waferscope::core::cyclelevel

@@ -28,6 +28,19 @@ void ProgramWriter::arm(int x, int y, int color, const DataTask& task)
     state.program.push_back(step);
 }
 
+void ProgramWriter::armIf(int x, int y, int color, const DataTask& chosen, const DataTask& otherwise)
+{
+    PeState& state = pe(x, y);
+    Step step;
+    step.kind = StepKind::ArmIf;
+    step.color = std::uint8_t(color);
+    step.a = std::uint32_t(state.armed.size());
+    step.b = step.a + 1;
+    state.armed.push_back(chosen);
+    state.armed.push_back(otherwise);
+    state.program.push_back(step);
+}
+
 void ProgramWriter::await(int x, int y, int color)
 {
     Step step;
@@ -67,6 +80,13 @@ void ProgramWriter::compute(int x, int y, ComputeFn fn, std::uint32_t cycles, st
     step.scalar = scalar;
     step.color = flags;
     pe(x, y).program.push_back(step);
+}
+
+void ProgramWriter::computeIf(int x, int y, ComputeFn fn, std::uint32_t cycles, std::uint32_t a, std::uint32_t b,
+    std::uint32_t c, std::uint32_t d, float scalar, std::uint8_t flags)
+{
+    compute(x, y, fn, cycles, a, b, c, d, scalar, flags);
+    pe(x, y).program.back().kind = StepKind::ComputeIf;
 }
 
 void ProgramWriter::mark(int x, int y, std::uint32_t slot)

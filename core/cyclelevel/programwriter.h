@@ -32,6 +32,8 @@ public:
     fabric::PeState& pe(int x, int y) { return m_fabric.pe(x, y); }
 
     void arm(int x, int y, int color, const fabric::DataTask& task);
+    // Binds `chosen` if the PE's select flag is set when the step runs, else `otherwise`.
+    void armIf(int x, int y, int color, const fabric::DataTask& chosen, const fabric::DataTask& otherwise);
     void await(int x, int y, int color);
     void armAndAwait(int x, int y, int color, const fabric::DataTask& task)
     {
@@ -43,6 +45,9 @@ public:
     void compute(int x, int y, fabric::ComputeFn fn, std::uint32_t cycles, std::uint32_t a = 0, std::uint32_t b = 0,
         std::uint32_t c = 0, std::uint32_t d = 0, float scalar = 0.0f, std::uint8_t flags = 0);
     void mark(int x, int y, std::uint32_t slot);
+    // As compute(), run (and charged) only if the PE's select flag is set when the step comes.
+    void computeIf(int x, int y, fabric::ComputeFn fn, std::uint32_t cycles, std::uint32_t a, std::uint32_t b,
+        std::uint32_t c, std::uint32_t d, float scalar, std::uint8_t flags);
 
     // Forgets every PE's program and armed tasks (SRAM stays): the next token's programs follow.
     void clearPrograms();

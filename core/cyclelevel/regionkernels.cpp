@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace waferscope::core::cyclelevel {
@@ -223,6 +224,23 @@ std::vector<Pe> GemvKernel::taps(std::size_t lane) const
     return pes;
 }
 
+std::vector<Pe> GemvKernel::workers() const
+{
+    const Frame& frame = m_spec.frame;
+    std::vector<Pe> pes;
+    for (int t = 0; t < gemvColumns(); ++t) {
+        const std::vector<Share> shares = sharesOf(t);
+        for (int row = 0; row < frame.h; ++row) {
+            bool turn = false;
+            for (const Share& share : shares)
+                turn = turn || m_spec.input[share.lane].y - frame.y0 == row;
+            if (turn || outputAt(row) >= 0)
+                pes.push_back({ frame.x(m_spec.firstColumn + t), frame.y(row) });
+        }
+    }
+    return pes;
+}
+
 void GemvKernel::route(RouteBook& book)
 {
     const Frame& frame = m_spec.frame;
@@ -232,6 +250,8 @@ void GemvKernel::route(RouteBook& book)
         firstRow = std::min(firstRow, lane.y - frame.y0);
         lastRow = std::max(lastRow, lane.y - frame.y0);
     }
+    m_firstRow = firstRow;
+    m_lastRow = lastRow;
     // The turned multicasts: from each lane's turn PE up and down its column to the output rows,
     // a color for each of a column's lanes.
     std::vector<StreamTree> columns;
@@ -322,12 +342,46 @@ void GemvKernel::load(StaticColorFabric& fabric)
         for (std::uint32_t i = 0; i < out.size() && m_spec.bias.present(); ++i)
             pe.f16[bias + i] = encode(m_spec.bias.at(0, out.begin + i), m_context);
         m_pair.push_back(m_spec.epilogue == Epilogue::Logits ? pe.allocF32(4) : 0);
+        m_combine.push_back(m_spec.epilogue == Epilogue::Combine ? pe.allocF32(out.size()) : 0);
     }
+    if (m_spec.expert >= 0) { // dispatch: a buffer per worker and lane for the input it keeps
+        for (int t = 0; t < gemvColumns(); ++t) {
+            for (const Share& share : sharesOf(t)) {
+                for (int row = 0; row < frame.h; ++row) {
+                    const bool turnsHere = m_spec.input[share.lane].y - frame.y0 == row;
+                    if (!turnsHere && outputAt(row) < 0)
+                        continue;
+                    const int x = frame.x(m_spec.firstColumn + t);
+                    m_buffer[{ x, frame.y(row), int(share.turn) }]
+                        = fabric.pe(x, frame.y(row)).allocF32(m_spec.input[share.lane].size());
+                }
+            }
+        }
+    }
+    const bool routeOut = m_spec.epilogue == Epilogue::Route;
+    if (m_spec.expert >= 0 || routeOut)
+        for (const Pe& at : m_spec.expert >= 0 ? workers() : std::vector<Pe> { exit(0) })
+            m_weightsAt.push_back(fabric.pe(at.x, at.y).allocF32(std::size_t(m_spec.experts)));
 }
 
-void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int outColor, std::int64_t position) const
+void GemvKernel::program(ProgramWriter& writer, const GemvColors& colors, std::int64_t position) const
 {
+    const int inColor = colors.in;
+    const int sideColor = colors.side;
+    const int outColor = colors.out;
     const Frame& frame = m_spec.frame;
+    // Dispatch: the workers take the token's input into SRAM as it comes (the router has not
+    // decided yet, and the stream must not wait for it), then the routing weights; only the
+    // chosen experts then multiply.
+    const bool dispatch = m_spec.expert >= 0;
+    std::map<std::pair<int, int>, std::uint32_t> weightsOf;
+    if (dispatch) {
+        const std::vector<Pe> pes = workers();
+        for (std::size_t i = 0; i < pes.size(); ++i) {
+            weightsOf[{ pes[i].x, pes[i].y }] = m_weightsAt[i];
+            writer.arm(pes[i].x, pes[i].y, colors.weights, storeTask(m_weightsAt[i], std::uint32_t(m_spec.experts)));
+        }
+    }
     const std::size_t blocks = m_spec.output.size();
     const int simd = m_context.simdWidth;
     const int columns = gemvColumns();
@@ -356,6 +410,12 @@ void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int 
             // A task per lane of the column: on the lane's own stream at its turn PE (which turns
             // it down the column), on the lane's turn color elsewhere.
             std::vector<int> awaited;
+            struct Deferred {
+                std::uint32_t buffer;
+                std::uint32_t use;
+                std::uint32_t block;
+            };
+            std::vector<Deferred> later;
             std::uint32_t block = k >= 0 ? std::uint32_t(m_block[std::size_t(t) * blocks + std::size_t(k)]) : 0;
             for (const Share& share : shares) {
                 const std::uint32_t shareBlock = block;
@@ -370,18 +430,35 @@ void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int 
                 fmac.skip = share.skip;
                 fmac.use = share.use;
                 fmac.format = m_context.format();
-                fmac.outColor = std::uint8_t(turnsHere && turnColor >= 0 ? turnColor : kNoColor);
+                const int turnRow = m_spec.input[share.lane].y - frame.y0;
+                const bool multicasts = m_firstRow < turnRow || m_lastRow > turnRow; // else no other output row
+                fmac.outColor = std::uint8_t(turnsHere && multicasts ? turnColor : kNoColor);
                 if (k >= 0) {
                     fmac.vector = acc;
                     fmac.length = size;
                     fmac.matrix = shareBlock;
                 }
                 const int color = turnsHere ? inColor : turnColor;
-                writer.arm(x, y, color, fmac);
+                if (dispatch) { // into SRAM now, multiplied once the expert is chosen
+                    const std::uint32_t buffer = m_buffer.at({ x, y, int(share.turn) });
+                    writer.arm(x, y, color, storeTask(buffer, fmac.expected, fmac.outColor));
+                    if (k >= 0)
+                        later.push_back({ buffer + share.skip, share.use, shareBlock });
+                } else {
+                    writer.arm(x, y, color, fmac);
+                }
                 awaited.push_back(color);
             }
             for (const int color : awaited)
                 writer.await(x, y, color);
+            if (dispatch) {
+                const std::uint32_t routing = weightsOf.at({ x, y });
+                writer.await(x, y, colors.weights);
+                writer.compute(x, y, steps::selectExpert, 1, routing, std::uint32_t(m_spec.expert));
+                for (const Deferred& work : later)
+                    writer.computeIf(x, y, steps::fmacFromBuffer, work.use * steps::elementwiseCycles(size, 1, simd),
+                        work.buffer, work.use, work.block, acc, float(size), m_context.flags());
+            }
             if (k < 0)
                 continue;
             if (columns > 1) {
@@ -427,17 +504,43 @@ void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int 
                 const std::uint32_t pair = m_pair[std::size_t(k)];
                 writer.compute(
                     x, y, steps::localArgmax, cycles(1), result, size, pair, m_spec.output[std::size_t(k)].begin);
-                const int colors[2] = { m_argmax & 0xff, m_argmax >> 8 };
+                const int argmax[2] = { m_argmax & 0xff, m_argmax >> 8 };
                 if (k > 0) {
-                    writer.armAndAwait(x, y, colors[(k - 1) % 2], storeTask(pair + 2, 2));
+                    writer.armAndAwait(x, y, argmax[(k - 1) % 2], storeTask(pair + 2, 2));
                     writer.compute(x, y, steps::argmaxCombine, 1, pair + 2, 0, pair);
                 }
                 if (std::size_t(k) + 1 < blocks)
-                    writer.send(x, y, colors[k % 2], pair, 2);
+                    writer.send(x, y, argmax[k % 2], pair, 2);
+                break;
+            }
+            case Epilogue::Route:
+                writer.compute(x, y, steps::biasOnly, cycles(1), acc, size, bias, result, 0.0f, flags);
+                writer.compute(x, y, steps::route, steps::elementwiseCycles(size, 12, simd), result, size, 0,
+                    m_weightsAt.front(), float(m_spec.topK));
+                if (outColor >= 0)
+                    writer.send(x, y, outColor, m_weightsAt.front(), size);
+                break;
+            case Epilogue::Combine: {
+                const std::uint32_t weighted = m_combine[std::size_t(k)];
+                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
+                writer.compute(x, y, steps::scaleByWeight, cycles(1), result, size,
+                    weightsOf.at({ x, y }) + std::uint32_t(m_spec.expert), weighted);
+                if (m_spec.expert > 0)
+                    writer.armAndAwait(x, y, colors.combineIn,
+                        addTask(weighted, size, m_spec.lastExpert ? kNoColor : colors.combineOut));
+                else if (!m_spec.lastExpert)
+                    writer.send(x, y, colors.combineOut, weighted, size);
+                if (m_spec.lastExpert) {
+                    writer.compute(x, y, steps::roundInPlace, cycles(1), weighted, size, 0, 0, 0.0f, flags);
+                    writer.await(x, y, sideColor);
+                    writer.compute(x, y, steps::residual, cycles(1), weighted, size, side, result, 0.0f, flags);
+                }
                 break;
             }
             }
-            if (outColor >= 0 && m_spec.epilogue != Epilogue::Logits)
+            const bool sends = m_spec.epilogue != Epilogue::Logits && m_spec.epilogue != Epilogue::Route
+                && (m_spec.epilogue != Epilogue::Combine || m_spec.lastExpert);
+            if (outColor >= 0 && sends)
                 writer.send(x, y, outColor, result, size);
         }
     }

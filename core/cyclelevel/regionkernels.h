@@ -6,7 +6,9 @@
 #include "core/cyclelevel/weights.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace waferscope::core::cyclelevel {
@@ -74,6 +76,19 @@ enum class Epilogue : std::uint8_t {
     Activation, // act(S(y + b)) rounded (a plain feed-forward's hidden values)
     Gated, // S(act(S(y + b)) * up), up the side input (this region is the gate)
     Logits, // y + b, not rounded, then the lane's argmax, reduced over the lanes
+    Route, // MoE router: y + b, not rounded; the routing weights of the top k sent on (one lane)
+    Combine, // an MoE expert's down projection: its S(y + b) times its routing weight, summed over the
+             // experts in order along a chain of their exits; the last adds the side input x: S(x + S(sum))
+};
+
+// The colors a GEMV's program reads and writes (-1: none).
+struct GemvColors {
+    int in = -1;
+    int side = -1;
+    int out = -1;
+    int weights = -1; // MoE: the routing weights, multicast to every PE of the experts
+    int combineIn = -1; // Combine: the running sum from the previous expert
+    int combineOut = -1; // ... to the next
 };
 
 // y = W x on a region, the input arriving in lanes along rows, the output left in lanes along
@@ -96,6 +111,12 @@ struct GemvSpec {
     Epilogue epilogue = Epilogue::Round;
     DecoderShape::Activation activation = DecoderShape::Activation::Gelu;
     double ropeTheta = 10000.0;
+    // MoE: experts and the router's top k; `expert` >= 0 dispatches: the GEMV multiplies only when
+    // the routing weights it receives first choose that expert, and drops its input otherwise.
+    int experts = 0;
+    int topK = 0;
+    int expert = -1;
+    bool lastExpert = false; // Combine: ends the chain
 };
 
 class GemvKernel {
@@ -105,12 +126,22 @@ public:
     // The PEs that take input lane `lane` from its stream (its turn PEs), in flow order.
     std::vector<Pe> taps(std::size_t lane) const;
     Pe exit(std::size_t lane) const { return { m_spec.frame.x(m_spec.frame.w - 1), m_spec.output[lane].y }; }
-    bool hasSideInput() const { return m_spec.epilogue == Epilogue::Residual || m_spec.epilogue == Epilogue::Gated; }
+    bool hasSideInput() const
+    {
+        return m_spec.epilogue == Epilogue::Residual || m_spec.epilogue == Epilogue::Gated
+            || (m_spec.epilogue == Epilogue::Combine && m_spec.lastExpert);
+    }
     void route(RouteBook& book);
     void load(fabric::StaticColorFabric& fabric);
     // One token at `position`. outColor < 0: the outputs stay in place (Logits: the token id
     // ends at the last output lane's exit, see argmaxAt()).
-    void program(ProgramWriter& writer, int inColor, int sideColor, int outColor, std::int64_t position) const;
+    void program(ProgramWriter& writer, int inColor, int sideColor, int outColor, std::int64_t position) const
+    {
+        program(writer, GemvColors { inColor, sideColor, outColor }, position);
+    }
+    void program(ProgramWriter& writer, const GemvColors& colors, std::int64_t position) const;
+    // The PEs with work (the turns and the output rows of every column): the routing weights go to them.
+    std::vector<Pe> workers() const;
     // Where the results are after a run: f32 offset of output lane `lane` at exit(lane).
     std::uint32_t resultOffset(std::size_t lane) const { return m_result[lane]; }
     // Logits: the PE and f32 offset holding (best logit, token id bits) after the reduction.
@@ -134,6 +165,8 @@ private:
     GemvSpec m_spec;
     KernelContext m_context;
     std::vector<int> m_column; // per turn index: the turned multicast down the columns
+    int m_firstRow = 0; // the output rows' span in the frame
+    int m_lastRow = 0;
     int m_chain[2] = { -1, -1 };
     int m_argmax = -1; // Logits: down the last column
     std::vector<int> m_rowOutput; // per frame row: output block index or -1
@@ -143,6 +176,9 @@ private:
     std::vector<std::uint32_t> m_side; // per output block: f32 side input at the exit
     std::vector<std::uint32_t> m_biasAt; // per output block: f16 bias at the exit
     std::vector<std::uint32_t> m_pair; // Logits: per output block, (value, id) and the incoming pair after it
+    std::vector<std::uint32_t> m_weightsAt; // dispatch: per worker (workers() order), the routing weights
+    std::vector<std::uint32_t> m_combine; // Combine: per output block, the weighted output at the exit
+    std::map<std::tuple<int, int, int>, std::uint32_t> m_buffer; // dispatch: per (x, y, turn) the lane kept
 };
 
 // Decode attention with the KV cache in the region's SRAM. Query head h has frame row h to itself:

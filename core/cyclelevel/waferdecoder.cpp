@@ -96,12 +96,21 @@ struct WaferDecoder::Impl {
         int down = -1; // C1: sender to relay
         int along = -1; // C2: relay to the taps
     };
+    struct Ffn {
+        std::unique_ptr<GemvKernel> up, gate, down;
+        int u = -1; // up to gate (or down)
+        int h = -1; // gate to down
+        int combine = -1; // MoE: this expert's weighted output to the next expert's down
+    };
     struct Layer {
         std::unique_ptr<NormColumn> norm1, norm3;
-        std::unique_ptr<GemvKernel> q, k, v, out, up, gate, down;
+        std::unique_ptr<GemvKernel> q, k, v, out;
         std::unique_ptr<AttentionKernel> attention;
+        std::unique_ptr<GemvKernel> router; // MoE
+        std::vector<Ffn> ffn; // the feed-forward, or each expert's
         Turn in; // x into the block
-        int a = -1, qs = -1, ks = -1, vs = -1, o = -1, x2 = -1, b = -1, u = -1, h = -1;
+        int a = -1, qs = -1, ks = -1, vs = -1, o = -1, x2 = -1, b = -1, weights = -1;
+        const GemvKernel& last() const { return *ffn.back().down; } // whose exits leave the block
     };
     std::unique_ptr<EmbeddingKernel> embedding;
     std::vector<Layer> layers;
@@ -282,8 +291,6 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         return refuse("--level",
             "the plan needs " + std::to_string(plan.numSystems)
                 + " wafers; the cycle-level run executes single-wafer plans");
-    if (shape->experts > 0)
-        return refuse(file, "mixture-of-experts blocks have no cycle-level kernel yet");
     if (options.capacity > shape->maxPositions)
         return refuse("--tokens",
             "prompt and generated tokens need " + std::to_string(options.capacity) + " positions; the model has "
@@ -338,10 +345,32 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         std::vector<const Region*> regions;
     };
     std::vector<Strip> strips;
-    const std::vector<std::string> parts = s.gated()
-        ? std::vector<std::string> { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out", "ffn.up", "ffn.gate",
-              "ffn.down" }
-        : std::vector<std::string> { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out", "ffn.up", "ffn.down" };
+    const bool moe = s.experts > 0;
+    std::vector<std::string> parts { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out" };
+    if (moe)
+        parts.insert(parts.end(), { "ffn.router", "ffn.experts" });
+    else if (s.gated())
+        parts.insert(parts.end(), { "ffn.up", "ffn.gate", "ffn.down" });
+    else
+        parts.insert(parts.end(), { "ffn.up", "ffn.down" });
+    // The columns of an MoE strip's experts region: the experts side by side, each its up, gate
+    // and down projections (a third each; halves without a gate), in the strip's flow order.
+    const int ffnParts = s.gated() ? 3 : 2;
+    const auto subFrame = [](const Frame& frame, int begin, int end) {
+        Frame sub = frame;
+        sub.w = end - begin;
+        sub.x0 = frame.westward ? frame.x0 + frame.w - end : frame.x0 + begin;
+        return sub;
+    };
+    const auto expertFrames = [&](const Frame& frame) {
+        std::vector<Frame> frames;
+        const int pieces = int(s.experts) * ffnParts;
+        for (int i = 0; i < pieces; ++i)
+            frames.push_back(
+                subFrame(frame, int(blockBegin(frame.w, pieces, i)), int(blockBegin(frame.w, pieces, i + 1))));
+        return frames;
+    };
+
     for (int layer = 0; layer < int(s.layers); ++layer) {
         Strip strip;
         for (const std::string& part : parts) {
@@ -364,13 +393,18 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     // turns them (after its norm column), and a chain each in the embedding.
     // A GEMV narrower than its input lanes turns up to kTurnColors of them down each column.
     constexpr int kTurnColors = 6;
-    impl.lanes = int(std::min<std::int64_t>({ s.hidden, head->rect.h, kTurnColors * (head->rect.w - 1), embedding->rect.w }));
+    impl.lanes
+        = int(std::min<std::int64_t>({ s.hidden, head->rect.h, kTurnColors * (head->rect.w - 1), embedding->rect.w }));
     for (const Strip& strip : strips) {
-        impl.lanes = std::min({ impl.lanes, strip.h, kTurnColors * (strip.regions[0]->rect.w - 1),
-            kTurnColors * strip.regions[1]->rect.w, kTurnColors * strip.regions[2]->rect.w,
-            kTurnColors * (strip.regions[5]->rect.w - 1) });
-        if (s.gated())
+        impl.lanes = std::min(
+            { impl.lanes, strip.h, kTurnColors * (strip.regions[0]->rect.w - 1), kTurnColors * strip.regions[1]->rect.w,
+                kTurnColors * strip.regions[2]->rect.w, kTurnColors * (strip.regions[5]->rect.w - 1) });
+        if (moe) { // the narrowest piece of the experts region takes the lanes
+            const int pieces = int(s.experts) * ffnParts;
+            impl.lanes = std::min(impl.lanes, kTurnColors * (strip.regions[6]->rect.w / std::max(1, pieces)));
+        } else if (s.gated()) {
             impl.lanes = std::min(impl.lanes, kTurnColors * strip.regions[6]->rect.w);
+        }
     }
     if (impl.lanes < 1)
         return refuse("--level", "the plan's regions are too narrow for the decode kernels");
@@ -385,7 +419,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
 
     // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
     const auto ffnLanes = [&](const Strip& strip, int y0) {
-        const int down = strip.regions.back()->rect.w;
+        const int down = moe ? strip.regions.back()->rect.w / int(s.experts * ffnParts) : strip.regions.back()->rect.w;
         return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
     };
     try {
@@ -429,21 +463,32 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 kvHeads.push_back({ y0 + h, std::uint32_t(g * s.headDim), std::uint32_t((g + 1) * s.headDim) });
             }
             const bool rotary = s.positions == DecoderShape::Positions::Rotary;
+            const auto gemvOn
+                = [&](const std::string& name, const Frame& on, int firstColumn, Lanes input, Lanes output,
+                      Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue, int expert, bool measure) {
+                      GemvSpec spec;
+                      spec.name = name;
+                      spec.frame = on;
+                      spec.firstColumn = firstColumn;
+                      spec.input = std::move(input);
+                      spec.output = std::move(output);
+                      spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
+                      spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
+                      spec.epilogue = epilogue;
+                      spec.activation = s.activation;
+                      spec.ropeTheta = s.ropeTheta;
+                      spec.experts = int(s.experts);
+                      spec.topK = int(s.topK);
+                      spec.expert = expert;
+                      spec.lastExpert = expert + 1 == int(s.experts);
+                      if (measure)
+                          impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
+                      return std::make_unique<GemvKernel>(std::move(spec), context);
+                  };
             const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
                                   Tensor bias, bool hasBias, Epilogue epilogue) {
-                GemvSpec spec;
-                spec.name = strip.regions[index]->opName;
-                spec.frame = frame(index);
-                spec.firstColumn = firstColumn;
-                spec.input = std::move(input);
-                spec.output = std::move(output);
-                spec.weight = weights.tensor(weight, layer, 0);
-                spec.bias = hasBias ? weights.tensor(bias, layer, 0) : absent;
-                spec.epilogue = epilogue;
-                spec.activation = s.activation;
-                spec.ropeTheta = s.ropeTheta;
-                impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
-                return std::make_unique<GemvKernel>(std::move(spec), context);
+                return gemvOn(strip.regions[index]->opName, frame(index), firstColumn, std::move(input),
+                    std::move(output), weight, bias, hasBias, epilogue, -1, true);
             };
             block.q
                 = gemv(qi, 1, x, heads, Tensor::Wq, Tensor::Bq, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
@@ -470,11 +515,36 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 s.norm, s.normEpsilon, weights.tensor(Tensor::Norm3Weight, layer, 0),
                 layerNorm && s.normBias ? weights.tensor(Tensor::Norm3Bias, layer, 0) : absent, context);
             const Lanes f = ffnLanes(strip, y0);
-            block.up = gemv(
-                ui, 1, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, s.gated() ? Epilogue::Round : Epilogue::Activation);
-            if (s.gated())
-                block.gate = gemv(gi, 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias, Epilogue::Gated);
-            block.down = gemv(di, 0, f, x, Tensor::WDown, Tensor::BDown, s.ffnBias, Epilogue::Residual);
+            const Epilogue upEpilogue = s.gated() ? Epilogue::Round : Epilogue::Activation;
+            if (!moe) {
+                Impl::Ffn ffn;
+                ffn.up = gemv(ui, 1, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue);
+                if (s.gated())
+                    ffn.gate = gemv(gi, 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias, Epilogue::Gated);
+                ffn.down = gemv(di, 0, f, x, Tensor::WDown, Tensor::BDown, s.ffnBias, Epilogue::Residual);
+                block.ffn.push_back(std::move(ffn));
+            } else {
+                // The router (its norm in column 0) leaves the routing weights on its first row;
+                // each expert's projections dispatch on them and the downs sum their weighted outputs.
+                block.router = gemv(ui, 1, x, Lanes { { y0, 0, std::uint32_t(s.experts) } }, Tensor::Router,
+                    Tensor::Router, false, Epilogue::Route);
+                const std::vector<Frame> pieces = expertFrames(frame(6));
+                const std::string name = strip.regions[6]->opName;
+                impl.measured.push_back({ name, "experts", frame(6) });
+                for (int e = 0; e < int(s.experts); ++e) {
+                    const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
+                    const std::string expert = name + "." + std::to_string(e);
+                    Impl::Ffn ffn;
+                    ffn.up = gemvOn(
+                        expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue, e, false);
+                    if (s.gated())
+                        ffn.gate = gemvOn(expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias,
+                            Epilogue::Gated, e, false);
+                    ffn.down = gemvOn(expert + ".down", piece(ffnParts - 1), 0, f, x, Tensor::WDown, Tensor::BDown,
+                        s.ffnBias, Epilogue::Combine, e, false);
+                    block.ffn.push_back(std::move(ffn));
+                }
+            }
             impl.layers.push_back(std::move(block));
         }
         {
@@ -508,10 +578,14 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             block.attention->route(book);
             block.out->route(book);
             block.norm3->route(book);
-            block.up->route(book);
-            if (block.gate)
-                block.gate->route(book);
-            block.down->route(book);
+            if (block.router)
+                block.router->route(book);
+            for (Impl::Ffn& ffn : block.ffn) {
+                ffn.up->route(book);
+                if (ffn.gate)
+                    ffn.gate->route(book);
+                ffn.down->route(book);
+            }
         }
         impl.finalNorm->route(book);
         impl.lmHead->route(book);
@@ -556,7 +630,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 block.in
                     = impl.turn(name + " input", exitsOf(*impl.embedding, L), rows, xTaps, laneSizes, true, forward);
             else
-                block.in = impl.turn(name + " input", exitsOf(*impl.layers[layer - 1].down, L), rows, xTaps, laneSizes,
+                block.in = impl.turn(name + " input", exitsOf(impl.layers[layer - 1].last(), L), rows, xTaps, laneSizes,
                     false, strips[layer - 1].westward ? West : East);
             const auto place = [&](const std::string& what, const std::vector<Pe>& senders,
                                    const std::vector<std::vector<Pe>>& taps) {
@@ -571,22 +645,73 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             block.vs = place("v", exitsOf(*block.v, H), tapsOf(*block.attention, H));
             block.o = place("attention", exitsOf(*block.attention, H), tapsOf(*block.out, H));
             block.x2
-                = place("residual", exitsOf(*block.out, L), concat(tapsOf(*block.norm3, L), exitTaps(*block.down, L)));
-            const auto F = block.up->spec().output.size();
-            if (block.gate) {
-                block.b = place("norm3", normExits(*block.norm3), concat(tapsOf(*block.up, L), tapsOf(*block.gate, L)));
-                block.u = place("up", exitsOf(*block.up, F), exitTaps(*block.gate, F));
-                block.h = place("gate", exitsOf(*block.gate, F), tapsOf(*block.down, F));
-            } else {
-                block.b = place("norm3", normExits(*block.norm3), tapsOf(*block.up, L));
-                block.u = place("up", exitsOf(*block.up, F), tapsOf(*block.down, F));
+                = place("residual", exitsOf(*block.out, L), concat(tapsOf(*block.norm3, L), exitTaps(block.last(), L)));
+            std::vector<std::vector<Pe>> bTaps(L);
+            if (block.router)
+                bTaps = concat(bTaps, tapsOf(*block.router, L));
+            for (const Impl::Ffn& ffn : block.ffn) {
+                bTaps = concat(bTaps, tapsOf(*ffn.up, L));
+                if (ffn.gate)
+                    bTaps = concat(bTaps, tapsOf(*ffn.gate, L));
+            }
+            block.b = place("norm3", normExits(*block.norm3), bTaps);
+            for (std::size_t e = 0; e < block.ffn.size(); ++e) {
+                Impl::Ffn& ffn = block.ffn[e];
+                const auto F = ffn.up->spec().output.size();
+                if (ffn.gate) {
+                    ffn.u = place("up", exitsOf(*ffn.up, F), exitTaps(*ffn.gate, F));
+                    ffn.h = place("gate", exitsOf(*ffn.gate, F), tapsOf(*ffn.down, F));
+                } else {
+                    ffn.u = place("up", exitsOf(*ffn.up, F), tapsOf(*ffn.down, F));
+                }
+                if (e + 1 < block.ffn.size())
+                    ffn.combine = place("expert sum", exitsOf(*ffn.down, L), exitTaps(*block.ffn[e + 1].down, L));
+            }
+            if (block.router) {
+                // The routing weights from the router's exit along its row, and down every column
+                // of the experts to the PEs with work.
+                const Pe from = block.router->exit(0);
+                std::map<int, std::vector<int>> rowsAt; // column -> rows of workers
+                for (const Impl::Ffn& ffn : block.ffn)
+                    for (const GemvKernel* kernel : { ffn.up.get(), ffn.gate.get(), ffn.down.get() })
+                        if (kernel)
+                            for (const Pe& pe : kernel->workers())
+                                rowsAt[pe.x].push_back(pe.y);
+                StreamTree tree(name + " routing weights");
+                int farthest = 0;
+                for (const auto& [x, rowList] : rowsAt)
+                    farthest = std::max(farthest, std::abs(x - from.x));
+                const int step = forward == East ? 1 : -1;
+                tree.hop(from.x, from.y, Fabric::kRampPort, directionBit(forward));
+                for (int d = 1; d <= farthest; ++d) {
+                    const int x = from.x + step * d;
+                    std::uint8_t tx = d < farthest ? directionBit(forward) : 0;
+                    const auto it = rowsAt.find(x);
+                    int lowest = from.y;
+                    if (it != rowsAt.end()) {
+                        for (const int y : it->second) {
+                            lowest = std::max(lowest, y);
+                            if (y == from.y)
+                                tx |= kRampBit;
+                        }
+                    }
+                    if (lowest > from.y)
+                        tx |= directionBit(South);
+                    tree.hop(x, from.y, opposite(forward), tx);
+                    for (int y = from.y + 1; y <= lowest; ++y) {
+                        const bool worker = std::find(it->second.begin(), it->second.end(), y) != it->second.end();
+                        tree.hop(x, y, North,
+                            std::uint8_t((y < lowest ? directionBit(South) : 0) | (worker ? kRampBit : 0)));
+                    }
+                }
+                block.weights = book.place(tree);
             }
         }
         {
             std::vector<int> rows;
             for (const Lane& lane : impl.hiddenLanes(head->rect.y - usable.y))
                 rows.push_back(lane.y);
-            impl.intoHead = impl.turn("lm_head input", exitsOf(*impl.layers.back().down, L), rows,
+            impl.intoHead = impl.turn("lm_head input", exitsOf(impl.layers.back().last(), L), rows,
                 tapsOf(*impl.finalNorm, L), laneSizes, false, strips.back().westward ? West : East);
             const int forward = impl.finalNorm->exit(0).x < impl.lmHead->exit(0).x ? East : West;
             impl.f
@@ -637,10 +762,14 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         block.attention->load(fabric);
         block.out->load(fabric);
         block.norm3->load(fabric);
-        block.up->load(fabric);
-        if (block.gate)
-            block.gate->load(fabric);
-        block.down->load(fabric);
+        if (block.router)
+            block.router->load(fabric);
+        for (Impl::Ffn& ffn : block.ffn) {
+            ffn.up->load(fabric);
+            if (ffn.gate)
+                ffn.gate->load(fabric);
+            ffn.down->load(fabric);
+        }
     });
     impl.finalNorm->load(fabric);
     impl.lmHead->load(fabric);
@@ -703,12 +832,27 @@ void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t positi
         block.attention->program(writer, block.qs, block.ks, block.vs, block.o, position);
         block.out->program(writer, block.o, block.in.along, block.x2, position);
         block.norm3->program(writer, block.x2, block.b);
-        block.up->program(writer, block.b, -1, block.u, position);
-        if (block.gate) {
-            block.gate->program(writer, block.b, block.u, block.h, position);
-            block.down->program(writer, block.h, block.x2, next, position);
-        } else {
-            block.down->program(writer, block.u, block.x2, next, position);
+        if (block.router)
+            block.router->program(writer, block.b, -1, block.weights, position);
+        for (std::size_t e = 0; e < block.ffn.size(); ++e) {
+            const Ffn& ffn = block.ffn[e];
+            GemvColors colors;
+            colors.weights = block.weights;
+            colors.in = block.b;
+            colors.out = ffn.u;
+            ffn.up->program(writer, colors, position);
+            if (ffn.gate) {
+                colors.side = ffn.u;
+                colors.out = ffn.h;
+                ffn.gate->program(writer, colors, position);
+            }
+            colors.in = ffn.gate ? ffn.h : ffn.u;
+            const bool last = e + 1 == block.ffn.size();
+            colors.side = last ? block.x2 : -1;
+            colors.out = last ? next : -1;
+            colors.combineIn = e > 0 ? block.ffn[e - 1].combine : -1;
+            colors.combineOut = ffn.combine;
+            ffn.down->program(writer, colors, position);
         }
     }
     finalNorm->program(writer, intoHead.along, f);

@@ -160,9 +160,10 @@ bool advanceProgram(PeState& pe, std::uint64_t cycle)
     for (int control = 0; control < kControlStepsPerCycle && pe.pc < pe.program.size(); ++control) {
         const Step& step = pe.program[pe.pc];
         switch (step.kind) {
-        case StepKind::Arm: {
+        case StepKind::Arm:
+        case StepKind::ArmIf: {
             DataTask& task = pe.tasks[step.color];
-            task = pe.armed[step.a];
+            task = pe.armed[step.kind == StepKind::ArmIf && !pe.select ? step.b : step.a];
             task.received = 0;
             task.row = 0;
             task.done = task.expected == 0;
@@ -181,6 +182,10 @@ bool advanceProgram(PeState& pe, std::uint64_t cycle)
             if (pe.send.active())
                 return true;
             break;
+        case StepKind::ComputeIf:
+            if (!pe.select)
+                break;
+            [[fallthrough]];
         case StepKind::Compute:
             if (pe.busyUntil > cycle)
                 return true;

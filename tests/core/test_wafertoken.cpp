@@ -95,6 +95,22 @@ WS_TEST(aSmallGpt2GeneratesTheReferenceTokensOnTheFabric)
     WS_CHECK_EQ(result.prompt.size(), std::size_t(5));
 }
 
+WS_TEST(aSmallMixtureOfExpertsGeneratesTheReferenceTokensOnTheFabric)
+{
+    // Four SwiGLU experts, two chosen per token by the router on the fabric (softmax, top 2,
+    // renormalised weights), ALiBi attention, LayerNorm. The experts not chosen drop their
+    // input; the chosen ones' weighted outputs are summed along the experts' exits in expert
+    // order, as the reference sums them.
+    const CycleRunResult result = runSmall("tiny_moe.yaml", 3, 4);
+    WS_CHECK(result.tokensMatchReference);
+    WS_CHECK(result.tokens == result.referenceTokens);
+    WS_CHECK(result.maxAbsLogitError <= 1e-3 * logitScale(result));
+    const auto experts = std::find_if(result.regions.begin(), result.regions.end(),
+        [](const RegionCycles& region) { return region.kernel == "experts"; });
+    WS_REQUIRE(experts != result.regions.end());
+    WS_CHECK(experts->measuredCycles > 0);
+}
+
 WS_TEST(threadsChangeNothingButTheWallTime)
 {
     // Rows of a cycle step in parallel and read only the previous cycle's state: any thread
