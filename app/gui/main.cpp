@@ -2,6 +2,7 @@
 // [--mode train|inference] [--execution E] [--overlay O] [--step K] [--screenshot OUT.png]`; with
 // --step the run is stepped to frame K once it has run; with --screenshot the window is rendered,
 // saved and the app exits.
+#include "ui/document.h"
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
 #include "ui/optionnames.h"
@@ -102,6 +103,39 @@ int main(int argc, char** argv)
                 stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", *options.step, last);
         window.playback()->seek(std::min(std::size_t(*options.step), last));
     });
+    // --run-token: once the model is compiled, a token of it on the fabric.
+    bool tokenAsked = false;
+    bool tokenDone = !options.runToken;
+    std::function<void()> saveWhenTokenShown = [] {};
+    if (options.runToken) {
+        QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
+            if (tokenAsked)
+                return;
+            tokenAsked = true;
+            const QString why = window.document()->tokenUnavailableReason();
+            if (!why.isEmpty()) {
+                std::fprintf(stderr, "waferscope: --run-token: %s\n", qPrintable(why));
+                tokenDone = true;
+                if (save)
+                    QTimer::singleShot(0, &window, save);
+                return;
+            }
+            window.document()->runTokenOnFabric();
+        });
+        // Saved once the run ended and its last frame is on screen.
+        saveWhenTokenShown = [&] {
+            waferscope::ui::PlaybackController* playback = window.playback();
+            const bool last = playback->frameCount() == 0
+                || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
+            if (tokenDone && save && last)
+                QTimer::singleShot(0, &window, save);
+        };
+        QObject::connect(window.document(), &waferscope::ui::Document::tokenFinished, &window, [&] {
+            tokenDone = true;
+            saveWhenTokenShown();
+        });
+        QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&] { saveWhenTokenShown(); });
+    }
     window.openFiles(options.files);
 
     if (!interactive)
@@ -122,7 +156,9 @@ int main(int argc, char** argv)
     // With --step, the window is final once the frame asked for is on screen.
     if (options.file.isEmpty())
         QTimer::singleShot(0, &window, save);
-    else if (options.step)
+    else if (options.runToken) {
+        // saveWhenTokenShown saves it
+    } else if (options.step)
         QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&](std::size_t index) {
             if (index == window.playback()->current())
                 QTimer::singleShot(0, &window, save);
