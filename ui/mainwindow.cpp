@@ -137,8 +137,10 @@ void MainWindow::connectDocument()
     connect(document, &Document::settled, this, &MainWindow::settled);
     connect(document, &Document::reportExported, this, &MainWindow::reportExported);
     // The regions of a token run on the fabric: measured cycles beside the model's.
-    connect(document, &Document::tokenFinished, this,
-        [this] { m_placementPanel->regionModel()->setTokenRun(m_document->tokenRun()); });
+    connect(document, &Document::tokenFinished, this, [this] {
+        m_placementPanel->regionModel()->setTokenRun(m_document->tokenRun());
+        m_playbackBar->setStepText(m_presenter->stepText()); // no longer "so far"
+    });
     connect(document, &Document::kernelStarted, m_placementPanel, &PlacementPanel::setRunStatus);
     connect(document, &Document::kernelFinished, this,
         [this](const core::fabric::KernelResult&, const QString& text) { m_placementPanel->setRunStatus(text); });

@@ -176,7 +176,7 @@ void PlaybackController::setFabricFrames(std::shared_ptr<const core::fabric::Rec
     pause();
     m_source.reset();
     m_fabric = std::move(frames);
-    m_fabricDropped = 0;
+    m_fabricHalvings = 0;
     m_shown.reset();
     m_current = 0;
     {
@@ -227,17 +227,18 @@ std::size_t PlaybackController::fabricStep(std::size_t current, core::engine::St
 
 void PlaybackController::followFabric()
 {
-    const std::uint64_t dropped = m_fabric->dropped();
-    if (dropped > m_fabricDropped) {
-        // The ring dropped its oldest frames: the frame asked for moved towards the front.
-        const std::uint64_t shift = dropped - m_fabricDropped;
-        m_fabricDropped = dropped;
-        m_current = m_current > shift ? m_current - std::size_t(shift) : 0;
+    const std::uint64_t halvings = m_fabric->halvings();
+    if (halvings > m_fabricHalvings) {
+        // The frames merged in pairs: the one asked for is now at half its index.
+        m_current >>= std::min<std::uint64_t>(63, halvings - m_fabricHalvings);
+        m_fabricHalvings = halvings;
+        if (!m_following)
+            show(m_current);
     }
     const bool finished = m_fabric->finished();
     const std::size_t count = m_fabric->size();
     if (m_following && count > 0 && (m_current != count - 1 || !m_shown))
-        seek(count - 1);
+        show(count - 1);
     if (m_following && finished) {
         m_following = false;
         m_playing = false;
@@ -255,10 +256,17 @@ void PlaybackController::setBaseline(std::shared_ptr<const core::engine::FrameSo
         m_shared->latest.reset();
     }
     if (m_source && m_source->frameCount() > 0)
-        seek(m_current);
+        show(m_current);
 }
 
 void PlaybackController::seek(std::size_t index)
+{
+    if (m_following)
+        pause(); // a frame asked for stops following the newest
+    show(index);
+}
+
+void PlaybackController::show(std::size_t index)
 {
     if (frameCount() == 0)
         return;

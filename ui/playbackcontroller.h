@@ -82,7 +82,7 @@ public:
     bool isPlaying() const { return m_playing; }
     double speed() const { return m_speed; }
 
-    void seek(std::size_t index);
+    void seek(std::size_t index); // stops following a token run's newest frame
     void step(core::engine::StepUnit unit, int direction);
     void play();
     void pause();
@@ -100,14 +100,15 @@ private:
     struct Shared;
     void pull();
     void startWorker();
-    void followFabric(); // drops from the ring, the newest frame, the end of the run
+    void show(std::size_t index); // asks the worker for the frame
+    void followFabric(); // halvings of the frames, the newest frame, the end of the run
     std::size_t fabricStep(std::size_t current, core::engine::StepUnit unit, int direction) const;
 
     std::shared_ptr<Shared> m_shared; // outlives this object while a worker still holds it
     std::shared_ptr<const core::engine::FrameSource> m_source;
     std::shared_ptr<const core::engine::FrameSource> m_baseline;
     std::shared_ptr<const core::fabric::RecordedFrames> m_fabric;
-    std::uint64_t m_fabricDropped = 0; // of m_fabric, when m_current was last adjusted for them
+    std::uint64_t m_fabricHalvings = 0; // of m_fabric, when m_current was last adjusted for them
     bool m_following = false;
     std::shared_ptr<const FrameSnapshot> m_shown;
     std::size_t m_current = 0;

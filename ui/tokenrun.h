@@ -28,16 +28,16 @@ struct TokenRunRequest {
 
 // A frame is a window of this many cycles of a token: 23 frames per token of the tiny test Llama
 // (5,696 cycles per token on a CS-2), 180 for GPT-2 small (46k cycles per token). The frames
-// kept are capped at 256 MiB (RecordedFrames::kDefaultBudgetBytes, 5 bytes per PE): 68 frames
-// of a whole WSE-2 program rectangle, 4,096 of a small one; beyond that the oldest are dropped,
-// so the last token stays.
+// kept are capped at 256 MiB (RecordedFrames::kDefaultBudgetBytes, 5 bytes per PE): 72 frames
+// of a whole WSE-2 program rectangle (750 x 994 PEs), 4,096 of a small one; beyond that
+// neighbouring frames merge in pairs and windows double, so the whole run stays, coarser.
 constexpr std::uint64_t kTokenFrameCycles = 256;
 
 // Empty when the plan can run on the fabric; else why not, for the action's tooltip.
 QString tokenUnavailableReason(const core::ExecutionPlan* plan, const core::ModelGraph* graph);
 
 // Frames for a run of `plan` on `system`: the plan's usable rectangle of the wafer, as many
-// frames as RecordedFrames::kDefaultBudgetBytes holds (the oldest dropped beyond that).
+// frames as RecordedFrames::kDefaultBudgetBytes holds (coarser windows beyond that).
 std::shared_ptr<core::fabric::RecordedFrames> makeTokenFrames(
     const core::ExecutionPlan& plan, const core::SystemSpec& system);
 

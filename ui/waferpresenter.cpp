@@ -38,6 +38,7 @@ WaferPresenter::WaferPresenter(Document* document, WaferView* view, QObject* par
             else
                 showScene();
         });
+    connect(m_document, &Document::tokenFinished, this, &WaferPresenter::showScene);
     connect(m_playback, &PlaybackController::frameShown, this, &WaferPresenter::showSnapshot);
     connect(m_view, &WaferView::hoveredPeChanged, this, &WaferPresenter::showHoveredPe);
     connect(m_view, &WaferView::peClicked, this, [this](WaferPe pe) { selectRegion(m_view->scene().planIndexAt(pe)); });
@@ -234,10 +235,8 @@ QString WaferPresenter::fabricStepText(const FrameSnapshot& snapshot) const
                        .arg(frame.tokenCycle - std::min(frame.tokenCycle, frame.intervalCycles))
                        .arg(frame.tokenCycle)
                        .arg(frame.intervalCycles);
-    if (frames && frames->dropped() > 0)
-        text += tr(" · the first %1 frames were dropped (at most %2 are kept)")
-                    .arg(frames->dropped())
-                    .arg(frames->capacity());
+    if (frames && frames->halvings() > 0)
+        text += tr(" · windows merged to keep the whole run in at most %1 frames").arg(frames->capacity());
     return text;
 }
 

@@ -85,7 +85,7 @@ int main(int argc, char** argv)
     if (given("overlay") || options.step)
         window.setOverlay(waferscope::ui::overlayFromName(overlay).value());
     // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
-    bool stepped = !options.step.has_value();
+    bool stepped = !options.step.has_value() || options.runToken; // --run-token steps through the token
     std::function<void()> save; // set below when the window is saved
     QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
         if (stepped)
@@ -125,13 +125,17 @@ int main(int argc, char** argv)
         // Saved once the run ended and its last frame is on screen.
         saveWhenTokenShown = [&] {
             waferscope::ui::PlaybackController* playback = window.playback();
-            const bool last = playback->frameCount() == 0
+            const bool last = playback->frameCount() == 0 || options.step
                 || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
-            if (tokenDone && save && last)
+            const bool asked = !options.step || !playback->shown() || playback->shown()->index == playback->current();
+            if (tokenDone && save && last && asked)
                 QTimer::singleShot(0, &window, save);
         };
         QObject::connect(window.document(), &waferscope::ui::Document::tokenFinished, &window, [&] {
             tokenDone = true;
+            // With --step K, frame K of the token (clamped) rather than its last.
+            if (options.step && window.playback()->frameCount() > 0)
+                window.playback()->seek(std::min(std::size_t(*options.step), window.playback()->frameCount() - 1));
             saveWhenTokenShown();
         });
         QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&] { saveWhenTokenShown(); });

@@ -14,6 +14,23 @@ std::uint8_t quantize(double share)
     return std::uint8_t(std::lround(std::clamp(share, 0.0, 1.0) * 255.0));
 }
 
+// One frame of two neighbours' joint window, labelled as the later one.
+std::shared_ptr<const CompactFrame> merged(const CompactFrame& earlier, const CompactFrame& later)
+{
+    auto frame = std::make_shared<CompactFrame>(later);
+    const std::uint64_t a = earlier.intervalCycles;
+    const std::uint64_t b = later.intervalCycles;
+    const std::uint64_t total = std::max<std::uint64_t>(1, a + b);
+    frame->intervalCycles = a + b;
+    const auto average = [&](const std::vector<std::uint8_t>& x, std::vector<std::uint8_t>& y) {
+        for (std::size_t i = 0; i < y.size() && i < x.size(); ++i)
+            y[i] = std::uint8_t((std::uint64_t(x[i]) * a + std::uint64_t(y[i]) * b + total / 2) / total);
+    };
+    average(earlier.activity, frame->activity);
+    average(earlier.linkLoad, frame->linkLoad);
+    return frame;
+}
+
 } // namespace
 
 RecordedFrames::RecordedFrames(int width, int height, int originX, int originY, int fabricWidth, int fabricHeight,
@@ -37,12 +54,26 @@ std::size_t RecordedFrames::capacityFor(std::int64_t pes, std::uint64_t budgetBy
 
 void RecordedFrames::add(std::shared_ptr<const CompactFrame> frame)
 {
-    const std::lock_guard lock(m_mutex);
-    m_frames.push_back(std::move(frame));
-    while (m_frames.size() > m_capacity) {
-        m_frames.pop_front();
-        ++m_dropped;
+    std::deque<std::shared_ptr<const CompactFrame>> frames;
+    {
+        const std::lock_guard lock(m_mutex);
+        if (m_frames.size() < m_capacity || m_capacity < 2) {
+            m_frames.push_back(std::move(frame));
+            if (m_frames.size() > m_capacity)
+                m_frames.pop_front();
+            return;
+        }
+        frames = m_frames; // only this thread writes: merge without holding readers up
     }
+    frames.push_back(std::move(frame));
+    std::deque<std::shared_ptr<const CompactFrame>> halved;
+    for (std::size_t i = 0; i + 1 < frames.size(); i += 2)
+        halved.push_back(merged(*frames[i], *frames[i + 1]));
+    if (frames.size() % 2 == 1)
+        halved.push_back(frames.back());
+    const std::lock_guard lock(m_mutex);
+    m_frames = std::move(halved);
+    ++m_halvings;
 }
 
 void RecordedFrames::finish()
@@ -63,10 +94,16 @@ std::size_t RecordedFrames::size() const
     return m_frames.size();
 }
 
-std::uint64_t RecordedFrames::dropped() const
+std::uint64_t RecordedFrames::halvings() const
 {
     const std::lock_guard lock(m_mutex);
-    return m_dropped;
+    return m_halvings;
+}
+
+std::uint64_t RecordedFrames::stride() const
+{
+    const std::lock_guard lock(m_mutex);
+    return std::uint64_t(1) << std::min<std::uint64_t>(m_halvings, 62);
 }
 
 std::shared_ptr<const CompactFrame> RecordedFrames::at(std::size_t index) const
@@ -96,6 +133,9 @@ void FrameRecorder::record(
     const CounterVector& links = fabric.linkWavelets();
     const auto* kernelFabric = dynamic_cast<const StaticColorFabric*>(&fabric);
     const bool baselineOnly = m_fabric != &fabric || m_lastBusy.size() != pes || fabric.cycle() < m_lastCycle;
+    if (!baselineOnly && ++m_calls < m_frames->stride())
+        return; // the window goes on
+    m_calls = 0;
     const std::uint64_t interval = baselineOnly ? 0 : fabric.cycle() - m_lastCycle;
     std::shared_ptr<CompactFrame> frame;
     if (interval > 0) {

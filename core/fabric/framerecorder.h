@@ -27,9 +27,11 @@ struct CompactFrame {
     std::vector<std::uint8_t> linkLoad;
 };
 
-// The frames of one run, as a bounded ring: once `capacity` frames are held, each new frame drops
-// the oldest. Written by the simulation thread (add, finish), read by any thread; readers get
-// shared_ptrs to immutable frames and never touch the fabric.
+// The frames of one run, at most `capacity` of them: when a frame would exceed it, every two
+// neighbours merge into one of their joint window (their activity and link loads averaged by
+// cycles) and from then on each frame spans twice as many observer calls (stride), so the whole
+// run stays, more coarsely as it grows. Written by the simulation thread (add, finish), read by
+// any thread; readers get shared_ptrs to immutable frames and never touch the fabric.
 class RecordedFrames {
 public:
     // `width` x `height` PEs recorded, at (originX, originY) of a `fabricWidth` x `fabricHeight`
@@ -45,8 +47,9 @@ public:
     void finish(); // the run ended (or failed, or was cancelled): no more frames
     bool finished() const;
     std::size_t size() const; // frames held
-    std::uint64_t dropped() const; // frames dropped from the front so far
-    std::uint64_t recorded() const { return size() + dropped(); }
+    // Times the frames were merged in pairs: frame i before a halving is frame i / 2 after it.
+    std::uint64_t halvings() const;
+    std::uint64_t stride() const; // observer calls per frame: 2^halvings
     std::shared_ptr<const CompactFrame> at(std::size_t index) const; // null past the end
     std::shared_ptr<const CompactFrame> newest() const;
 
@@ -70,7 +73,7 @@ private:
     const double m_clockHz;
     mutable std::mutex m_mutex; // guards the members below
     std::deque<std::shared_ptr<const CompactFrame>> m_frames;
-    std::uint64_t m_dropped = 0;
+    std::uint64_t m_halvings = 0;
     bool m_finished = false;
 };
 
@@ -79,8 +82,8 @@ private:
 class FrameRecorder {
 public:
     explicit FrameRecorder(std::shared_ptr<RecordedFrames> frames);
-    // A frame of the window since the previous call; the first call of a fabric only sets the
-    // baseline of its counters.
+    // A frame of the window since the previous frame, at every stride()-th call; the first call
+    // of a fabric only sets the baseline of its counters.
     void record(const Fabric& fabric, const std::string& phase, std::int64_t position, std::uint64_t tokenCycle);
 
 private:
@@ -90,6 +93,7 @@ private:
     std::vector<std::uint64_t> m_lastBusy; // router busy cycles per PE
     std::vector<std::uint64_t> m_lastEngineBusy; // engine busy cycles per PE
     std::vector<std::uint32_t> m_lastLinks;
+    std::uint64_t m_calls = 0; // since the last frame
 };
 
 } // namespace waferscope::core::fabric

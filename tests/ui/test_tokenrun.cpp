@@ -62,6 +62,32 @@ class TestTokenRun : public QObject {
     }
 
 private Q_SLOTS:
+    void fullFramesMergeInPairs()
+    {
+        // Four frames of 2 PEs at capacity 4; a fifth merges them into (1+2), (3+4), 5, each
+        // value the cycle-weighted mean of the two windows, and doubles the stride.
+        core::fabric::RecordedFrames frames(2, 1, 0, 0, 2, 1, 4, 1e9);
+        const std::uint64_t intervals[] = { 100, 300, 200, 200, 50 };
+        for (int i = 0; i < 5; ++i) {
+            auto frame = std::make_shared<core::fabric::CompactFrame>();
+            frame->intervalCycles = intervals[i];
+            frame->position = i;
+            frame->activity = { std::uint8_t(40 * i), 255 };
+            frame->linkLoad.assign(8, std::uint8_t(10 * i));
+            frames.add(frame);
+        }
+        QCOMPARE(frames.size(), std::size_t(3));
+        QCOMPARE(frames.halvings(), std::uint64_t(1));
+        QCOMPARE(frames.stride(), std::uint64_t(2));
+        QCOMPARE(frames.at(0)->intervalCycles, std::uint64_t(400));
+        QCOMPARE(int(frames.at(0)->activity[0]), 30); // (0 * 100 + 40 * 300) / 400
+        QCOMPARE(int(frames.at(0)->activity[1]), 255);
+        QCOMPARE(int(frames.at(0)->linkLoad[3]), 8); // (0 * 100 + 10 * 300) / 400 = 7.5, rounded
+        QCOMPARE(frames.at(0)->position, std::int64_t(1)); // labelled as the later window
+        QCOMPARE(int(frames.at(1)->activity[0]), 100); // (80 + 120) / 2
+        QCOMPARE(frames.at(2)->intervalCycles, std::uint64_t(50));
+    }
+
     void disabledWithAReasonUntilAnInferencePlan()
     {
         auto window = makeWindow();
@@ -150,7 +176,7 @@ private Q_SLOTS:
         // tail after the last window (no later call ends it).
         const core::fabric::RecordedFrames* frames = playback->fabricFrames();
         QVERIFY(frames && frames->finished());
-        QCOMPARE(frames->dropped(), std::uint64_t(0));
+        QCOMPARE(frames->halvings(), std::uint64_t(0));
         QCOMPARE(frames->newest()->position, std::int64_t(promptTokens - 1));
         std::uint64_t lastTokenCycles = 0;
         double activity = 0.0;
@@ -203,10 +229,10 @@ private Q_SLOTS:
         QVERIFY(frames->newest()->position < 63); // stopped before its last token
         QVERIFY(!document->tokenRun());
         QVERIFY(runAction(window.get())->isEnabled());
-        const std::uint64_t recorded = frames->recorded();
+        const std::size_t recorded = frames->size();
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
-        QCOMPARE(frames->recorded(), recorded);
+        QCOMPARE(frames->size(), recorded);
         // What arrived stays to step through.
         QTRY_VERIFY_WITH_TIMEOUT(!playback->isPlaying(), 10000);
         QCOMPARE(playback->frameCount(), frames->size());
