@@ -1,7 +1,8 @@
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
-// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--screenshot OUT.png]`; with
-// --step the run is stepped to frame K once it has run; with --screenshot the window is rendered,
-// saved and the app exits.
+// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--run-token]
+// [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
+// --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
+// --screenshot the window is rendered, saved and the app exits.
 #include "ui/document.h"
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
