@@ -4,6 +4,7 @@
 #include "ui/optionnames.h"
 #include "ui/placementoverlay.h"
 #include "ui/reportexporter.h"
+#include "ui/tokenrun.h"
 
 #include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
@@ -66,11 +67,13 @@ Document::Document(std::vector<core::SystemSpec> systems, QObject* parent)
     , m_compiler(new JobRunner(this))
     , m_runner(new JobRunner(this))
     , m_kernelRunner(new JobRunner(this))
+    , m_tokenRunner(new JobRunner(this))
     , m_exporter(new JobRunner(this))
 {
     Q_ASSERT(!m_systems.empty());
-    connect(m_runner, &JobRunner::progress, this, [this](int, double fraction) { Q_EMIT progress(fraction); });
-    for (JobRunner* lane : { m_loader, m_compiler, m_runner, m_kernelRunner, m_exporter })
+    for (JobRunner* lane : { m_runner, m_tokenRunner })
+        connect(lane, &JobRunner::progress, this, [this](int, double fraction) { Q_EMIT progress(fraction); });
+    for (JobRunner* lane : { m_loader, m_compiler, m_runner, m_kernelRunner, m_tokenRunner, m_exporter })
         connect(lane, &JobRunner::busyChanged, this, [this](bool busy) {
             if (!busy && !isBusy())
                 Q_EMIT busyChanged({}, m_idleState);
@@ -145,7 +148,8 @@ void Document::settingChanged()
 
 bool Document::isBusy() const
 {
-    return m_loader->isBusy() || m_compiler->isBusy() || m_runner->isBusy() || m_exporter->isBusy();
+    return m_loader->isBusy() || m_compiler->isBusy() || m_runner->isBusy() || m_tokenRunner->isBusy()
+        || m_exporter->isBusy();
 }
 
 void Document::setIdle(const QString& state)
@@ -160,6 +164,10 @@ void Document::cancel()
     if (!isBusy())
         return;
     const bool compiling = m_compiler->isBusy();
+    const bool token = m_tokenRunner->isBusy();
+    m_tokenRunner->cancel(); // its frames so far stay in the playback
+    if (token)
+        Q_EMIT tokenFinished();
     m_loader->cancel();
     m_compiler->cancel();
     m_runner->cancel();
@@ -208,6 +216,8 @@ void Document::open(const QString& path)
 void Document::cancelChain()
 {
     m_kernelRunner->cancel();
+    m_tokenRunner->cancel();
+    m_tokenRun.reset();
     m_compiler->cancel();
     m_runner->cancel();
 }
@@ -421,6 +431,59 @@ void Document::runKernel(int planIndex)
             Q_EMIT kernelFinished(*result, text);
         });
     Q_EMIT kernelStarted(tr("Running %1 at cycle level …").arg(what));
+}
+
+QString Document::tokenUnavailableReason() const
+{
+    return ui::tokenUnavailableReason(m_plan.get(), m_model ? m_model->graph.get() : nullptr);
+}
+
+bool Document::isTokenRunning() const
+{
+    return m_tokenRunner->isBusy();
+}
+
+void Document::runTokenOnFabric(int promptTokens)
+{
+    if (const QString why = tokenUnavailableReason(); !why.isEmpty()) {
+        Q_EMIT error(tr("Run token on fabric: error: %1").arg(why));
+        return;
+    }
+    TokenRunRequest request { m_model->graph, m_plan, system(), {} };
+    request.options.tokens = 1;
+    request.options.promptTokens = std::max(1, promptTokens);
+    request.options.threads = std::max(1, QThread::idealThreadCount());
+    std::shared_ptr<core::fabric::RecordedFrames> frames = makeTokenFrames(*m_plan, system());
+    m_tokenRun.reset();
+    using Ran = core::Expected<core::cyclelevel::CycleRunResult>;
+    m_tokenRunner->start<Ran>(
+        [request, frames](const JobContext& context) {
+            return ui::runTokenOnFabric(
+                request, frames, [context] { return context.cancelled(); },
+                [context](double fraction) { context.progress(fraction); });
+        },
+        [this](int, Ran result) {
+            if (!result) {
+                Q_EMIT error(QString::fromStdString(result.error().format()));
+                Q_EMIT tokenFinished();
+                setIdle(tr("the token run failed"));
+                return;
+            }
+            m_tokenRun = std::make_shared<const core::cyclelevel::CycleRunResult>(std::move(result).value());
+            const core::cyclelevel::CycleRunResult& run = *m_tokenRun;
+            Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s at the wafer's clock); "
+                           "generated %5, the reference %6; %7 s per token")
+                            .arg(QString::fromStdString(run.model), QString::fromStdString(run.system))
+                            .arg(run.cyclesPerToken, 0, 'f', 0)
+                            .arg(run.tokensPerS, 0, 'f', 0)
+                            .arg(run.tokens.empty() ? -1 : run.tokens.back())
+                            .arg(run.referenceTokens.empty() ? -1 : run.referenceTokens.back())
+                            .arg(run.decodeS, 0, 'f', 2));
+            Q_EMIT tokenFinished();
+            setIdle(tr("ran a token on the fabric"));
+        });
+    Q_EMIT tokenStarted(frames);
+    Q_EMIT busyChanged(tr("running a token of %1 on the fabric").arg(modelName()), {});
 }
 
 void Document::exportReport(const QString& directory)

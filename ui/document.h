@@ -2,9 +2,11 @@
 
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
+#include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
+#include "core/fabric/framerecorder.h"
 #include "core/fabric/kernels.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
@@ -95,6 +97,14 @@ public:
     // The cycle-level kernel of a region (fabricKernelFor): empty when it has one, else why not.
     QString kernelUnavailableReason(int planIndex) const;
     void runKernel(int planIndex);
+    // Run token on fabric (ui/tokenrun.h): empty when the plan can, else why not.
+    QString tokenUnavailableReason() const;
+    // Runs the prompt and one decode step of the plan on the cycle-level fabric; frames stream
+    // out through tokenStarted's RecordedFrames, the result arrives as tokenFinished.
+    void runTokenOnFabric(int promptTokens = 2);
+    bool isTokenRunning() const;
+    // The last finished token run of the current plan (null: none).
+    std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun() const { return m_tokenRun; }
     void exportReport(const QString& directory); // the run directory plus report.pdf
     QString exportTimeline(const QString& path); // Chrome trace; the error text, or empty
     void keepRunAsBaseline();
@@ -130,6 +140,11 @@ Q_SIGNALS:
     void kernelStarted(const QString& text);
     void kernelFinished(const core::fabric::KernelResult& result, const QString& text);
     void kernelFailed(const QString& message);
+    // A token run started: its frames fill while it runs (from the worker thread) and are
+    // finished when it ends, however it ends.
+    void tokenStarted(std::shared_ptr<const waferscope::core::fabric::RecordedFrames> frames);
+    // The token run ended: tokenRun() holds the result (null when it failed or was cancelled).
+    void tokenFinished();
     // `error` is empty, or says why nothing was replaced.
     void reportExported(const QString& directory, const QString& error);
     // A line for the status bar alone.
@@ -162,6 +177,7 @@ private:
     core::CompileOptions m_compileOptions; // of m_plan
     std::shared_ptr<const RunState> m_run;
     Baseline m_baseline;
+    std::shared_ptr<const core::cyclelevel::CycleRunResult> m_tokenRun; // of m_plan
     Generations m_generations;
     QString m_idleState; // what setIdle() said last
     // One lane per kind of job: a newer job of a kind replaces the older one.
@@ -169,6 +185,7 @@ private:
     JobRunner* m_compiler;
     JobRunner* m_runner;
     JobRunner* m_kernelRunner;
+    JobRunner* m_tokenRunner;
     JobRunner* m_exporter;
 };
 

@@ -20,6 +20,9 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("num_csx"), QStringLiteral("Number of CS-X systems in the cluster (default 1)."), "N");
     const QCommandLineOption stepOption(
         QStringLiteral("step"), QStringLiteral("Run to frame K before showing or saving the window."), "K");
+    const QCommandLineOption runTokenOption(QStringLiteral("run-token"),
+        QStringLiteral("Once the model is compiled, run a token of it on the cycle-level fabric (Run > Run token on "
+                       "fabric); with --screenshot, save when it has run."));
     const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
         QStringLiteral("Render the window, save it as a PNG and exit (works offscreen)."), "OUT.png");
     const QCommandLineOption modeOption(QStringLiteral("mode"),
@@ -29,8 +32,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     const QCommandLineOption overlayOption(QStringLiteral("overlay"),
         QStringLiteral("Wafer view: placement, activity, sram or traffic (default placement; activity with --step)."),
         "O");
-    parser.addOptions(
-        { systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption, screenshotOption });
+    parser.addOptions({ systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption,
+        runTokenOption, screenshotOption });
     parser.addPositionalArgument(QStringLiteral("FILE"),
         QStringLiteral("Model Zoo params YAMLs: the last is opened, the others go to the recent files."), "[FILE...]");
 
@@ -90,6 +93,7 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         }
         options.step = step;
     }
+    options.runToken = parser.isSet(runTokenOption);
     if (parser.isSet(screenshotOption))
         options.screenshot = parser.value(screenshotOption);
     for (const QCommandLineOption* option :

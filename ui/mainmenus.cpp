@@ -22,6 +22,7 @@ MainMenus::MainMenus(MainWindow* window, Document* document)
     , m_document(document)
 {
     createFileMenu();
+    createRunMenu();
     createCompareMenu();
     m_viewMenu = window->menuBar()->addMenu(tr("&View"));
     WaferView* view = window->waferView();
@@ -90,6 +91,31 @@ void MainMenus::createCompareMenu()
     connect(m_document, &Document::runChanged, keep, [this, keep] { keep->setEnabled(m_document->run() != nullptr); });
     connect(m_document, &Document::baselineChanged, clear,
         [this, clear] { clear->setEnabled(m_document->baseline().frames != nullptr); });
+}
+
+void MainMenus::createRunMenu()
+{
+    QMenu* run = m_window->menuBar()->addMenu(tr("&Run"));
+    m_runTokenAction = run->addAction(tr("Run token on &fabric"), QKeySequence(Qt::CTRL | Qt::Key_T), m_document,
+        [this] { m_document->runTokenOnFabric(); });
+    m_runTokenAction->setObjectName(QStringLiteral("runTokenOnFabric"));
+    run->setToolTipsVisible(true);
+    connect(m_document, &Document::planChanged, this, &MainMenus::updateRunToken);
+    connect(m_document, &Document::modelChanged, this, &MainMenus::updateRunToken);
+    connect(m_document, &Document::tokenStarted, this, &MainMenus::updateRunToken);
+    connect(m_document, &Document::tokenFinished, this, &MainMenus::updateRunToken);
+    connect(m_document, &Document::busyChanged, this, &MainMenus::updateRunToken);
+    updateRunToken();
+}
+
+void MainMenus::updateRunToken()
+{
+    const QString why = m_document->isTokenRunning() ? tr("A token is running on the fabric; Cancel (Esc) stops it.")
+                                                     : m_document->tokenUnavailableReason();
+    m_runTokenAction->setEnabled(why.isEmpty());
+    m_runTokenAction->setToolTip(why.isEmpty() ? tr("Run the prompt and one decode step of this plan on the "
+                                                    "cycle-level fabric, watching its PEs and links live")
+                                               : why);
 }
 
 void MainMenus::setRecentFiles(const QStringList& paths)

@@ -11,7 +11,8 @@ namespace waferscope::ui {
 class Document;
 class MainWindow;
 
-// The window's menus: File (open, recent files, exports, wafer image), Compare (baseline), View
+// The window's menus: File (open, recent files, exports, wafer image), Run (a token on the fabric),
+// Compare (baseline), View
 // (zoom and the docks' toggles) and Help. Keeps the recent files and enables the exports and
 // the baseline actions as the document changes. GUI thread.
 class MainMenus : public QObject {
@@ -21,6 +22,7 @@ public:
 
     QAction* openAction() const { return m_openAction; } // shared by the menu and the toolbar
     QMenu* viewMenu() const { return m_viewMenu; } // the docks add their toggles here
+    QAction* runTokenAction() const { return m_runTokenAction; } // Run > Run token on fabric, and the toolbar
     QStringList recentFiles() const { return m_recentFiles; } // newest first
     void setRecentFiles(const QStringList& paths);
     void addRecent(const QString& path);
@@ -28,12 +30,15 @@ public:
 private:
     void createFileMenu();
     void createCompareMenu();
+    void createRunMenu();
+    void updateRunToken(); // enabled, or disabled with the reason as its tooltip
     void rebuildRecentMenu();
     void reportFailure(const QString& error); // an export's error text, if any
 
     MainWindow* m_window; // the menu bar's owner, and the parent of dialogs
     Document* m_document;
     QAction* m_openAction = nullptr;
+    QAction* m_runTokenAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QStringList m_recentFiles; // newest first

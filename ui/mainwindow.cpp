@@ -10,6 +10,7 @@
 #include "ui/placementpanel.h"
 #include "ui/playbackbar.h"
 #include "ui/playbackcontroller.h"
+#include "ui/regiontablemodel.h"
 #include "ui/runtoolbar.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
@@ -66,6 +67,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     auto* toolBar = new RunToolBar(m_document, m_presenter, this);
     toolBar->addAction(m_menus->openAction());
     toolBar->addAction(tr("Fit wafer"), m_waferView, &WaferView::fitToView);
+    toolBar->addAction(m_menus->runTokenAction());
     addToolBar(toolBar);
     addToolBarBreak();
     addToolBar(m_playbackBar);
@@ -134,6 +136,11 @@ void MainWindow::connectDocument()
     connect(document, &Document::baselineChanged, this, &MainWindow::showBaseline);
     connect(document, &Document::settled, this, &MainWindow::settled);
     connect(document, &Document::reportExported, this, &MainWindow::reportExported);
+    // The regions of a token run on the fabric: measured cycles beside the model's.
+    connect(document, &Document::tokenFinished, this, [this] {
+        m_placementPanel->regionModel()->setTokenRun(m_document->tokenRun());
+        m_playbackBar->setStepText(m_presenter->stepText()); // no longer "so far"
+    });
     connect(document, &Document::kernelStarted, m_placementPanel, &PlacementPanel::setRunStatus);
     connect(document, &Document::kernelFinished, this,
         [this](const core::fabric::KernelResult&, const QString& text) { m_placementPanel->setRunStatus(text); });
@@ -232,13 +239,15 @@ void MainWindow::showBaseline()
 
 void MainWindow::showStep(const std::shared_ptr<const FrameSnapshot>& snapshot)
 {
-    m_timelines->run()->setCursorTime(snapshot->step.start);
-    const Baseline& baseline = m_document->baseline();
-    if (baseline.frames && snapshot->baselineIndex < baseline.frames->steps().size())
-        m_timelines->baseline()->setCursorTime(baseline.frames->steps()[snapshot->baselineIndex].start);
-    m_utilizationPanel->setCursorTime(snapshot->step.start);
-    if (snapshot->step.layer >= 0)
-        m_layersPanel->showLayer(snapshot->step.layer);
+    if (!snapshot->fabricFrame) { // a token on the fabric has its own clock, not the run's timeline
+        m_timelines->run()->setCursorTime(snapshot->step.start);
+        const Baseline& baseline = m_document->baseline();
+        if (baseline.frames && snapshot->baselineIndex < baseline.frames->steps().size())
+            m_timelines->baseline()->setCursorTime(baseline.frames->steps()[snapshot->baselineIndex].start);
+        m_utilizationPanel->setCursorTime(snapshot->step.start);
+        if (snapshot->step.layer >= 0)
+            m_layersPanel->showLayer(snapshot->step.layer);
+    }
     m_playbackBar->setStepText(m_presenter->stepText());
     Q_EMIT stepShown(snapshot->index);
 }

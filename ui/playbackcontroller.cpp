@@ -1,5 +1,7 @@
 #include "ui/playbackcontroller.h"
 
+#include "ui/fabricsnapshot.h"
+
 #include <QThreadPool>
 
 #include <algorithm>
@@ -116,6 +118,7 @@ struct PlaybackController::Shared {
     std::mutex mutex;
     std::shared_ptr<const core::engine::FrameSource> source;
     std::shared_ptr<const core::engine::FrameSource> baseline; // null: no comparison
+    std::shared_ptr<const core::fabric::RecordedFrames> fabric; // a token run's frames, instead of source
     std::uint64_t generation = 0; // bumped with each source; older results are dropped
     std::optional<std::size_t> requested; // the newest step asked for and not yet started
     bool working = false; // a worker is running
@@ -139,23 +142,108 @@ PlaybackController::~PlaybackController()
     ++m_shared->generation;
     m_shared->requested.reset();
     m_shared->source.reset();
+    m_shared->fabric.reset();
+}
+
+std::size_t PlaybackController::frameCount() const
+{
+    if (m_fabric)
+        return m_fabric->size();
+    return m_source ? m_source->frameCount() : 0;
 }
 
 void PlaybackController::setSource(std::shared_ptr<const core::engine::FrameSource> source)
 {
     pause();
     m_source = std::move(source);
+    m_fabric.reset();
     m_shown.reset();
     m_current = 0;
     {
         const std::lock_guard lock(m_shared->mutex);
         ++m_shared->generation;
         m_shared->source = m_source;
+        m_shared->fabric.reset();
         m_shared->requested.reset();
         m_shared->latest.reset();
     }
     if (m_source && m_source->frameCount() > 0)
         seek(0);
+}
+
+void PlaybackController::setFabricFrames(std::shared_ptr<const core::fabric::RecordedFrames> frames)
+{
+    pause();
+    m_source.reset();
+    m_fabric = std::move(frames);
+    m_fabricHalvings = 0;
+    m_shown.reset();
+    m_current = 0;
+    {
+        const std::lock_guard lock(m_shared->mutex);
+        ++m_shared->generation;
+        m_shared->source.reset();
+        m_shared->fabric = m_fabric;
+        m_shared->requested.reset();
+        m_shared->latest.reset();
+    }
+    if (!m_fabric)
+        return;
+    m_following = true;
+    m_playing = true;
+    Q_EMIT playingChanged(true);
+    m_clock.restart();
+    m_pullTimer.start();
+}
+
+std::size_t PlaybackController::fabricStep(std::size_t current, core::engine::StepUnit unit, int direction) const
+{
+    const std::size_t count = m_fabric->size();
+    if (count == 0)
+        return 0;
+    current = std::min(current, count - 1);
+    if (unit != core::engine::StepUnit::Iteration)
+        return direction > 0 ? std::min(current + 1, count - 1) : (current > 0 ? current - 1 : 0);
+    // An iteration is a token position: to the first frame of the next or of this / the previous one.
+    const auto positionAt = [this](std::size_t index) {
+        std::shared_ptr<const core::fabric::CompactFrame> frame = m_fabric->at(index);
+        return frame ? frame->position : -1;
+    };
+    std::size_t index = current;
+    if (direction > 0) {
+        while (index + 1 < count && positionAt(index + 1) == positionAt(current))
+            ++index;
+        return std::min(index + 1, count - 1);
+    }
+    while (index > 0 && positionAt(index - 1) == positionAt(current))
+        --index;
+    if (index == current && index > 0) {
+        const std::int64_t previous = positionAt(index - 1);
+        while (index > 0 && positionAt(index - 1) == previous)
+            --index;
+    }
+    return index;
+}
+
+void PlaybackController::followFabric()
+{
+    const std::uint64_t halvings = m_fabric->halvings();
+    if (halvings > m_fabricHalvings) {
+        // The frames merged in pairs: the one asked for is now at half its index.
+        m_current >>= std::min<std::uint64_t>(63, halvings - m_fabricHalvings);
+        m_fabricHalvings = halvings;
+        if (!m_following)
+            show(m_current);
+    }
+    const bool finished = m_fabric->finished();
+    const std::size_t count = m_fabric->size();
+    if (m_following && count > 0 && (m_current != count - 1 || !m_shown))
+        show(count - 1);
+    if (m_following && finished) {
+        m_following = false;
+        m_playing = false;
+        Q_EMIT playingChanged(false);
+    }
 }
 
 void PlaybackController::setBaseline(std::shared_ptr<const core::engine::FrameSource> baseline)
@@ -168,14 +256,21 @@ void PlaybackController::setBaseline(std::shared_ptr<const core::engine::FrameSo
         m_shared->latest.reset();
     }
     if (m_source && m_source->frameCount() > 0)
-        seek(m_current);
+        show(m_current);
 }
 
 void PlaybackController::seek(std::size_t index)
 {
-    if (!m_source || m_source->frameCount() == 0)
+    if (m_following)
+        pause(); // a frame asked for stops following the newest
+    show(index);
+}
+
+void PlaybackController::show(std::size_t index)
+{
+    if (frameCount() == 0)
         return;
-    m_current = std::min(index, m_source->frameCount() - 1);
+    m_current = std::min(index, frameCount() - 1);
     {
         const std::lock_guard lock(m_shared->mutex);
         m_shared->requested = m_current;
@@ -189,18 +284,22 @@ void PlaybackController::seek(std::size_t index)
 
 void PlaybackController::step(core::engine::StepUnit unit, int direction)
 {
-    if (!m_source)
+    if (!m_source && !m_fabric)
         return;
     pause();
-    seek(core::engine::stepFrame(m_source->steps(), m_current, unit, direction));
+    seek(m_fabric ? fabricStep(m_current, unit, direction)
+                  : core::engine::stepFrame(m_source->steps(), m_current, unit, direction));
 }
 
 void PlaybackController::play()
 {
-    if (!m_source || m_source->frameCount() == 0 || m_playing)
+    if (frameCount() == 0 || m_playing)
         return;
-    if (m_current + 1 >= m_source->frameCount())
+    if (m_fabric && !m_fabric->finished()) {
+        m_following = true; // back to the newest frame while the token still runs
+    } else if (m_current + 1 >= frameCount()) {
         seek(0); // played to the end: start over
+    }
     m_playing = true;
     m_playCredit = 0.0;
     m_clock.restart();
@@ -211,6 +310,7 @@ void PlaybackController::play()
 
 void PlaybackController::pause()
 {
+    m_following = false;
     if (!m_playing)
         return;
     m_playing = false;
@@ -240,11 +340,12 @@ void PlaybackController::startWorker()
         for (;;) {
             std::shared_ptr<const core::engine::FrameSource> source;
             std::shared_ptr<const core::engine::FrameSource> baseline;
+            std::shared_ptr<const core::fabric::RecordedFrames> fabric;
             std::size_t index = 0;
             std::uint64_t generation = 0;
             {
                 const std::lock_guard lock(shared->mutex);
-                if (!shared->requested || !shared->source) {
+                if (!shared->requested || (!shared->source && !shared->fabric)) {
                     shared->requested.reset();
                     shared->working = false;
                     return;
@@ -253,11 +354,14 @@ void PlaybackController::startWorker()
                 shared->requested.reset();
                 source = shared->source;
                 baseline = shared->baseline;
+                fabric = shared->fabric;
                 generation = shared->generation;
             }
-            auto snapshot = std::make_shared<const FrameSnapshot>(makeSnapshot(*source, index, baseline.get()));
+            std::shared_ptr<const FrameSnapshot> snapshot = fabric
+                ? makeFabricSnapshot(*fabric, index)
+                : std::make_shared<const FrameSnapshot>(makeSnapshot(*source, index, baseline.get()));
             const std::lock_guard lock(shared->mutex);
-            if (generation == shared->generation)
+            if (generation == shared->generation && snapshot)
                 shared->latest = std::move(snapshot);
         }
     });
@@ -266,12 +370,14 @@ void PlaybackController::startWorker()
 void PlaybackController::pull()
 {
     const double elapsedS = double(m_clock.restart()) / 1000.0;
-    if (m_playing && m_source) {
+    if (m_fabric)
+        followFabric();
+    if (m_playing && !m_following && frameCount() > 0) {
         m_playCredit += m_speed * elapsedS;
         if (m_playCredit >= 1.0) {
             const auto steps = std::size_t(std::floor(m_playCredit));
             m_playCredit -= double(steps);
-            const std::size_t last = m_source->frameCount() - 1;
+            const std::size_t last = frameCount() - 1;
             seek(std::min(m_current + steps, last));
             if (m_current == last)
                 pause();
@@ -289,7 +395,8 @@ void PlaybackController::pull()
         Q_EMIT frameShown(m_shown);
     }
     const bool settled = !pending && (!m_shown || m_shown->index == m_current);
-    if (!m_playing && settled)
+    const bool arriving = m_fabric && !m_fabric->finished();
+    if (!m_playing && settled && !arriving)
         m_pullTimer.stop();
 }
 

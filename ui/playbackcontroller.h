@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engine/framesource.h"
+#include "core/fabric/framerecorder.h"
 #include "ui/meshrenderer.h"
 
 #include <QElapsedTimer>
@@ -30,6 +31,8 @@ struct FrameSnapshot {
     // (difference + 1) / 2 (null without a baseline, or when its wafers differ in size).
     std::shared_ptr<const MeshField> difference;
     std::size_t baselineIndex = 0; // the baseline's matching step
+    // A window of a token run on the fabric (null for a frame of the engine's run).
+    std::shared_ptr<const core::fabric::CompactFrame> fabricFrame;
 };
 
 // The baseline's step matching `step`: the same iteration, layer, micro-batch and phase where
@@ -45,7 +48,8 @@ double niceScaleMax(double peak, double floor = 1e-4);
 FrameSnapshot makeSnapshot(
     const core::engine::FrameSource& source, std::size_t index, const core::engine::FrameSource* baseline = nullptr);
 
-// The stepper and player of a finished run. The frames are computed on a worker thread, newest
+// The stepper and player of a finished run, or of the frames of a token on the fabric while
+// they arrive (following the newest until paused or stepped). The frames are computed on a worker thread, newest
 // request first (requests made while one is computed collapse into the latest); the worker
 // publishes each snapshot and the GUI thread pulls the newest at most 60 times a second, so no
 // frame work runs on the GUI thread. Play advances `speed` steps per second. Its worker is a
@@ -61,9 +65,15 @@ public:
     void setSource(std::shared_ptr<const core::engine::FrameSource> source);
     // A second run to compare with (null: none): snapshots then carry the activity difference.
     void setBaseline(std::shared_ptr<const core::engine::FrameSource> baseline);
+    // The frames of a token run on the fabric, growing while it runs (null: none); replaces the
+    // run's frames until setSource. Shows the newest frame and follows new ones (isPlaying).
+    void setFabricFrames(std::shared_ptr<const core::fabric::RecordedFrames> frames);
     const core::engine::FrameSource* baseline() const { return m_baseline.get(); }
     const core::engine::FrameSource* source() const { return m_source.get(); }
-    std::size_t frameCount() const { return m_source ? m_source->frameCount() : 0; }
+    const core::fabric::RecordedFrames* fabricFrames() const { return m_fabric.get(); }
+    std::size_t frameCount() const;
+    // Following the newest frame of a token run that is still arriving.
+    bool isFollowing() const { return m_following; }
 
     // The step asked for last (the one shown once its frame is ready).
     std::size_t current() const { return m_current; }
@@ -72,7 +82,7 @@ public:
     bool isPlaying() const { return m_playing; }
     double speed() const { return m_speed; }
 
-    void seek(std::size_t index);
+    void seek(std::size_t index); // stops following a token run's newest frame
     void step(core::engine::StepUnit unit, int direction);
     void play();
     void pause();
@@ -90,10 +100,16 @@ private:
     struct Shared;
     void pull();
     void startWorker();
+    void show(std::size_t index); // asks the worker for the frame
+    void followFabric(); // halvings of the frames, the newest frame, the end of the run
+    std::size_t fabricStep(std::size_t current, core::engine::StepUnit unit, int direction) const;
 
     std::shared_ptr<Shared> m_shared; // outlives this object while a worker still holds it
     std::shared_ptr<const core::engine::FrameSource> m_source;
     std::shared_ptr<const core::engine::FrameSource> m_baseline;
+    std::shared_ptr<const core::fabric::RecordedFrames> m_fabric;
+    std::uint64_t m_fabricHalvings = 0; // of m_fabric, when m_current was last adjusted for them
+    bool m_following = false;
     std::shared_ptr<const FrameSnapshot> m_shown;
     std::size_t m_current = 0;
     bool m_playing = false;

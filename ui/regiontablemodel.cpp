@@ -4,6 +4,8 @@
 
 #include "core/common/units.h"
 
+#include <cmath>
+
 namespace waferscope::ui {
 
 RegionTableModel::RegionTableModel(QObject* parent)
@@ -27,6 +29,27 @@ void RegionTableModel::setPlan(
                 m_streamedIn[std::size_t(layer.region)] = layer.bytesInForward + layer.bytesInBackward;
     }
     endResetModel();
+    setTokenRun(nullptr);
+}
+
+void RegionTableModel::setTokenRun(std::shared_ptr<const core::cyclelevel::CycleRunResult> run)
+{
+    m_tokenRun = std::move(run);
+    m_tokenRegion.assign(m_plan ? m_plan->regions.size() : 0, -1);
+    if (m_plan && m_tokenRun)
+        for (std::size_t i = 0; i < m_tokenRun->regions.size(); ++i)
+            for (std::size_t r = 0; r < m_plan->regions.size(); ++r)
+                if (m_plan->regions[r].opName == m_tokenRun->regions[i].op && m_tokenRegion[r] < 0)
+                    m_tokenRegion[r] = int(i);
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, ModelColumn));
+}
+
+std::int64_t RegionTableModel::measuredCycles(int row) const
+{
+    if (row < 0 || std::size_t(row) >= m_tokenRegion.size() || m_tokenRegion[std::size_t(row)] < 0)
+        return -1;
+    return std::int64_t(m_tokenRun->regions[std::size_t(m_tokenRegion[std::size_t(row)])].measuredCycles);
 }
 
 int RegionTableModel::rowCount(const QModelIndex& parent) const
@@ -46,6 +69,11 @@ QVariant RegionTableModel::data(const QModelIndex& index, int role) const
     const std::size_t row = std::size_t(index.row());
     const core::Region& region = m_plan->regions[row];
     const std::int64_t pes = region.rect.area();
+    const int token = m_tokenRegion.empty() ? -1 : m_tokenRegion[row];
+    const std::int64_t measured = measuredCycles(index.row());
+    const double modelled = token >= 0 && std::size_t(token) < m_tokenRun->modelCycles.size()
+        ? m_tokenRun->modelCycles[std::size_t(token)]
+        : -1.0;
     if (role == Qt::UserRole) {
         switch (index.column()) {
         case OpColumn:
@@ -67,6 +95,10 @@ QVariant RegionTableModel::data(const QModelIndex& index, int role) const
             return QString::fromLatin1(core::toString(region.kernel.kind));
         case StreamedColumn:
             return qlonglong(m_streamedIn[row]);
+        case MeasuredColumn:
+            return qlonglong(measured);
+        case ModelColumn:
+            return modelled;
         }
     }
     if (role == Qt::DisplayRole) {
@@ -95,6 +127,11 @@ QVariant RegionTableModel::data(const QModelIndex& index, int role) const
         case StreamedColumn:
             return m_streamedIn[row] >= 0 ? QString::fromStdString(core::formatBytes(double(m_streamedIn[row])))
                                           : QStringLiteral("–");
+        case MeasuredColumn:
+            return measured >= 0 ? QString::fromStdString(core::formatThousands(measured)) : QStringLiteral("–");
+        case ModelColumn:
+            return modelled >= 0.0 ? QString::fromStdString(core::formatThousands(std::llround(modelled)))
+                                   : QStringLiteral("–");
         }
     }
     if (role == Qt::DecorationRole && index.column() == OpColumn)
@@ -131,6 +168,10 @@ QVariant RegionTableModel::headerData(int section, Qt::Orientation orientation, 
         return tr("Kernel (tile)");
     case StreamedColumn:
         return tr("Streamed in");
+    case MeasuredColumn:
+        return tr("Measured cycles");
+    case ModelColumn:
+        return tr("Model cycles");
     }
     return {};
 }

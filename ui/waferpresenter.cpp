@@ -30,6 +30,15 @@ WaferPresenter::WaferPresenter(Document* document, WaferView* view, QObject* par
         m_playback->setBaseline(m_document->baseline().frames);
         showScene();
     });
+    connect(
+        m_document, &Document::tokenStarted, this, [this](std::shared_ptr<const core::fabric::RecordedFrames> frames) {
+            m_playback->setFabricFrames(std::move(frames));
+            if (m_overlay == MeshOverlay::Placement || m_overlay == MeshOverlay::Sram)
+                setOverlay(MeshOverlay::Activity); // what a token run measures
+            else
+                showScene();
+        });
+    connect(m_document, &Document::tokenFinished, this, &WaferPresenter::showScene);
     connect(m_playback, &PlaybackController::frameShown, this, &WaferPresenter::showSnapshot);
     connect(m_view, &WaferView::hoveredPeChanged, this, &WaferPresenter::showHoveredPe);
     connect(m_view, &WaferView::peClicked, this, [this](WaferPe pe) { selectRegion(m_view->scene().planIndexAt(pe)); });
@@ -159,6 +168,12 @@ void WaferPresenter::showScene()
 void WaferPresenter::showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapshot)
 {
     const std::shared_ptr<const core::engine::RunResult> run = m_document->run();
+    if (snapshot && snapshot->fabricFrame) {
+        showScene();
+        Q_EMIT stepShown(snapshot);
+        Q_EMIT hoverTextChanged(hoverText());
+        return;
+    }
     if (!run || !snapshot)
         return;
     const int layer = snapshot->step.layer;
@@ -179,6 +194,8 @@ void WaferPresenter::showSnapshot(const std::shared_ptr<const FrameSnapshot>& sn
 QString WaferPresenter::stepText() const
 {
     const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();
+    if (snapshot && snapshot->fabricFrame)
+        return fabricStepText(*snapshot);
     const std::shared_ptr<const RunState> state = m_document->runState();
     if (state && !state->frames)
         return tr("no frames: they would not fit in memory (see Messages)");
@@ -201,6 +218,25 @@ QString WaferPresenter::stepText() const
     if (!inference && metrics.microBatchesPerStep > 1)
         text += tr(" · micro-batch %1 of %2").arg(step.microBatch + 1).arg(metrics.microBatchesPerStep);
     text += tr(" · t = %1 ms").arg(step.start * 1e3, 0, 'f', 3);
+    return text;
+}
+
+QString WaferPresenter::fabricStepText(const FrameSnapshot& snapshot) const
+{
+    const core::fabric::CompactFrame& frame = *snapshot.fabricFrame;
+    const core::fabric::RecordedFrames* frames = m_playback->fabricFrames();
+    QString text = tr("token on the fabric · frame %1 of %2%3 · %4 position %5 · cycles %6 to %7 of the token "
+                      "(measured, %8-cycle window)")
+                       .arg(snapshot.index + 1)
+                       .arg(m_playback->frameCount())
+                       .arg(frames && !frames->finished() ? tr(" so far") : QString())
+                       .arg(QString::fromStdString(frame.phase))
+                       .arg(frame.position)
+                       .arg(frame.tokenCycle - std::min(frame.tokenCycle, frame.intervalCycles))
+                       .arg(frame.tokenCycle)
+                       .arg(frame.intervalCycles);
+    if (frames && frames->halvings() > 0)
+        text += tr(" · windows merged to keep the whole run in at most %1 frames").arg(frames->capacity());
     return text;
 }
 

@@ -48,6 +48,7 @@ private:
     void showScene(); // the system's wafer(s) with the plan's regions, overlay and step
     void showSnapshot(const std::shared_ptr<const FrameSnapshot>& snapshot);
     void showHoveredPe(std::optional<WaferPe> pe);
+    QString fabricStepText(const FrameSnapshot& snapshot) const; // a frame of a token on the fabric
 
     Document* m_document; // read only
     WaferView* m_view; // drawn into

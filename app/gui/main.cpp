@@ -1,7 +1,9 @@
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
-// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--screenshot OUT.png]`; with
-// --step the run is stepped to frame K once it has run; with --screenshot the window is rendered,
-// saved and the app exits.
+// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--run-token]
+// [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
+// --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
+// --screenshot the window is rendered, saved and the app exits.
+#include "ui/document.h"
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
 #include "ui/optionnames.h"
@@ -84,7 +86,7 @@ int main(int argc, char** argv)
     if (given("overlay") || options.step)
         window.setOverlay(waferscope::ui::overlayFromName(overlay).value());
     // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
-    bool stepped = !options.step.has_value();
+    bool stepped = !options.step.has_value() || options.runToken; // --run-token steps through the token
     std::function<void()> save; // set below when the window is saved
     QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
         if (stepped)
@@ -102,6 +104,43 @@ int main(int argc, char** argv)
                 stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", *options.step, last);
         window.playback()->seek(std::min(std::size_t(*options.step), last));
     });
+    // --run-token: once the model is compiled, a token of it on the fabric.
+    bool tokenAsked = false;
+    bool tokenDone = !options.runToken;
+    std::function<void()> saveWhenTokenShown = [] {};
+    if (options.runToken) {
+        QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
+            if (tokenAsked)
+                return;
+            tokenAsked = true;
+            const QString why = window.document()->tokenUnavailableReason();
+            if (!why.isEmpty()) {
+                std::fprintf(stderr, "waferscope: --run-token: %s\n", qPrintable(why));
+                tokenDone = true;
+                if (save)
+                    QTimer::singleShot(0, &window, save);
+                return;
+            }
+            window.document()->runTokenOnFabric();
+        });
+        // Saved once the run ended and its last frame is on screen.
+        saveWhenTokenShown = [&] {
+            waferscope::ui::PlaybackController* playback = window.playback();
+            const bool last = playback->frameCount() == 0 || options.step
+                || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
+            const bool asked = !options.step || !playback->shown() || playback->shown()->index == playback->current();
+            if (tokenDone && save && last && asked)
+                QTimer::singleShot(0, &window, save);
+        };
+        QObject::connect(window.document(), &waferscope::ui::Document::tokenFinished, &window, [&] {
+            tokenDone = true;
+            // With --step K, frame K of the token (clamped) rather than its last.
+            if (options.step && window.playback()->frameCount() > 0)
+                window.playback()->seek(std::min(std::size_t(*options.step), window.playback()->frameCount() - 1));
+            saveWhenTokenShown();
+        });
+        QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&] { saveWhenTokenShown(); });
+    }
     window.openFiles(options.files);
 
     if (!interactive)
@@ -122,7 +161,9 @@ int main(int argc, char** argv)
     // With --step, the window is final once the frame asked for is on screen.
     if (options.file.isEmpty())
         QTimer::singleShot(0, &window, save);
-    else if (options.step)
+    else if (options.runToken) {
+        // saveWhenTokenShown saves it
+    } else if (options.step)
         QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&](std::size_t index) {
             if (index == window.playback()->current())
                 QTimer::singleShot(0, &window, save);

@@ -56,6 +56,7 @@ Expected<CycleRunResult> runCycleLevel(
     decodeOptions.seed = options.seed;
     decodeOptions.capacity = int(positions);
     decodeOptions.maxCyclesPerToken = options.maxCyclesPerToken;
+    decodeOptions.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
     std::string phase = "prefill";
     decodeOptions.observer
         = [&](const fabric::Fabric& fabric, std::int64_t position) { return progress(phase, position, &fabric); };

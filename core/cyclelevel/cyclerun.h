@@ -25,6 +25,7 @@ struct CycleRunOptions {
     std::uint64_t seed = 1; // weights and prompt
     int threads = 1;
     std::uint64_t maxCyclesPerToken = 50'000'000;
+    std::uint64_t observeEveryCycles = 2048; // cycles of a token between calls of progress with the fabric
     // Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
     // positions in all and the fabric (null while building). False cancels.
     std::function<bool(const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric*)>

@@ -121,6 +121,7 @@ struct WaferDecoder::Impl {
     int hostColor = -1; // prompt ids from off-wafer I/O into the embedding's root
     int feedbackColor = -1; // the argmax back to the root
     std::function<bool(const fabric::Fabric&, std::int64_t)> observer;
+    std::uint64_t observeEveryCycles = 2048;
     bool validated = false;
     std::uint64_t cycleLimit = 50'000'000; // far beyond any token: a livelock
     std::string describeStuck() const;
@@ -303,6 +304,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     impl.context.storage = shape->storage;
     impl.context.simdWidth = system.wafer.fmacPerPePerCycle;
     impl.observer = options.observer;
+    impl.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
     impl.cycleLimit = options.maxCyclesPerToken;
 
     // The plan's regions by op name.
@@ -904,7 +906,7 @@ Expected<TokenOnFabric> WaferDecoder::decode(std::int64_t position, std::int32_t
     std::optional<Diagnostic> failure;
     fabric.runWhile([&] {
         const std::uint64_t cycle = fabric.cycle() - first;
-        if (cycle % 2048 == 0 && impl.observer && !impl.observer(fabric, position)) {
+        if (cycle % impl.observeEveryCycles == 0 && impl.observer && !impl.observer(fabric, position)) {
             failure = Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
             return false;
         }

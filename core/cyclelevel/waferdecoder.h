@@ -45,6 +45,7 @@ struct FabricDecodeOptions {
     std::uint64_t maxCyclesPerToken = 50'000'000; // beyond it a token is a livelock (an internal error)
     // Called every few thousand cycles with the fabric and the token's position; false cancels.
     std::function<bool(const fabric::Fabric&, std::int64_t position)> observer;
+    std::uint64_t observeEveryCycles = 2048; // cycles of a token between observer calls
 };
 
 // A decoder language model's single-wafer inference plan built on the cycle-level fabric: every

@@ -20,6 +20,7 @@
 #include "ui/waferview.h"
 #include "windowfixture.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -94,6 +95,14 @@ QString inconsistency(ui::MainWindow* window)
         return QStringLiteral("Run on fabric is %1 for region %2")
             .arg(runnable ? QStringLiteral("disabled") : QStringLiteral("enabled"))
             .arg(selected);
+    // Run token on fabric is not among the actions (a GPT-2 token takes a minute), but whether it
+    // is offered follows the plan.
+    const QAction* runToken = window->findChild<QAction*>(QStringLiteral("runTokenOnFabric"));
+    const bool tokenRunnable = document->tokenUnavailableReason().isEmpty() && !document->isTokenRunning();
+    if (!runToken || runToken->isEnabled() != tokenRunnable)
+        return QStringLiteral("Run token on fabric is %1 for a plan that %2 run it")
+            .arg(runToken && runToken->isEnabled() ? QStringLiteral("enabled") : QStringLiteral("disabled"))
+            .arg(tokenRunnable ? QStringLiteral("can") : QStringLiteral("cannot"));
     for (const QToolButton* button : window->findChildren<QToolButton*>())
         if (button->text() == QStringLiteral("Cancel") && button->isHidden() == document->isBusy())
             return document->isBusy() ? QStringLiteral("work runs but Cancel is hidden")
