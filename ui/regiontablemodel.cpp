@@ -28,8 +28,10 @@ void RegionTableModel::setPlan(
             if (layer.region >= 0 && std::size_t(layer.region) < m_streamedIn.size())
                 m_streamedIn[std::size_t(layer.region)] = layer.bytesInForward + layer.bytesInBackward;
     }
+    // A new plan drops the token run before the views see its rows (its regions were another plan's).
+    m_tokenRun = nullptr;
+    m_tokenRegion.assign(m_plan ? m_plan->regions.size() : 0, -1);
     endResetModel();
-    setTokenRun(nullptr);
 }
 
 void RegionTableModel::setTokenRun(std::shared_ptr<const core::cyclelevel::CycleRunResult> run)

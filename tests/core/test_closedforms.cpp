@@ -471,6 +471,7 @@ WS_TEST(everySampleLoadsWithItsDocumentedCount)
         { "llama3_8b.yaml", llamaParams(128256, 4096, 32, 8, 14336, 32) },
         { "llama3p1_70b.yaml", llamaParams(128256, 8192, 64, 8, 28672, 80) },
         { "llama3p1_405b.yaml", llamaParams(128256, 16384, 128, 8, 53248, 126) },
+        { "llama3p2_1b.yaml", llamaParams(128256, 2048, 32, 8, 8192, 16) - 128256 * 2048 }, // tied LM head
     };
 
     const std::filesystem::path root = std::filesystem::path(sourceDir()) / "samples";
