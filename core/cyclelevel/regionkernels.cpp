@@ -219,6 +219,7 @@ void GemvKernel::route(RouteBook& book)
     }
     // The turned multicast: from each column's turn PE up and down to the output rows.
     StreamTree columns(m_spec.name + " column multicast");
+    m_multicasts.assign(std::size_t(gemvColumns()), 0);
     for (int t = 0; t < gemvColumns(); ++t) {
         const int x = frame.x(m_spec.firstColumn + t);
         const int turn = m_spec.input[laneOf(t)].y - frame.y0;
@@ -229,6 +230,7 @@ void GemvKernel::route(RouteBook& book)
             tx |= directionBit(South);
         if (!tx)
             continue;
+        m_multicasts[std::size_t(t)] = 1;
         columns.hop(x, frame.y(turn), Fabric::kRampPort, tx);
         for (int row = turn - 1; row >= firstRow; --row)
             columns.hop(x, frame.y(row), South,
@@ -325,7 +327,7 @@ void GemvKernel::program(ProgramWriter& writer, int inColor, int sideColor, int 
             fmac.skip = skip;
             fmac.use = use;
             fmac.format = m_context.format();
-            fmac.outColor = std::uint8_t(isTurn && m_column >= 0 ? m_column : kNoColor);
+            fmac.outColor = std::uint8_t(isTurn && m_multicasts[std::size_t(t)] ? m_column : kNoColor);
             std::uint32_t size = 0;
             std::uint32_t acc = 0;
             if (k >= 0) {

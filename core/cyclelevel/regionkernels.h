@@ -49,6 +49,8 @@ public:
     void load(fabric::StaticColorFabric& fabric);
     // Takes the lanes on inColor and sends the normalised ones on outColor.
     void program(ProgramWriter& writer, int inColor, int outColor) const;
+    // Where the normalised lane is after a run: f32 offset at exit(lane).
+    std::uint32_t resultOffset(std::size_t lane) const { return m_x[lane]; }
 
 private:
     std::string m_name;
@@ -127,6 +129,7 @@ private:
     GemvSpec m_spec;
     KernelContext m_context;
     int m_column = -1; // the turned multicast down the columns
+    std::vector<std::uint8_t> m_multicasts; // per GEMV column: its turn PE sends the lane on m_column
     int m_chain[2] = { -1, -1 };
     int m_argmax = -1; // Logits: down the last column
     std::vector<int> m_rowOutput; // per frame row: output block index or -1
