@@ -51,6 +51,8 @@ public:
     void load(fabric::StaticColorFabric& fabric);
     // Takes the lanes on inColor and sends the normalised ones on outColor.
     void program(ProgramWriter& writer, int inColor, int outColor) const;
+    // Where the normalised lane is after a run: f32 offset at exit(lane).
+    std::uint32_t resultOffset(std::size_t lane) const { return m_x[lane]; }
 
 private:
     std::string m_name;

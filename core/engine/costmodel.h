@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace waferscope::core::engine {
 
@@ -45,5 +46,66 @@ struct StreamedGemmCost : KernelCost {
 };
 StreamedGemmCost costStreamedGemm(const StreamedGemmShape& shape, int rows, int cols, int simdWidth,
     const Calibration& calibration, int hopLatencyCycles = 1);
+
+// ---- The decode kernels of the cycle-level run (core/cyclelevel/regionkernels.h) ----
+// Closed forms of one token's kernel on its region, cross-checked against the fabric in
+// tests/core/test_decodekernels.cpp. They assume the inputs the kernel is fed there: each lane
+// is sent along its row, one wavelet per cycle, from the PE before the region's first column,
+// the first send at cycle 0; a row's streams follow one another (a side input first). Outputs
+// stay at the exits. cycles: until the last PE's engine is done; linkWavelets: over the links
+// out of the region's PEs (exact); peBusyFraction: the engines' task and compute cycles (exact)
+// over PEs x cycles; computeCycles and fabricCycles: the busiest PE's engine cycles and the
+// busiest link's wavelets; fmacs: the multiply-adds of the kernel's dot products.
+
+struct DecodeLane {
+    int row = 0; // of the region
+    std::int64_t size = 0; // elements
+};
+
+// What a GEMV region does with its sums at each output lane's exit (GemvKernel's Epilogue).
+enum class DecodeEpilogue : std::uint8_t { Round, Rotary, Residual, Activation, Gated, Logits };
+
+// The lane GEMV with a turn: GEMV column t (region column firstColumn + t) takes input lane
+// t mod inputs.size() (a part of it when several columns share the lane), turns it down its
+// column, and each output row's partial sums are reduced along the row to its last column.
+struct DecodeGemvShape {
+    int width = 1; // region columns; the input lanes pass the first `firstColumn` of them
+    int height = 1; // region rows
+    int firstColumn = 0;
+    std::vector<DecodeLane> inputs;
+    std::vector<DecodeLane> outputs; // on distinct rows; Logits: consecutive rows
+    DecodeEpilogue epilogue = DecodeEpilogue::Round;
+    int simdWidth = 8;
+};
+KernelCost costDecodeGemv(const DecodeGemvShape& shape);
+
+// A LayerNorm or RMSNorm down one column, a lane per PE on consecutive rows.
+struct NormColumnShape {
+    std::vector<std::int64_t> laneSizes; // from the top PE down
+    bool layerNorm = true; // else RMSNorm: one reduction and broadcast instead of two
+    int simdWidth = 8;
+};
+KernelCost costNormColumn(const NormColumnShape& shape);
+
+// Decode attention: a row of `width` PEs per query head, cache position j at column j mod width.
+struct DecodeAttentionShape {
+    int width = 1;
+    int height = 0; // region rows, at least one per head (0: as many as heads)
+    int heads = 1;
+    int headDim = 1;
+    std::int64_t position = 0; // of the token: it attends positions 0..position
+    int simdWidth = 8;
+};
+KernelCost costDecodeAttention(const DecodeAttentionShape& shape);
+
+// The embedding: output lane i summed by a chain over its block of the region's columns (every
+// row, serpentine), the token id multicast from the region's first PE.
+struct EmbeddingLookupShape {
+    int width = 1; // region columns, at least one per lane
+    int height = 1;
+    std::vector<std::int64_t> laneSizes;
+    int simdWidth = 8;
+};
+KernelCost costEmbeddingLookup(const EmbeddingLookupShape& shape);
 
 } // namespace waferscope::core::engine

@@ -1,0 +1,409 @@
+// Closed forms of the decode kernels of the cycle-level run (declared in costmodel.h).
+//
+// Each closed form follows its kernel's program (core/cyclelevel/regionkernels.cpp) through the
+// fabric's timing rules (core/fabric/pe.cpp, staticcolorfabric.cpp): a wavelet takes a cycle a
+// hop; a Send step's first wavelet enters the router the cycle after the step and reaches the
+// neighbour's task one later; a task takes a wavelet only when its engine is free (FMAC: a cycle
+// per SIMD width of its outputs for a wavelet it uses, one for one it drops; store, add, max: one);
+// a program's next step runs the cycle after a compute step starts, and a Send does not wait for
+// the engine, so a compute step delays what follows it only through the engine (the next compute
+// step, the next task). A forwarding task's wavelet leaves the cycle it arrives or the next: the
+// router serves colors round-robin from a start that moves every cycle, so of a chain's two
+// alternating colors one order leaves at once and the other, but for one start of the round, a
+// cycle later. The forms are max-plus recurrences over a region's rows or columns: first-wavelet
+// latencies, then a pipelined stream of one wavelet per cycle behind them.
+#include "core/engine/costmodel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+namespace waferscope::core::engine {
+
+namespace {
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : 0;
+}
+
+constexpr double kSendToNeighbour = 2.0; // from a Send step to the neighbour's task
+constexpr double kChainHop = 1.5; // a forwarding hop of a chain, on average over its two colors
+
+// computesteps' elementwiseCycles: n elements at `ops` SIMD operations each (also the FMAC of one
+// wavelet into n outputs: ops = 1).
+double elementwise(std::int64_t elements, int ops, int simd)
+{
+    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, std::max(1, simd))));
+}
+
+KernelCost decodeCost(double cycles, double busy, double pes, double busiestPe, double busiestLink, double links)
+{
+    KernelCost cost;
+    cost.cycles = cycles;
+    cost.computeCycles = busiestPe;
+    cost.fabricCycles = busiestLink;
+    cost.latencyCycles = std::max(0.0, cycles - std::max(busiestPe, busiestLink));
+    cost.linkWavelets = links;
+    cost.peBusyFraction = cycles > 0.0 && pes > 0.0 ? std::min(1.0, busy / (pes * cycles)) : 0.0;
+    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
+        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
+                                                                                      : Bound::Compute;
+    return cost;
+}
+
+// The cycle a chain's last PE takes the first wavelet: the head sends at headSend, PE p > 0 is
+// free at ready[p], and each hop forwards the wavelet unless the next PE is still busy.
+double chainHead(double headSend, const std::vector<double>& ready)
+{
+    double at = headSend + kSendToNeighbour;
+    for (std::size_t p = 1; p < ready.size(); ++p)
+        at = std::max(p == 1 ? at : at + kChainHop, ready[p]);
+    return at;
+}
+
+// The GEMV's geometry as GemvKernel deals it, and the cycle its last FMAC ends at each PE.
+struct GemvGeometry {
+    explicit GemvGeometry(const DecodeGemvShape& gemv)
+        : shape(gemv)
+        , simd(std::max(1, gemv.simdWidth))
+        , columns(gemv.width - gemv.firstColumn)
+        , lanes(int(gemv.inputs.size()))
+        , side(gemv.epilogue == DecodeEpilogue::Residual || gemv.epilogue == DecodeEpilogue::Gated)
+        , outputAt(std::size_t(std::max(0, gemv.height)), -1)
+    {
+        std::int64_t widest = 0;
+        for (std::size_t k = 0; k < gemv.outputs.size(); ++k) {
+            const int row = gemv.outputs[k].row;
+            outputAt[std::size_t(row)] = int(k);
+            firstRow = std::min(firstRow, row);
+            lastRow = std::max(lastRow, row);
+            widest = std::max(widest, gemv.outputs[k].size);
+        }
+        // A lane's taps see every wavelet of it; the one whose part holds a wavelet multiplies
+        // it, the others drop it, and the router passes it on only once the tap has taken it.
+        // So a lane streams at the pace of its slowest use whatever its parts: perUsed cycles a
+        // wavelet (the widest output row; also the cycles of the zero step before the FMACs).
+        perUsed = elementwise(widest, 1, simd);
+    }
+    bool valid() const { return columns >= 1 && lanes >= 1 && !shape.outputs.empty() && shape.height >= 1; }
+    int parts(int lane) const { return (columns - 1 - lane) / lanes + 1; }
+    int lastTap(int lane) const { return lane + lanes * (parts(lane) - 1); }
+    const DecodeLane& laneOf(int t) const { return shape.inputs[std::size_t(t % lanes)]; }
+    // The elements of its lane that GEMV column t multiplies.
+    std::int64_t use(int t) const
+    {
+        const std::int64_t size = laneOf(t).size;
+        const int count = parts(t % lanes);
+        return size * (t / lanes + 1) / count - size * (t / lanes) / count;
+    }
+    // The side input on a row: sent before the row's input lane, so it holds that lane back.
+    std::int64_t sideOn(int row) const
+    {
+        const int k = outputAt[std::size_t(row)];
+        return side && k >= 0 ? shape.outputs[std::size_t(k)].size : 0;
+    }
+    // The cycle GEMV column t's PE on `row` takes its last wavelet: the lane's first wavelet
+    // reaches its first tap after the send, the hops and the row's side input (or the zero
+    // step); then a wavelet every perUsed cycles; then the hops down the column, one more to
+    // leave the turn.
+    double fmacDone(int t, int row) const
+    {
+        const int lane = t % lanes;
+        const DecodeLane& in = shape.inputs[std::size_t(lane)];
+        const double start = std::max(2.0 + double(sideOn(in.row) + shape.firstColumn + lane), perUsed);
+        const int apart = std::abs(row - in.row);
+        return start + double(t - lane) + double(in.size - 1) * perUsed + (apart ? apart + 1 : 0);
+    }
+    // The exit's compute steps after the chain: the bias and rounding, then the epilogue's own.
+    double epilogueCycles(std::int64_t size) const
+    {
+        const double round = elementwise(size, 1, simd);
+        switch (shape.epilogue) {
+        case DecodeEpilogue::Rotary:
+            return round + elementwise(size, 6, simd);
+        case DecodeEpilogue::Activation:
+        case DecodeEpilogue::Gated:
+            return round + elementwise(size, 8, simd);
+        case DecodeEpilogue::Residual: // then the residual's add and rounding
+        case DecodeEpilogue::Logits: // the bias alone, then the lane's argmax
+            return 2.0 * round;
+        case DecodeEpilogue::Round:
+            break;
+        }
+        return round;
+    }
+
+    const DecodeGemvShape& shape;
+    int simd; // FP16 lanes of a PE's engine
+    int columns; // GEMV columns
+    int lanes; // input lanes
+    bool side; // the epilogue takes a side input
+    std::vector<int> outputAt; // per row: output block or -1
+    int firstRow = std::numeric_limits<int>::max(); // the output rows' span
+    int lastRow = -1;
+    double perUsed = 1.0; // cycles a lane's wavelet takes at its slowest tap
+};
+
+struct Work {
+    double busy = 0.0; // every PE's engine cycles
+    double busiestPe = 0.0;
+    void add(double pe)
+    {
+        busy += pe;
+        busiestPe = std::max(busiestPe, pe);
+    }
+};
+
+// Engine cycles PE by PE: zero the accumulators, an FMAC per wavelet used and a cycle per one
+// dropped (a turn with no outputs drops them all), an add per partial sum of the chain, and at
+// the exit the side input's stores, the epilogue and the argmax's store and combine.
+Work gemvWork(const GemvGeometry& geometry)
+{
+    const DecodeGemvShape& shape = geometry.shape;
+    Work work;
+    for (int t = 0; t < geometry.columns; ++t) {
+        const DecodeLane& in = geometry.laneOf(t);
+        const auto use = double(geometry.use(t));
+        for (int row = 0; row < shape.height; ++row) {
+            const int k = geometry.outputAt[std::size_t(row)];
+            if (k < 0) {
+                work.add(row == in.row ? double(in.size) : 0.0);
+                continue;
+            }
+            const std::int64_t size = shape.outputs[std::size_t(k)].size;
+            const double perWavelet = elementwise(size, 1, geometry.simd);
+            double pe = perWavelet + use * perWavelet + (double(in.size) - use) + (t > 0 ? double(size) : 0.0);
+            if (t + 1 == geometry.columns) {
+                pe += geometry.epilogueCycles(size) + (geometry.side ? double(size) : 0.0);
+                pe += shape.epilogue == DecodeEpilogue::Logits && k > 0 ? 3.0 : 0.0;
+            }
+            work.add(pe);
+        }
+    }
+    return work;
+}
+
+struct Traffic {
+    double links = 0.0; // wavelets over all links
+    double busiestLink = 0.0;
+};
+
+// The input lanes along their rows to their last taps, down (and up) the columns from the
+// turns, the chains along the output rows, the side inputs to the exits, the argmax pairs.
+Traffic gemvTraffic(const GemvGeometry& geometry)
+{
+    const DecodeGemvShape& shape = geometry.shape;
+    Traffic traffic;
+    std::vector<double> east(std::size_t(shape.height) * std::size_t(shape.width), 0.0);
+    const auto along = [&](int row, int from, int to, double wavelets) { // links out of columns [from, to)
+        for (int u = from; u < to; ++u)
+            east[std::size_t(row) * std::size_t(shape.width) + std::size_t(u)] += wavelets;
+        traffic.links += wavelets * double(std::max(0, to - from));
+    };
+    for (int lane = 0; lane < geometry.lanes; ++lane) {
+        const DecodeLane& in = shape.inputs[std::size_t(lane)];
+        along(in.row, 0, shape.firstColumn + geometry.lastTap(lane), double(in.size));
+    }
+    for (const DecodeLane& out : shape.outputs) {
+        along(out.row, shape.firstColumn, shape.width - 1, double(out.size));
+        if (geometry.side)
+            along(out.row, 0, shape.width - 1, double(out.size));
+    }
+    for (const double load : east)
+        traffic.busiestLink = std::max(traffic.busiestLink, load);
+    for (int t = 0; t < geometry.columns; ++t) {
+        const DecodeLane& in = geometry.laneOf(t);
+        const int hops = std::max(0, in.row - geometry.firstRow) + std::max(0, geometry.lastRow - in.row);
+        traffic.links += double(hops) * double(in.size);
+        if (hops > 0)
+            traffic.busiestLink = std::max(traffic.busiestLink, double(in.size));
+    }
+    if (shape.epilogue == DecodeEpilogue::Logits)
+        traffic.links += 2.0 * double(shape.outputs.size() - 1);
+    return traffic;
+}
+
+// Each output row's chain starts as its columns finish their FMACs and carries the block behind
+// its first wavelet; the exit then runs the epilogue. Logits: the (value, id) pair goes down the
+// exits, each storing it (two wavelets), combining it (a cycle) and sending it the cycle after.
+double gemvCycles(const GemvGeometry& geometry)
+{
+    const DecodeGemvShape& shape = geometry.shape;
+    std::vector<double> done; // per block: its exit's last step
+    for (const DecodeLane& out : shape.outputs) {
+        double last = geometry.fmacDone(0, out.row);
+        if (geometry.columns > 1) {
+            std::vector<double> ready { 0.0 };
+            for (int t = 1; t < geometry.columns; ++t)
+                ready.push_back(geometry.fmacDone(t, out.row) + elementwise(out.size, 1, geometry.simd));
+            last = chainHead(geometry.fmacDone(0, out.row), ready) + double(out.size - 1);
+        }
+        done.push_back(last + 1.0 + geometry.epilogueCycles(out.size));
+    }
+    double cycles = *std::max_element(done.begin(), done.end());
+    if (shape.epilogue == DecodeEpilogue::Logits) {
+        double send = done[0] - elementwise(shape.outputs[0].size, 1, geometry.simd) + 1.0;
+        for (std::size_t k = 1; k < done.size(); ++k) {
+            const double stored = std::max(send + kSendToNeighbour, done[k]) + 1.0;
+            send = stored + 2.0;
+            cycles = std::max(cycles, stored + 2.0);
+        }
+    }
+    return cycles;
+}
+
+} // namespace
+
+KernelCost costDecodeGemv(const DecodeGemvShape& shape)
+{
+    const GemvGeometry geometry(shape);
+    if (!geometry.valid())
+        return {};
+    const Work work = gemvWork(geometry);
+    const Traffic traffic = gemvTraffic(geometry);
+    KernelCost cost = decodeCost(gemvCycles(geometry), work.busy, double(shape.width) * double(shape.height),
+        work.busiestPe, traffic.busiestLink, traffic.links);
+    for (const DecodeLane& out : shape.outputs)
+        for (const DecodeLane& in : shape.inputs)
+            cost.fmacs += double(in.size) * double(out.size);
+    return cost;
+}
+
+KernelCost costNormColumn(const NormColumnShape& shape)
+{
+    const int simd = std::max(1, shape.simdWidth);
+    const auto count = std::int64_t(shape.laneSizes.size());
+    if (count == 0)
+        return {};
+    const std::int64_t size = *std::max_element(shape.laneSizes.begin(), shape.laneSizes.end());
+    const double reductions = shape.layerNorm ? 2.0 : 1.0;
+    // Per PE: store the lane; partial sums (and centred squares); the chain's adds, the
+    // statistics' stores, the last PE's mean and inverse deviation; apply.
+    double busy = 0.0;
+    double busiestPe = 0.0;
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::int64_t n = shape.laneSizes[std::size_t(i)];
+        double pe = double(n) + elementwise(n, 1, simd) + elementwise(n, shape.layerNorm ? 3 : 2, simd)
+            + (shape.layerNorm ? elementwise(n, 2, simd) : 0.0);
+        pe += reductions * ((i > 0 ? 1.0 : 0.0) + (i + 1 < count ? 1.0 : 0.0));
+        pe += i + 1 == count ? (shape.layerNorm ? 3.0 : 2.0) : 0.0;
+        busy += pe;
+        busiestPe = std::max(busiestPe, pe);
+    }
+    const double links = reductions * 2.0 * double(count - 1); // a chain down and a broadcast up each
+    const double stored = double(size) + 1.0; // the lane's last wavelet taken
+    const double sums = elementwise(size, 1, simd);
+    const double apply = elementwise(size, shape.layerNorm ? 3 : 2, simd);
+    double cycles = 0.0;
+    if (count == 1) {
+        // Every step on the one PE, back to back: partial sum, (mean, centred squares,) inverse
+        // deviation (2 cycles), apply.
+        cycles = stored + 1.0 + sums + 2.0 + apply + (shape.layerNorm ? 1.0 + elementwise(size, 2, simd) : 0.0);
+    } else {
+        // A reduction: the top PE sends its partial the cycle after it starts computing it; the
+        // second takes it once its own partial is done. A broadcast: the last PE computes the
+        // statistic, sends it the cycle after, and it climbs the column a hop a cycle.
+        const double hops = double(count - 2) * kChainHop;
+        const double broadcast = 3.0 + double(count - 1);
+        cycles = stored + std::max(4.0, 1.0 + sums) + hops + broadcast;
+        if (shape.layerNorm)
+            cycles += std::max(4.0, elementwise(size, 2, simd)) + hops + broadcast;
+        cycles += 1.0 + apply; // at the top PE, which hears the statistic last
+    }
+    return decodeCost(cycles, busy, double(count), busiestPe, count > 1 ? reductions : 0.0, links);
+}
+
+KernelCost costDecodeAttention(const DecodeAttentionShape& shape)
+{
+    const int simd = std::max(1, shape.simdWidth);
+    const int w = std::max(1, shape.width);
+    const std::int64_t d = shape.headDim;
+    const std::int64_t p = shape.position;
+    const double dot = elementwise(d, 1, simd);
+    const double append = elementwise(2 * d, 1, simd);
+    const double output = elementwise(d, 2, simd);
+    const auto held = [&](int u) { return p >= u ? (p - u) / w + 1 : std::int64_t(0); };
+    const auto scores = [&](int u) { return std::max(1.0, double(held(u)) * (dot + 1.0)); };
+    const auto softmax = [&](int u) { return std::max(1.0, double(held(u)) * (8.0 + dot)); };
+    const auto appends = [&](int u) { return p % w == u ? append : 0.0; };
+    // Per PE: store q, k and v; append (one PE); scores; softmax; the chains' adds and max, the
+    // max's store; the output at the last PE.
+    double busy = 0.0;
+    double busiestPe = 0.0;
+    for (int u = 0; u < w; ++u) {
+        double pe = 3.0 * double(d) + appends(u) + scores(u) + softmax(u);
+        pe += u > 0 ? 1.0 + double(d + 1) : 0.0;
+        pe += u + 1 < w ? 1.0 : output;
+        busy += pe;
+        busiestPe = std::max(busiestPe, pe);
+    }
+    // q, k and v along the row, 3d wavelets over every link: the last stored at column u at 3d + 1 + u.
+    const auto stored = [&](int u) { return 3.0 * double(d) + 1.0 + double(u); };
+    const auto local = [&](int u) { return stored(u) + 1.0 + appends(u) + scores(u); }; // engine free
+    double cycles = 0.0;
+    if (w == 1) {
+        cycles = local(0) + softmax(0) + output;
+    } else {
+        std::vector<double> ready { 0.0 };
+        for (int u = 1; u < w; ++u)
+            ready.push_back(local(u));
+        // The head sends its max the cycle after its scores step starts.
+        const double max = chainHead(stored(0) + 2.0 + appends(0), ready);
+        // Back along the row a hop a cycle; each PE then computes its partials, and the sum chain
+        // (d + 1 wavelets) runs behind the first.
+        const auto heard = [&](int u) { return u + 1 == w ? max : max + 1.0 + double(w - 1 - u); };
+        std::vector<double> free { 0.0 };
+        for (int u = 1; u < w; ++u)
+            free.push_back(heard(u) + 1.0 + softmax(u));
+        cycles = chainHead(heard(0) + 2.0, free) + double(d) + 1.0 + output;
+    }
+    const double heads = double(std::max(1, shape.heads));
+    const double rows = std::max(heads, double(shape.height));
+    // Every head's row alike. Its busiest link: q, k, v, the max and the d + 1 partial sums east.
+    KernelCost cost = decodeCost(cycles, busy * heads, double(w) * rows, busiestPe, w > 1 ? double(4 * d + 2) : 0.0,
+        heads * double(w - 1) * double(4 * d + 3));
+    cost.fmacs = heads * 2.0 * double(p + 1) * double(d);
+    return cost;
+}
+
+KernelCost costEmbeddingLookup(const EmbeddingLookupShape& shape)
+{
+    const int simd = std::max(1, shape.simdWidth);
+    const auto lanes = std::int64_t(shape.laneSizes.size());
+    if (lanes == 0 || shape.width < lanes)
+        return {};
+    double busy = 0.0;
+    double busiestPe = 0.0;
+    double links = double(shape.width) * double(shape.height) - 1.0; // the token id to every PE
+    double busiestLink = shape.width * shape.height > 1 ? 1.0 : 0.0;
+    double cycles = 0.0;
+    for (std::int64_t i = 0; i < lanes; ++i) {
+        const std::int64_t size = shape.laneSizes[std::size_t(i)];
+        const int from = int(std::int64_t(shape.width) * i / lanes);
+        const int to = int(std::int64_t(shape.width) * (i + 1) / lanes);
+        // The chain: a serpentine over the rows of its columns; PE k hears the token id at
+        // 2 + u + v (a cycle from the root's send, then a hop a cycle), computes its
+        // contribution and adds the chain's sum to it.
+        const double contribution = elementwise(size, 2, simd);
+        std::vector<double> ready;
+        for (int v = 0; v < shape.height; ++v)
+            for (int k = 0; k < to - from; ++k) {
+                const int u = v % 2 == 0 ? from + k : to - 1 - k;
+                ready.push_back(2.0 + double(u + v) + 1.0 + contribution);
+            }
+        const auto chain = double(ready.size());
+        const double round = elementwise(size, 1, simd);
+        busy += chain * (1.0 + contribution) + (chain - 1.0) * double(size) + round;
+        busiestPe = std::max(busiestPe, 1.0 + contribution + (chain > 1.0 ? double(size) : 0.0) + round);
+        links += (chain - 1.0) * double(size);
+        busiestLink = std::max(busiestLink, chain > 1.0 ? double(size) : 0.0);
+        // The head sends its contribution the cycle after it starts computing it.
+        const double last
+            = chain > 1.0 ? chainHead(ready[0] - contribution + 1.0, ready) + double(size - 1) : ready[0] - 1.0;
+        cycles = std::max(cycles, last + 1.0 + round);
+    }
+    return decodeCost(cycles, busy, double(shape.width) * double(shape.height), busiestPe, busiestLink, links);
+}
+
+} // namespace waferscope::core::engine

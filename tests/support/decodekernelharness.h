@@ -1,0 +1,82 @@
+#pragma once
+
+// One decode kernel (core/cyclelevel/regionkernels.h) alone on a small fabric: its region at
+// column 1, flowing east, and feeder PEs in column 0 that send its inputs along their rows, as
+// the regions before it would in a whole decode. Used by tests/core/test_decodekernels.cpp to
+// hold each kernel to the reference ops and to the closed forms of core/engine/costmodel.h.
+#include "core/cyclelevel/programwriter.h"
+#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/routebook.h"
+#include "core/fabric/staticcolorfabric.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace waferscope::test {
+
+// What one run of a kernel cost, over the PEs of its region only (not the feeders).
+struct KernelMeasure {
+    // From the cycle the programs start until nothing is queued, in flight or busy: the last
+    // output is final.
+    std::uint64_t cycles = 0;
+    // Until the Mark step that ends the last region PE's program, as WaferDecoder reports a
+    // region's finish. A step after a compute step does not wait for it, so this leaves out the
+    // last compute step's cycles.
+    std::uint64_t programCycles = 0;
+    std::uint64_t busyCycles = 0; // engine cycles of the region's PEs: tasks and compute steps
+    std::uint64_t linkWavelets = 0; // wavelets sent on the outgoing links of the region's PEs
+    std::int64_t pes = 0; // of the region
+    double busyFraction() const { return cycles && pes ? double(busyCycles) / (double(pes) * double(cycles)) : 0.0; }
+};
+
+// The fabric (1 + regionWidth) x regionHeight PEs with 24 colors, queues of 4 and the given SIMD
+// width. Use: build the kernel on frame(), route() it on book(), add its feeds (their routes
+// follow the kernel's, as in WaferDecoder), load() it, then setFeed() and run() once per token.
+//
+// Thread: one test's; the fabric runs serially.
+class DecodeKernelHarness {
+public:
+    DecodeKernelHarness(int regionWidth, int regionHeight, core::cyclelevel::Storage storage, int simdWidth = 8);
+    ~DecodeKernelHarness();
+
+    core::fabric::StaticColorFabric& fabric() { return *m_fabric; }
+    core::cyclelevel::RouteBook& book() { return *m_book; }
+    const core::cyclelevel::Frame& frame() const { return m_frame; }
+    const core::cyclelevel::KernelContext& context() const { return m_context; }
+
+    // A vector sent in lanes: lane i from the feeder (0, lanes[i].y) east along its row to the
+    // PEs taps[i], elements [begin, end) of the vector given to setFeed(). Returns its color.
+    // Feeders send their feeds in the order they were added.
+    int addFeed(const std::string& name, const core::cyclelevel::Lanes& lanes,
+        const std::vector<std::vector<core::cyclelevel::Pe>>& taps);
+    // The values the feed with that color sends in the next run (already rounded to storage).
+    void setFeed(int color, std::span<const float> vector);
+
+    // Clears every program, writes the feeders' sends, calls programKernel, appends a Mark to
+    // every region PE with a program, and runs until every program has finished and the fabric
+    // is quiescent. Throws std::runtime_error naming the stuck PEs if it stalls.
+    KernelMeasure run(const std::function<void(core::cyclelevel::ProgramWriter&)>& programKernel);
+
+    // count FP32 values of PE (x, y) from offset.
+    std::vector<float> read(core::cyclelevel::Pe pe, std::uint32_t offset, std::size_t count) const;
+
+private:
+    struct Feed {
+        int color = -1;
+        core::cyclelevel::Lanes lanes;
+        std::vector<std::uint32_t> offsets; // per lane: f32 offset at its feeder
+    };
+
+    core::cyclelevel::Frame m_frame;
+    core::cyclelevel::KernelContext m_context;
+    std::unique_ptr<core::fabric::StaticColorFabric> m_fabric;
+    std::unique_ptr<core::cyclelevel::RouteBook> m_book;
+    std::vector<Feed> m_feeds;
+    bool m_validated = false; // routes checked against the programs of the first run
+};
+
+} // namespace waferscope::test

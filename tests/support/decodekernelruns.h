@@ -1,0 +1,107 @@
+#pragma once
+
+// Each decode kernel built on a DecodeKernelHarness from a small shape, fed seeded inputs and
+// run, with what the reference ops (core/cyclelevel/referenceops.h) compute for the same inputs.
+#include "decodekernelharness.h"
+
+#include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/regionkernels.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::test {
+
+// ---- NormColumn ----
+
+struct NormCase {
+    std::string name;
+    int lanes = 1; // one per row of a one-column region
+    std::uint32_t length = 0;
+    core::cyclelevel::DecoderShape::Norm norm = core::cyclelevel::DecoderShape::Norm::LayerNorm;
+    bool bias = true; // LayerNorm only
+};
+
+struct NormRun {
+    core::cyclelevel::Lanes lanes;
+    std::vector<float> out; // the normalised vector, gathered from the lanes
+    std::vector<float> reference;
+    KernelMeasure measure;
+};
+
+NormRun runNorm(const NormCase& shape, core::cyclelevel::Storage storage);
+
+// ---- GemvKernel ----
+
+struct GemvCase {
+    std::string name;
+    int w = 1;
+    int h = 1;
+    int firstColumn = 0;
+    core::cyclelevel::Lanes input; // on rows of the region (its first row is row 0)
+    core::cyclelevel::Lanes output;
+    std::int64_t inFeatures = 0;
+    std::int64_t outFeatures = 0;
+    core::cyclelevel::Epilogue epilogue = core::cyclelevel::Epilogue::Round;
+    core::cyclelevel::DecoderShape::Activation activation = core::cyclelevel::DecoderShape::Activation::Gelu;
+    bool bias = false;
+    std::int64_t position = 0; // Rotary
+};
+
+struct GemvRun {
+    std::vector<std::vector<float>> lanes; // per output lane, as the kernel left it at its exit
+    std::vector<float> sums; // the reference's float sums with the bias (the logits)
+    std::vector<float> sumBounds; // per output: how far apart two summation orders may put them
+    std::vector<float> side; // the side input (Residual: x; Gated: up), by output index
+    std::uint32_t argmax = 0; // Logits: the token id the kernel found
+    KernelMeasure measure;
+};
+
+// The side input (Residual, Gated) is sent first on its row: in a decode it is ready before the
+// GEMV's input (the residual x before the block; up beside gate).
+GemvRun runGemv(const GemvCase& shape, core::cyclelevel::Storage storage);
+
+// ---- AttentionKernel ----
+
+struct AttentionCase {
+    std::string name;
+    int w = 1;
+    int heads = 1; // a row each
+    int kvHeads = 1;
+    int headDim = 8;
+    int positions = 1; // runs positions 0 .. positions - 1, a program each, as a decode does
+};
+
+struct AttentionRun {
+    std::vector<std::vector<float>> out; // per position: every head's output
+    std::vector<std::vector<float>> reference; // per position
+    std::vector<KernelMeasure> measures; // per position
+};
+
+AttentionRun runAttention(const AttentionCase& shape, core::cyclelevel::Storage storage);
+
+// ---- EmbeddingKernel ----
+
+struct EmbeddingCase {
+    std::string name;
+    int w = 1;
+    int h = 1;
+    int lanes = 1;
+    std::int64_t hidden = 0;
+    std::int64_t vocab = 0;
+    std::int64_t positionRows = 0; // 0: no learned positions
+    std::int32_t token = 0;
+    std::int64_t position = 0;
+};
+
+struct EmbeddingRun {
+    core::cyclelevel::Lanes lanes;
+    std::vector<float> out; // gathered from the lanes' exits
+    std::vector<float> reference;
+    KernelMeasure measure;
+};
+
+EmbeddingRun runEmbedding(const EmbeddingCase& shape, core::cyclelevel::Storage storage);
+
+} // namespace waferscope::test
