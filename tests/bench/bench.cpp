@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchfaults.h"
 #include "benchcyclelevel.h"
+#include "benchfaults.h"
 #include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
 #include "benchgui.h"
