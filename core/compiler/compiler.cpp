@@ -223,7 +223,8 @@ void summarize(ExecutionPlan& plan, const SystemSpec& system)
             area += region.rect.area();
         bytes += double(region.weightBytes + region.stateBytes + region.activationBytes + region.kvCacheBytes);
         // Weight streaming runs one op at a time on the whole fabric: no regions to balance.
-        if (plan.mode != ExecutionMode::WeightStreaming && !region.sizedByMemory && region.computeCycles > 0.0) {
+        if (plan.mode != ExecutionMode::WeightStreaming && !region.sizedByMemory && !region.widenedForLanes
+            && region.computeCycles > 0.0) {
             slowest = std::max(slowest, region.computeCycles);
             fastest = std::min(fastest, region.computeCycles);
         }

@@ -197,6 +197,7 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
             width[i] = sizer.columns(units[stage.first + i], stage.rows, target);
             height[i] = training ? sizer.shrinkRows(units[stage.first + i], stage.rows, width[i], target) : stage.rows;
         }
+        const std::vector<int> sized = width;
         if (!training)
             widenForLanes(units, stage.first, stage.rows, band.w, capacityPerPe, graph, width);
         // Serpentine: even strips run west to east, odd ones east to west.
@@ -223,6 +224,7 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
             region.activationBytes = unit.activationBytes;
             region.kvCacheBytes = unit.kvCacheBytes;
             region.sramBytesPerPe = ceilDiv(unit.bytes(), region.rect.area());
+            region.widenedForLanes = width[i] > sized[i];
             region.sizedByMemory = unit.work <= 0.0
                 || (width[i] == int(ceilDiv(memoryPes(unit, capacityPerPe), height[i]))
                     && sizer.cycles(unit, height[i], width[i]) < 0.8 * target);

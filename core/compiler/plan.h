@@ -74,6 +74,7 @@ struct Region {
     std::int64_t sramBytesPerPe = 0; // the largest per-PE share of all of the above
     double computeCycles = 0.0; // per sample (training) or per token (inference), all PEs in parallel
     bool sizedByMemory = false; // the region is larger than its compute share because of its bytes
+    bool widenedForLanes = false; // inference: widened beyond its compute share for the decode kernels' lanes
     KernelPlan kernel;
 };
 

@@ -85,6 +85,7 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
             { "activation_bytes", region.activationBytes },
             { "kv_cache_bytes", region.kvCacheBytes },
             { "sized_by_memory", region.sizedByMemory },
+            { "widened_for_lanes", region.widenedForLanes },
             { "kernel",
                 { { "kind", toString(kernel.kind) }, { "matrix_rows", kernel.matrixRows },
                     { "matrix_cols", kernel.matrixCols }, { "tile_rows", kernel.tileRows },
