@@ -1,0 +1,154 @@
+#include "core/cyclelevel/regionkernels.h"
+
+#include "core/cyclelevel/computesteps.h"
+#include "core/cyclelevel/kernelsupport.h"
+#include "core/cyclelevel/referenceops.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace waferscope::core::cyclelevel {
+
+using namespace fabric;
+using detail::chainHops;
+using detail::encode;
+
+// ---- AttentionKernel ----
+
+AttentionKernel::AttentionKernel(AttentionSpec spec, const KernelContext& context)
+    : m_spec(std::move(spec))
+    , m_context(context)
+{
+    if (m_spec.heads > m_spec.frame.h)
+        throw std::logic_error(m_spec.name + ": " + std::to_string(m_spec.heads)
+            + " heads need as many rows, the region has " + std::to_string(m_spec.frame.h));
+    m_slots = (m_spec.capacity + m_spec.frame.w - 1) / m_spec.frame.w;
+    if (m_spec.headDim >= 65536 || m_slots >= 65536)
+        throw std::logic_error(m_spec.name + ": head or cache too large for one PE");
+}
+
+std::vector<Pe> AttentionKernel::taps(std::size_t head) const
+{
+    std::vector<Pe> pes;
+    for (int u = 0; u < m_spec.frame.w; ++u)
+        pes.push_back({ m_spec.frame.x(u), m_spec.frame.y(int(head)) });
+    return pes;
+}
+
+Lanes AttentionKernel::outputLanes() const
+{
+    Lanes lanes;
+    for (int h = 0; h < m_spec.heads; ++h)
+        lanes.push_back(
+            { m_spec.frame.y(h), std::uint32_t(h * m_spec.headDim), std::uint32_t((h + 1) * m_spec.headDim) });
+    return lanes;
+}
+
+void AttentionKernel::route(RouteBook& book)
+{
+    const Frame& frame = m_spec.frame;
+    if (frame.w < 2)
+        return;
+    StreamTree chain[2] = { StreamTree(m_spec.name + " reduction"), StreamTree(m_spec.name + " reduction") };
+    StreamTree back(m_spec.name + " max broadcast");
+    std::vector<bool> deliver(std::size_t(frame.w), true);
+    deliver[0] = false;
+    for (int h = 0; h < m_spec.heads; ++h) {
+        chainHops(taps(std::size_t(h)), chain);
+        back.run(frame.x(frame.w - 1), frame.y(h), frame.backward(), frame.w, Fabric::kRampPort, deliver);
+    }
+    m_chain[0] = book.place(chain[0]);
+    if (!chain[1].empty())
+        m_chain[1] = book.place(chain[1]);
+    m_back = book.place(back);
+}
+
+void AttentionKernel::load(StaticColorFabric& fabric)
+{
+    const Frame& frame = m_spec.frame;
+    const steps::AttentionLayout layout { 0, std::uint32_t(m_spec.headDim), std::uint32_t(m_slots) };
+    for (int h = 0; h < m_spec.heads; ++h) {
+        for (int u = 0; u < frame.w; ++u) {
+            PeState& pe = fabric.pe(frame.x(u), frame.y(h));
+            const std::uint32_t workspace = pe.allocF32(layout.size());
+            m_workspace.push_back(workspace);
+            const steps::AttentionLayout at { workspace, layout.headDim, layout.capacity };
+            pe.f32[at.alibi()] = m_spec.alibi ? alibiSlope(h, m_spec.heads) : 0.0f;
+            pe.f32[at.alibi() + 1] = std::bit_cast<float>(std::uint32_t(u));
+            pe.f32[at.alibi() + 2] = std::bit_cast<float>(std::uint32_t(frame.w));
+            m_cache.push_back(pe.allocF16(std::size_t(2) * std::size_t(m_slots) * std::size_t(m_spec.headDim)));
+            if (u + 1 == frame.w)
+                m_result.push_back(pe.allocF32(std::size_t(m_spec.headDim)));
+        }
+    }
+}
+
+void AttentionKernel::program(
+    ProgramWriter& writer, int qColor, int kColor, int vColor, int outColor, std::int64_t position) const
+{
+    const Frame& frame = m_spec.frame;
+    const int w = frame.w;
+    const auto d = std::uint32_t(m_spec.headDim);
+    const int simd = m_context.simdWidth;
+    const std::uint8_t flags = std::uint8_t(m_context.flags() | (m_spec.alibi ? steps::kAlibi : 0));
+    const float scale = 1.0f / std::sqrt(float(m_spec.headDim));
+    if (position >= m_spec.capacity)
+        throw std::logic_error(m_spec.name + ": position beyond the cache");
+    for (int h = 0; h < m_spec.heads; ++h) {
+        for (int u = 0; u < w; ++u) {
+            const int x = frame.x(u);
+            const int y = frame.y(h);
+            const std::size_t at = std::size_t(h) * std::size_t(w) + std::size_t(u);
+            const steps::AttentionLayout layout { m_workspace[at], d, std::uint32_t(m_slots) };
+            const std::uint32_t cache = m_cache[at];
+            writer.pe(x, y).f32[layout.alibi() + 3] = std::bit_cast<float>(std::uint32_t(position)); // this token's
+            writer.arm(x, y, qColor, storeTask(layout.q(), d));
+            writer.arm(x, y, kColor, storeTask(layout.k(), d));
+            writer.arm(x, y, vColor, storeTask(layout.v(), d));
+            writer.await(x, y, qColor);
+            writer.await(x, y, kColor);
+            writer.await(x, y, vColor);
+            if (position % w == u)
+                writer.compute(x, y, steps::appendKv, steps::elementwiseCycles(2 * d, 1, simd), layout.base,
+                    layout.packed(), cache, std::uint32_t(position / w), 0.0f, flags);
+            const std::uint32_t held = position >= u ? std::uint32_t((position - u) / w + 1) : 0;
+            const std::uint32_t dotCycles = held * steps::elementwiseCycles(d, 1, simd);
+            writer.compute(x, y, steps::scores, std::max<std::uint32_t>(1, dotCycles + held), layout.base,
+                layout.packed(), cache, held, scale, flags);
+            // The max along the row, then back to every PE.
+            if (w > 1) {
+                if (u == 0)
+                    writer.send(x, y, m_chain[0], layout.max(), 1);
+                else
+                    writer.armAndAwait(
+                        x, y, m_chain[(u - 1) % 2], maxTask(layout.max(), 1, u + 1 < w ? m_chain[u % 2] : kNoColor));
+                if (u + 1 == w)
+                    writer.send(x, y, m_back, layout.max(), 1);
+                else
+                    writer.armAndAwait(x, y, m_back, storeTask(layout.max(), 1));
+            }
+            writer.compute(x, y, steps::softmaxPartial,
+                std::max<std::uint32_t>(1, held * (8 + steps::elementwiseCycles(d, 1, simd))), layout.base,
+                layout.packed(), cache, held, 0.0f, flags);
+            if (w > 1) {
+                if (u == 0)
+                    writer.send(x, y, m_chain[0], layout.partial(), d + 1);
+                else
+                    writer.armAndAwait(x, y, m_chain[(u - 1) % 2],
+                        addTask(layout.partial(), d + 1, u + 1 < w ? m_chain[u % 2] : kNoColor));
+            }
+            if (u + 1 < w)
+                continue;
+            const std::uint32_t result = m_result[std::size_t(h)];
+            writer.compute(x, y, steps::attentionOutput, steps::elementwiseCycles(d, 2, simd), layout.base,
+                layout.packed(), 0, result, 0.0f, flags);
+            if (outColor >= 0)
+                writer.send(x, y, outColor, result, d);
+        }
+    }
+}
+
+} // namespace waferscope::core::cyclelevel

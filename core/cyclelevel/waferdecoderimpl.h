@@ -1,0 +1,76 @@
+#pragma once
+
+// Private to WaferDecoder (waferdecoder.cpp builds a plan on the fabric, waferdecodertoken.cpp
+// runs its tokens): what a built decoder holds.
+#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/waferdecoder.h"
+#include "core/fabric/staticcolorfabric.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+struct WaferDecoder::Impl {
+    DecoderShape shape;
+    DecoderWeights weights { DecoderShape {}, 0 };
+    KernelContext context;
+    std::unique_ptr<fabric::StaticColorFabric> fabric;
+    std::unique_ptr<RouteBook> routes;
+    int lanes = 0; // L: lanes of the hidden vector between blocks
+    Lanes hiddenLanes(int y0) const { return evenLanes(y0, lanes, std::uint32_t(shape.hidden)); }
+
+    // A handoff between strips: lane i leaves its sender, turns down at relay[i] onto the next
+    // strip's row and is spread along it.
+    struct Turn {
+        std::vector<Pe> relays;
+        std::vector<std::uint32_t> sizes;
+        int down = -1; // C1: sender to relay
+        int along = -1; // C2: relay to the taps
+    };
+    struct Ffn {
+        std::unique_ptr<GemvKernel> up, gate, down;
+        int u = -1; // up to gate (or down)
+        int h = -1; // gate to down
+        int combine = -1; // MoE: this expert's weighted output to the next expert's down
+    };
+    struct Layer {
+        std::unique_ptr<NormColumn> norm1, norm3;
+        std::unique_ptr<GemvKernel> q, k, v, out;
+        std::unique_ptr<AttentionKernel> attention;
+        std::unique_ptr<GemvKernel> router; // MoE
+        std::vector<Ffn> ffn; // the feed-forward, or each expert's
+        Turn in; // x into the block
+        int a = -1, qs = -1, ks = -1, vs = -1, o = -1, x2 = -1, b = -1, weights = -1;
+        const GemvKernel& last() const { return *ffn.back().down; } // whose exits leave the block
+    };
+    std::unique_ptr<EmbeddingKernel> embedding;
+    std::vector<Layer> layers;
+    Turn intoHead;
+    std::unique_ptr<NormColumn> finalNorm;
+    std::unique_ptr<GemvKernel> lmHead;
+    int f = -1; // final norm to LM head
+    int hostColor = -1; // prompt ids from off-wafer I/O into the embedding's root
+    int feedbackColor = -1; // the argmax back to the root
+    std::function<bool(const fabric::Fabric&, std::int64_t)> observer;
+    std::uint64_t observeEveryCycles = 2048;
+    bool validated = false;
+    std::uint64_t cycleLimit = 50'000'000; // far beyond any token: a livelock
+    std::string describeStuck() const;
+
+    struct Measured {
+        std::string op;
+        std::string kernel;
+        Frame frame;
+    };
+    std::vector<Measured> measured;
+
+    Turn turn(const std::string& name, const std::vector<Pe>& senders, const std::vector<int>& rows,
+        const std::vector<std::vector<Pe>>& taps, const std::vector<std::uint32_t>& sizes, bool straightDown,
+        int flowDirection);
+    void programToken(ProgramWriter& writer, std::int64_t position, bool fromHost);
+};
+
+} // namespace waferscope::core::cyclelevel
