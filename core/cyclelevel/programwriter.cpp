@@ -28,19 +28,6 @@ void ProgramWriter::arm(int x, int y, int color, const DataTask& task)
     state.program.push_back(step);
 }
 
-void ProgramWriter::armIf(int x, int y, int color, const DataTask& chosen, const DataTask& otherwise)
-{
-    PeState& state = pe(x, y);
-    Step step;
-    step.kind = StepKind::ArmIf;
-    step.color = std::uint8_t(color);
-    step.a = std::uint32_t(state.armed.size());
-    step.b = step.a + 1;
-    state.armed.push_back(chosen);
-    state.armed.push_back(otherwise);
-    state.program.push_back(step);
-}
-
 void ProgramWriter::await(int x, int y, int color)
 {
     Step step;
@@ -109,40 +96,38 @@ void ProgramWriter::clearPrograms()
     }
 }
 
+namespace {
+
+DataTask task(TaskKind kind, std::uint32_t offset, std::uint32_t count, int outColor)
+{
+    DataTask made;
+    made.kind = kind;
+    made.vector = offset;
+    made.expected = count;
+    made.outColor = std::uint8_t(outColor);
+    return made;
+}
+
+} // namespace
+
 DataTask storeTask(std::uint32_t offset, std::uint32_t count, int forwardColor)
 {
-    DataTask task;
-    task.kind = TaskKind::Store;
-    task.vector = offset;
-    task.expected = count;
-    task.outColor = std::uint8_t(forwardColor);
-    return task;
+    return task(TaskKind::Store, offset, count, forwardColor);
 }
 
 DataTask relayTask(std::uint32_t count, int outColor)
 {
-    DataTask task;
-    task.kind = TaskKind::Relay;
-    task.expected = count;
-    task.outColor = std::uint8_t(outColor);
-    return task;
+    return task(TaskKind::Relay, 0, count, outColor);
 }
 
 DataTask addTask(std::uint32_t offset, std::uint32_t count, int outColor)
 {
-    DataTask task;
-    task.kind = TaskKind::AddForward;
-    task.vector = offset;
-    task.expected = count;
-    task.outColor = std::uint8_t(outColor);
-    return task;
+    return task(TaskKind::AddForward, offset, count, outColor);
 }
 
 DataTask maxTask(std::uint32_t offset, std::uint32_t count, int outColor)
 {
-    DataTask task = addTask(offset, count, outColor);
-    task.kind = TaskKind::MaxForward;
-    return task;
+    return task(TaskKind::MaxForward, offset, count, outColor);
 }
 
 } // namespace waferscope::core::cyclelevel

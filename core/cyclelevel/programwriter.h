@@ -32,8 +32,6 @@ public:
     fabric::PeState& pe(int x, int y) { return m_fabric.pe(x, y); }
 
     void arm(int x, int y, int color, const fabric::DataTask& task);
-    // Binds `chosen` if the PE's select flag is set when the step runs, else `otherwise`.
-    void armIf(int x, int y, int color, const fabric::DataTask& chosen, const fabric::DataTask& otherwise);
     void await(int x, int y, int color);
     void armAndAwait(int x, int y, int color, const fabric::DataTask& task)
     {

@@ -53,7 +53,7 @@ std::size_t WaferDecoder::peakSramBytesPerPe() const
 
 std::string WaferDecoder::Impl::describeStuck() const
 {
-    static constexpr const char* kinds[] = { "arm", "await", "send", "await send", "compute", "mark" };
+    static constexpr const char* kinds[] = { "arm", "await", "send", "await send", "compute", "mark", "compute if" };
     std::string text;
     int shown = 0;
     for (const Measured& region : measured) {

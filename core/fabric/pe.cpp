@@ -160,10 +160,9 @@ bool advanceProgram(PeState& pe, std::uint64_t cycle)
     for (int control = 0; control < kControlStepsPerCycle && pe.pc < pe.program.size(); ++control) {
         const Step& step = pe.program[pe.pc];
         switch (step.kind) {
-        case StepKind::Arm:
-        case StepKind::ArmIf: {
+        case StepKind::Arm: {
             DataTask& task = pe.tasks[step.color];
-            task = pe.armed[step.kind == StepKind::ArmIf && !pe.select ? step.b : step.a];
+            task = pe.armed[step.a];
             task.received = 0;
             task.row = 0;
             task.done = task.expected == 0;

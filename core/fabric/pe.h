@@ -74,7 +74,6 @@ enum class StepKind : std::uint8_t {
     AwaitSend, // wait until the send has put its last wavelet into the router
     Compute, // fn(pe, step) on the engine for `cycles`
     Mark, // marks[a] = the current cycle (when a phase of the kernel finished)
-    ArmIf, // as Arm, binding armed[a] if the PE's select flag is set (by a compute step), else armed[b]
     ComputeIf, // as Compute if the PE's select flag is set; nothing (no cycles) otherwise
 };
 struct Step {
@@ -106,7 +105,7 @@ struct PeState {
     std::vector<Step> program; // run in order from pc; empty for kernels made of data tasks only
     std::uint32_t pc = 0;
     bool programWaiting = false; // the program waits for a wavelet (set by the router's step)
-    bool select = false; // a data-dependent choice a compute step made, for ArmIf
+    bool select = false; // a data-dependent choice a compute step made, for ComputeIf
     std::vector<DataTask> armed; // the tasks Arm steps bind
     std::vector<std::uint64_t> marks; // Mark steps' cycles
     bool programDone() const { return pc >= program.size(); }

@@ -342,9 +342,8 @@ std::optional<std::string> StaticColorFabric::validateRoutes() const
                             + " does not receive it from the " + directionName(opposite(direction));
                 }
                 const PeState& owner = m_pes[std::size_t(pe)];
-                const bool armedLater = std::any_of(owner.program.begin(), owner.program.end(), [&](const Step& step) {
-                    return (step.kind == StepKind::Arm || step.kind == StepKind::ArmIf) && step.color == color;
-                });
+                const bool armedLater = std::any_of(owner.program.begin(), owner.program.end(),
+                    [&](const Step& step) { return step.kind == StepKind::Arm && step.color == color; });
                 const bool unbound
                     = std::find(m_unbound.begin(), m_unbound.end(), std::pair { pe, color }) != m_unbound.end();
                 if ((tx & kRampBit) && owner.tasks[std::size_t(color)].kind == TaskKind::None && !armedLater

@@ -56,6 +56,21 @@ class TestTokenRun : public QObject {
         return window;
     }
 
+    // A window with the small model compiled for inference on the small CS-2, settled; null
+    // (the test has failed) if it did not settle.
+    std::unique_ptr<ui::MainWindow> inferenceWindow()
+    {
+        auto window = makeWindow();
+        if (!window->selectSystem(QStringLiteral("cs2")))
+            return nullptr;
+        window->setRunMode(core::RunMode::Inference);
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QString::fromUtf8(kModel));
+        if (!settled.wait(60000))
+            return nullptr;
+        return window;
+    }
+
     static QAction* runAction(ui::MainWindow* window)
     {
         return window->findChild<QAction*>(QStringLiteral("runTokenOnFabric"));
@@ -107,12 +122,8 @@ private Q_SLOTS:
 
     void framesStreamWhileItRunsThenPlayBack()
     {
-        auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        window->setRunMode(core::RunMode::Inference);
-        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
-        window->openFile(QString::fromUtf8(kModel));
-        QVERIFY(settled.wait(60000));
+        auto window = inferenceWindow();
+        QVERIFY(window);
         ui::Document* document = window->document();
         QVERIFY(document->tokenUnavailableReason().isEmpty());
         ui::PlaybackController* playback = window->playback();
@@ -210,12 +221,8 @@ private Q_SLOTS:
 
     void cancelStopsIt()
     {
-        auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        window->setRunMode(core::RunMode::Inference);
-        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
-        window->openFile(QString::fromUtf8(kModel));
-        QVERIFY(settled.wait(60000));
+        auto window = inferenceWindow();
+        QVERIFY(window);
         ui::Document* document = window->document();
         ui::PlaybackController* playback = window->playback();
         document->runTokenOnFabric(64);
