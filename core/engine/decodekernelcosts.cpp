@@ -5,9 +5,9 @@
 // hop; a Send step's first wavelet enters the router the cycle after the step and reaches the
 // neighbour's task one later; a task takes a wavelet only when its engine is free (FMAC: a cycle
 // per SIMD width of its outputs for a wavelet it uses, one for one it drops; store, add, max: one);
-// a program's next step runs the cycle after a compute step starts, and a Send does not wait for
-// the engine, so a compute step delays what follows it only through the engine (the next compute
-// step, the next task). A forwarding task's wavelet leaves the cycle it arrives or the next: the
+// the program shares the engine with the tasks, so a step after a compute step (a Send too) runs
+// the cycle the compute ends, and a Send after a task's last wavelet once that task is done with
+// it. A forwarding task's wavelet leaves the cycle it arrives or the next: the
 // router serves colors round-robin from a start that moves every cycle, so of a chain's two
 // alternating colors one order leaves at once and the other, but for one start of the round, a
 // cycle later. The forms are max-plus recurrences over a region's rows or columns: first-wavelet
@@ -237,13 +237,17 @@ double gemvCycles(const GemvGeometry& geometry)
             std::vector<double> ready { 0.0 };
             for (int t = 1; t < geometry.columns; ++t)
                 ready.push_back(geometry.fmacDone(t, out.row) + elementwise(out.size, 1, geometry.simd));
-            last = chainHead(geometry.fmacDone(0, out.row), ready) + double(out.size - 1);
+            // The head sends once its engine is done with its last wavelet, which it drops
+            // unless its part of the lane is the whole lane.
+            const double head = geometry.fmacDone(0, out.row)
+                + (geometry.parts(0) == 1 ? elementwise(out.size, 1, geometry.simd) : 1.0);
+            last = chainHead(head, ready) + double(out.size - 1);
         }
         done.push_back(last + 1.0 + geometry.epilogueCycles(out.size));
     }
     double cycles = *std::max_element(done.begin(), done.end());
     if (shape.epilogue == DecodeEpilogue::Logits) {
-        double send = done[0] - elementwise(shape.outputs[0].size, 1, geometry.simd) + 1.0;
+        double send = done[0];
         for (std::size_t k = 1; k < done.size(); ++k) {
             const double stored = std::max(send + kSendToNeighbour, done[k]) + 1.0;
             send = stored + 2.0;
@@ -301,14 +305,15 @@ KernelCost costNormColumn(const NormColumnShape& shape)
         // deviation (2 cycles), apply.
         cycles = stored + 1.0 + sums + 2.0 + apply + (shape.layerNorm ? 1.0 + elementwise(size, 2, simd) : 0.0);
     } else {
-        // A reduction: the top PE sends its partial the cycle after it starts computing it; the
-        // second takes it once its own partial is done. A broadcast: the last PE computes the
-        // statistic, sends it the cycle after, and it climbs the column a hop a cycle.
+        // A reduction: the top PE sends its partial once it has computed it, and the second,
+        // done with its own by then, takes it two cycles later. A broadcast: the last PE computes
+        // the statistic (the mean in a cycle, the inverse deviation in two), sends it, and it
+        // climbs the column a hop a cycle.
         const double hops = double(count - 2) * kChainHop;
-        const double broadcast = 3.0 + double(count - 1);
-        cycles = stored + std::max(4.0, 1.0 + sums) + hops + broadcast;
+        const auto broadcast = [&](double statistic) { return 2.0 + statistic + double(count - 1); };
+        cycles = stored + 3.0 + sums + hops + broadcast(shape.layerNorm ? 1.0 : 2.0);
         if (shape.layerNorm)
-            cycles += std::max(4.0, elementwise(size, 2, simd)) + hops + broadcast;
+            cycles += 3.0 + elementwise(size, 2, simd) + hops + broadcast(2.0);
         cycles += 1.0 + apply; // at the top PE, which hears the statistic last
     }
     return decodeCost(cycles, busy, double(count), busiestPe, count > 1 ? reductions : 0.0, links);
@@ -348,15 +353,15 @@ KernelCost costDecodeAttention(const DecodeAttentionShape& shape)
         std::vector<double> ready { 0.0 };
         for (int u = 1; u < w; ++u)
             ready.push_back(local(u));
-        // The head sends its max the cycle after its scores step starts.
-        const double max = chainHead(stored(0) + 2.0 + appends(0), ready);
+        // The head sends its max once its scores step is done.
+        const double max = chainHead(local(0), ready);
         // Back along the row a hop a cycle; each PE then computes its partials, and the sum chain
         // (d + 1 wavelets) runs behind the first.
         const auto heard = [&](int u) { return u + 1 == w ? max : max + 1.0 + double(w - 1 - u); };
-        std::vector<double> free { 0.0 };
-        for (int u = 1; u < w; ++u)
+        std::vector<double> free;
+        for (int u = 0; u < w; ++u)
             free.push_back(heard(u) + 1.0 + softmax(u));
-        cycles = chainHead(heard(0) + 2.0, free) + double(d) + 1.0 + output;
+        cycles = chainHead(free[0], free) + double(d) + 1.0 + output;
     }
     const double heads = double(std::max(1, shape.heads));
     const double rows = std::max(heads, double(shape.height));
@@ -398,9 +403,8 @@ KernelCost costEmbeddingLookup(const EmbeddingLookupShape& shape)
         busiestPe = std::max(busiestPe, 1.0 + contribution + (chain > 1.0 ? double(size) : 0.0) + round);
         links += (chain - 1.0) * double(size);
         busiestLink = std::max(busiestLink, chain > 1.0 ? double(size) : 0.0);
-        // The head sends its contribution the cycle after it starts computing it.
-        const double last
-            = chain > 1.0 ? chainHead(ready[0] - contribution + 1.0, ready) + double(size - 1) : ready[0] - 1.0;
+        // The head sends its contribution once it has computed it.
+        const double last = chain > 1.0 ? chainHead(ready[0], ready) + double(size - 1) : ready[0] - 1.0;
         cycles = std::max(cycles, last + 1.0 + round);
     }
     return decodeCost(cycles, busy, double(shape.width) * double(shape.height), busiestPe, busiestLink, links);

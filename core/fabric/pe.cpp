@@ -158,6 +158,10 @@ bool taskReady(const DataTask& task)
 bool advanceProgram(PeState& pe, std::uint64_t cycle)
 {
     for (int control = 0; control < kControlStepsPerCycle && pe.pc < pe.program.size(); ++control) {
+        // The program runs on the PE's one engine: no step starts while a compute step or a data
+        // task still holds it.
+        if (pe.busyUntil > cycle)
+            return true;
         const Step& step = pe.program[pe.pc];
         switch (step.kind) {
         case StepKind::Arm: {
@@ -170,7 +174,7 @@ bool advanceProgram(PeState& pe, std::uint64_t cycle)
         }
         case StepKind::Await:
             if (!pe.tasks[step.color].done)
-                return pe.busyUntil > cycle;
+                return false; // the engine is free (above): the PE waits for wavelets
             break;
         case StepKind::Send:
             if (pe.send.active())
@@ -186,8 +190,6 @@ bool advanceProgram(PeState& pe, std::uint64_t cycle)
                 break;
             [[fallthrough]];
         case StepKind::Compute:
-            if (pe.busyUntil > cycle)
-                return true;
             step.fn(pe, step);
             pe.busyUntil = cycle + step.cycles;
             pe.busyCycles += step.cycles;

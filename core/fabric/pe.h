@@ -66,7 +66,8 @@ using ComputeFn = void (*)(PeState& pe, const Step& step);
 // One step of a PE's program: the sequential part of a kernel, what the SDK's main task and the
 // local tasks it activates do in order. Control steps take no engine time (up to
 // kControlStepsPerCycle run in one cycle); Compute occupies the engine for `cycles`, during which
-// the ramp delivers nothing to the PE's data tasks.
+// the ramp delivers nothing to the PE's data tasks. The program and the data tasks share the one
+// engine: no step starts while a compute step or a data task holds it.
 enum class StepKind : std::uint8_t {
     Arm, // bind tasks[color] = armed[a] (its counters reset); data tasks then run as wavelets arrive
     Await, // wait until tasks[color] has received everything it expects
