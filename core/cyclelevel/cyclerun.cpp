@@ -121,13 +121,17 @@ Expected<CycleRunResult> runCycleLevel(
     result.tokensPerS = result.cyclesPerToken > 0.0 ? result.clockHz / result.cyclesPerToken : 0.0;
     result.regions = result.decode.back().regions;
 
-    // The model-level engine's figure for each region, for the table beside the measured one.
+    // The model-level engine's figure for each region, for the table beside the measured one: the
+    // same token (the last decoded, at position prompt + tokens - 2, attends prompt + tokens - 1
+    // positions), without the launch-era software overhead the fabric does not run.
     engine::RunOptions runOptions;
     runOptions.mode = RunKind::Inference;
     runOptions.maxSteps = 1;
-    runOptions.promptTokens = options.promptTokens;
+    runOptions.promptTokens = std::max<std::int64_t>(1, options.promptTokens + options.tokens - 1);
+    engine::Calibration mechanisms = engine::builtinCalibration();
+    mechanisms.regionLaunchCycles = 0.0;
     std::map<std::string, double> modelCycles;
-    if (Expected<engine::RunResult> model = engine::run(plan, graph, system, runOptions))
+    if (Expected<engine::RunResult> model = engine::run(plan, graph, system, runOptions, mechanisms))
         for (const engine::LayerMetrics& layer : model->metrics.layers)
             modelCycles[layer.name] = layer.timeS * system.wafer.clockHz;
     for (const RegionCycles& region : result.regions) {

@@ -325,9 +325,11 @@ void GemvKernel::load(StaticColorFabric& fabric)
         m_pair.push_back(m_spec.epilogue == Epilogue::Logits ? pe.allocF32(4) : 0);
         m_combine.push_back(m_spec.epilogue == Epilogue::Combine ? pe.allocF32(out.size()) : 0);
     }
-    if (m_spec.expert >= 0) { // dispatch: a buffer per worker and lane for the input it keeps
+    { // a buffer per PE and lane for the input it keeps
         for (int t = 0; t < gemvColumns(); ++t) {
             for (const Share& share : sharesOf(t)) {
+                if (!buffered(share))
+                    continue;
                 for (int row = 0; row < frame.h; ++row) {
                     const bool turnsHere = m_spec.input[share.lane].y - frame.y0 == row;
                     if (!turnsHere && outputAt(row) < 0)
@@ -420,7 +422,7 @@ void GemvKernel::program(ProgramWriter& writer, const GemvColors& colors, std::i
                     fmac.matrix = shareBlock;
                 }
                 const int color = turnsHere ? inColor : turnColor;
-                if (dispatch) { // into SRAM now, multiplied once the expert is chosen
+                if (buffered(share)) { // into SRAM now, multiplied once the lane has passed (or the expert is chosen)
                     const std::uint32_t buffer = m_buffer.at({ x, y, int(share.turn) });
                     writer.arm(x, y, color, storeTask(buffer, fmac.expected, fmac.outColor));
                     if (k >= 0)
@@ -432,6 +434,10 @@ void GemvKernel::program(ProgramWriter& writer, const GemvColors& colors, std::i
             }
             for (const int color : awaited)
                 writer.await(x, y, color);
+            if (!dispatch)
+                for (const Deferred& work : later)
+                    writer.compute(x, y, steps::fmacFromBuffer, work.use * steps::elementwiseCycles(size, 1, simd),
+                        work.buffer, work.use, work.block, acc, float(size), m_context.flags());
             if (dispatch) {
                 const std::uint32_t routing = weightsOf.at({ x, y });
                 writer.await(x, y, colors.weights);

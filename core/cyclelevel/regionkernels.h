@@ -180,7 +180,14 @@ private:
     std::vector<std::uint32_t> m_pair; // Logits: per output block, (value, id) and the incoming pair after it
     std::vector<std::uint32_t> m_weightsAt; // dispatch: per worker (workers() order), the routing weights
     std::vector<std::uint32_t> m_combine; // Combine: per output block, the weighted output at the exit
-    std::map<std::tuple<int, int, int>, std::uint32_t> m_buffer; // dispatch: per (x, y, turn) the lane kept
+    // A column keeps its share's lane in SRAM and multiplies its part once the lane has passed
+    // when the lane is split over several columns (so the parts multiply side by side rather
+    // than one after the other at the lane's pace), and for dispatch.
+    bool buffered(const Share& share) const
+    {
+        return m_spec.expert >= 0 || share.use < m_spec.input[share.lane].size();
+    }
+    std::map<std::tuple<int, int, int>, std::uint32_t> m_buffer; // per (x, y, turn) the lane kept
 };
 
 // Decode attention with the KV cache in the region's SRAM. Query head h has frame row h to itself:

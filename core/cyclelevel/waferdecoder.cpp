@@ -1,5 +1,7 @@
 #include "core/cyclelevel/waferdecoder.h"
 
+#include "core/engine/decoderegions.h"
+
 #include "core/common/units.h"
 #include "core/cyclelevel/regionkernels.h"
 #include "core/cyclelevel/waferdecoderimpl.h"
@@ -291,22 +293,9 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         strips.push_back(strip);
     }
     // Lanes of the hidden vector: a row each, in every strip; a column each where a region
-    // turns them (after its norm column), and a chain each in the embedding.
-    // A GEMV narrower than its input lanes turns up to kTurnColors of them down each column.
-    constexpr int kTurnColors = 6;
-    impl.lanes
-        = int(std::min<std::int64_t>({ s.hidden, head->rect.h, kTurnColors * (head->rect.w - 1), embedding->rect.w }));
-    for (const Strip& strip : strips) {
-        impl.lanes = std::min(
-            { impl.lanes, strip.h, kTurnColors * (strip.regions[0]->rect.w - 1), kTurnColors * strip.regions[1]->rect.w,
-                kTurnColors * strip.regions[2]->rect.w, kTurnColors * (strip.regions[5]->rect.w - 1) });
-        if (moe) { // the narrowest piece of the experts region takes the lanes
-            const int pieces = int(s.experts) * ffnParts;
-            impl.lanes = std::min(impl.lanes, kTurnColors * (strip.regions[6]->rect.w / std::max(1, pieces)));
-        } else if (s.gated()) {
-            impl.lanes = std::min(impl.lanes, kTurnColors * strip.regions[6]->rect.w);
-        }
-    }
+    // turns them (after its norm column), and a chain each in the embedding. The engine times
+    // the same layout (core/engine/decoderegions.h).
+    impl.lanes = engine::DecodeRegions(graph, plan, system).hiddenLanes(0);
     if (impl.lanes < 1)
         return refuse("--level", "the plan's regions are too narrow for the decode kernels");
     const int lanes = impl.lanes;
@@ -321,7 +310,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
     const auto ffnLanes = [&](const Strip& strip, int y0) {
         const int down = moe ? strip.regions.back()->rect.w / int(s.experts * ffnParts) : strip.regions.back()->rect.w;
-        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
+        return evenLanes(
+            y0, int(std::min<std::int64_t>({ strip.h, engine::kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
     };
     try {
         // The embedding, its lanes leaving downwards into block 0.

@@ -80,22 +80,38 @@ struct GemvGeometry {
             lastRow = std::max(lastRow, row);
             widest = std::max(widest, gemv.outputs[k].size);
         }
-        // A lane's taps see every wavelet of it; the one whose part holds a wavelet multiplies
-        // it, the others drop it, and the router passes it on only once the tap has taken it.
-        // So a lane streams at the pace of its slowest use whatever its parts: perUsed cycles a
-        // wavelet (the widest output row; also the cycles of the zero step before the FMACs).
+        // A lane a single column takes streams through its FMACs: perUsed cycles a wavelet (the
+        // widest output row; also the cycles of the zero step before the FMACs). A lane split
+        // over several columns is stored as it passes, a cycle a wavelet, and each column
+        // multiplies its part once the lane is in.
         perUsed = elementwise(widest, 1, simd);
     }
     bool valid() const { return columns >= 1 && lanes >= 1 && !shape.outputs.empty() && shape.height >= 1; }
-    int parts(int lane) const { return (columns - 1 - lane) / lanes + 1; }
-    int lastTap(int lane) const { return lane + lanes * (parts(lane) - 1); }
-    const DecodeLane& laneOf(int t) const { return shape.inputs[std::size_t(t % lanes)]; }
-    // The elements of its lane that GEMV column t multiplies.
-    std::int64_t use(int t) const
+    // With at least as many columns as lanes, lane l is split into parts over columns l,
+    // l + lanes, ...; with fewer, column t takes the whole lanes t, t + columns, ..., each turned
+    // down it on a color of its own.
+    bool wide() const { return columns >= lanes; }
+    int parts(int lane) const { return wide() ? (columns - 1 - lane) / lanes + 1 : 1; }
+    bool split(int lane) const { return parts(lane) > 1; }
+    int lastTap(int lane) const { return wide() ? lane + lanes * (parts(lane) - 1) : lane % columns; }
+    struct Share {
+        const DecodeLane* in;
+        std::int64_t use; // the elements of it the column multiplies
+        bool split;
+    };
+    std::vector<Share> sharesOf(int t) const
     {
-        const std::int64_t size = laneOf(t).size;
-        const int count = parts(t % lanes);
-        return size * (t / lanes + 1) / count - size * (t / lanes) / count;
+        if (!wide()) {
+            std::vector<Share> shares;
+            for (int lane = t; lane < lanes; lane += columns)
+                shares.push_back({ &shape.inputs[std::size_t(lane)], shape.inputs[std::size_t(lane)].size, false });
+            return shares;
+        }
+        const int lane = t % lanes;
+        const std::int64_t size = shape.inputs[std::size_t(lane)].size;
+        const int count = parts(lane);
+        return { { &shape.inputs[std::size_t(lane)], size * (t / lanes + 1) / count - size * (t / lanes) / count,
+            split(lane) } };
     }
     // The side input on a row: sent before the row's input lane, so it holds that lane back.
     std::int64_t sideOn(int row) const
@@ -103,17 +119,37 @@ struct GemvGeometry {
         const int k = outputAt[std::size_t(row)];
         return side && k >= 0 ? shape.outputs[std::size_t(k)].size : 0;
     }
-    // The cycle GEMV column t's PE on `row` takes its last wavelet: the lane's first wavelet
-    // reaches its first tap after the send, the hops and the row's side input (or the zero
-    // step); then a wavelet every perUsed cycles; then the hops down the column, one more to
-    // leave the turn.
-    double fmacDone(int t, int row) const
+    // The cycle GEMV column t's PE on `row` is done with its inputs, less the FMAC of one
+    // wavelet into its `outputs` (so that adding it gives the cycle its engine is free): the
+    // lane's first wavelet reaches its first tap after the send, the hops and the row's side
+    // input (or the zero step); then a wavelet every perUsed cycles (every cycle when split);
+    // then the hops down the column, one more to leave the turn. A split lane's column then
+    // multiplies its part.
+    double fmacDone(int t, int row, std::int64_t outputs) const
     {
+        if (!wide()) {
+            // Whole lanes on colors of their own into one engine, a wavelet at a time: from the
+            // first lane's arrival, every lane's wavelets back to back.
+            double first = std::numeric_limits<double>::max();
+            double total = 0.0;
+            for (int lane = t; lane < lanes; lane += columns) {
+                const DecodeLane& in = shape.inputs[std::size_t(lane)];
+                const int hops = std::abs(row - in.row);
+                first = std::min(first, 2.0 + double(sideOn(in.row) + shape.firstColumn + t) + (hops ? hops + 1 : 0));
+                total += double(in.size) * perUsed;
+            }
+            return std::max(first, perUsed) + total - perUsed;
+        }
         const int lane = t % lanes;
         const DecodeLane& in = shape.inputs[std::size_t(lane)];
         const double start = std::max(2.0 + double(sideOn(in.row) + shape.firstColumn + lane), perUsed);
         const int apart = std::abs(row - in.row);
-        return start + double(t - lane) + double(in.size - 1) * perUsed + (apart ? apart + 1 : 0);
+        const double pace = split(lane) ? 1.0 : perUsed;
+        const double last = start + double(t - lane) + double(in.size - 1) * pace + (apart ? apart + 1 : 0);
+        if (!split(lane))
+            return last;
+        const double perWavelet = elementwise(outputs, 1, simd);
+        return last + 1.0 + double(sharesOf(t).front().use) * perWavelet - perWavelet;
     }
     // The exit's compute steps after the chain: the bias and rounding, then the epilogue's own.
     double epilogueCycles(std::int64_t size) const
@@ -163,17 +199,25 @@ Work gemvWork(const GemvGeometry& geometry)
     const DecodeGemvShape& shape = geometry.shape;
     Work work;
     for (int t = 0; t < geometry.columns; ++t) {
-        const DecodeLane& in = geometry.laneOf(t);
-        const auto use = double(geometry.use(t));
+        const std::vector<GemvGeometry::Share> shares = geometry.sharesOf(t);
         for (int row = 0; row < shape.height; ++row) {
             const int k = geometry.outputAt[std::size_t(row)];
             if (k < 0) {
-                work.add(row == in.row ? double(in.size) : 0.0);
+                double turned = 0.0;
+                for (const GemvGeometry::Share& share : shares)
+                    turned += row == share.in->row ? double(share.in->size) : 0.0;
+                work.add(turned);
                 continue;
             }
             const std::int64_t size = shape.outputs[std::size_t(k)].size;
             const double perWavelet = elementwise(size, 1, geometry.simd);
-            double pe = perWavelet + use * perWavelet + (double(in.size) - use) + (t > 0 ? double(size) : 0.0);
+            // A split lane's column stores every wavelet, then multiplies its part; a whole
+            // lane's multiplies each as it comes.
+            double pe = perWavelet + (t > 0 ? double(size) : 0.0);
+            for (const GemvGeometry::Share& share : shares) {
+                const auto use = double(share.use);
+                pe += use * perWavelet + (share.split ? double(share.in->size) : double(share.in->size) - use);
+            }
             if (t + 1 == geometry.columns) {
                 pe += geometry.epilogueCycles(size) + (geometry.side ? double(size) : 0.0);
                 pe += shape.epilogue == DecodeEpilogue::Logits && k > 0 ? 3.0 : 0.0;
@@ -212,13 +256,14 @@ Traffic gemvTraffic(const GemvGeometry& geometry)
     }
     for (const double load : east)
         traffic.busiestLink = std::max(traffic.busiestLink, load);
-    for (int t = 0; t < geometry.columns; ++t) {
-        const DecodeLane& in = geometry.laneOf(t);
-        const int hops = std::max(0, in.row - geometry.firstRow) + std::max(0, geometry.lastRow - in.row);
-        traffic.links += double(hops) * double(in.size);
-        if (hops > 0)
-            traffic.busiestLink = std::max(traffic.busiestLink, double(in.size));
-    }
+    for (int t = 0; t < geometry.columns; ++t)
+        for (const GemvGeometry::Share& share : geometry.sharesOf(t)) {
+            const DecodeLane& in = *share.in;
+            const int hops = std::max(0, in.row - geometry.firstRow) + std::max(0, geometry.lastRow - in.row);
+            traffic.links += double(hops) * double(in.size);
+            if (hops > 0)
+                traffic.busiestLink = std::max(traffic.busiestLink, double(in.size));
+        }
     if (shape.epilogue == DecodeEpilogue::Logits)
         traffic.links += 2.0 * double(shape.outputs.size() - 1);
     return traffic;
@@ -232,16 +277,13 @@ double gemvCycles(const GemvGeometry& geometry)
     const DecodeGemvShape& shape = geometry.shape;
     std::vector<double> done; // per block: its exit's last step
     for (const DecodeLane& out : shape.outputs) {
-        double last = geometry.fmacDone(0, out.row);
+        double last = geometry.fmacDone(0, out.row, out.size);
         if (geometry.columns > 1) {
-            std::vector<double> ready { 0.0 };
-            for (int t = 1; t < geometry.columns; ++t)
-                ready.push_back(geometry.fmacDone(t, out.row) + elementwise(out.size, 1, geometry.simd));
-            // The head sends once its engine is done with its last wavelet, which it drops
-            // unless its part of the lane is the whole lane.
-            const double head = geometry.fmacDone(0, out.row)
-                + (geometry.parts(0) == 1 ? elementwise(out.size, 1, geometry.simd) : 1.0);
-            last = chainHead(head, ready) + double(out.size - 1);
+            std::vector<double> ready;
+            for (int t = 0; t < geometry.columns; ++t)
+                ready.push_back(geometry.fmacDone(t, out.row, out.size) + elementwise(out.size, 1, geometry.simd));
+            // The head sends once its engine is done with its inputs.
+            last = chainHead(ready[0], ready) + double(out.size - 1);
         }
         done.push_back(last + 1.0 + geometry.epilogueCycles(out.size));
     }

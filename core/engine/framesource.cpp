@@ -3,12 +3,14 @@
 #include "core/common/memorybudget.h"
 
 #include "core/compiler/compiler.h"
+#include "core/engine/decoderegions.h"
 #include "core/engine/enginedetail.h"
 
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace waferscope::core::engine {
 
@@ -69,11 +71,26 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
     const int simd = std::max(1, system.wafer.fmacPerPePerCycle);
     const int hop = std::max(1, system.wafer.hopLatencyCycles);
     m_forward.resize(plan.regions.size());
+    // Inference: the decode kernels the engine timed each region with (every op of a language
+    // model has one), their link wavelets over their PEs' links and cycles.
+    std::optional<DecodeRegions> decode;
+    if (plan.mode == ExecutionMode::Inference)
+        decode.emplace(graph, plan, system);
     for (std::size_t r = 0; r < plan.regions.size(); ++r) {
         const Region& region = plan.regions[r];
         const Op& op = graph.ops[std::size_t(region.op)];
         RegionLoad& load = m_forward[r];
         load.pesUsed = region.rect.area();
+        if (decode) {
+            const std::int64_t position = std::max<std::int64_t>(0, run.metrics.promptTokens - 1);
+            if (const std::optional<DecodeRegionCost> kernel = decode->cost(region, position)) {
+                const double links = 2.0 * double(std::max<std::int64_t>(1, load.pesUsed));
+                load.broadcastLoad = clamp01(kernel->cost.linkWavelets / links / std::max(1.0, kernel->cost.cycles));
+                load.reduceLoad = load.broadcastLoad;
+                load.trafficModelled = true;
+                continue;
+            }
+        }
         if (!detail::isStreamedMatrix(op.kind))
             continue;
         if (region.kernel.kind == KernelPlan::Kind::StreamedGemm) {

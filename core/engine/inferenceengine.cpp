@@ -3,14 +3,16 @@
 // Decode: one token visits every region in op order (ops that read the same input, such as
 // q/k/v or up/gate, run side by side), hops between regions across the fabric, and between
 // wafers over the systems' I/O; the last region's token goes back to the first. The latency of
-// each region is its kernel's cost (GEMV from the cost model, attention from its FLOPs and its
-// softmax reductions) plus the calibrated cost of launching it. Batch-1 tokens/s per user is
-// one over that latency.
+// each region is its decode kernel's closed form (core/engine/decoderegions.h: the kernels the
+// cycle-level run executes, lanes in and out, at the token's position; ops without one, by their
+// FLOPs at the SIMD rate) plus the calibrated launch-era software overhead of a region.
+// Batch-1 tokens/s per user is one over that latency.
 //
 // Prefill: the prompt's tokens enter back to back, so the first token takes one decode latency
 // and each further one the interval of the busiest region. Several users fill the regions a
 // single user leaves idle, up to that same interval.
 #include "core/compiler/compiler.h"
+#include "core/engine/decoderegions.h"
 #include "core/engine/enginedetail.h"
 
 #include <algorithm>
@@ -27,6 +29,8 @@ struct RegionTiming {
     double fmacs = 0.0;
     double flops = 0.0; // model FLOPs per token
     Bound bound = Bound::Compute;
+    bool decodeKernel = false; // timed by its decode kernel (else by its FLOPs)
+    double leadCycles = 0.0; // decode kernel: until its input passes on to the ops beside it
 };
 
 int manhattanGap(const Rect& from, const Rect& to)
@@ -36,15 +40,29 @@ int manhattanGap(const Rect& from, const Rect& to)
     return dx + dy;
 }
 
-// One token through `region`: its kernel's latency and busy time, FMACs and FLOPs, and what
-// bounds it.
-RegionTiming timeRegion(const Context& context, const Region& region)
+// One token at `position` through `region`: its kernel's latency and busy time, FMACs and
+// FLOPs, and what bounds it.
+RegionTiming timeRegion(
+    const Context& context, const DecodeRegions& decode, const Region& region, std::int64_t position)
 {
     const Op& op = context.graph.ops[std::size_t(region.op)];
     const double pes = double(std::max<std::int64_t>(1, region.rect.area()));
     const double crossing = double(region.rect.w + region.rect.h) * context.hop;
     RegionTiming timing;
     const double density = op.params > 0 ? double(op.nonzeroParams) / double(op.params) : 1.0;
+    if (const std::optional<DecodeRegionCost> kernel = decode.cost(region, position)) {
+        // The decode kernel, fused norm and epilogue included; sparse weights are stored dense.
+        timing.latencyCycles = kernel->cost.cycles + context.calibration.regionLaunchCycles;
+        timing.busyCycles = kernel->cost.computeCycles;
+        timing.fmacs = kernel->cost.fmacs;
+        timing.flops = op.fwdFlopsPerToken;
+        for (int index : region.fused)
+            timing.flops += context.graph.ops[std::size_t(index)].fwdFlopsPerToken;
+        timing.bound = kernel->cost.bound;
+        timing.decodeKernel = true;
+        timing.leadCycles = kernel->leadCycles;
+        return timing;
+    }
     // GEMV regions: the kernel the fabric runs for them (core::fabricKernelFor) in closed form.
     std::optional<fabric::KernelConfig> gemv;
     if (isStreamedMatrix(op.kind))
@@ -130,26 +148,37 @@ struct TokenWalk {
 // Walks the token through the regions in `order`: each starts when the previous group is done
 // and the token has crossed the fabric (or the systems' I/O to the next wafer), or beside the
 // previous region when both read the same input.
-TokenWalk walkToken(const Context& context, const std::vector<int>& order)
+TokenWalk walkToken(const Context& context, const std::vector<int>& order, std::int64_t position)
 {
     const ExecutionPlan& plan = context.plan;
     const double clock = context.clockHz;
+    const DecodeRegions decode(context.graph, plan, context.system);
     TokenWalk walk;
     walk.timings.resize(plan.regions.size());
     double clockS = 0.0; // time at which the current group may start
     double groupStart = 0.0;
     double groupEnd = 0.0;
+    double groupLead = 0.0; // decode kernels: the group's input reaches the next op beside after this
     int previous = -1;
+    // The token's id comes back from the previous token's argmax.
+    groupEnd = decode.feedbackCycles() * context.hop / clock;
+    walk.hopS += groupEnd;
     for (int index : order) {
         const Region& region = plan.regions[std::size_t(index)];
         RegionTiming& timing = walk.timings[std::size_t(index)];
-        timing = timeRegion(context, region);
+        timing = timeRegion(context, decode, region, position);
         walk.maxBusyCycles = std::max(walk.maxBusyCycles, timing.busyCycles);
         walk.fmacsPerToken += timing.fmacs;
         walk.flopsPerToken += timing.flops;
         double start = 0.0;
         if (previous >= 0 && runsBesidePrevious(context, plan.regions[std::size_t(previous)], region)) {
-            start = groupStart; // beside the previous op, on the same input
+            // Beside the previous op, on the same input, which the decode kernels pass through
+            // the group's earlier regions a column a cycle (after the first one's norm).
+            start = groupStart;
+            if (timing.decodeKernel && walk.timings[std::size_t(previous)].decodeKernel) {
+                start += groupLead / clock;
+                groupLead += double(region.rect.w) * context.hop;
+            }
         } else {
             clockS = groupEnd;
             if (previous >= 0) {
@@ -165,13 +194,17 @@ TokenWalk walkToken(const Context& context, const std::vector<int>& order)
                     walk.interWaferS += transferS;
                     clockS += transferS;
                 } else {
-                    const double gapS = manhattanGap(before.rect, region.rect) * context.hop / clock;
+                    const bool lanes = timing.decodeKernel && walk.timings[std::size_t(previous)].decodeKernel;
+                    const double gapS = (lanes ? decode.handOffCycles(before, region)
+                                               : manhattanGap(before.rect, region.rect) * context.hop)
+                        / clock;
                     walk.hopS += gapS;
                     clockS += gapS;
                 }
             }
             start = clockS;
             groupStart = start;
+            groupLead = timing.leadCycles + double(region.rect.w) * context.hop;
         }
         const double end = start + timing.latencyCycles / clock;
         groupEnd = std::max(groupEnd, end);
@@ -214,15 +247,16 @@ void fillDecodeFigures(
     metrics.utilization.fabric = std::min(1.0, walk.hopS / walk.latencyS);
 }
 
-// Layers: each region's share of the token's latency; side-by-side ops overlap, so each counts
-// only the time past the ones before it. Compute bound while the FMAC (or SIMD) cycles are the
+// Layers: each region's share of the token's latency, the hand-off before it included (the
+// shares add up to the latency); side-by-side ops overlap, so each counts only the time past the
+// ones before it. Compute bound while the FMAC (or SIMD) cycles are the
 // larger part of the region's latency; otherwise hops, chains and launch (latency) hold the token.
 void addTokenLayers(Metrics& metrics, const Context& context, const TokenWalk& walk, int users)
 {
     double covered = 0.0;
     for (const TokenStep& step : walk.steps) {
         LayerMetrics layer;
-        layer.timeS = std::max(0.0, step.end - std::max(step.start, covered));
+        layer.timeS = std::max(0.0, step.end - covered); // with the hand-off before it
         covered = std::max(covered, step.end);
         if (step.region < 0) {
             layer.name = "wafer " + std::to_string(step.from) + " -> " + std::to_string(step.to);
@@ -289,10 +323,6 @@ Expected<RunResult> runInference(const Context& context)
     const std::vector<int> order = executionOrder(context.plan);
     if (order.empty())
         return Diagnostic { "<plan>", 0, 0, "the inference plan has no regions", Diagnostic::Kind::Internal };
-    const TokenWalk walk = walkToken(context, order);
-    const double intervalS = walk.maxBusyCycles / context.clockHz; // the busiest region's time per token
-    const int users = std::max(1, context.options.users);
-    const double aggregate = std::min(double(users) / walk.latencyS, intervalS > 0.0 ? 1.0 / intervalS : 1e300);
     const std::int64_t sequence = std::max<std::int64_t>(1, context.graph.config.sequenceLength);
     const std::int64_t prompt
         = context.options.promptTokens > 0 ? context.options.promptTokens : std::min<std::int64_t>(1024, sequence);
@@ -301,6 +331,12 @@ Expected<RunResult> runInference(const Context& context)
             "a prompt of " + std::to_string(prompt) + " tokens does not fit the configured context of "
                 + std::to_string(sequence) + " tokens the KV cache is sized for",
             Diagnostic::Kind::CannotMap };
+    // The token timed attends `prompt` positions: the step that takes the prompt's last token
+    // and generates the first.
+    const TokenWalk walk = walkToken(context, order, prompt - 1);
+    const double intervalS = walk.maxBusyCycles / context.clockHz; // the busiest region's time per token
+    const int users = std::max(1, context.options.users);
+    const double aggregate = std::min(double(users) / walk.latencyS, intervalS > 0.0 ? 1.0 / intervalS : 1e300);
 
     RunResult result;
     Metrics& metrics = result.metrics;

@@ -120,6 +120,10 @@ const std::vector<GemvCase>& gemvCases()
         { "logits 5 lanes", 5, 5, 0, lanes(0, 4, 32), lanes(0, 5, 50), 32, 50, E::Logits, A::Gelu, true },
         { "logits 1 lane", 3, 2, 0, lanes(0, 2, 16), lanes(0, 1, 20), 16, 20, E::Logits },
         { "logits 10x10", 10, 10, 1, lanes(0, 6, 96), lanes(0, 10, 1000), 96, 1000, E::Logits },
+        // More lanes than columns: whole lanes turned down each column on colors of their own.
+        { "6 lanes on 2 columns", 2, 6, 0, lanes(0, 6, 48), lanes(0, 6, 48), 48, 48, E::Round },
+        { "down 3x8, 8 lanes", 3, 8, 0, lanes(0, 8, 256), lanes(0, 8, 64), 256, 64, E::Residual },
+        { "12 lanes on 3 columns, 2 out", 4, 12, 1, lanes(0, 12, 96), lanes(0, 2, 32), 96, 32, E::Round },
     };
     return cases;
 }

@@ -573,38 +573,34 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
     WS_CHECK(attention > 0 && matrices > 0);
 }
 
-WS_TEST(eachWaferOfAnInferencePlanListsItsOwnUnmodelledWork)
+WS_TEST(noWorkOfALanguageModelInInferenceIsLeftWithoutALinkLoadModel)
 {
-    // Llama 3.1 70B inference spans several CS-3 wafers: an attention step on a wafer other than
-    // the first lists its region on that wafer only, and the unmodelled PE-time is a share of
-    // every wafer's PEs together.
+    // Every op of a dense or MoE language model has a decode kernel whose closed form gives its
+    // link wavelets (core/engine/decoderegions.h): Llama 3.1 70B over several CS-3 wafers (more
+    // heads than a strip has rows) and GPT-2 small on one show no unmodelled work on any wafer,
+    // and every region's frame puts a link load on its PEs.
     const SystemSpec cs3 = preset("cs3");
-    const ModelGraph graph = load(sample("llama3p1_70b.yaml"));
-    const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
-    WS_REQUIRE(compiled.numSystems > 1);
-    const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference);
-    const FrameSource frames(compiled, graph, cs3, result);
-    WS_REQUIRE(frames.wafers() == compiled.numSystems);
-    std::size_t index = frames.frameCount();
-    for (std::size_t i = 0; i < frames.frameCount() && index == frames.frameCount(); ++i) {
-        const Region& region = layerRegion(compiled, result, frames.steps()[i].layer);
-        if (region.system > 0 && graph.ops[std::size_t(region.op)].kind == Op::Kind::AttentionCore)
-            index = i;
+    for (const char* file : { "llama3p1_70b.yaml", "gpt2_small.yaml" }) {
+        const ModelGraph graph = load(sample(file));
+        const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
+        const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference);
+        const FrameSource frames(compiled, graph, cs3, result);
+        WS_REQUIRE(frames.wafers() == compiled.numSystems);
+        int loaded = 0;
+        for (std::size_t i = 0; i < frames.frameCount(); ++i) {
+            const Region& region = layerRegion(compiled, result, frames.steps()[i].layer);
+            const EngineFrame shown = frames.frame(i, region.system);
+            WS_CHECK(shown.trafficUnmodelled.empty());
+            const std::size_t pe = std::size_t(region.rect.y) * std::size_t(shown.width) + std::size_t(region.rect.x);
+            float load = 0.0f;
+            for (std::size_t d = 0; d < 4; ++d)
+                load = std::max(load, shown.linkLoad[pe * 4 + d]);
+            loaded += load > 0.0f ? 1 : 0;
+        }
+        WS_CHECK_EQ(loaded, int(frames.frameCount()));
+        for (double value : frames.utilization(100).fabricUnmodelled)
+            WS_CHECK_EQ(value, 0.0);
     }
-    WS_REQUIRE(index < frames.frameCount());
-    const Region& attention = layerRegion(compiled, result, frames.steps()[index].layer);
-    const EngineFrame own = frames.frame(index, attention.system);
-    WS_REQUIRE(own.trafficUnmodelled.size() == 1);
-    WS_CHECK(own.trafficUnmodelled[0] == attention.rect);
-    WS_CHECK(frames.frame(index, 0).trafficUnmodelled.empty());
-
-    const double expectedPeSeconds = unmodelledPeSeconds(compiled, graph, result);
-    const UtilizationSeries series = frames.utilization(100);
-    double unmodelled = 0.0;
-    for (double value : series.fabricUnmodelled)
-        unmodelled += value * series.binS * double(compiled.usable.area()) * compiled.numSystems;
-    WS_CHECK(expectedPeSeconds > 0.0);
-    WS_CHECK_NEAR(unmodelled / expectedPeSeconds, 1.0, 1e-9);
 }
 
 WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <map>
 
 using namespace waferscope::core;
 using namespace waferscope::core::cyclelevel;
@@ -109,6 +111,36 @@ WS_TEST(aSmallMixtureOfExpertsGeneratesTheReferenceTokensOnTheFabric)
         [](const RegionCycles& region) { return region.kernel == "experts"; });
     WS_REQUIRE(experts != result.regions.end());
     WS_CHECK(experts->measuredCycles > 0);
+}
+
+WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
+{
+    // The engine's decode token (core/engine/decoderegions.h: the kernels' closed forms, each fed
+    // as in isolation, side-by-side ops overlapped) against the fabric's, where the hand-off
+    // between regions is simulated: turns, relays, one region's exits feeding the next's taps
+    // while they still compute. Without the launch-era software overhead, which the fabric does
+    // not run, the two agree within 15%.
+    for (const char* file : { "tiny_llama.yaml", "tiny_gpt2.yaml", "tiny_moe.yaml" }) {
+        const CycleRunResult result = runSmall(file, 2, 3);
+        std::map<std::string, std::pair<double, double>> byKernel;
+        double model = 0.0;
+        double measured = 0.0;
+        for (std::size_t i = 0; i < result.regions.size(); ++i) {
+            const RegionCycles& region = result.regions[i];
+            byKernel[region.kernel].first += double(region.measuredCycles);
+            byKernel[region.kernel].second += result.modelCycles[i];
+            model += result.modelCycles[i];
+            measured += double(region.measuredCycles);
+        }
+        const auto cycles = double(result.decode.back().cycles);
+        std::printf(
+            "%-16s %8.0f cycles a token, engine %8.0f (%+5.1f%%)", file, cycles, model, 100.0 * (model / cycles - 1.0));
+        for (const auto& [kernel, share] : byKernel)
+            std::printf("; %s %.0f/%.0f", kernel.c_str(), share.first, share.second);
+        std::printf("\n");
+        WS_CHECK(measured <= cycles); // the LM head's last step; the argmax's id still travels back
+        WS_CHECK(std::fabs(model / cycles - 1.0) <= 0.15);
+    }
 }
 
 WS_TEST(threadsChangeNothingButTheWallTime)

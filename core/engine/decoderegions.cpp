@@ -1,0 +1,268 @@
+#include "core/engine/decoderegions.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace waferscope::core::engine {
+
+namespace {
+
+// The op's part within its block ("attn.q", "ffn.down"), or "" outside the blocks.
+std::string partOf(const std::string& name)
+{
+    constexpr std::string_view prefix = "layers.";
+    if (name.rfind(prefix, 0) != 0)
+        return {};
+    const std::size_t dot = name.find('.', prefix.size());
+    return dot == std::string::npos ? std::string() : name.substr(dot + 1);
+}
+
+// `count` lanes of `total` elements dealt evenly, on rows 0..count-1 of the region.
+std::vector<DecodeLane> evenLanes(int count, std::int64_t total)
+{
+    std::vector<DecodeLane> lanes;
+    for (int i = 0; i < count; ++i)
+        lanes.push_back({ i, total * (i + 1) / count - total * i / count });
+    return lanes;
+}
+
+double busyCycles(const KernelCost& cost, double pes)
+{
+    return cost.peBusyFraction * pes * cost.cycles;
+}
+
+// `second` after `first` on the same region of `pes` PEs (`firstPes` of them take part in the first).
+KernelCost inSequence(const KernelCost& first, double firstPes, const KernelCost& second, double pes)
+{
+    KernelCost cost;
+    cost.cycles = first.cycles + second.cycles;
+    cost.computeCycles = std::max(first.computeCycles, second.computeCycles);
+    cost.fabricCycles = std::max(first.fabricCycles, second.fabricCycles);
+    cost.latencyCycles = std::max(0.0, cost.cycles - std::max(cost.computeCycles, cost.fabricCycles));
+    cost.fmacs = first.fmacs + second.fmacs;
+    cost.linkWavelets = first.linkWavelets + second.linkWavelets;
+    cost.peBusyFraction = cost.cycles > 0.0
+        ? std::min(1.0, (busyCycles(first, firstPes) + busyCycles(second, pes)) / (pes * cost.cycles))
+        : 0.0;
+    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
+        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
+                                                                                      : Bound::Compute;
+    return cost;
+}
+
+bool gated(const ModelConfig& config)
+{
+    using Activation = ModelConfig::Activation;
+    return config.activation == Activation::SwiGlu || config.activation == Activation::GeGlu
+        || config.activation == Activation::ReGlu;
+}
+
+} // namespace
+
+DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
+    : m_graph(graph)
+    , m_plan(plan)
+    , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
+{
+    for (const Region& region : plan.regions)
+        if (region.replica == 0)
+            m_byName.emplace(region.opName, &region);
+    const ModelConfig& config = graph.config;
+    m_hiddenLanes.assign(std::size_t(std::max(1, plan.numSystems)), int(std::max<std::int64_t>(0, config.hiddenSize)));
+    if (!find("embedding") || !find("lm_head") || config.numHeads < 1 || config.hiddenSize < 1) {
+        std::fill(m_hiddenLanes.begin(), m_hiddenLanes.end(), 0);
+        return;
+    }
+    // Every region a lane passes bounds the lanes: a row each in a block's strip, a turn of at
+    // most kTurnColors down each GEMV column that takes the hidden vector (the norm column
+    // aside), a chain each in the embedding.
+    for (const auto& [name, region] : m_byName) {
+        if (region->system < 0 || region->system >= int(m_hiddenLanes.size()))
+            continue;
+        int& lanes = m_hiddenLanes[std::size_t(region->system)];
+        const int w = region->rect.w;
+        const int h = region->rect.h;
+        const std::string part = partOf(name);
+        if (name == "lm_head")
+            lanes = std::min({ lanes, h, kTurnColors * (w - 1) });
+        else if (name == "embedding")
+            lanes = std::min(lanes, w);
+        else if (!part.empty())
+            lanes = std::min(lanes, h);
+        if (part == "attn.q" || part == "ffn.up" || part == "ffn.router")
+            lanes = std::min(lanes, kTurnColors * (w - 1));
+        else if (part == "attn.k" || part == "attn.v" || part == "ffn.gate")
+            lanes = std::min(lanes, kTurnColors * w);
+        else if (part == "ffn.experts")
+            lanes = std::min(lanes, kTurnColors * (w / pieces()));
+    }
+    for (int& lanes : m_hiddenLanes)
+        lanes = std::max(0, lanes);
+}
+
+const Region* DecodeRegions::find(const std::string& name) const
+{
+    const auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+int DecodeRegions::pieces() const
+{
+    const ModelConfig& config = m_graph.config;
+    return int(std::max<std::int64_t>(1, config.numExperts)) * (gated(config) ? 3 : 2);
+}
+
+int DecodeRegions::hiddenLanes(int system) const
+{
+    return system >= 0 && system < int(m_hiddenLanes.size()) ? m_hiddenLanes[std::size_t(system)] : 0;
+}
+
+int DecodeRegions::ffnLanes(int layer) const
+{
+    const std::string block = "layers." + std::to_string(layer) + ".";
+    const ModelConfig& config = m_graph.config;
+    int columns = 0;
+    int rows = 0;
+    if (const Region* down = find(block + "ffn.down")) {
+        columns = down->rect.w;
+        rows = down->rect.h;
+    } else if (const Region* experts = find(block + "ffn.experts")) {
+        columns = experts->rect.w / pieces();
+        rows = experts->rect.h;
+    }
+    return int(std::max<std::int64_t>(
+        0, std::min<std::int64_t>({ rows, kTurnColors * std::int64_t(columns), config.filterSize })));
+}
+
+std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::int64_t position) const
+{
+    const ModelConfig& config = m_graph.config;
+    const int lanes = hiddenLanes(region.system);
+    if (lanes < 1 || region.op < 0 || region.op >= int(m_graph.ops.size()))
+        return std::nullopt;
+    const Op& op = m_graph.ops[std::size_t(region.op)];
+    const std::string part = partOf(region.opName);
+    const int w = region.rect.w;
+    const int h = region.rect.h;
+    const double pes = double(w) * double(h);
+    const std::int64_t heads = config.numHeads;
+    const std::int64_t headDim
+        = config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
+    if (w < 1 || h < 1)
+        return std::nullopt;
+
+    const std::vector<DecodeLane> hidden = evenLanes(lanes, config.hiddenSize);
+    std::vector<std::int64_t> hiddenSizes;
+    for (const DecodeLane& lane : hidden)
+        hiddenSizes.push_back(lane.size);
+    const NormColumnShape norm { hiddenSizes, config.norm != ModelConfig::Norm::RmsNorm, m_simd };
+    // A row per query head. With more heads than rows (the cycle-level kernel refuses those),
+    // each row takes its share of the heads one after the other, costed as one head of their
+    // combined width.
+    const int headRows = int(std::min<std::int64_t>(heads, h));
+    const std::int64_t headsPerRow = (heads + headRows - 1) / std::max(1, headRows);
+    const std::vector<DecodeLane> headLanes = evenLanes(headRows, heads * headDim);
+    const auto gemv = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out,
+                          DecodeEpilogue epilogue) {
+        DecodeGemvShape shape;
+        shape.width = width;
+        shape.height = h;
+        shape.firstColumn = firstColumn;
+        shape.inputs = std::move(in);
+        shape.outputs = std::move(out);
+        shape.epilogue = epilogue;
+        shape.simdWidth = m_simd;
+        return costDecodeGemv(shape);
+    };
+    const double normCycles = costNormColumn(norm).cycles;
+    const auto normThen
+        = [&](const KernelCost& after) { return inSequence(costNormColumn(norm), double(lanes), after, pes); };
+    const bool rotary = config.positions == ModelConfig::Positions::Rotary;
+    const auto ffn = [&] { return evenLanes(ffnLanes(op.layer), config.filterSize); };
+
+    if (region.opName == "embedding")
+        return DecodeRegionCost { costEmbeddingLookup({ w, h, hiddenSizes, m_simd }), "embedding" };
+    if (region.opName == "lm_head") {
+        const std::vector<DecodeLane> logits = evenLanes(h, config.vocabSize);
+        return DecodeRegionCost { normThen(gemv(w, 1, hidden, logits, DecodeEpilogue::Logits)), "lm_head" };
+    }
+    if (part == "attn.q" && w >= 2)
+        return DecodeRegionCost {
+            normThen(gemv(w, 1, hidden, headLanes, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round)),
+            "norm+gemv", normCycles
+        };
+    if (part == "attn.k" || part == "attn.v") {
+        // The kv heads' values dealt over the region's rows, from which the attention rows of
+        // their query heads take them. (The cycle-level kernel computes a kv head on each of its
+        // query heads' rows, which small models afford; with grouped queries on a large one that
+        // would hold the weights many times over.)
+        const std::int64_t kvWidth = std::clamp<std::int64_t>(config.numKvGroups, 1, heads) * headDim;
+        const std::vector<DecodeLane> kvLanes = evenLanes(int(std::min<std::int64_t>(kvWidth, h)), kvWidth);
+        const bool rotate = rotary && part == "attn.k";
+        return DecodeRegionCost { gemv(w, 0, hidden, kvLanes, rotate ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),
+            "gemv" };
+    }
+    if (part == "attn.core")
+        return DecodeRegionCost { costDecodeAttention({ w, h, headRows, int(headDim * headsPerRow),
+                                      std::max<std::int64_t>(0, position), m_simd }),
+            "attention" };
+    if (part == "attn.out")
+        return DecodeRegionCost { gemv(w, 0, headLanes, hidden, DecodeEpilogue::Residual), "gemv" };
+    if (ffnLanes(op.layer) >= 1) {
+        if (part == "ffn.up" && w >= 2)
+            return DecodeRegionCost {
+                normThen(gemv(w, 1, hidden, ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation)),
+                "norm+gemv", normCycles
+            };
+        if (part == "ffn.gate")
+            return DecodeRegionCost { gemv(w, 0, hidden, ffn(), DecodeEpilogue::Gated), "gemv" };
+        if (part == "ffn.down")
+            return DecodeRegionCost { gemv(w, 0, ffn(), hidden, DecodeEpilogue::Residual), "gemv" };
+        if (part == "ffn.router" && w >= 2) {
+            // The routing weights on the first row, then their top-k (a dozen SIMD operations each).
+            KernelCost route = gemv(w, 1, hidden, { { 0, config.numExperts } }, DecodeEpilogue::Round);
+            route.cycles += double((config.numExperts * 12 + m_simd - 1) / m_simd);
+            return DecodeRegionCost { normThen(route), "norm+gemv", normCycles };
+        }
+        if (part == "ffn.experts" && w / pieces() >= 1) {
+            // The chosen experts side by side, each its up (and gate) then its down projection on
+            // its own piece of the region; the lanes cross the whole region to reach the last.
+            const int piece = w / pieces();
+            const KernelCost up
+                = gemv(piece, 0, hidden, ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation);
+            const KernelCost down = gemv(piece, 0, ffn(), hidden, DecodeEpilogue::Residual);
+            const double piecePes = double(piece) * double(h);
+            const double chosen = double(std::max<std::int64_t>(1, config.topK)) * (gated(config) ? 3.0 : 2.0) / 2.0;
+            KernelCost experts = inSequence(up, piecePes, down, piecePes);
+            experts.cycles += double(w - piece);
+            experts.peBusyFraction = std::min(
+                1.0, chosen * (busyCycles(up, piecePes) + busyCycles(down, piecePes)) / (pes * experts.cycles));
+            experts.fmacs *= double(std::max<std::int64_t>(1, config.topK));
+            experts.linkWavelets *= double(pieces()) / 2.0;
+            return DecodeRegionCost { experts, "experts" };
+        }
+    }
+    return std::nullopt;
+}
+
+double DecodeRegions::handOffCycles(const Region& from, const Region& to) const
+{
+    if (from.system != to.system || from.rect.y == to.rect.y)
+        return 0.0;
+    const double lanes = hiddenLanes(to.system);
+    const double down = std::abs(to.rect.y - from.rect.y);
+    constexpr double kRelay = 3.0; // the relay takes a wavelet and sends it on another color
+    return from.opName == "embedding" ? down + lanes : down + 2.0 * lanes + kRelay;
+}
+
+double DecodeRegions::feedbackCycles() const
+{
+    const Region* head = find("lm_head");
+    const Region* embedding = find("embedding");
+    if (!head || !embedding || head->system != embedding->system || hiddenLanes(head->system) < 1)
+        return 0.0;
+    return double(
+        std::abs(head->rect.y + head->rect.h - 1 - embedding->rect.y) + std::abs(head->rect.x - embedding->rect.x));
+}
+
+} // namespace waferscope::core::engine

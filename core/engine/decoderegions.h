@@ -1,0 +1,65 @@
+#pragma once
+
+// The decode kernels the cycle-level run (core/cyclelevel) places on a language model's
+// inference plan, region by region, in closed form. The model-level engine times a decode token
+// with them; the cycle-level builder takes its lane counts from here, so both see one layout.
+//
+// The layout: the hidden vector travels between regions as `hiddenLanes` lanes, a row each from
+// the top of a block's strip; a GEMV whose input is the hidden vector turns up to kTurnColors of
+// its lanes down each column; a norm fused in front of a GEMV is the region's first column.
+// Attention keeps a row per query head; the feed-forward's inner values travel as `ffnLanes`
+// lanes; an MoE experts region is split into one piece per expert projection.
+#include "core/compiler/plan.h"
+#include "core/engine/costmodel.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::engine {
+
+constexpr int kTurnColors = 6; // input lanes a GEMV column turns down at most
+
+struct DecodeRegionCost {
+    KernelCost cost;
+    const char* kernel = ""; // "embedding", "norm+gemv", "gemv", "attention", "experts", "lm_head"
+    double leadCycles = 0.0; // from its start until its input passes on to the ops beside it: its norm
+};
+
+class DecodeRegions {
+public:
+    DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system);
+
+    // Lanes of the hidden vector on wafer `system` (0 when the plan has no decoder layout there).
+    int hiddenLanes(int system) const;
+    // Lanes of the feed-forward's inner values in block `layer`.
+    int ffnLanes(int layer) const;
+    // The region's decode kernel for a token at `position` (it attends positions 0..position),
+    // or nullopt for an op without one.
+    std::optional<DecodeRegionCost> cost(const Region& region, std::int64_t position) const;
+    // Cycles from `from`'s outputs being final to their first wavelets at `to`, both regions with
+    // decode kernels on one wafer, one after the other: nothing within a strip (the next region
+    // starts where the last ends); into the next strip, the lanes turn: out along their rows to
+    // columns of their own (up to a lane each), down to the strip's rows, relayed (a few cycles),
+    // back along the rows (straight down from the embedding).
+    double handOffCycles(const Region& from, const Region& to) const;
+    // Cycles for the LM head's argmax to reach the embedding's first PE as the next token's id
+    // (a hop a cycle), when both are on one wafer; 0 otherwise.
+    double feedbackCycles() const;
+
+private:
+    const Region* find(const std::string& name) const;
+    int pieces() const; // of an MoE experts region
+
+    const ModelGraph& m_graph;
+    const ExecutionPlan& m_plan;
+    int m_simd = 8;
+    std::map<std::string, const Region*> m_byName;
+    std::vector<int> m_hiddenLanes; // by system
+};
+
+} // namespace waferscope::core::engine
