@@ -226,7 +226,10 @@ std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::i
         }
         if (part == "ffn.experts" && w / pieces() >= 1) {
             // The chosen experts side by side, each its up (and gate) then its down projection on
-            // its own piece of the region; the lanes cross the whole region to reach the last.
+            // its own piece of the region; the lanes cross the whole region to reach the last, or
+            // the weighted outputs cross it in the chain that sums them (every expert adds, a
+            // cycle each, the chosen ones' behind their projections); the last expert's exit
+            // rounds the sum and adds the residual.
             const int piece = w / pieces();
             const KernelCost up
                 = gemv(piece, 0, hidden, ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation);
@@ -234,7 +237,11 @@ std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::i
             const double piecePes = double(piece) * double(h);
             const double chosen = double(std::max<std::int64_t>(1, config.topK)) * (gated(config) ? 3.0 : 2.0) / 2.0;
             KernelCost experts = inSequence(up, piecePes, down, piecePes);
-            experts.cycles += double(w - piece);
+            std::int64_t widest = 0;
+            for (const DecodeLane& lane : hidden)
+                widest = std::max(widest, lane.size);
+            const double round = double((widest + m_simd - 1) / m_simd);
+            experts.cycles += double(w - piece) + 2.0 * double(config.numExperts - 1) + double(widest) + 2.0 * round;
             experts.peBusyFraction = std::min(
                 1.0, chosen * (busyCycles(up, piecePes) + busyCycles(down, piecePes)) / (pes * experts.cycles));
             experts.fmacs *= double(std::max<std::int64_t>(1, config.topK));

@@ -189,6 +189,37 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
     });
     figures["frame_ms_full_wse3"] = frameMs;
     figures["frames_per_s_full_wse3"] = frameMs > 0.0 ? 1000.0 / frameMs : 0.0;
+
+    // Decode tokens/s per user of the Llama models, with the calibrated launch-era overhead and
+    // without it (the decode kernels and hand-offs alone).
+    core::engine::Calibration mechanisms = core::engine::builtinCalibration();
+    mechanisms.regionLaunchCycles = 0.0;
+    const std::pair<const char*, const char*> decodes[]
+        = { { "llama3_8b", "cs3" }, { "llama3_8b", "cs2" }, { "llama3p1_70b", "cs3" }, { "llama3p1_405b", "cs3" } };
+    for (const auto& [model, systemName] : decodes) {
+        const core::Expected<core::ModelGraph> llama
+            = core::loadModel(std::string(WAFERSCOPE_SOURCE_DIR "/samples/") + model + ".yaml");
+        const core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(systemName);
+        core::CompileOptions inference;
+        inference.mode = core::RunMode::Inference;
+        const core::Expected<core::ExecutionPlan> placed = llama && system
+            ? core::compile(*llama, *system, inference)
+            : core::Expected<core::ExecutionPlan>(core::Diagnostic {});
+        if (!placed)
+            return false;
+        core::engine::RunOptions decode;
+        decode.mode = core::RunKind::Inference;
+        decode.maxSteps = 1;
+        const std::string key = std::string("engine_decode_tokens_per_s_") + model + "_" + systemName;
+        for (const bool overhead : { true, false }) {
+            const core::Expected<core::engine::RunResult> rate = overhead
+                ? core::engine::run(*placed, *llama, *system, decode)
+                : core::engine::run(*placed, *llama, *system, decode, mechanisms);
+            if (!rate)
+                return false;
+            figures[overhead ? key : key + "_no_launch_overhead"] = rate->metrics.tokensPerS;
+        }
+    }
     return ok;
 }
 
