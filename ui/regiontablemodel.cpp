@@ -147,6 +147,15 @@ QVariant RegionTableModel::data(const QModelIndex& index, int role) const
 
 QVariant RegionTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        if (section == MeasuredColumn)
+            return tr("The region's share of a decode token on the cycle-level fabric: its last PE's finish after "
+                      "the previous region's (Run token on fabric)");
+        if (section == ModelColumn)
+            return tr("The model-level engine's share of the same token: the decode kernels' closed forms and the "
+                      "hand-offs between regions, without the launch-era software overhead the fabric does not run");
+        return {};
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {

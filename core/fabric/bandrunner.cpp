@@ -75,6 +75,28 @@ void rebalanceSplit(std::vector<int>& split, const Spent& spent)
     }
 }
 
+// Splits the rows so that each band holds an equal share of their weights (at least a row
+// each): the work of a token on a wafer sits in a few strips of rows, which timing alone moves
+// towards only by halves.
+void splitByWeight(std::vector<int>& split, const std::vector<double>& weights)
+{
+    const int bands = int(split.size()) - 1;
+    const int rows = int(weights.size());
+    double total = 0.0;
+    for (const double weight : weights)
+        total += weight;
+    double sum = 0.0;
+    int row = 0;
+    for (int band = 1; band < bands; ++band) {
+        const double target = total * band / bands;
+        const int least = split[std::size_t(band) - 1] + 1; // the band before keeps a row
+        const int most = rows - (bands - band); // and each band after one
+        while (row < most && (row < least || sum + weights[std::size_t(row)] / 2.0 <= target))
+            sum += weights[std::size_t(row++)];
+        split[std::size_t(band)] = row;
+    }
+}
+
 // Both runners rebalance the split every this many cycles, and the caller, waiting for helpers,
 // steps what they have left after this many pauses (a helper without a thread, or far behind).
 constexpr std::uint64_t kRebalanceEvery = 64;
@@ -323,8 +345,12 @@ void BandRunner::runWhile(BandStepper& mesh, const std::function<bool()>& contin
         done.fetch_add(1, std::memory_order_acq_rel);
         return true;
     };
+    std::vector<double> weights(std::size_t(m_rows), 0.0);
     const auto rebalance = [&] {
-        rebalanceSplit(split, [&](int band) { return times[std::size_t(band)].spent; });
+        if (mesh.rowWeights(m_current, weights))
+            splitByWeight(split, weights);
+        else
+            rebalanceSplit(split, [&](int band) { return times[std::size_t(band)].spent; });
         for (int band = 0; band < bands; ++band)
             times[std::size_t(band)].spent = {};
     };

@@ -28,6 +28,14 @@ class BandStepper {
 public:
     // Called on any of the runner's threads, for disjoint ranges at the same time.
     virtual void stepRows(const RowRange& rows) = 0;
+    // What stepping each row of cycle `current` costs, roughly (the work its routers and PEs
+    // have), into weights[row]; false if the mesh cannot tell. Called between cycles.
+    virtual bool rowWeights(int current, std::vector<double>& weights) const
+    {
+        (void)current;
+        (void)weights;
+        return false;
+    }
 
 protected:
     ~BandStepper() = default;

@@ -107,6 +107,16 @@ void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
     setAllRowsActive();
 }
 
+bool StaticColorFabric::rowWeights(int current, std::vector<double>& weights) const
+{
+    constexpr double kRowCost = 16.0; // columns' worth: the row's flags and span, its neighbours'
+    for (int y = 0; y < height() && std::size_t(y) < weights.size(); ++y) {
+        const auto [lo, hi] = rowSpan(current, y);
+        weights[std::size_t(y)] = rowActive(current, y) ? double(hi - lo) + kRowCost : 0.01 * kRowCost;
+    }
+    return true;
+}
+
 void StaticColorFabric::stepRows(const RowRange& rows)
 {
     const int current = rows.current;

@@ -49,6 +49,8 @@ public:
 
 protected:
     void stepRows(const RowRange& rows) override;
+    // A row's weight: the columns it has anything to do in, and a little for the flag tests.
+    bool rowWeights(int current, std::vector<double>& weights) const override;
     // Kernel tasks read the fabric's cycle, so every row steps the same one.
     bool allowsSkewedRuns() const override { return false; }
 
