@@ -108,7 +108,11 @@ std::string ArgParser::helpText() const
     all.push_back(Spec { "help", "", "show this help and exit", false });
     for (const Spec& spec : all) {
         std::string left = "--" + spec.name + (spec.valueName.empty() ? "" : " " + spec.valueName);
-        text += "  " + left + std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') + spec.help
+        // A help of several lines continues under its first.
+        std::string help = spec.help;
+        for (std::size_t at = help.find('\n'); at != std::string::npos; at = help.find('\n', at + 1))
+            help.insert(at + 1, std::string(26, ' '));
+        text += "  " + left + std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') + help
             + (spec.repeatable ? " (repeatable)" : "") + "\n";
     }
     return text;

@@ -10,6 +10,7 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
 
@@ -91,8 +92,10 @@ std::optional<std::string> modelDirProblem(const std::string& directory)
 }
 
 // `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
-int runCycleLevel(const ArgParser& parser, const core::engine::RunOptions& options,
-    const core::CompileOptions& compileOptions, std::ostream& out, std::ostream& err)
+// With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
+// figures.
+int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, const core::CompileOptions& compileOptions,
+    const std::optional<std::string>& modelDir, std::ostream& out, std::ostream& err)
 {
     if (options.mode != core::RunKind::Inference)
         throw UsageError {
@@ -114,27 +117,47 @@ int runCycleLevel(const ArgParser& parser, const core::engine::RunOptions& optio
     const bool quiet = parser.has("quiet");
     ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
     int exitCode = kExitOk;
-    progress.set("loading", 0, 4);
+    const int stages = 4; // loading, compiling, the positions on the fabric, writing the report
+    progress.set("loading", 0, stages);
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    progress.set("compiling", 1, 4);
+    progress.set("compiling", 1, stages);
     const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
     if (!plan)
         return exitCode;
     if (plan->numSystems > 1)
         throw UsageError { "--level cycle executes single-wafer plans; " + input->graph.config.name + " needs "
             + std::to_string(plan->numSystems) + " " + input->system.displayName + " wafers for inference" };
+    // The report's model-level run comes first: it takes a moment, the fabric minutes.
+    std::optional<core::engine::RunResult> modelRun;
+    if (modelDir) {
+        options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
+        core::Expected<core::engine::RunResult> ran = core::engine::run(*plan, input->graph, input->system, options);
+        if (!ran)
+            return printDiagnostic(err, ran.error());
+        modelRun = std::move(ran).value();
+    }
     const std::int64_t positions = cycleOptions.promptTokens + cycleOptions.tokens - 1;
-    cycleOptions.progress
-        = [&](const std::string& phase, std::int64_t position, std::int64_t, const core::fabric::Fabric*) {
-              progress.set(phase + " position " + std::to_string(position + 1) + "/" + std::to_string(positions), 2, 4);
-              return true; // Ctrl-C ends the process (interrupt.h); nothing is written before the end
-          };
+    cycleOptions.progress = [&](const std::string& phase, std::int64_t position, std::int64_t,
+                                const core::fabric::Fabric*) {
+        progress.set(phase + " position " + std::to_string(position + 1) + "/" + std::to_string(positions), 2, stages);
+        return true; // Ctrl-C ends the process (interrupt.h); nothing is written before the end
+    };
     const core::Expected<core::cyclelevel::CycleRunResult> result
         = core::cyclelevel::runCycleLevel(input->graph, *plan, input->system, cycleOptions);
     if (!result)
         return printDiagnostic(err, result.error());
+    if (modelDir) {
+        progress.set("writing", 3, stages);
+        core::report::RunReport report = core::report::assembleReport(
+            input->path, input->bytes, input->graph, *plan, *modelRun, nullptr, compileOptions, options);
+        report.manifest.seed = cycleOptions.seed;
+        report.cycleLevel = core::report::cycleLevelReport(*result);
+        if (const std::optional<core::Diagnostic> failed
+            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *modelRun, *plan)))
+            return printDiagnostic(err, *failed);
+    }
     if (parser.has("json")) {
         out << core::cyclelevel::cycleRunToJson(*result) << "\n";
         return kExitOk;
@@ -159,6 +182,9 @@ int runCycleLevel(const ArgParser& parser, const core::engine::RunOptions& optio
     }
     for (const std::string& note : result->notes)
         out << "  note: " << note << "\n";
+    if (modelDir)
+        out << "  wrote report.json, report.csv, report.html, trace.json, summary.txt and cycle_vs_model.csv to "
+            << *modelDir << "\n";
     return kExitOk;
 }
 
@@ -169,7 +195,10 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     ArgParser parser("waferscope-cli run",
         "Compiles a Model Zoo params YAML and runs it on a simulated cluster: weight streaming through MemoryX\n"
         "and SwarmX, layer-pipelined training, or multi-wafer inference (prefill and decode). With --model_dir\n"
-        "it writes the run's report there: report.json, report.csv, report.html, trace.json and summary.txt.");
+        "it writes the run's report there: report.json, report.csv, report.html, trace.json and summary.txt.\n"
+        "With --level cycle as well, the report is the model level's of the same plan and prompt, joined by\n"
+        "the cycle-level run: report.json's \"cycle_level\" (what --json prints), cycle_vs_model.csv (each\n"
+        "region's measured cycles against the model's) and report.html's \"Cycle level vs model\" tables.");
     addJobOptions(parser);
     parser.addOption("mode", "MODE", "train (default), eval or inference");
     parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
@@ -177,7 +206,9 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
     parser.addOption(
         "prompt_tokens", "P", "inference: prompt length for time to first token (default 1024 or the context)");
-    parser.addOption("model_dir", "DIR", "write the run's report files into DIR (created; other files are kept)");
+    parser.addOption("model_dir", "DIR",
+        "write the run's report files into DIR (created; other files are kept); with --level cycle\n"
+        "also cycle_vs_model.csv and the cycle-level figures");
     parser.addOption("level", "LEVEL",
         "model (default): the model-level engine; cycle: inference executed on the cycle-level fabric, every\n"
         "op a kernel on its region, a short prefill then --tokens decode steps, checked against a reference");
@@ -221,7 +252,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (level != "model" && level != "cycle")
         throw UsageError { "--level expects model or cycle, got '" + level + "'" };
     if (level == "cycle")
-        return runCycleLevel(parser, options, compileOptions, out, err);
+        return runCycleLevel(parser, options, compileOptions, modelDir, out, err);
     for (const char* option : { "tokens", "seed", "threads" })
         if (parser.value(option))
             throw UsageError { std::string("--") + option + " is for --level cycle" };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -48,8 +49,12 @@ std::string describe(const RunReport& r)
 
 std::string formatValue(const MetricChange& m, double value)
 {
-    if (m.metric.ends_with("_s") && m.metric != "samples_per_s" && m.metric != "tokens_per_s")
+    if (!std::isfinite(value))
+        return "-";
+    if (m.metric.ends_with("_s") && !m.metric.ends_with("_per_s"))
         return formatSeconds(value);
+    if (m.metric.ends_with("cycles_per_token"))
+        return formatFixed(value, 0);
     if (m.metric == "mfu" || m.metric.starts_with("utilization_"))
         return formatFixed(100.0 * value, 1) + "%";
     return formatFixed(value, 2);
@@ -88,6 +93,17 @@ ReportComparison compareReports(const RunReport& a, const RunReport& b)
     add("utilization_io", "CS-X I/O utilization", ma.utilization.io, mb.utilization.io, true);
     add("utilization_memoryx", "MemoryX utilization", ma.utilization.memoryx, mb.utilization.memoryx, true);
     add("utilization_swarmx", "SwarmX utilization", ma.utilization.swarmx, mb.utilization.swarmx, true);
+    if (a.cycleLevel || b.cycleLevel) {
+        // A run without a cycle-level part has no such figure (null in JSON, "-" in text).
+        const double none = std::numeric_limits<double>::quiet_NaN();
+        const auto cycle = [none](const RunReport& r, double CycleLevelReport::*figure) {
+            return r.cycleLevel ? (*r.cycleLevel).*figure : none;
+        };
+        add("cycle_level_cycles_per_token", "cycle-level cycles/token", cycle(a, &CycleLevelReport::cyclesPerToken),
+            cycle(b, &CycleLevelReport::cyclesPerToken), false);
+        add("cycle_level_tokens_per_s", "cycle-level tokens/s", cycle(a, &CycleLevelReport::tokensPerS),
+            cycle(b, &CycleLevelReport::tokensPerS), true);
+    }
     c.aBottleneck = ma.bottleneck;
     c.bBottleneck = mb.bottleneck;
     c.sameInput = a.manifest.inputSha256 == b.manifest.inputSha256;

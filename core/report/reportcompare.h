@@ -11,7 +11,9 @@ namespace waferscope::core::report {
 // every layer matched by name, so that a change of hardware, system count or config shows
 // where the time went.
 struct MetricChange {
-    std::string metric; // "step_time_s", "samples_per_s", ...
+    // "step_time_s", "samples_per_s", ...; "cycle_level_cycles_per_token" and
+    // "cycle_level_tokens_per_s" when either report carries a cycle-level run (NaN for the other)
+    std::string metric;
     std::string label; // "step time"
     double a = 0.0;
     double b = 0.0;

@@ -1,6 +1,7 @@
 #include "core/report/reportdocument.h"
 
 #include "core/common/units.h"
+#include "core/report/cyclelevelsections.h"
 #include "core/report/reportformat.h"
 
 #include <string>
@@ -92,6 +93,9 @@ std::vector<std::string> notes(const RunReport& r)
 {
     std::vector<std::string> all = r.metrics.notes;
     all.insert(all.end(), r.plan.notes.begin(), r.plan.notes.end());
+    if (r.cycleLevel)
+        for (const std::string& note : r.cycleLevel->notes)
+            all.push_back("Cycle level: " + note);
     return all;
 }
 
@@ -151,6 +155,8 @@ ReportDocument reportDocument(const RunReport& report)
     notesSection.items = notes(report);
     notesSection.whenEmpty = "No notes.";
     document.sections.push_back(std::move(notesSection));
+    for (ReportSection& section : cycleLevelSections(report))
+        document.sections.push_back(std::move(section));
     for (ReportChart& chart : reportCharts(report)) {
         ReportSection section;
         section.kind = ReportSection::Kind::Chart;

@@ -21,7 +21,9 @@ struct ReportTable {
 struct ReportSection {
     enum class Kind { Table, List, Chart };
     Kind kind = Kind::Table;
-    std::string id; // "manifest", "key_figures", "notes", a chart's id, "regions", "systems", "layers"
+    // "manifest", "key_figures", "notes", "cycle_level..." (cyclelevelsections.h), a chart's id,
+    // "regions", "systems", "layers"
+    std::string id;
     std::string title;
     ReportTable table; // Kind::Table
     std::vector<std::string> items; // Kind::List
@@ -35,7 +37,8 @@ struct ReportSection {
 struct ReportDocument {
     std::string title; // "WaferScope report: llama on 4 x cs3"
     std::string subtitle; // "Created ... from ..."
-    std::vector<ReportSection> sections; // manifest, key figures, notes, the charts, regions, systems, layers
+    // manifest, key figures, notes, the cycle-level run's, the charts, regions, systems, layers
+    std::vector<ReportSection> sections;
     std::string closing; // "Written by WaferScope 0.1.0."
     std::string pageFooter; // for paged renderings: the title and when it was created
 };

@@ -70,4 +70,17 @@ std::string orDash(const std::string& text)
     return text.empty() ? "-" : text;
 }
 
+std::string csvField(const std::string& text)
+{
+    if (text.find_first_of(",\"\r\n") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (const char c : text) {
+        if (c == '"')
+            quoted += '"';
+        quoted += c;
+    }
+    return quoted + "\"";
+}
+
 } // namespace waferscope::core::report::cells

@@ -2,8 +2,8 @@
 
 #include <string>
 
-// How a report writes its cells and its markup, shared by the report document, its charts and its
-// HTML page (internal to core/report).
+// How a report writes its cells and its markup, shared by the report document, its charts, its
+// HTML page and its CSV files (internal to core/report).
 namespace waferscope::core::report::cells {
 
 double finiteOr(double value, double fallback = 0.0);
@@ -16,5 +16,7 @@ std::string percent(double share, int decimals = 1); // "12.5 %"
 std::string seconds(double value); // SI: "3.2 ms"
 std::string rate(double value, const std::string& unit); // "1,234 samples/s"
 std::string orDash(const std::string& text); // "-" for nothing
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+std::string csvField(const std::string& text);
 
 } // namespace waferscope::core::report::cells

@@ -54,6 +54,21 @@ void printSlowestLayers(const engine::Metrics& m, std::ostream& out)
         out << "  ... " << order.size() - shown << " more (report.csv and --json list every layer)\n";
 }
 
+// The cycle-level run beside the model's figures; the HTML report and cycle_vs_model.csv have the regions.
+void printCycleLevel(const RunReport& report, std::ostream& out)
+{
+    const CycleLevelReport& c = *report.cycleLevel;
+    const double modelCycles = report.metrics.stepTimeS * c.clockHz;
+    const std::optional<double> ratio = measuredOverModel(c.cyclesPerToken, modelCycles);
+    char error[32];
+    std::snprintf(error, sizeof error, "%.3g", c.maxAbsLogitError);
+    out << "  cycle level: " << formatFixed(c.cyclesPerToken, 0) << " cycles per decode token, the model "
+        << formatFixed(modelCycles, 0) << " (measured / model " << (ratio ? formatFixed(*ratio, 2) : "-") << "), "
+        << formatFixed(c.tokensPerS, 0) << " tokens/s\n               tokens "
+        << (c.tokensMatchReference ? "match the reference's" : "differ from the reference's")
+        << ", largest logit error " << error << "\n";
+}
+
 } // namespace
 
 std::string reportSummary(const RunReport& report)
@@ -68,6 +83,8 @@ std::string reportSummary(const RunReport& report)
         << percent(m.utilization.fabric) << ", I/O " << percent(m.utilization.io) << ", MemoryX "
         << percent(m.utilization.memoryx) << ", SwarmX " << percent(m.utilization.swarmx) << "\n";
     out << "  bottleneck: " << toString(m.bottleneck) << "\n";
+    if (report.cycleLevel)
+        printCycleLevel(report, out);
     if (!m.checkpointStrategy.empty() && m.checkpointStrategy != "all_blocks") {
         out << "  checkpoints: " << m.checkpointStrategy;
         if (m.checkpointStrategy == "every_k")

@@ -43,10 +43,13 @@ void syncDirectory(const fs::path& directory)
 std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan)
 {
-    return { { "report.json", reportToJson(report) }, { "report.csv", reportCsv(report) },
+    std::vector<ReportFile> files { { "report.json", reportToJson(report) }, { "report.csv", reportCsv(report) },
         { "report.html", reportHtml(report) },
         { "trace.json", ContentWriter([&run, &plan](const auto& sink) { writeChromeTrace(run, &plan, sink); }) },
         { "summary.txt", reportSummary(report) } };
+    if (report.cycleLevel)
+        files.emplace_back("cycle_vs_model.csv", cycleVsModelCsv(*report.cycleLevel));
+    return files;
 }
 
 std::optional<Diagnostic> writeRunDirectory(

@@ -16,7 +16,8 @@
 namespace waferscope::core::report {
 
 // A run directory (`waferscope-cli run --model_dir DIR`, the GUI's File > Export report):
-// report.json, report.csv, report.html, trace.json and summary.txt.
+// report.json, report.csv, report.html, trace.json and summary.txt, and cycle_vs_model.csv for a
+// report that carries a cycle-level run.
 struct ReportFile {
     ReportFile(std::string fileName, std::string text)
         : name(std::move(fileName))
@@ -33,8 +34,8 @@ struct ReportFile {
     ContentWriter writer;
 };
 
-// The five files of a run, in the order above. The trace is produced while it is written:
-// `run` and `plan` must outlive the files.
+// The files of a run, in the order above. The trace is produced while it is written: `run` and
+// `plan` must outlive the files.
 std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan);
 

@@ -5,6 +5,7 @@
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/report/cyclelevelreport.h"
 
 #include <cstdint>
 #include <optional>
@@ -33,7 +34,9 @@ struct Manifest {
     int users = 1;
     std::int64_t promptTokens = 0; // 0 = the engine's default
     std::string calibrationVersion;
-    std::uint64_t seed = 0; // the model-level engine draws no random numbers: always 0
+    // The model-level engine draws no random numbers: 0, unless the report carries a cycle-level
+    // run, whose weights and prompt this seeds.
+    std::uint64_t seed = 0;
 };
 
 // One placed region with the layer figures that ran on it.
@@ -93,6 +96,9 @@ struct RunReport {
     std::vector<LaneReport> lanes;
     double spanS = 0.0; // the timeline's span
     std::optional<engine::ScalingSweep> scaling;
+    // `run --level cycle`: the same plan executed on the cycle-level fabric. report.json holds it
+    // as "cycle_level" only when present.
+    std::optional<CycleLevelReport> cycleLevel;
 };
 
 inline constexpr int kReportVersion = 1;

@@ -47,3 +47,13 @@ WS_TEST(helpListsEveryOption)
     WS_CHECK_CONTAINS(parser.helpText(), "the params YAML");
     WS_CHECK_CONTAINS(parser.helpText(), "--help");
 }
+
+WS_TEST(helpOfSeveralLinesContinuesUnderItsFirst)
+{
+    ArgParser parser("waferscope-cli x", "does x");
+    parser.addOption("level", "LEVEL", "model or cycle;\nthe second line");
+    // "  --level LEVEL" padded to the help column, 26 characters from the left.
+    const std::string first = "  --level LEVEL";
+    WS_CHECK_CONTAINS(parser.helpText(),
+        first + std::string(26 - first.size(), ' ') + "model or cycle;\n" + std::string(26, ' ') + "the second line\n");
+}

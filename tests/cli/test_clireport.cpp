@@ -1,5 +1,6 @@
-// waferscope-cli run --model_dir and compare: the run directory as a user gets it, the exit
-// codes for directories that cannot be written, and the real binary killed while it writes.
+// waferscope-cli run --model_dir and compare: the run directory as a user gets it (of a model-level
+// and of a cycle-level run), the exit codes for directories that cannot be written, and the real
+// binary killed while it writes.
 #include "testing.h"
 
 #include "clirunner.h"
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,22 @@ std::vector<std::string> runArgs(const fs::path& dir, const std::string& numCsx)
 }
 
 const char* const kFiles[] = { "report.json", "report.csv", "report.html", "trace.json", "summary.txt" };
+
+// tiny_llama's decode at cycle level on a CS-2: a few seconds.
+std::vector<std::string> cycleArgs(const std::string& tokens, const std::string& seed)
+{
+    return { "run", "--params", waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml", "--system", "cs2",
+        "--mode", "inference", "--level", "cycle", "--prompt_tokens", "3", "--tokens", tokens, "--seed", seed };
+}
+
+std::vector<std::string> split(const std::string& text, char separator)
+{
+    std::vector<std::string> parts;
+    std::istringstream in(text);
+    for (std::string part; std::getline(in, part, separator);)
+        parts.push_back(part);
+    return parts;
+}
 
 } // namespace
 
@@ -153,5 +171,88 @@ WS_TEST(killedCliLeavesWholeReports)
         const std::string html = waferscope::test::readFile(dir / "report.html");
         WS_CHECK(html.rfind("</html>") != std::string::npos && html.size() - html.rfind("</html>") <= 8);
     }
+    fs::remove_all(dir);
+}
+
+WS_TEST(cycleLevelRunWritesTheModelReportBesideTheCycleFigures)
+{
+    const fs::path dir = waferscope::test::freshDirectory("cyclerun");
+    std::vector<std::string> args = cycleArgs("2", "1");
+    args.insert(args.end(), { "--model_dir", (dir / "a").string(), "--json" });
+    const Result ran = run(args);
+    WS_REQUIRE(ran.code == 0);
+    const nlohmann::json printed = nlohmann::json::parse(ran.out);
+    for (const char* name : kFiles)
+        WS_CHECK(fs::is_regular_file(dir / "a" / name));
+    const nlohmann::json report = nlohmann::json::parse(waferscope::test::readFile(dir / "a" / "report.json"));
+
+    // The cycle-level figures are those --json printed for the same run, key for key.
+    WS_CHECK(report["cycle_level"] == printed);
+    WS_CHECK_EQ(report["manifest"]["seed"].get<int>(), 1);
+    WS_CHECK_EQ(report["manifest"]["options"]["prompt_tokens"].get<int>(), 3);
+    // The rest is the model level's report of the same plan and prompt.
+    const Result model = run({ "run", "--params", waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml",
+        "--system", "cs2", "--mode", "inference", "--prompt_tokens", "3", "--json" });
+    WS_REQUIRE(model.code == 0);
+    const nlohmann::json modelJson = nlohmann::json::parse(model.out);
+    WS_CHECK(report["totals"]["step_time_s"] == modelJson["step_time_s"]);
+    WS_REQUIRE(report["layers"].size() == modelJson["layers"].size());
+    for (std::size_t i = 0; i < report["layers"].size(); ++i)
+        WS_CHECK(report["layers"][i]["time_s"] == modelJson["layers"][i]["time_s"]);
+
+    // cycle_vs_model.csv: a row per region with the printed numbers and measured / model.
+    const std::vector<std::string> lines = split(waferscope::test::readFile(dir / "a" / "cycle_vs_model.csv"), '\n');
+    const nlohmann::json& regions = printed["regions"];
+    WS_REQUIRE(regions.size() > 10 && lines.size() == regions.size() + 1);
+    WS_CHECK_EQ(lines[0], std::string("op,kernel,measured_cycles,model_cycles,ratio,link_wavelets,busy_fraction,pes"));
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        const std::vector<std::string> cells = split(lines[i + 1] + ",", ',');
+        WS_REQUIRE(cells.size() == 8);
+        WS_CHECK_EQ(cells[0], regions[i]["op"].get<std::string>());
+        WS_CHECK_EQ(cells[1], regions[i]["kernel"].get<std::string>());
+        const double measured = regions[i]["measured_cycles"].get<double>();
+        const double modelCycles = regions[i]["model_cycles"].get<double>();
+        WS_CHECK_EQ(std::stod(cells[2]), measured);
+        WS_CHECK_EQ(std::stod(cells[3]), modelCycles);
+        if (modelCycles == 0.0)
+            WS_CHECK(cells[4].empty());
+        else
+            WS_CHECK_NEAR(std::stod(cells[4]), measured / modelCycles, 1e-15);
+        WS_CHECK_EQ(std::stod(cells[5]), regions[i]["link_wavelets"].get<double>());
+        WS_CHECK_EQ(std::stod(cells[6]), regions[i]["busy_fraction"].get<double>());
+        WS_CHECK_EQ(std::stoll(cells[7]), regions[i]["pes"].get<long long>());
+    }
+
+    // The HTML report: the tables, with every region of this two-block model and the totals.
+    const std::string html = waferscope::test::readFile(dir / "a" / "report.html");
+    WS_CHECK_CONTAINS(html, "<h2>Cycle level vs model</h2>");
+    WS_CHECK_CONTAINS(html, "<h2>Cycle level vs model by kernel</h2>");
+    for (const nlohmann::json& region : regions)
+        WS_CHECK_CONTAINS(html, "<td>" + region["op"].get<std::string>() + "</td>");
+    std::string cycles = std::to_string(std::llround(printed["cycles_per_token"].get<double>()));
+    for (int at = int(cycles.size()) - 3; at > 0; at -= 3)
+        cycles.insert(std::size_t(at), ",");
+    WS_CHECK_CONTAINS(html, "<td class=\"num\">" + cycles + "</td>");
+    WS_CHECK_CONTAINS(waferscope::test::readFile(dir / "a" / "summary.txt"), "cycle level: ");
+
+    // Another run, in text: it names the directory; compare reads both and lines up the cycle totals.
+    std::vector<std::string> other = cycleArgs("1", "2");
+    other.insert(other.end(), { "--model_dir", (dir / "b").string() });
+    const Result text = run(other);
+    WS_REQUIRE(text.code == 0);
+    WS_CHECK_CONTAINS(text.out, "cycle_vs_model.csv to " + (dir / "b").string());
+    const nlohmann::json b = nlohmann::json::parse(waferscope::test::readFile(dir / "b" / "report.json"));
+    const Result compared = run({ "compare", (dir / "a").string(), (dir / "b").string(), "--json" });
+    WS_REQUIRE(compared.code == 0);
+    const nlohmann::json comparison = nlohmann::json::parse(compared.out);
+    bool found = false;
+    for (const nlohmann::json& total : comparison["totals"])
+        if (total["metric"] == "cycle_level_cycles_per_token") {
+            found = true;
+            WS_CHECK(total["a"] == printed["cycles_per_token"]);
+            WS_CHECK(total["b"] == b["cycle_level"]["cycles_per_token"]);
+        }
+    WS_CHECK(found);
+    WS_CHECK_CONTAINS(run({ "compare", (dir / "a").string(), (dir / "b").string() }).out, "cycle-level cycles/token");
     fs::remove_all(dir);
 }
