@@ -495,13 +495,14 @@ void Document::exportReport(const QString& directory)
         Q_EMIT reportExported(directory, text);
         return;
     }
-    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions };
+    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun };
+    const bool withToken = bool(m_tokenRun);
     m_exporter->start<QString>(
         [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },
-        [this, directory](int, QString failure) {
+        [this, directory, withToken](int, QString failure) {
             if (failure.isEmpty()) {
-                Q_EMIT info(
-                    tr("%1: wrote the report (%2)").arg(directory, reportFileNames().join(QStringLiteral(", "))));
+                Q_EMIT info(tr("%1: wrote the report (%2)")
+                                .arg(directory, reportFileNames(withToken).join(QStringLiteral(", "))));
                 setIdle({});
             } else if (failure == reportCancelledMessage(directory)) {
                 Q_EMIT info(failure);

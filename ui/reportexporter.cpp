@@ -3,15 +3,19 @@
 #include "ui/document.h"
 #include "ui/reportpdf.h"
 
+#include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
 
 namespace waferscope::ui {
 
-QStringList reportFileNames()
+QStringList reportFileNames(bool tokenRun)
 {
-    return { QStringLiteral("report.json"), QStringLiteral("report.csv"), QStringLiteral("report.html"),
-        QStringLiteral("trace.json"), QStringLiteral("summary.txt"), QStringLiteral("report.pdf") };
+    QStringList names { QStringLiteral("report.json"), QStringLiteral("report.csv"), QStringLiteral("report.html"),
+        QStringLiteral("trace.json"), QStringLiteral("summary.txt") };
+    if (tokenRun)
+        names << QStringLiteral("cycle_vs_model.csv");
+    return names << QStringLiteral("report.pdf");
 }
 
 QString reportCancelledMessage(const QString& directory)
@@ -25,10 +29,12 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     if (!job.model || !job.plan || !job.run || !job.run->run)
         return QStringLiteral("%1: error: there is no run to export yet").arg(job.directory);
     const core::engine::RunResult& run = *job.run->run;
-    const core::report::RunReport report
+    core::report::RunReport report
         = core::report::makeReport(core::report::makeManifest(job.model->path.toStdString(), job.model->bytes,
                                        *job.model->graph, job.compileOptions, job.run->options, run.metrics),
             run, *job.plan, job.run->sweep.get());
+    if (job.tokenRun)
+        report.cycleLevel = core::report::cycleLevelReport(*job.tokenRun);
     std::vector<core::report::ReportFile> files = core::report::runDirectoryFiles(report, run, *job.plan);
     if (stopped())
         return reportCancelledMessage(job.directory);

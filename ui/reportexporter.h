@@ -2,6 +2,7 @@
 
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
+#include "core/cyclelevel/cyclerun.h"
 
 #include <QString>
 #include <QStringList>
@@ -23,12 +24,15 @@ struct ReportJob {
     std::shared_ptr<const core::ExecutionPlan> plan;
     std::shared_ptr<const RunState> run;
     core::CompileOptions compileOptions;
+    // A token run on the fabric of the same plan (Run token on fabric), or null: the report then
+    // has its "Cycle level vs model" part and cycle_vs_model.csv, as `run --level cycle` writes.
+    std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun;
 };
 
 // The files a report directory gets from the GUI, in writing order: the run directory of
 // `waferscope-cli run --model_dir` (report.json, report.csv, report.html, trace.json,
 // summary.txt) plus report.pdf.
-QStringList reportFileNames();
+QStringList reportFileNames(bool tokenRun = false);
 QString reportCancelledMessage(const QString& directory);
 
 // Writes the report directory on the calling thread (a worker: the Document's export lane), all

@@ -5,6 +5,7 @@
 #include "ui/placementpanel.h"
 #include "ui/playbackcontroller.h"
 #include "ui/regiontablemodel.h"
+#include "ui/reportexporter.h"
 #include "ui/stallwatch.h"
 #include "ui/tokenrun.h"
 
@@ -14,7 +15,13 @@
 #include "core/model/modelloader.h"
 
 #include <QAction>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThreadPool>
 
@@ -181,6 +188,23 @@ private Q_SLOTS:
                 }
         }
         QCOMPARE(measuredRows, int(expected.regions.size()));
+
+        // File > Export report carries the token run: report.json's cycle_level and
+        // cycle_vs_model.csv, as `run --level cycle --model_dir` writes them.
+        QTemporaryDir reportDir;
+        QVERIFY(reportDir.isValid());
+        QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
+        window->exportReport(reportDir.path());
+        QVERIFY(exported.wait(60000));
+        QCOMPARE(exported.last().at(1).toString(), QString());
+        for (const QString& name : ui::reportFileNames(true))
+            QVERIFY2(QFileInfo(reportDir.filePath(name)).size() > 0, qPrintable(name));
+        QFile reportFile(reportDir.filePath(QStringLiteral("report.json")));
+        QVERIFY(reportFile.open(QIODevice::ReadOnly));
+        const QJsonObject cycleLevel
+            = QJsonDocument::fromJson(reportFile.readAll()).object()[QStringLiteral("cycle_level")].toObject();
+        QCOMPARE(cycleLevel[QStringLiteral("cycles_per_token")].toDouble(), run->cyclesPerToken);
+        QCOMPARE(cycleLevel[QStringLiteral("regions")].toArray().size(), qsizetype(expected.regions.size()));
 
         // The frames: every position's, windows of about kTokenFrameCycles (the fabric may step
         // past a multiple of it); the last token's windows cover most of its cycles, all but the
