@@ -113,7 +113,7 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     if (!parser.value("seed"))
         cycleOptions.seed = 1;
     const std::int64_t threads = parseCount(parser, "threads", 1, 1024);
-    cycleOptions.threads = threads > 0 ? int(threads) : 1;
+    cycleOptions.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
     const bool quiet = parser.has("quiet");
     ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
     int exitCode = kExitOk;
@@ -216,8 +216,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         "--level cycle: decode steps, each generating one token (default 1). Not fabric --kernel's --tokens");
     parser.addOption("seed", "S", "--level cycle: seed of the random weights and the prompt (default 1)");
     parser.addOption("threads", "T",
-        "--level cycle: threads stepping the fabric (default 1: a token's active rows sit in one strip,\n"
-        "which one band of rows holds, so more threads do not help yet)");
+        "--level cycle: threads stepping the fabric (default: every core; the bands of rows follow the\n"
+        "token's active rows, and any count gives the same result bit for bit)");
     parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");
     parser.addFlag("json", "print one JSON object on stdout");
     parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");

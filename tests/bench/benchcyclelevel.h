@@ -4,9 +4,9 @@
 
 // A decode token executed on the cycle-level fabric (core/cyclelevel): seconds of one token
 // (the first decode step after a one-token prompt, the plan already built) and the process's
-// peak resident memory while building and running it, on one thread (a token's active rows sit
-// in one strip, which one band of rows holds: more threads do not help yet; GPT-2 small also
-// reports `fabric_gpt2_small_decode_token_s_N_threads` with every core).
+// peak resident memory while building and running it, on every core (`..._decode_token_threads`;
+// the bands of rows follow the token's active rows). GPT-2 small also reports
+// `fabric_gpt2_small_decode_token_s_1_thread` and `..._s_N_threads` for N cores.
 // GPT-2 small on a full CS-2 (`fabric_gpt2_small_decode_token_s`, `..._peak_rss_mb`) and Llama
 // 3.2 1B on a full CS-3 (`fabric_llama3p2_1b_decode_token_s`, `..._peak_rss_mb`), both from
 // samples/, with their cycles per token. `quick` runs a small Llama on a full CS-2 instead.
