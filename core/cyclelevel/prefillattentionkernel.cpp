@@ -12,8 +12,10 @@
 //
 // Phase 1, S = Q K^T, output stationary: PE (x, y) accumulates the score tile (query band y,
 // key band x) while the query tiles move along row y and the key tiles up column x, one
-// head-dimension block a step (PrefillGrid::blockAt). The inputs arrive already skewed: each PE
-// keeps its step-0 tiles from the lanes fed along its row.
+// head-dimension block a step (PrefillGrid::blockAt). The inputs arrive already skewed: each
+// block row's query, key and value lanes carry its PEs' step-0 tiles, and every PE of the row
+// takes each lane whole and keeps its own tile (so no PE starts shifting while a lane still
+// passes its router on the way to a farther PE).
 // Phase 2, each query row's softmax over the PEs (0..y, y): a max chain to the diagonal PE,
 // which sends the maxima back; the exponentials; a sum chain, and the sums back (as the decode
 // kernel does along its row). The exponentials E stay where their scores were, unnormalised: the
@@ -26,11 +28,16 @@
 // Causal masking: tiles above the diagonal (key band > query band) are skipped. Their PEs
 // compute no scores, exponentials or weighted values, take no part in the softmax, and no
 // partial output is formed or moved before its first PE on or below the diagonal. They still
-// relay the ring tiles a later PE of their ring needs (PrefillGrid), a store and a send a
-// wavelet; nothing else crosses them. A diagonal tile is computed whole and masked inside.
+// take their row's lanes and relay the ring tiles a later PE of their ring needs (PrefillGrid),
+// a store and a send a wavelet. A diagonal tile is computed whole and masked inside.
 //
-// A ring step: compute with the tiles held, send them on (row tile, then column tile), wait for
-// the next step's. Every tile a PE holds has its own buffer, so a send never races a receive.
+// A ring step: compute with the tiles held, then the row shift, then the column shift, each a
+// send, then the receive armed and awaited. The data tasks take the engine before the program
+// does, so a receive armed before the send (which waits for the PE's previous send to drain)
+// would hold the send back until the whole incoming tile is stored; in this order the exchanges
+// of a step follow one another the same way at every PE.
+// Every tile a PE holds has its own buffer, so a send never races a receive: a PE of block row
+// y and column x holds at most 2 (n_y + n_x) d + n_y n_x + 2 n_y floats, n the band sizes.
 //
 // Numbers: referenceops.h's attention of query i over keys 0..i, except that the sums over the
 // head dimension (scores), over the keys (row sums) and over the keys again (weighted values) run
@@ -41,6 +48,7 @@
 #include "core/cyclelevel/kernelsupport.h"
 #include "core/cyclelevel/prefillsteps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -151,8 +159,7 @@ std::vector<Pe> PrefillAttentionKernel::taps(PrefillOperand operand, std::size_t
     const int row = m_lanes[std::size_t(operand)][lane].y - m_spec.frame.y0;
     std::vector<Pe> pes;
     for (int x = 0; x < g; ++x)
-        if (feedSkip(operand, x, row % g) >= 0)
-            pes.push_back(at(row / g, x, row % g));
+        pes.push_back(at(row / g, x, row % g));
     return pes;
 }
 
@@ -299,21 +306,23 @@ void PrefillAttentionKernel::program(ProgramWriter& writer, int queryColor, int 
     for (int h = 0; h < m_spec.heads; ++h) {
         for (int y = 0; y < g; ++y) {
             for (int x = 0; x < g; ++x) {
-                // The feed: each PE keeps its tiles of its row's lanes.
+                // The feed: every PE of a row takes each of the row's lanes whole and keeps its
+                // own tile of it, so that no PE starts its ring sends while a lane still passes.
                 const Pe pe = at(h, x, y);
                 const Buffers& own = buffers(h, x, y);
                 std::vector<int> armed;
                 for (std::size_t op = 0; op < kPrefillOperands; ++op) {
-                    const std::int64_t skip = feedSkip(PrefillOperand(op), x, y);
-                    if (skip < 0)
+                    const Lanes& lanes = m_lanes[op];
+                    const auto lane
+                        = std::find_if(lanes.begin(), lanes.end(), [&](const Lane& l) { return l.y == pe.y; });
+                    if (lane == lanes.end())
                         continue;
-                    std::size_t lane = 0;
-                    while (m_lanes[op][lane].y != pe.y)
-                        ++lane;
-                    const auto target = std::uint32_t(op == 0 ? own.query[0] : op == 1 ? own.key[0] : own.value[0]);
+                    const std::int64_t skip = feedSkip(PrefillOperand(op), x, y);
+                    const std::int64_t target = op == 0 ? own.query[0] : op == 1 ? own.key[0] : own.value[0];
                     writer.arm(pe.x, pe.y, colors[op],
-                        keepTask(target, m_lanes[op][lane].size(), std::uint32_t(skip),
-                            tileSize(PrefillOperand(op), x, y, 0)));
+                        keepTask(std::uint32_t(std::max<std::int64_t>(0, target)), lane->size(),
+                            std::uint32_t(std::max<std::int64_t>(0, skip)),
+                            skip < 0 ? 0 : tileSize(PrefillOperand(op), x, y, 0)));
                     armed.push_back(colors[op]);
                 }
                 for (const int color : armed)
@@ -327,6 +336,16 @@ void PrefillAttentionKernel::program(ProgramWriter& writer, int queryColor, int 
     }
 }
 
+void PrefillAttentionKernel::exchange(ProgramWriter& writer, Pe pe, const Transfer& out, const Transfer& in) const
+{
+    if (out.wavelets > 0)
+        writer.send(pe.x, pe.y, out.color, out.offset, out.wavelets);
+    if (in.wavelets > 0)
+        writer.arm(pe.x, pe.y, in.color, storeTask(in.offset, in.wavelets));
+    if (in.wavelets > 0)
+        writer.await(pe.x, pe.y, in.color);
+}
+
 void PrefillAttentionKernel::programScores(ProgramWriter& writer, int head, int x, int y) const
 {
     const int g = m_grid.size();
@@ -335,32 +354,24 @@ void PrefillAttentionKernel::programScores(ProgramWriter& writer, int head, int 
     const int simd = m_context.simdWidth;
     bool started = false;
     for (int s = 0; s < g; ++s) {
-        const std::uint32_t inQuery = s + 1 < g ? queryWavelets(m_grid.ringSource(x), y, s) : 0;
-        const std::uint32_t inKey = s + 1 < g ? keyWavelets(x, m_grid.ringSource(y), s) : 0;
-        if (inQuery > 0)
-            writer.arm(pe.x, pe.y, m_rowShift[std::size_t(m_grid.ringPosition(x))],
-                storeTask(std::uint32_t(own.query[std::size_t(s) + 1]), inQuery));
-        if (inKey > 0)
-            writer.arm(pe.x, pe.y, m_columnShift[std::size_t(m_grid.ringPosition(y))],
-                storeTask(std::uint32_t(own.key[std::size_t(s) + 1]), inKey));
         const std::uint32_t block = m_grid.blockSize(m_grid.blockAt(x, y, s));
+        const auto query = std::uint32_t(std::max<std::int64_t>(0, own.query[std::size_t(s)]));
+        const auto key = std::uint32_t(std::max<std::int64_t>(0, own.key[std::size_t(s)]));
         if (m_grid.computes(x, y) && block > 0) {
             const steps::TileDims dims { m_grid.bandSize(y), m_grid.bandSize(x), block };
             writer.compute(pe.x, pe.y, steps::tileScores, steps::tileProductCycles(dims.rows, dims.cols, block, simd),
-                std::uint32_t(own.query[std::size_t(s)]), std::uint32_t(own.key[std::size_t(s)]), own.scores,
-                dims.packed(), 0.0f, started ? 0 : steps::kFirstTile);
+                query, key, own.scores, dims.packed(), 0.0f, started ? 0 : steps::kFirstTile);
             started = true;
         }
-        const int outEdge = (m_grid.ringPosition(x) + g - 1) % g;
-        if (const std::uint32_t out = queryWavelets(x, y, s))
-            writer.send(pe.x, pe.y, m_rowShift[std::size_t(outEdge)], std::uint32_t(own.query[std::size_t(s)]), out);
-        const int upEdge = (m_grid.ringPosition(y) + g - 1) % g;
-        if (const std::uint32_t out = keyWavelets(x, y, s))
-            writer.send(pe.x, pe.y, m_columnShift[std::size_t(upEdge)], std::uint32_t(own.key[std::size_t(s)]), out);
-        if (inQuery > 0)
-            writer.await(pe.x, pe.y, m_rowShift[std::size_t(m_grid.ringPosition(x))]);
-        if (inKey > 0)
-            writer.await(pe.x, pe.y, m_columnShift[std::size_t(m_grid.ringPosition(y))]);
+        if (s + 1 == g)
+            break;
+        const auto next = std::size_t(s) + 1;
+        exchange(writer, pe, { rowColor(x, false), query, queryWavelets(x, y, s) },
+            { rowColor(x, true), std::uint32_t(std::max<std::int64_t>(0, own.query[next])),
+                queryWavelets(m_grid.ringSource(x), y, s) });
+        exchange(writer, pe, { columnColor(y, false), key, keyWavelets(x, y, s) },
+            { columnColor(y, true), std::uint32_t(std::max<std::int64_t>(0, own.key[next])),
+                keyWavelets(x, m_grid.ringSource(y), s) });
     }
 }
 
@@ -403,41 +414,49 @@ void PrefillAttentionKernel::programWeightedValues(ProgramWriter& writer, int he
     const Pe pe = at(head, x, y);
     const Buffers& own = buffers(head, x, y);
     const int simd = m_context.simdWidth;
-    const std::uint8_t storage = m_context.flags();
     for (int s = 0; s < g; ++s) {
-        const std::uint32_t inPartial = s + 1 < g ? partialWavelets(m_grid.ringSource(x), y, s) : 0;
-        const std::uint32_t inValue = s + 1 < g ? valueWavelets(x, m_grid.ringSource(y), s) : 0;
-        const int inRow = m_rowShift.empty() ? -1 : m_rowShift[std::size_t(m_grid.ringPosition(x))];
-        const int inColumn = m_columnShift.empty() ? -1 : m_columnShift[std::size_t(m_grid.ringPosition(y))];
-        if (inPartial > 0)
-            writer.arm(pe.x, pe.y, inRow, storeTask(std::uint32_t(own.partial[std::size_t(s) + 1]), inPartial));
-        if (inValue > 0)
-            writer.arm(pe.x, pe.y, inColumn, storeTask(std::uint32_t(own.value[std::size_t(s) + 1]), inValue));
         const std::uint32_t block = m_grid.blockSize(m_grid.blockAt(x, y, s));
         const auto partial = std::uint32_t(std::max<std::int64_t>(0, own.partial[std::size_t(s)]));
-        const bool computes = m_grid.computes(x, y) && block > 0;
-        const steps::TileDims dims { m_grid.bandSize(y), block, m_grid.bandSize(x) };
-        if (computes) {
+        const auto value = std::uint32_t(std::max<std::int64_t>(0, own.value[std::size_t(s)]));
+        if (m_grid.computes(x, y) && block > 0) {
+            const steps::TileDims dims { m_grid.bandSize(y), block, m_grid.bandSize(x) };
             const std::uint8_t flags = std::uint8_t(
                 (x == y ? steps::kDiagonal : 0) | (m_grid.partialStarts(x, y, s) ? steps::kFirstTile : 0));
             writer.compute(pe.x, pe.y, steps::tileWeightedValues,
-                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, simd), own.scores,
-                std::uint32_t(own.value[std::size_t(s)]), partial, dims.packed(), 0.0f, flags);
+                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, simd), own.scores, value, partial,
+                dims.packed(), 0.0f, flags);
         }
-        const int outEdge = (m_grid.ringPosition(x) + g - 1) % g;
-        if (const std::uint32_t out = partialWavelets(x, y, s))
-            writer.send(pe.x, pe.y, m_rowShift[std::size_t(outEdge)], partial, out);
-        const int upEdge = (m_grid.ringPosition(y) + g - 1) % g;
-        if (const std::uint32_t out = valueWavelets(x, y, s))
-            writer.send(pe.x, pe.y, m_columnShift[std::size_t(upEdge)], std::uint32_t(own.value[std::size_t(s)]), out);
-        if (computes && m_grid.partialEnds(x, y, s))
-            writer.compute(pe.x, pe.y, steps::tileNormalise, steps::elementwiseCycles(dims.rows * dims.cols, 2, simd),
-                partial, own.sum, 0, dims.packed(), 0.0f, storage);
-        if (inPartial > 0)
-            writer.await(pe.x, pe.y, inRow);
-        if (inValue > 0)
-            writer.await(pe.x, pe.y, inColumn);
+        if (s + 1 == g)
+            break;
+        const auto next = std::size_t(s) + 1;
+        exchange(writer, pe, { rowColor(x, false), partial, partialWavelets(x, y, s) },
+            { rowColor(x, true), std::uint32_t(std::max<std::int64_t>(0, own.partial[next])),
+                partialWavelets(m_grid.ringSource(x), y, s) });
+        exchange(writer, pe, { columnColor(y, false), value, valueWavelets(x, y, s) },
+            { columnColor(y, true), std::uint32_t(std::max<std::int64_t>(0, own.value[next])),
+                valueWavelets(x, m_grid.ringSource(y), s) });
     }
+    // The partial outputs complete here, divided by the row sums and rounded.
+    for (int s = 0; s < g; ++s) {
+        const std::uint32_t block = m_grid.blockSize(m_grid.blockAt(x, y, s));
+        if (!m_grid.computes(x, y) || block == 0 || !m_grid.partialEnds(x, y, s))
+            continue;
+        const steps::TileDims dims { m_grid.bandSize(y), block, 0 };
+        writer.compute(pe.x, pe.y, steps::tileNormalise, steps::elementwiseCycles(dims.rows * dims.cols, 2, simd),
+            std::uint32_t(own.partial[std::size_t(s)]), own.sum, 0, dims.packed(), 0.0f, m_context.flags());
+    }
+}
+
+int PrefillAttentionKernel::rowColor(int x, bool incoming) const
+{
+    const int g = m_grid.size();
+    return m_rowShift[std::size_t((m_grid.ringPosition(x) + (incoming ? 0 : g - 1)) % g)];
+}
+
+int PrefillAttentionKernel::columnColor(int y, bool incoming) const
+{
+    const int g = m_grid.size();
+    return m_columnShift[std::size_t((m_grid.ringPosition(y) + (incoming ? 0 : g - 1)) % g)];
 }
 
 } // namespace waferscope::core::cyclelevel

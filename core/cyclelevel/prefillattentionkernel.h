@@ -81,6 +81,17 @@ private:
     // Where PE (x, y)'s fed tile of an operand starts in its lane, or -1 if none is fed.
     std::int64_t feedSkip(PrefillOperand operand, int x, int y) const;
     std::uint32_t tileSize(PrefillOperand operand, int x, int y, int step) const;
+    // One ring shift of a step: arm the receive of the incoming tile, send the outgoing one,
+    // wait for the incoming one (a transfer of no wavelets is left out).
+    struct Transfer {
+        int color = -1;
+        std::uint32_t offset = 0;
+        std::uint32_t wavelets = 0;
+    };
+    void exchange(ProgramWriter& writer, Pe pe, const Transfer& out, const Transfer& in) const;
+    // The ring colors PE column x (row y) sends on and receives on.
+    int rowColor(int x, bool incoming) const;
+    int columnColor(int y, bool incoming) const;
     void programScores(ProgramWriter& writer, int head, int x, int y) const;
     void programSoftmax(ProgramWriter& writer, int head, int x, int y) const;
     void programWeightedValues(ProgramWriter& writer, int head, int x, int y) const;

@@ -60,6 +60,7 @@ PrefillRun runPrefill(const PrefillCase& shape, Storage storage)
         for (int u = 0; u < frame.w; ++u) {
             const core::fabric::PeState& pe = harness.fabric().pe(frame.x(u), frame.y(v));
             run.fmacs += pe.fmacs;
+            run.fmacsAboveDiagonal += u > v % g ? pe.fmacs : 0; // block column u, block row v mod g
             run.peakSramBytes = std::max(run.peakSramBytes, pe.sramBytes());
         }
     }

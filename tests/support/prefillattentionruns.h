@@ -27,6 +27,7 @@ struct PrefillRun {
     std::vector<float> reference; // token i: referenceops attention() at position i over keys 0..i
     KernelMeasure measure;
     std::uint64_t fmacs = 0; // the region's PEs' multiply-adds
+    std::uint64_t fmacsAboveDiagonal = 0; // of the PEs whose key band lies after their query band
     int colors = 0; // the most colors any router carries
     std::int64_t peakSramBytes = 0; // the most any region PE holds
 };
