@@ -95,10 +95,11 @@ PrefillAttentionKernel::PrefillAttentionKernel(PrefillAttentionSpec spec, const 
         refuse(std::to_string(m_spec.heads) + " heads of " + std::to_string(g) + " x " + std::to_string(g)
             + " PEs need " + std::to_string(m_spec.heads * g) + " rows, the region has "
             + std::to_string(m_spec.frame.h));
-    if (m_grid.bandSize(g - 1) > steps::TileDims::kMaxSide || m_grid.blockSize(g - 1) > steps::TileDims::kMaxSide)
-        refuse("a tile of more than " + std::to_string(steps::TileDims::kMaxSide) + " tokens or dimensions");
-    if (m_grid.blockSize(g - 1) > steps::TileDims::kMaxInner)
-        refuse("a head-dimension block of more than " + std::to_string(steps::TileDims::kMaxInner));
+    // A band is the summed dimension of the weighted values, a block that of the scores.
+    const std::int64_t widest = std::max((m_spec.tokens + g - 1) / g, std::int64_t(m_spec.headDim + g - 1) / g);
+    if (widest > std::int64_t(steps::TileDims::kMaxInner))
+        refuse("a tile of " + std::to_string(widest) + " tokens or dimensions, more than a step takes ("
+            + std::to_string(steps::TileDims::kMaxInner) + ")");
 
     // The lanes: per frame row, the fed tiles of its PEs in column order.
     std::uint32_t next[kPrefillOperands] = {};
@@ -111,7 +112,6 @@ PrefillAttentionKernel::PrefillAttentionKernel(PrefillAttentionSpec spec, const 
                 if (length == 0)
                     continue;
                 m_lanes[op].push_back({ m_spec.frame.y(h * g + y), next[op], next[op] + length });
-                m_laneRow[op].push_back(y);
                 next[op] += length;
             }
         }
@@ -169,6 +169,10 @@ std::vector<float> PrefillAttentionKernel::feed(PrefillOperand operand, std::spa
     const auto d = std::size_t(m_spec.headDim);
     const auto tokens = std::size_t(m_spec.tokens);
     const int group = m_spec.heads / m_spec.kvHeads;
+    const auto count = std::size_t(operand == PrefillOperand::Query ? m_spec.heads : m_spec.kvHeads);
+    if (matrices.size() != count * tokens * d)
+        throw std::logic_error(m_spec.name + ": " + std::to_string(count) + " matrices of " + std::to_string(tokens)
+            + " x " + std::to_string(d) + " expected, got " + std::to_string(matrices.size()) + " values");
     std::vector<float> out;
     const Lanes& lanes = m_lanes[std::size_t(operand)];
     for (std::size_t lane = 0; lane < lanes.size(); ++lane) {

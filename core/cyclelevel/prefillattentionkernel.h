@@ -42,14 +42,14 @@ struct PrefillOutputTile {
 class PrefillAttentionKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) ALiBi, a frame too small for the heads, heads
-    // not a multiple of kvHeads, and tiles beyond what a step can address.
+    // not a multiple of kvHeads, and tiles of more than TileDims::kMaxInner tokens or dimensions.
     PrefillAttentionKernel(PrefillAttentionSpec spec, const KernelContext& context);
     const PrefillAttentionSpec& spec() const { return m_spec; }
     const PrefillGrid& grid() const { return m_grid; }
 
     // The lanes an operand arrives in: one per frame row that takes any of it, elements
-    // [begin, end) of the operand's feed vector (feed()). Each lane passes the PEs taps() lists,
-    // and each of them keeps its own tile of it.
+    // [begin, end) of the operand's feed vector (feed()). Every PE of the lane's row (taps())
+    // takes the whole lane and keeps its own tile of it.
     const Lanes& lanes(PrefillOperand operand) const { return m_lanes[std::size_t(operand)]; }
     std::vector<Pe> taps(PrefillOperand operand, std::size_t lane) const;
     // The feed vector of an operand from its matrices, head after head, each tokens x headDim
@@ -81,8 +81,8 @@ private:
     // Where PE (x, y)'s fed tile of an operand starts in its lane, or -1 if none is fed.
     std::int64_t feedSkip(PrefillOperand operand, int x, int y) const;
     std::uint32_t tileSize(PrefillOperand operand, int x, int y, int step) const;
-    // One ring shift of a step: arm the receive of the incoming tile, send the outgoing one,
-    // wait for the incoming one (a transfer of no wavelets is left out).
+    // One ring shift of a step: send the outgoing tile, then arm the receive of the incoming one
+    // and wait for it (a transfer of no wavelets is left out).
     struct Transfer {
         int color = -1;
         std::uint32_t offset = 0;
@@ -100,7 +100,6 @@ private:
     KernelContext m_context;
     PrefillGrid m_grid;
     std::array<Lanes, kPrefillOperands> m_lanes;
-    std::array<std::vector<int>, kPrefillOperands> m_laneRow; // per lane: block row y it feeds
     std::vector<int> m_rowShift; // per ring edge k (position k + 1 to k): its color along the rows, or -1
     std::vector<int> m_columnShift; // ... up the columns
     int m_chain[2] = { -1, -1 }; // the softmax reductions along each row to its diagonal PE

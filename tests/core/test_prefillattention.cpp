@@ -26,7 +26,7 @@ namespace {
 
 constexpr Storage kStorages[] = { Storage::Bf16, Storage::Fp16 };
 
-// { name, grid, heads, kv heads, head size, tokens }
+// { name, grid, heads, kv heads, head size, tokens (, SIMD width) }
 const std::vector<PrefillCase>& prefillCases()
 {
     static const std::vector<PrefillCase> cases {
@@ -161,6 +161,8 @@ const std::vector<PrefillCase>& sweepCases()
         { "2 heads 4x4, 48 tokens, head 32", 4, 2, 1, 32, 48 },
         { "5x5, 7 tokens, head 64", 5, 1, 1, 64, 7 },
         { "one PE, 16 tokens, head 64", 1, 1, 1, 64, 16 },
+        { "4x4, 40 tokens, SIMD 4", 4, 1, 1, 32, 40, 4 },
+        { "3x3, 64 tokens, SIMD 16", 3, 1, 1, 48, 64, 16 },
     };
     return cases;
 }
@@ -171,7 +173,7 @@ void checkClosedForm(const PrefillCase& shape)
 {
     const PrefillRun run = runPrefill(shape, Storage::Bf16);
     const engine::KernelCost model
-        = engine::costPrefillAttention({ shape.grid, shape.heads, shape.headDim, shape.tokens, 8 });
+        = engine::costPrefillAttention({ shape.grid, shape.heads, shape.headDim, shape.tokens, shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);
     const double error = (model.cycles - cycles) / cycles;

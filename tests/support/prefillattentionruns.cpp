@@ -25,7 +25,7 @@ std::vector<float> matrices(std::uint64_t key, int count, const PrefillCase& sha
 PrefillRun runPrefill(const PrefillCase& shape, Storage storage)
 {
     const int g = shape.grid;
-    DecodeKernelHarness harness(g, shape.heads * g, storage);
+    DecodeKernelHarness harness(g, shape.heads * g, storage, shape.simdWidth);
     PrefillAttentionSpec spec;
     spec.name = shape.name;
     spec.frame = harness.frame();

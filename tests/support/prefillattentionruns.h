@@ -20,6 +20,7 @@ struct PrefillCase {
     int kvHeads = 1;
     int headDim = 8;
     int tokens = 1;
+    int simdWidth = 8; // FP16 lanes of a PE's engine
 };
 
 struct PrefillRun {
