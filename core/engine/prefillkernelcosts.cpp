@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace waferscope::core::engine {
@@ -74,7 +75,6 @@ public:
     int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
     int source(int i) const { return member(m_position[std::size_t(i)] + 1); }
     int target(int i) const { return member(m_position[std::size_t(i)] - 1); }
-    int hops(int from, int to) const { return std::abs(from - to); }
     int blockAt(int x, int y, int s) const { return (m_position[std::size_t(x)] + m_position[std::size_t(y)] + s) % g; }
     bool computes(int x, int y) const { return x <= y && band(x) > 0 && band(y) > 0; }
     // Whether a PE the tile at (x, y) meets after step s along the row (the column) computes;
@@ -157,10 +157,16 @@ private:
 
 using Times = std::vector<double>; // per PE of the block, y * g + x
 
-// One ring phase from each PE's ready time: g steps of a product, then (but after the last) the
-// row shift and the column shift. Returns when each PE's last product ends.
-template <typename Product, typename RowOut, typename ColumnOut>
-Times ringPhase(const Tiling& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut)
+// One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
+// once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
+// is armed right after the Send, or at `reached` when it sends nothing.
+struct ShiftTimes {
+    Times received; // the program passes the receive's Await
+    Times drained; // the send has put its last wavelet into the router
+};
+
+template <typename Out>
+ShiftTimes shift(const Tiling& tiling, bool alongRows, const Times& reached, const Times& free, Out out)
 {
     const int g = tiling.g;
     const auto at = [g](int x, int y) { return std::size_t(y) * std::size_t(g) + std::size_t(x); };
@@ -169,51 +175,53 @@ Times ringPhase(const Tiling& tiling, Times ready, Product product, RowOut rowOu
             for (int x = 0; x < g; ++x)
                 body(x, y);
     };
-    const auto drained = [](double send, double n, double consumed, int hops) {
-        return std::max(send + n, consumed + n - kQueueDepth * double(hops + 1));
+    // The ring neighbour a PE receives from (source) or sends to.
+    const auto neighbour = [&](int x, int y, bool source) {
+        if (alongRows)
+            return std::pair { source ? tiling.source(x) : tiling.target(x), y };
+        return std::pair { x, source ? tiling.source(y) : tiling.target(y) };
     };
+    Times send(reached.size());
+    Times armed(reached.size());
+    every([&](int x, int y) {
+        send[at(x, y)] = std::max(reached[at(x, y)], free[at(x, y)]);
+        armed[at(x, y)] = out(x, y) > 0 ? send[at(x, y)] : reached[at(x, y)];
+    });
+    ShiftTimes times { Times(reached.size()), Times(reached.size()) };
+    every([&](int x, int y) {
+        const auto [fromX, fromY] = neighbour(x, y, true);
+        const auto in = double(out(fromX, fromY));
+        const double first = send[at(fromX, fromY)] + 1.0 + double(std::abs(fromX - x) + std::abs(fromY - y));
+        times.received[at(x, y)] = in > 0 ? std::max(armed[at(x, y)] + 1.0, first) + in : armed[at(x, y)];
+        // A send drains as its receiver stores, ahead by what the queues on the way hold.
+        const auto [toX, toY] = neighbour(x, y, false);
+        const auto sent = double(out(x, y));
+        const int hops = std::abs(toX - x) + std::abs(toY - y);
+        const double stored = std::max(armed[at(toX, toY)] + 1.0, send[at(x, y)] + 1.0 + double(hops)) + sent;
+        times.drained[at(x, y)]
+            = sent > 0 ? std::max(send[at(x, y)] + sent, stored - kQueueDepth * double(hops + 1)) : send[at(x, y)];
+    });
+    return times;
+}
+
+// One ring phase from each PE's ready time: g steps of a product, then (but after the last) the
+// row shift and the column shift. Returns when each PE's last product ends.
+template <typename Product, typename RowOut, typename ColumnOut>
+Times ringPhase(const Tiling& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut)
+{
     Times sendFree(ready.size(), 0.0);
-    for (int s = 0; s < g; ++s) {
+    for (int s = 0; s < tiling.g; ++s) {
         Times computed(ready.size());
-        every([&](int x, int y) { computed[at(x, y)] = ready[at(x, y)] + product(x, y, s); });
-        if (s + 1 == g)
+        for (std::size_t pe = 0; pe < ready.size(); ++pe)
+            computed[pe] = ready[pe] + product(int(pe) % tiling.g, int(pe) / tiling.g, s);
+        if (s + 1 == tiling.g)
             return computed;
-        // The row shift.
-        Times send(ready.size());
-        Times armed(ready.size());
-        every([&](int x, int y) {
-            send[at(x, y)] = std::max(computed[at(x, y)], sendFree[at(x, y)]);
-            armed[at(x, y)] = rowOut(x, y, s) > 0 ? send[at(x, y)] : computed[at(x, y)];
-        });
-        Times received(ready.size());
-        Times rowDrained(ready.size());
-        every([&](int x, int y) {
-            const int from = tiling.source(x);
-            const auto in = double(rowOut(from, y, s));
-            const double first = send[at(from, y)] + 1.0 + double(tiling.hops(from, x));
-            received[at(x, y)] = in > 0 ? std::max(armed[at(x, y)] + 1.0, first) + in : armed[at(x, y)];
-            const int to = tiling.target(x);
-            const auto out = double(rowOut(x, y, s));
-            const int hops = tiling.hops(x, to);
-            const double consumed = std::max(armed[at(to, y)] + 1.0, send[at(x, y)] + 1.0 + double(hops));
-            rowDrained[at(x, y)] = out > 0 ? drained(send[at(x, y)], out, consumed, hops) : send[at(x, y)];
-        });
+        const ShiftTimes row = shift(tiling, true, computed, sendFree, [&](int x, int y) { return rowOut(x, y, s); });
         // The column shift, once the row tile is in and the row send has drained.
-        every([&](int x, int y) {
-            send[at(x, y)] = std::max(received[at(x, y)], rowDrained[at(x, y)]);
-            armed[at(x, y)] = columnOut(x, y, s) > 0 ? send[at(x, y)] : received[at(x, y)];
-        });
-        every([&](int x, int y) {
-            const int from = tiling.source(y);
-            const auto in = double(columnOut(x, from, s));
-            const double first = send[at(x, from)] + 1.0 + double(tiling.hops(from, y));
-            ready[at(x, y)] = in > 0 ? std::max(armed[at(x, y)] + 1.0, first) + in : armed[at(x, y)];
-            const int to = tiling.target(y);
-            const auto out = double(columnOut(x, y, s));
-            const int hops = tiling.hops(y, to);
-            const double consumed = std::max(armed[at(x, to)] + 1.0, send[at(x, y)] + 1.0 + double(hops));
-            sendFree[at(x, y)] = out > 0 ? drained(send[at(x, y)], out, consumed, hops) : send[at(x, y)];
-        });
+        const ShiftTimes column
+            = shift(tiling, false, row.received, row.drained, [&](int x, int y) { return columnOut(x, y, s); });
+        ready = column.received;
+        sendFree = column.drained;
     }
     return ready;
 }
