@@ -345,9 +345,7 @@ void PrefillAttentionKernel::exchange(ProgramWriter& writer, Pe pe, const Transf
     if (out.wavelets > 0)
         writer.send(pe.x, pe.y, out.color, out.offset, out.wavelets);
     if (in.wavelets > 0)
-        writer.arm(pe.x, pe.y, in.color, storeTask(in.offset, in.wavelets));
-    if (in.wavelets > 0)
-        writer.await(pe.x, pe.y, in.color);
+        writer.armAndAwait(pe.x, pe.y, in.color, storeTask(in.offset, in.wavelets));
 }
 
 void PrefillAttentionKernel::programScores(ProgramWriter& writer, int head, int x, int y) const
