@@ -75,12 +75,15 @@ Wavelet executeTask(PeState& pe, int color, std::uint32_t payload, std::uint64_t
     Wavelet emitted;
     bool done = false;
     switch (task.kind) {
-    case TaskKind::Store:
-        pe.f32[task.vector + task.received] = std::bit_cast<float>(payload);
+    case TaskKind::Store: {
+        const std::uint32_t k = task.received - task.skip; // wraps for the wavelets before the range
+        if (task.received >= task.skip && k < task.use)
+            pe.f32[task.vector + k] = std::bit_cast<float>(payload);
         if (task.outColor != kNoColor)
             emitted = Wavelet::colored(task.outColor, payload);
         done = ++task.received == task.expected;
         break;
+    }
     case TaskKind::Relay:
         emitted = Wavelet::colored(task.outColor, payload);
         done = ++task.received == task.expected;

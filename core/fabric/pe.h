@@ -42,7 +42,8 @@ struct DataTask {
     std::uint32_t row = 0; // FmacStream: current local output row
     // FmacColumn: of the wavelets that arrive, the ones numbered [skip, skip + use) multiply
     // columns 0..use of the block; the others are dropped at one cycle each. A set outColor
-    // also sends every wavelet on (a multicast turned onto another color). Store likewise.
+    // also sends every wavelet on (a multicast turned onto another color). Store likewise: it
+    // keeps wavelets [skip, skip + use) at vector[0..use) and drops the others.
     std::uint32_t skip = 0;
     std::uint32_t use = 0xffffffffu;
     Format16 format = Format16::Fp16; // of the matrix (FmacColumn, FmacStream)

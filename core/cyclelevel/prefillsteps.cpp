@@ -1,0 +1,109 @@
+#include "core/cyclelevel/prefillsteps.h"
+
+#include "core/cyclelevel/computesteps.h"
+#include "core/cyclelevel/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace waferscope::core::cyclelevel::steps {
+
+using fabric::PeState;
+using fabric::Step;
+
+namespace {
+
+// Keys of row i a tile lets through: all, or 0..i on the diagonal.
+std::uint32_t visible(const Step& step, std::uint32_t row, std::uint32_t cols)
+{
+    return step.color & kDiagonal ? std::min(row + 1, cols) : cols;
+}
+
+} // namespace
+
+std::uint32_t tileProductCycles(std::uint32_t rows, std::uint32_t cols, std::uint32_t inner, int simdWidth)
+{
+    const std::uint64_t alongCols = std::uint64_t(rows) * elementwiseCycles(cols, 1, simdWidth);
+    const std::uint64_t alongRows = std::uint64_t(cols) * elementwiseCycles(rows, 1, simdWidth);
+    return std::uint32_t(std::max<std::uint64_t>(1, std::uint64_t(inner) * std::min(alongCols, alongRows)));
+}
+
+void tileScores(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const float* q = pe.f32.data() + step.a;
+    const float* k = pe.f32.data() + step.b;
+    float* s = pe.f32.data() + step.c;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            float sum = step.color & kFirstTile ? 0.0f : s[i * dims.cols + j];
+            for (std::uint32_t l = 0; l < dims.inner; ++l)
+                sum += q[i * dims.inner + l] * k[j * dims.inner + l];
+            s[i * dims.cols + j] = sum;
+        }
+    }
+    pe.fmacs += std::uint64_t(dims.rows) * dims.cols * dims.inner;
+}
+
+void tileRowMax(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    float* s = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        float top = -std::numeric_limits<float>::infinity();
+        for (std::uint32_t j = 0; j < visible(step, i, dims.cols); ++j) {
+            float& score = s[i * dims.cols + j];
+            score = score * step.scalar;
+            top = std::max(top, score);
+        }
+        pe.f32[step.c + i] = top;
+    }
+}
+
+void tileExponentials(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    float* s = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        const float top = pe.f32[step.b + i];
+        const std::uint32_t seen = visible(step, i, dims.cols);
+        float total = 0.0f;
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            float& score = s[i * dims.cols + j];
+            score = j < seen ? std::exp(score - top) : 0.0f;
+            total += j < seen ? score : 0.0f;
+        }
+        pe.f32[step.c + i] = total;
+    }
+}
+
+void tileWeightedValues(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const float* e = pe.f32.data() + step.a;
+    const float* v = pe.f32.data() + step.b;
+    float* out = pe.f32.data() + step.c;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        const std::uint32_t seen = visible(step, i, dims.inner);
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            float sum = step.color & kFirstTile ? 0.0f : out[i * dims.cols + j];
+            for (std::uint32_t k = 0; k < seen; ++k)
+                sum += e[i * dims.inner + k] * v[k * dims.cols + j];
+            out[i * dims.cols + j] = sum;
+        }
+    }
+    pe.fmacs += std::uint64_t(dims.rows) * dims.cols * dims.inner;
+}
+
+void tileNormalise(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const Storage storage = step.color & kBf16 ? Storage::Bf16 : Storage::Fp16;
+    float* out = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i)
+        for (std::uint32_t j = 0; j < dims.cols; ++j)
+            out[i * dims.cols + j] = roundToStorage(out[i * dims.cols + j] / pe.f32[step.b + i], storage);
+}
+
+} // namespace waferscope::core::cyclelevel::steps

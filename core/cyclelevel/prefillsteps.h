@@ -1,0 +1,49 @@
+#pragma once
+
+#include "core/fabric/pe.h"
+
+#include <cstdint>
+
+namespace waferscope::core::cyclelevel::steps {
+
+// The compute steps of the prefill attention kernel (prefillattentionkernel.h), by the numeric
+// contract of referenceops.h (6): each value they produce is the reference's expression, except
+// that the sums over the head dimension (scores), the keys (row sums) and the keys again (the
+// weighted values) run in the order the tiles come. Tiles are row-major FP32 in the PE's f32
+// array. Step fields: offsets a, b, c; d the packed tile dimensions (TileDims); flags in
+// Step::color: kBf16 (computesteps.h) and those below.
+
+constexpr std::uint8_t kFirstTile = 8; // the accumulator starts from zero rather than its contents
+constexpr std::uint8_t kDiagonal = 16; // a diagonal tile: query i of the band sees keys 0..i of it
+
+// rows x cols, over `inner` (the summed dimension of a product), packed into Step::d.
+struct TileDims {
+    std::uint32_t rows = 0;
+    std::uint32_t cols = 0;
+    std::uint32_t inner = 0;
+    static constexpr std::uint32_t kMaxSide = 2047; // rows and cols
+    static constexpr std::uint32_t kMaxInner = 1023;
+    std::uint32_t packed() const { return rows | cols << 11 | inner << 22; }
+    static TileDims unpack(std::uint32_t bits) { return { bits & 0x7ffu, (bits >> 11) & 0x7ffu, bits >> 22 }; }
+};
+
+// Engine cycles of a tile product (rows x cols outputs, `inner` terms each): an AXPY per
+// (inner index, output row or column) along the longer side of the output tile.
+std::uint32_t tileProductCycles(std::uint32_t rows, std::uint32_t cols, std::uint32_t inner, int simdWidth);
+
+// Scores: S[c] (rows x cols) += Q[a] (rows x inner) K[b]^T (K: cols x inner); each score a float
+// sum of q * k in the order of the head dimension.
+void tileScores(fabric::PeState& pe, const fabric::Step& step);
+// Scales the scores S[a] (rows x cols) in place by scalar (1 / sqrt(d)) and writes each query's
+// largest visible score to f32[c + i] (-infinity if it sees none).
+void tileRowMax(fabric::PeState& pe, const fabric::Step& step);
+// In place, with the row maxima m at f32[b]: e = exp(s - m) for the visible scores, 0 for the
+// masked ones; f32[c + i] = the sum of query i's e in key order, from 0.
+void tileExponentials(fabric::PeState& pe, const fabric::Step& step);
+// Partial outputs: O[c] (rows x cols) += E[a] (rows x inner) V[b] (inner x cols), each a float
+// sum of e * v in key order; masked keys of a diagonal tile are left out (not added as zeros).
+void tileWeightedValues(fabric::PeState& pe, const fabric::Step& step);
+// O[a] (rows x cols) = S(O / l), l the row sums at f32[b]: the head's outputs.
+void tileNormalise(fabric::PeState& pe, const fabric::Step& step);
+
+} // namespace waferscope::core::cyclelevel::steps

@@ -1,0 +1,373 @@
+// Closed form of the prefill attention kernel of the cycle-level run (declared in costmodel.h).
+//
+// It follows the kernel's programs (core/cyclelevel/prefillattentionkernel.cpp) through the
+// fabric's timing rules (core/fabric/pe.cpp, staticcolorfabric.cpp), at the grain of whole tiles,
+// as a max-plus recurrence over the PEs of one head's block (every head's block runs alike):
+//  - the feed: a block row's lanes pass each of its PEs at a wavelet a cycle, each PE taking
+//    them all; PE x has the last at 2 + x + the lanes' length;
+//  - a ring step of a PE: its tile product, then the row shift, then the column shift. A shift's
+//    Send starts once the PE's previous send has drained; the receive is armed right after it (or
+//    where the send would be) and stores a wavelet a cycle from the later of the cycle after the
+//    arm and the arrival of the sender's first wavelet (its Send + 1 + hops, a ring neighbour
+//    being one or two hops away); a send drains n cycles after it starts unless its receiver
+//    stores later, when it drains as the receiver stores, ahead by what the queues on the way
+//    hold (four wavelets a router);
+//  - the softmax along each block row: its chains as the decode attention's (chain hops of 1.5
+//    cycles on average over the router's round-robin), the back broadcasts a hop a cycle;
+//  - the divisions of the finished outputs at the end of each PE's program.
+// Engine cycles and link wavelets are counted exactly: the kernel fixes every tile's size and
+// route, and each task's wavelet and each compute step's cycles.
+#include "core/engine/costmodel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace waferscope::core::engine {
+
+namespace {
+
+constexpr double kChainHop = 1.5;
+constexpr double kQueueDepth = 4.0;
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : 0;
+}
+
+// computesteps' elementwiseCycles.
+double elementwise(std::int64_t elements, int ops, int simd)
+{
+    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, simd)));
+}
+
+// prefillsteps' tileProductCycles: an AXPY per (inner index, row or column of the output tile)
+// along the output tile's longer side.
+double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, int simd)
+{
+    const std::int64_t alongCols = rows * ceilDiv(cols, simd);
+    const std::int64_t alongRows = cols * ceilDiv(rows, simd);
+    return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
+}
+
+// The kernel's tiling and shift schedule (PrefillGrid), for one head's block.
+class Tiling {
+public:
+    explicit Tiling(const PrefillAttentionShape& shape)
+        : g(shape.grid)
+        , simd(std::max(1, shape.simdWidth))
+        , m_member(std::size_t(shape.grid))
+        , m_position(std::size_t(shape.grid))
+    {
+        for (int b = 0; b <= g; ++b) {
+            m_bands.push_back(shape.tokens * b / g);
+            m_blocks.push_back(std::int64_t(shape.headDim) * b / g);
+        }
+        for (int position = 0; position < g; ++position) { // 0, 2, 4, ..., 5, 3, 1
+            const int index = position < (g + 1) / 2 ? 2 * position : 2 * (g - 1 - position) + 1;
+            m_member[std::size_t(position)] = index;
+            m_position[std::size_t(index)] = position;
+        }
+    }
+    std::int64_t band(int b) const { return m_bands[std::size_t(b) + 1] - m_bands[std::size_t(b)]; }
+    std::int64_t block(int b) const { return m_blocks[std::size_t(b) + 1] - m_blocks[std::size_t(b)]; }
+    int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
+    int source(int i) const { return member(m_position[std::size_t(i)] + 1); }
+    int target(int i) const { return member(m_position[std::size_t(i)] - 1); }
+    int blockAt(int x, int y, int s) const { return (m_position[std::size_t(x)] + m_position[std::size_t(y)] + s) % g; }
+    bool computes(int x, int y) const { return x <= y && band(x) > 0 && band(y) > 0; }
+    // Whether a PE the tile at (x, y) meets after step s along the row (the column) computes;
+    // whether one it met before did.
+    bool rowLater(int x, int y, int s) const
+    {
+        for (int t = 1; t < g - s; ++t)
+            if (computes(member(m_position[std::size_t(x)] - t), y))
+                return true;
+        return false;
+    }
+    bool rowBefore(int x, int y, int s) const
+    {
+        for (int t = 1; t <= s; ++t)
+            if (computes(member(m_position[std::size_t(x)] + t), y))
+                return true;
+        return false;
+    }
+    bool columnLater(int x, int y, int s) const
+    {
+        for (int t = 1; t < g - s; ++t)
+            if (computes(x, member(m_position[std::size_t(y)] - t)))
+                return true;
+        return false;
+    }
+    std::int64_t queryTile(int x, int y, int s) const { return band(y) * block(blockAt(x, y, s)); }
+    std::int64_t keyTile(int x, int y, int s) const { return band(x) * block(blockAt(x, y, s)); }
+    // Wavelets PE (x, y) sends at step s: query tiles and partial outputs along its row, key and
+    // value tiles up its column.
+    std::int64_t queryOut(int x, int y, int s) const { return rowLater(x, y, s) ? queryTile(x, y, s) : 0; }
+    std::int64_t partialOut(int x, int y, int s) const
+    {
+        return (computes(x, y) || rowBefore(x, y, s)) && rowLater(x, y, s) ? queryTile(x, y, s) : 0;
+    }
+    std::int64_t columnOut(int x, int y, int s) const { return columnLater(x, y, s) ? keyTile(x, y, s) : 0; }
+    // The row's three lanes: the step-0 tiles of the PEs that take part or pass them on.
+    std::int64_t laneWavelets(int y) const
+    {
+        std::int64_t total = 0;
+        for (int x = 0; x < g; ++x) {
+            total += computes(x, y) || rowLater(x, y, 0) ? queryTile(x, y, 0) : 0;
+            total += computes(x, y) || columnLater(x, y, 0) ? 2 * keyTile(x, y, 0) : 0;
+        }
+        return total;
+    }
+    // Engine cycles of PE (x, y)'s products at step s: scores, then weighted values.
+    double scores(int x, int y, int s) const
+    {
+        const std::int64_t b = block(blockAt(x, y, s));
+        return computes(x, y) && b > 0 ? tileProduct(band(y), band(x), b, simd) : 0.0;
+    }
+    double weightedValues(int x, int y, int s) const
+    {
+        const std::int64_t b = block(blockAt(x, y, s));
+        return computes(x, y) && b > 0 ? tileProduct(band(y), b, band(x), simd) : 0.0;
+    }
+    // The divisions of the outputs that end at PE (x, y).
+    double normalise(int x, int y) const
+    {
+        double cycles = 0.0;
+        for (int s = 0; s < g; ++s) {
+            const std::int64_t b = block(blockAt(x, y, s));
+            if (computes(x, y) && b > 0 && !rowLater(x, y, s))
+                cycles += elementwise(band(y) * b, 2, simd);
+        }
+        return cycles;
+    }
+    double rowMax(int x, int y) const { return elementwise(band(y) * band(x), 2, simd); }
+    double exponentials(int x, int y) const { return elementwise(band(y) * band(x), 9, simd); }
+
+    int g;
+    int simd;
+
+private:
+    std::vector<std::int64_t> m_bands;
+    std::vector<std::int64_t> m_blocks;
+    std::vector<int> m_member;
+    std::vector<int> m_position;
+};
+
+using Times = std::vector<double>; // per PE of the block, y * g + x
+
+// One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
+// once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
+// is armed right after the Send, or at `reached` when it sends nothing.
+struct ShiftTimes {
+    Times received; // the program passes the receive's Await
+    Times drained; // the send has put its last wavelet into the router
+};
+
+template <typename Out>
+ShiftTimes shift(const Tiling& tiling, bool alongRows, const Times& reached, const Times& free, Out out)
+{
+    const int g = tiling.g;
+    const auto at = [g](int x, int y) { return std::size_t(y) * std::size_t(g) + std::size_t(x); };
+    const auto every = [g](const auto& body) {
+        for (int y = 0; y < g; ++y)
+            for (int x = 0; x < g; ++x)
+                body(x, y);
+    };
+    // The ring neighbour a PE receives from (source) or sends to.
+    const auto neighbour = [&](int x, int y, bool source) {
+        if (alongRows)
+            return std::pair { source ? tiling.source(x) : tiling.target(x), y };
+        return std::pair { x, source ? tiling.source(y) : tiling.target(y) };
+    };
+    Times send(reached.size());
+    Times armed(reached.size());
+    every([&](int x, int y) {
+        send[at(x, y)] = std::max(reached[at(x, y)], free[at(x, y)]);
+        armed[at(x, y)] = out(x, y) > 0 ? send[at(x, y)] : reached[at(x, y)];
+    });
+    ShiftTimes times { Times(reached.size()), Times(reached.size()) };
+    every([&](int x, int y) {
+        const auto [fromX, fromY] = neighbour(x, y, true);
+        const auto in = double(out(fromX, fromY));
+        const double first = send[at(fromX, fromY)] + 1.0 + double(std::abs(fromX - x) + std::abs(fromY - y));
+        times.received[at(x, y)] = in > 0 ? std::max(armed[at(x, y)] + 1.0, first) + in : armed[at(x, y)];
+        // A send drains as its receiver stores, ahead by what the queues on the way hold.
+        const auto [toX, toY] = neighbour(x, y, false);
+        const auto sent = double(out(x, y));
+        const int hops = std::abs(toX - x) + std::abs(toY - y);
+        const double stored = std::max(armed[at(toX, toY)] + 1.0, send[at(x, y)] + 1.0 + double(hops)) + sent;
+        times.drained[at(x, y)]
+            = sent > 0 ? std::max(send[at(x, y)] + sent, stored - kQueueDepth * double(hops + 1)) : send[at(x, y)];
+    });
+    return times;
+}
+
+// One ring phase from each PE's ready time: g steps of a product, then (but after the last) the
+// row shift and the column shift. Returns when each PE's last product ends.
+template <typename Product, typename RowOut, typename ColumnOut>
+Times ringPhase(const Tiling& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut)
+{
+    Times sendFree(ready.size(), 0.0);
+    for (int s = 0; s < tiling.g; ++s) {
+        Times computed(ready.size());
+        for (std::size_t pe = 0; pe < ready.size(); ++pe)
+            computed[pe] = ready[pe] + product(int(pe) % tiling.g, int(pe) / tiling.g, s);
+        if (s + 1 == tiling.g)
+            return computed;
+        const ShiftTimes row = shift(tiling, true, computed, sendFree, [&](int x, int y) { return rowOut(x, y, s); });
+        // The column shift, once the row tile is in and the row send has drained.
+        const ShiftTimes column
+            = shift(tiling, false, row.received, row.drained, [&](int x, int y) { return columnOut(x, y, s); });
+        ready = column.received;
+        sendFree = column.drained;
+    }
+    return ready;
+}
+
+// The cycle a chain's last PE takes the first wavelet (decodekernelcosts.cpp's chainHead).
+double chainHead(double headSend, const std::vector<double>& ready)
+{
+    double at = headSend + 2.0;
+    for (std::size_t p = 1; p < ready.size(); ++p)
+        at = std::max(p == 1 ? at : at + kChainHop, ready[p]);
+    return at;
+}
+
+// Each block row's softmax over PEs 0..y: the row maxima, a max chain to the diagonal PE and
+// back, the exponentials, a sum chain and back.
+void softmaxPhase(const Tiling& tiling, Times& ready)
+{
+    const int g = tiling.g;
+    for (int y = 0; y < g; ++y) {
+        const auto queries = double(tiling.band(y));
+        if (queries == 0.0)
+            continue;
+        std::vector<double> t;
+        for (int x = 0; x <= y; ++x)
+            t.push_back(ready[std::size_t(y * g + x)]);
+        for (const bool maximum : { true, false }) {
+            for (int x = 0; x <= y; ++x)
+                t[std::size_t(x)] += maximum ? tiling.rowMax(x, y) : tiling.exponentials(x, y);
+            if (y == 0)
+                continue;
+            std::vector<double> chainReady = t;
+            chainReady[0] = 0.0;
+            const double last = chainHead(t[0], chainReady) + queries;
+            for (int x = 0; x <= y; ++x)
+                t[std::size_t(x)] = x == y ? last : last + 1.0 + double(y - x) + queries;
+        }
+        for (int x = 0; x <= y; ++x)
+            ready[std::size_t(y * g + x)] = t[std::size_t(x)];
+    }
+}
+
+// Engine cycles and link loads of one head's block.
+struct Accounts {
+    std::vector<double> engine; // per PE
+    std::vector<double> links; // per PE and direction (0 east, 1 west, 2 south, 3 north)
+    double linkWavelets = 0.0;
+    void addPath(const Tiling& tiling, int x, int y, int toX, int toY, double wavelets)
+    {
+        const int g = tiling.g;
+        while (x != toX || y != toY) {
+            const int direction = toX > x ? 0 : toX < x ? 1 : toY > y ? 2 : 3;
+            links[(std::size_t(y) * std::size_t(g) + std::size_t(x)) * 4 + std::size_t(direction)] += wavelets;
+            linkWavelets += wavelets;
+            x += direction == 0 ? 1 : direction == 1 ? -1 : 0;
+            y += direction == 2 ? 1 : direction == 3 ? -1 : 0;
+        }
+    }
+};
+
+Accounts account(const Tiling& tiling)
+{
+    const int g = tiling.g;
+    Accounts accounts;
+    accounts.engine.assign(std::size_t(g) * std::size_t(g), 0.0);
+    accounts.links.assign(std::size_t(g) * std::size_t(g) * 4, 0.0);
+    for (int y = 0; y < g; ++y) {
+        const auto lanes = double(tiling.laneWavelets(y));
+        accounts.addPath(tiling, 0, y, g - 1, y, lanes); // every PE of the row takes every wavelet
+        const auto queries = double(tiling.band(y));
+        if (y > 0 && queries > 0.0) { // two chains to the diagonal PE, two broadcasts back
+            accounts.addPath(tiling, 0, y, y, y, 2.0 * queries);
+            accounts.addPath(tiling, y, y, 0, y, 2.0 * queries);
+        }
+        for (int x = 0; x < g; ++x) {
+            double& engine = accounts.engine[std::size_t(y * g + x)];
+            engine += lanes + tiling.normalise(x, y);
+            for (int s = 0; s < g; ++s) {
+                engine += tiling.scores(x, y, s) + tiling.weightedValues(x, y, s);
+                if (s + 1 == g)
+                    continue;
+                const int row = tiling.source(x);
+                const int column = tiling.source(y);
+                engine += double(
+                    tiling.queryOut(row, y, s) + tiling.partialOut(row, y, s) + 2 * tiling.columnOut(x, column, s));
+                accounts.addPath(
+                    tiling, x, y, tiling.target(x), y, double(tiling.queryOut(x, y, s) + tiling.partialOut(x, y, s)));
+                accounts.addPath(tiling, x, y, x, tiling.target(y), double(2 * tiling.columnOut(x, y, s)));
+            }
+            if (x <= y && queries > 0.0) {
+                engine += tiling.rowMax(x, y) + tiling.exponentials(x, y);
+                engine += y > 0 ? 2.0 * ((x > 0 ? queries : 0.0) + (x < y ? queries : 0.0)) : 0.0;
+            }
+        }
+    }
+    return accounts;
+}
+
+} // namespace
+
+KernelCost costPrefillAttention(const PrefillAttentionShape& shape)
+{
+    if (shape.grid < 1 || shape.heads < 1 || shape.headDim < 1 || shape.tokens < 1)
+        return {};
+    const Tiling tiling(shape);
+    const int g = tiling.g;
+
+    // The feed, then the three phases.
+    Times ready(std::size_t(g) * std::size_t(g), 0.0);
+    for (int y = 0; y < g; ++y) {
+        const std::int64_t lanes = tiling.laneWavelets(y);
+        for (int x = 0; x < g; ++x)
+            ready[std::size_t(y * g + x)] = lanes > 0 ? 2.0 + double(x) + double(lanes) : 0.0;
+    }
+    const auto queryOut = [&](int x, int y, int s) { return tiling.queryOut(x, y, s); };
+    const auto partialOut = [&](int x, int y, int s) { return tiling.partialOut(x, y, s); };
+    const auto columnOut = [&](int x, int y, int s) { return tiling.columnOut(x, y, s); };
+    ready = ringPhase(
+        tiling, ready, [&](int x, int y, int s) { return tiling.scores(x, y, s); }, queryOut, columnOut);
+    softmaxPhase(tiling, ready);
+    ready = ringPhase(
+        tiling, ready, [&](int x, int y, int s) { return tiling.weightedValues(x, y, s); }, partialOut, columnOut);
+    double last = 0.0;
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x)
+            last = std::max(last, ready[std::size_t(y * g + x)] + tiling.normalise(x, y));
+
+    const Accounts accounts = account(tiling);
+    const auto heads = double(shape.heads);
+    double busy = 0.0;
+    for (const double engine : accounts.engine)
+        busy += engine;
+    KernelCost cost;
+    cost.cycles = last + 1.0; // the fabric is quiescent the cycle after the last engine is free
+    cost.computeCycles = *std::max_element(accounts.engine.begin(), accounts.engine.end());
+    cost.fabricCycles = *std::max_element(accounts.links.begin(), accounts.links.end());
+    cost.latencyCycles = std::max(0.0, cost.cycles - std::max(cost.computeCycles, cost.fabricCycles));
+    cost.linkWavelets = heads * accounts.linkWavelets;
+    cost.peBusyFraction = std::min(1.0, heads * busy / (heads * double(g) * double(g) * cost.cycles));
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x <= y; ++x)
+            if (tiling.computes(x, y))
+                cost.fmacs += heads * 2.0 * double(tiling.band(y) * tiling.band(x) * shape.headDim);
+    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
+        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
+                                                                                      : Bound::Compute;
+    return cost;
+}
+
+} // namespace waferscope::core::engine
