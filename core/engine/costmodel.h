@@ -63,7 +63,7 @@ struct DecodeLane {
 };
 
 // What a GEMV region does with its sums at each output lane's exit (GemvKernel's Epilogue).
-enum class DecodeEpilogue : std::uint8_t { Round, Rotary, Residual, Activation, Gated, Logits };
+enum class DecodeEpilogue : std::uint8_t { Round, Rotary, Residual, Activation, Gated, Logits, Route };
 
 // The lane GEMV with a turn: GEMV column t (region column firstColumn + t) takes input lane
 // t mod inputs.size() (a part of it when several columns share the lane), turns it down its

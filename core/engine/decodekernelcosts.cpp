@@ -164,6 +164,8 @@ struct GemvGeometry {
         case DecodeEpilogue::Residual: // then the residual's add and rounding
         case DecodeEpilogue::Logits: // the bias alone, then the lane's argmax
             return 2.0 * round;
+        case DecodeEpilogue::Route: // the bias alone, then softmax, top-k and renormalisation
+            return round + elementwise(size, 12, simd);
         case DecodeEpilogue::Round:
             break;
         }

@@ -219,9 +219,8 @@ std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::i
         if (part == "ffn.down")
             return DecodeRegionCost { gemv(w, 0, ffn(), hidden, DecodeEpilogue::Residual), "gemv" };
         if (part == "ffn.router" && w >= 2) {
-            // The routing weights on the first row, then their top-k (a dozen SIMD operations each).
-            KernelCost route = gemv(w, 1, hidden, { { 0, config.numExperts } }, DecodeEpilogue::Round);
-            route.cycles += double((config.numExperts * 12 + m_simd - 1) / m_simd);
+            // The routing weights on the first row, then their softmax and top k at its exit.
+            const KernelCost route = gemv(w, 1, hidden, { { 0, config.numExperts } }, DecodeEpilogue::Route);
             return DecodeRegionCost { normThen(route), "norm+gemv", normCycles };
         }
         if (part == "ffn.experts" && w / pieces() >= 1) {

@@ -398,8 +398,9 @@ engine::DecodeEpilogue decodeEpilogue(Epilogue epilogue)
         return engine::DecodeEpilogue::Gated;
     case Epilogue::Logits:
         return engine::DecodeEpilogue::Logits;
-    case Epilogue::Route: // the MoE epilogues have no closed form yet; no case here uses them
-    case Epilogue::Combine:
+    case Epilogue::Route:
+        return engine::DecodeEpilogue::Route;
+    case Epilogue::Combine: // the experts' sum: timed within the whole MoE token (test_wafertoken)
         break;
     }
     return engine::DecodeEpilogue::Round;
@@ -423,6 +424,25 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
         const engine::DecodeGemvShape model { shape.w, shape.h, shape.firstColumn, decodeLanes(shape.input),
             decodeLanes(shape.output), decodeEpilogue(shape.epilogue), 8 };
         checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(model));
+    }
+}
+
+WS_TEST(routerClosedFormTracksTheFabric)
+{
+    // The MoE router: a GEMV to one lane of routing logits on the first row, whose exit then takes
+    // their softmax, top k and renormalised weights.
+    using E = Epilogue;
+    const std::vector<GemvCase> routers {
+        { "router 8 experts, 4 columns", 5, 4, 1, lanes(0, 4, 64), lanes(0, 1, 8), 64, 8, E::Route },
+        { "router 4 experts, 2 lanes", 3, 2, 0, lanes(0, 2, 32), lanes(0, 1, 4), 32, 4, E::Route },
+        { "router 64 experts, 6x6", 6, 6, 1, lanes(0, 6, 96), lanes(0, 1, 64), 96, 64, E::Route },
+    };
+    for (GemvCase shape : routers) {
+        shape.topK = 2;
+        const GemvRun run = runGemv(shape, Storage::Bf16);
+        const engine::DecodeGemvShape model { shape.w, shape.h, shape.firstColumn, decodeLanes(shape.input),
+            decodeLanes(shape.output), engine::DecodeEpilogue::Route, 8 };
+        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(model));
     }
 }
 

@@ -82,6 +82,10 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     spec.bias = shape.bias ? rowTensor(22, shape.outFeatures, 0.0f, storage) : WeightTensor::absent(storage);
     spec.epilogue = shape.epilogue;
     spec.activation = shape.activation;
+    if (shape.epilogue == Epilogue::Route) {
+        spec.experts = int(shape.outFeatures);
+        spec.topK = shape.topK;
+    }
     GemvKernel kernel(spec, harness.context());
     kernel.route(harness.book());
     GemvRun run;

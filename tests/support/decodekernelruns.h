@@ -47,6 +47,7 @@ struct GemvCase {
     core::cyclelevel::DecoderShape::Activation activation = core::cyclelevel::DecoderShape::Activation::Gelu;
     bool bias = false;
     std::int64_t position = 0; // Rotary
+    int topK = 0; // Route: the experts (outFeatures) the router picks per token
 };
 
 struct GemvRun {
