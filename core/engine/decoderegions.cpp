@@ -61,7 +61,6 @@ bool gated(const ModelConfig& config)
 
 DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
     : m_graph(graph)
-    , m_plan(plan)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
 {
     for (const Region& region : plan.regions)

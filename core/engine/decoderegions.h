@@ -56,7 +56,6 @@ private:
     int pieces() const; // of an MoE experts region
 
     const ModelGraph& m_graph;
-    const ExecutionPlan& m_plan;
     int m_simd = 8;
     std::map<std::string, const Region*> m_byName;
     std::vector<int> m_hiddenLanes; // by system
