@@ -204,8 +204,9 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
     parser.addOption("batch_size", "B", "training: global batch over all systems (default: the config's)");
     parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
-    parser.addOption(
-        "prompt_tokens", "P", "inference: prompt length for time to first token (default 1024 or the context)");
+    parser.addOption("prompt_tokens", "P",
+        "inference: prompt length for time to first token, and the positions a decode token attends\n"
+        "(default 1024 or the context; --level cycle: 16)");
     parser.addOption("model_dir", "DIR",
         "write the run's report files into DIR (created; other files are kept); with --level cycle\n"
         "also cycle_vs_model.csv and the cycle-level figures");

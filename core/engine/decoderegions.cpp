@@ -135,6 +135,20 @@ int DecodeRegions::ffnLanes(int layer) const
 
 std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::int64_t position) const
 {
+    if (region.op < 0 || region.op >= int(m_graph.ops.size()))
+        return std::nullopt;
+    const std::string part = partOf(region.opName);
+    const int layer = m_graph.ops[std::size_t(region.op)].layer;
+    Key key { part.empty() ? region.opName : part, region.rect.w, region.rect.h, hiddenLanes(region.system),
+        part.empty() ? 0 : ffnLanes(layer), position };
+    const auto found = m_costs.find(key);
+    if (found != m_costs.end())
+        return found->second;
+    return m_costs.emplace(std::move(key), compute(region, position)).first->second;
+}
+
+std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std::int64_t position) const
+{
     const ModelConfig& config = m_graph.config;
     const int lanes = hiddenLanes(region.system);
     if (lanes < 1 || region.op < 0 || region.op >= int(m_graph.ops.size()))

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace waferscope::core::engine {
@@ -30,6 +31,7 @@ struct DecodeRegionCost {
     double leadCycles = 0.0; // from its start until its input passes on to the ops beside it: its norm
 };
 
+// Thread: one caller at a time (costs are cached as they are asked for).
 class DecodeRegions {
 public:
     DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system);
@@ -57,8 +59,14 @@ private:
 
     const ModelGraph& m_graph;
     int m_simd = 8;
+    std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
+
     std::map<std::string, const Region*> m_byName;
     std::vector<int> m_hiddenLanes; // by system
+    // Costs by what they depend on (the op's part, the region's size, the lanes, the position):
+    // a model's blocks repeat one shape, and a deep model has tens of thousands of regions.
+    using Key = std::tuple<std::string, int, int, int, int, std::int64_t>;
+    mutable std::map<Key, std::optional<DecodeRegionCost>> m_costs;
 };
 
 } // namespace waferscope::core::engine

@@ -24,8 +24,7 @@ struct KernelMeasure {
     // output is final.
     std::uint64_t cycles = 0;
     // Until the Mark step that ends the last region PE's program, as WaferDecoder reports a
-    // region's finish. A step after a compute step does not wait for it, so this leaves out the
-    // last compute step's cycles.
+    // region's finish (the Mark runs once the PE's last compute step is done).
     std::uint64_t programCycles = 0;
     std::uint64_t busyCycles = 0; // engine cycles of the region's PEs: tasks and compute steps
     std::uint64_t linkWavelets = 0; // wavelets sent on the outgoing links of the region's PEs
