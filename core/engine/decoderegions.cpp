@@ -187,9 +187,9 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         shape.simdWidth = m_simd;
         return costDecodeGemv(shape);
     };
-    const double normCycles = costNormColumn(norm).cycles;
-    const auto normThen
-        = [&](const KernelCost& after) { return inSequence(costNormColumn(norm), double(lanes), after, pes); };
+    const KernelCost normCost = costNormColumn(norm);
+    const double normCycles = normCost.cycles;
+    const auto normThen = [&](const KernelCost& after) { return inSequence(normCost, double(lanes), after, pes); };
     const bool rotary = config.positions == ModelConfig::Positions::Rotary;
     const auto ffn = [&] { return evenLanes(ffnLanes(op.layer), config.filterSize); };
 

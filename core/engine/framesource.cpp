@@ -76,13 +76,13 @@ FrameSource::FrameSource(const ExecutionPlan& plan, const ModelGraph& graph, con
     std::optional<DecodeRegions> decode;
     if (plan.mode == ExecutionMode::Inference)
         decode.emplace(graph, plan, system);
+    const std::int64_t position = std::max<std::int64_t>(0, run.metrics.promptTokens - 1); // as the engine timed it
     for (std::size_t r = 0; r < plan.regions.size(); ++r) {
         const Region& region = plan.regions[r];
         const Op& op = graph.ops[std::size_t(region.op)];
         RegionLoad& load = m_forward[r];
         load.pesUsed = region.rect.area();
         if (decode) {
-            const std::int64_t position = std::max<std::int64_t>(0, run.metrics.promptTokens - 1);
             if (const std::optional<DecodeRegionCost> kernel = decode->cost(region, position)) {
                 const double links = 2.0 * double(std::max<std::int64_t>(1, load.pesUsed));
                 load.broadcastLoad = clamp01(kernel->cost.linkWavelets / links / std::max(1.0, kernel->cost.cycles));

@@ -50,15 +50,6 @@ std::string tokenList(const std::vector<std::int32_t>& ids, std::size_t shown = 
     return text;
 }
 
-ReportSection tableSection(std::string id, std::string title, ReportTable table)
-{
-    ReportSection section;
-    section.id = std::move(id);
-    section.title = std::move(title);
-    section.table = std::move(table);
-    return section;
-}
-
 std::string matchText(const CycleLevelReport& c)
 {
     if (c.tokensMatchReference)

@@ -26,15 +26,6 @@ ReportSection keyValues(std::string id, std::string title, const Pairs& pairs)
     return section;
 }
 
-ReportSection tableSection(std::string id, std::string title, ReportTable table)
-{
-    ReportSection section;
-    section.id = std::move(id);
-    section.title = std::move(title);
-    section.table = std::move(table);
-    return section;
-}
-
 std::string pageTitle(const RunReport& r)
 {
     const std::string system = r.manifest.system.empty() ? r.metrics.system : r.manifest.system;
@@ -171,6 +162,15 @@ ReportDocument reportDocument(const RunReport& report)
     document.closing = "Written by WaferScope " + orDash(report.manifest.version) + ".";
     document.pageFooter = document.title + ", created " + orDash(report.manifest.createdUtc);
     return document;
+}
+
+ReportSection tableSection(std::string id, std::string title, ReportTable table)
+{
+    ReportSection section;
+    section.id = std::move(id);
+    section.title = std::move(title);
+    section.table = std::move(table);
+    return section;
 }
 
 } // namespace waferscope::core::report

@@ -31,6 +31,9 @@ struct ReportSection {
     ReportChart chart; // Kind::Chart (its title is the section's)
 };
 
+// A table section.
+ReportSection tableSection(std::string id, std::string title, ReportTable table);
+
 // What a report says, apart from how it is drawn: report.html (reportHtml, here in core) and
 // report.pdf (ui/reportpdf, with Qt) are two renderings of the same document, so they cannot
 // drift apart.
