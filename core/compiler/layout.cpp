@@ -83,9 +83,9 @@ struct Sizer {
 
 // Inference: the decode kernels carry a vector along a strip as one lane per row, and a matrix
 // op's region turns each lane down a column of its own, after a column for a fused norm. So
-// every matrix region gets at least rows + 1 columns (or an equal share of the strip when it
-// is too narrow for that: fewer lanes), taken from the widest regions (never below what their
-// bytes need). A region alone in its strip gets the whole strip.
+// every matrix region gets at least rows + 1 columns (or as many as the strip leaves beside the
+// regions its bytes make wider: fewer lanes), taken from the widest regions (never below what
+// their bytes need). A region alone in its strip gets the whole strip.
 void widenForLanes(const std::vector<Unit>& units, std::size_t first, int rows, int bandWidth,
     std::int64_t capacityPerPe, const ModelGraph& graph, std::vector<int>& width)
 {
@@ -94,28 +94,29 @@ void widenForLanes(const std::vector<Unit>& units, std::size_t first, int rows, 
         width[0] = std::max(width[0], bandWidth);
         return;
     }
-    std::vector<int> floor(count);
     std::vector<int> memory(count);
-    int matrices = 0;
-    std::int64_t spare = bandWidth;
+    std::vector<bool> matrix(count);
     for (std::size_t i = 0; i < count; ++i) {
         const Unit& unit = units[first + i];
         memory[i] = int(std::min<std::int64_t>(bandWidth, ceilDiv(memoryPes(unit, capacityPerPe), rows)));
-        if (isMatrixOp(graph.ops[std::size_t(unit.op)].kind))
-            ++matrices;
-        else
-            spare -= std::max(memory[i], 1);
+        matrix[i] = isMatrixOp(graph.ops[std::size_t(unit.op)].kind);
     }
-    // rows + 1 columns, or an equal share of what the strip leaves the matrix regions.
-    const int lanes = int(std::clamp<std::int64_t>(matrices > 0 ? spare / matrices : rows + 1, 1, rows + 1));
-    std::int64_t needed = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        const bool matrix = isMatrixOp(graph.ops[std::size_t(units[first + i].op)].kind);
-        floor[i] = matrix ? std::max(memory[i], lanes) : std::max(memory[i], 1);
-        needed += floor[i];
-    }
-    if (needed > bandWidth)
+    // rows + 1 columns for each matrix region, or as many as the strip has room for beside what
+    // the regions' bytes need (a region that needs more than its share keeps it: fewer lanes).
+    std::vector<int> floor(count);
+    const auto needed = [&](int lanes) {
+        std::int64_t total = 0;
+        for (std::size_t i = 0; i < count; ++i)
+            total += matrix[i] ? std::max(memory[i], lanes) : std::max(memory[i], 1);
+        return total;
+    };
+    int lanes = rows + 1;
+    while (lanes > 1 && needed(lanes) > bandWidth)
+        --lanes;
+    if (needed(lanes) > bandWidth)
         return;
+    for (std::size_t i = 0; i < count; ++i)
+        floor[i] = matrix[i] ? std::max(memory[i], lanes) : std::max(memory[i], 1);
     for (std::size_t i = 0; i < count; ++i) {
         while (width[i] < floor[i]) {
             std::size_t donor = count;

@@ -175,6 +175,8 @@ std::string cycleRunToJson(const CycleRunResult& result)
             { { "op", region.op }, { "kernel", region.kernel }, { "measured_cycles", region.measuredCycles },
                 { "model_cycles", result.modelCycles[i] }, { "link_wavelets", region.linkWavelets },
                 { "busy_fraction", region.busyFraction }, { "pes", region.pes } });
+        if (!region.expertsChosen.empty())
+            regions.back()["experts_chosen"] = region.expertsChosen;
     }
     json["regions"] = regions;
     json["fabric"] = { { "colors_at_busiest_router", result.colorsAtBusiestRouter },

@@ -149,6 +149,8 @@ public:
     // Logits: the PE and f32 offset holding (best logit, token id bits) after the reduction.
     Pe argmaxPe() const { return exit(m_spec.output.size() - 1); }
     std::uint32_t argmaxOffset() const { return m_pair[m_spec.output.size() - 1]; }
+    // Route: the f32 offset at exit(0) of the token's routing weights (zero for experts not chosen).
+    std::uint32_t routingOffset() const { return m_weightsAt.front(); }
 
 private:
     int gemvColumns() const { return m_spec.frame.w - m_spec.firstColumn; }

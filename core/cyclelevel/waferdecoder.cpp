@@ -421,7 +421,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                     Tensor::Router, false, Epilogue::Route);
                 const std::vector<Frame> pieces = expertFrames(frame(6));
                 const std::string name = strip.regions[6]->opName;
-                impl.measured.push_back({ name, "experts", frame(6) });
+                impl.measured.push_back({ name, "experts", frame(6), block.router.get() });
                 for (int e = 0; e < int(s.experts); ++e) {
                     const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
                     const std::string expert = name + "." + std::to_string(e);

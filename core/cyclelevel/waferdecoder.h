@@ -25,6 +25,7 @@ struct RegionCycles {
     std::uint64_t linkWavelets = 0; // wavelets its routers sent over links during the token
     double busyFraction = 0.0; // engine-busy cycles / (PEs x measuredCycles)
     std::int64_t pes = 0;
+    std::vector<int> expertsChosen; // experts: the ones the router chose for the token, in order
 };
 
 struct TokenOnFabric {

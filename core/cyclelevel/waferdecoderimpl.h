@@ -64,6 +64,7 @@ struct WaferDecoder::Impl {
         std::string op;
         std::string kernel;
         Frame frame;
+        const GemvKernel* router = nullptr; // experts: the router whose weights choose them
     };
     std::vector<Measured> measured;
 

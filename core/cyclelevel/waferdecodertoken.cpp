@@ -232,6 +232,13 @@ Expected<TokenOnFabric> WaferDecoder::decode(std::int64_t position, std::int32_t
                 if (!state.program.empty() && !state.marks.empty())
                     finish = std::max<std::uint64_t>(finish, state.marks[0] - first);
             }
+        if (region.router) {
+            const Pe exit = region.router->exit(0);
+            const PeState& at = fabric.pe(exit.x, exit.y);
+            for (int e = 0; e < int(impl.shape.experts); ++e)
+                if (at.f32[region.router->routingOffset() + std::uint32_t(e)] != 0.0f)
+                    cycles.expertsChosen.push_back(e);
+        }
         cycles.pes = std::int64_t(region.frame.w) * region.frame.h;
         cycles.finishCycle = finish;
         cycles.measuredCycles = finish > previous ? finish - previous : 0;

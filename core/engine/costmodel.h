@@ -5,6 +5,7 @@
 #include "core/fabric/kernels.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,38 @@ struct DecodeGemvShape {
     std::vector<DecodeLane> outputs; // on distinct rows; Logits: consecutive rows
     DecodeEpilogue epilogue = DecodeEpilogue::Round;
     int simdWidth = 8;
+    // MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
+    // the `experts` routing weights, whose first wavelet reaches region column u, row v at
+    // routedAt + u + v; it multiplies only when its expert is `chosen`. inputsStored: the lanes
+    // were in before the weights came (they passed while the router computed).
+    std::optional<double> routedAt;
+    int experts = 0;
+    bool chosen = true;
+    bool inputsStored = false;
 };
 KernelCost costDecodeGemv(const DecodeGemvShape& shape);
+
+// An MoE experts region: `experts` experts side by side, each its up (gate) and down
+// projections on consecutive pieces of the region's columns (GemvKernel dispatch, one piece per
+// projection). Cycles run from the router's last step, as its routing weights leave its exit on
+// the region's first row, west of column 0; the token's (normalised) input lanes are already in.
+// A chosen expert multiplies; the others pass their streams on. Each down's exit scales its
+// output by its weight and adds it to the running sum that travels from exit to exit in expert
+// order; the last adds the residual. Which experts a token chooses is data: given `chosen`, the
+// cycles and busy engine cycles are that token's; without, their expectation over a uniformly
+// chosen set of topK.
+struct DecodeExpertsShape {
+    int width = 1;
+    int height = 1;
+    int experts = 1;
+    int topK = 1;
+    bool gatedFfn = true; // up, gate and down pieces (else up with its activation, and down)
+    std::vector<DecodeLane> hidden; // the input and output lanes
+    std::vector<DecodeLane> ffn; // the inner lanes between an expert's projections
+    int simdWidth = 8;
+    std::vector<int> chosen; // the token's experts (empty: any topK of them)
+};
+KernelCost costDecodeExperts(const DecodeExpertsShape& shape);
 
 // A LayerNorm or RMSNorm down one column, a lane per PE on consecutive rows.
 struct NormColumnShape {

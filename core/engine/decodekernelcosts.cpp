@@ -127,6 +127,8 @@ struct GemvGeometry {
     // multiplies its part.
     double fmacDone(int t, int row, std::int64_t outputs) const
     {
+        if (shape.routedAt)
+            return dispatchedFmacDone(t, row, outputs);
         if (!wide()) {
             // Whole lanes on colors of their own into one engine, a wavelet at a time: from the
             // first lane's arrival, every lane's wavelets back to back.
@@ -150,6 +152,30 @@ struct GemvGeometry {
             return last;
         const double perWavelet = elementwise(outputs, 1, simd);
         return last + 1.0 + double(sharesOf(t).front().use) * perWavelet - perWavelet;
+    }
+    // Dispatch: every wavelet stored as it comes (a cycle each, into one engine), then the
+    // routing weights stored and the expert selected (a cycle), then the FMACs from the buffers
+    // if chosen.
+    double dispatchedFmacDone(int t, int row, std::int64_t outputs) const
+    {
+        double stored = 0.0;
+        if (!shape.inputsStored) {
+            double first = std::numeric_limits<double>::max();
+            double total = 0.0;
+            for (const Share& share : sharesOf(t)) {
+                const DecodeLane& in = *share.in;
+                const int hops = std::abs(row - in.row);
+                first = std::min(first, 2.0 + double(shape.firstColumn + t) + (hops ? hops + 1 : 0));
+                total += double(in.size);
+            }
+            stored = first + total;
+        }
+        const double routed = *shape.routedAt + double(shape.firstColumn + t + row + shape.experts);
+        const double perWavelet = elementwise(outputs, 1, simd);
+        double multiply = 0.0;
+        for (const Share& share : sharesOf(t))
+            multiply += shape.chosen ? double(share.use) * perWavelet : 0.0;
+        return std::max(stored, routed) + 1.0 + multiply - perWavelet;
     }
     // The exit's compute steps after the chain: the bias and rounding, then the epilogue's own.
     double epilogueCycles(std::int64_t size) const
@@ -204,21 +230,28 @@ Work gemvWork(const GemvGeometry& geometry)
         const std::vector<GemvGeometry::Share> shares = geometry.sharesOf(t);
         for (int row = 0; row < shape.height; ++row) {
             const int k = geometry.outputAt[std::size_t(row)];
+            // Dispatch: the routing weights' stores and the selection at every PE with work.
+            const bool dispatch = shape.routedAt.has_value();
+            const double routing = dispatch ? double(shape.experts) + 1.0 : 0.0;
             if (k < 0) {
                 double turned = 0.0;
                 for (const GemvGeometry::Share& share : shares)
                     turned += row == share.in->row ? double(share.in->size) : 0.0;
-                work.add(turned);
+                if (turned > 0.0)
+                    work.add(turned + routing);
                 continue;
             }
             const std::int64_t size = shape.outputs[std::size_t(k)].size;
             const double perWavelet = elementwise(size, 1, geometry.simd);
-            // A split lane's column stores every wavelet, then multiplies its part; a whole
-            // lane's multiplies each as it comes.
-            double pe = perWavelet + (t > 0 ? double(size) : 0.0);
+            // A split lane's column (and a dispatched one's) stores every wavelet, then multiplies
+            // its part; a whole lane's multiplies each as it comes.
+            double pe = perWavelet + (t > 0 ? double(size) : 0.0) + routing;
             for (const GemvGeometry::Share& share : shares) {
                 const auto use = double(share.use);
-                pe += use * perWavelet + (share.split ? double(share.in->size) : double(share.in->size) - use);
+                if (dispatch)
+                    pe += (shape.chosen ? use * perWavelet : 0.0) + double(share.in->size);
+                else
+                    pe += use * perWavelet + (share.split ? double(share.in->size) : double(share.in->size) - use);
             }
             if (t + 1 == geometry.columns) {
                 pe += geometry.epilogueCycles(size) + (geometry.side ? double(size) : 0.0);
@@ -274,11 +307,11 @@ Traffic gemvTraffic(const GemvGeometry& geometry)
 // Each output row's chain starts as its columns finish their FMACs and carries the block behind
 // its first wavelet; the exit then runs the epilogue. Logits: the (value, id) pair goes down the
 // exits, each storing it (two wavelets), combining it (a cycle) and sending it the cycle after.
-double gemvCycles(const GemvGeometry& geometry)
+// Per output block: the cycle its exit's engine is free for the epilogue, the row's sums in.
+std::vector<double> gemvSumsIn(const GemvGeometry& geometry)
 {
-    const DecodeGemvShape& shape = geometry.shape;
-    std::vector<double> done; // per block: its exit's last step
-    for (const DecodeLane& out : shape.outputs) {
+    std::vector<double> in;
+    for (const DecodeLane& out : geometry.shape.outputs) {
         double last = geometry.fmacDone(0, out.row, out.size);
         if (geometry.columns > 1) {
             std::vector<double> ready;
@@ -287,8 +320,17 @@ double gemvCycles(const GemvGeometry& geometry)
             // The head sends once its engine is done with its inputs.
             last = chainHead(ready[0], ready) + double(out.size - 1);
         }
-        done.push_back(last + 1.0 + geometry.epilogueCycles(out.size));
+        in.push_back(last + 1.0);
     }
+    return in;
+}
+
+double gemvCycles(const GemvGeometry& geometry)
+{
+    const DecodeGemvShape& shape = geometry.shape;
+    std::vector<double> done = gemvSumsIn(geometry); // per block: its exit's last step
+    for (std::size_t k = 0; k < done.size(); ++k)
+        done[k] += geometry.epilogueCycles(shape.outputs[k].size);
     double cycles = *std::max_element(done.begin(), done.end());
     if (shape.epilogue == DecodeEpilogue::Logits) {
         double send = done[0];
@@ -315,6 +357,174 @@ KernelCost costDecodeGemv(const DecodeGemvShape& shape)
     for (const DecodeLane& out : shape.outputs)
         for (const DecodeLane& in : shape.inputs)
             cost.fmacs += double(in.size) * double(out.size);
+    return cost;
+}
+
+KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
+{
+    const int simd = std::max(1, shape.simdWidth);
+    const int experts = std::max(1, shape.experts);
+    const int parts = shape.gatedFfn ? 3 : 2;
+    const int pieces = experts * parts;
+    if (shape.width < pieces || shape.hidden.empty() || shape.ffn.empty())
+        return {};
+    const auto begin = [&](int piece) { return int(std::int64_t(shape.width) * piece / pieces); };
+    std::int64_t widest = 0;
+    std::int64_t hiddenTotal = 0;
+    for (const DecodeLane& lane : shape.hidden) {
+        widest = std::max(widest, lane.size);
+        hiddenTotal += lane.size;
+    }
+    const double round = elementwise(widest, 1, simd);
+    constexpr double kRoutedAt = 2.0; // the router's Send step to its first wavelet at column 0
+    const double chosenShare = double(std::clamp(shape.topK, 1, experts)) / double(experts);
+
+    const auto piece = [&](int index, const std::vector<DecodeLane>& in, const std::vector<DecodeLane>& out) {
+        DecodeGemvShape gemv;
+        gemv.width = begin(index + 1) - begin(index);
+        gemv.height = shape.height;
+        gemv.inputs = in;
+        gemv.outputs = out;
+        gemv.simdWidth = simd;
+        gemv.experts = experts;
+        gemv.routedAt = kRoutedAt + double(begin(index));
+        return gemv;
+    };
+    const auto latest = [](const std::vector<double>& times) { return *std::max_element(times.begin(), times.end()); };
+    // An expert's weighted output ready to join the sum at its down's exit, chosen or not.
+    const auto expertDone = [&](int e, bool chosen) {
+        DecodeGemvShape up = piece(e * parts, shape.hidden, shape.ffn);
+        up.inputsStored = true;
+        up.chosen = chosen;
+        up.epilogue = shape.gatedFfn ? DecodeEpilogue::Round : DecodeEpilogue::Activation;
+        const GemvGeometry upGeometry(up);
+        std::vector<double> inner = gemvSumsIn(upGeometry);
+        for (std::size_t k = 0; k < inner.size(); ++k)
+            inner[k] += upGeometry.epilogueCycles(shape.ffn[k].size);
+        if (shape.gatedFfn) {
+            // The gate rounds its sums, then takes up's lane (its side input) and applies the
+            // activation to one and multiplies by the other.
+            DecodeGemvShape gate = piece(e * parts + 1, shape.hidden, shape.ffn);
+            gate.inputsStored = true;
+            gate.chosen = chosen;
+            const std::vector<double> sums = gemvSumsIn(GemvGeometry(gate));
+            const double apart = double(begin(e * parts + 2) - begin(e * parts + 1));
+            for (std::size_t k = 0; k < inner.size(); ++k) {
+                const std::int64_t size = shape.ffn[k].size;
+                const double sideIn = inner[k] + 1.0 + apart + double(size);
+                inner[k] = std::max(sums[k] + elementwise(size, 1, simd), sideIn) + elementwise(size, 8, simd);
+            }
+        }
+        // The inner lanes leave the exits west of the down piece as the last is ready.
+        const double sent = latest(inner);
+        DecodeGemvShape down = piece(e * parts + parts - 1, shape.ffn, shape.hidden);
+        down.chosen = chosen;
+        *down.routedAt -= sent;
+        const std::vector<double> sums = gemvSumsIn(GemvGeometry(down));
+        return sent + latest(sums) + 2.0 * round; // the bias and rounding, the scaling by its weight
+    };
+    const auto exitColumn = [&](int e) { return double(begin((e + 1) * parts) - 1); };
+    // The sum from exit to exit (a wavelet a cycle behind the first, each exit adding as it
+    // forwards), then the last exit's rounding and residual: a max-plus chain, so the token's
+    // cycles are the largest over experts of its ready cycle plus the chain's tail after it.
+    std::vector<double> tail(std::size_t(experts), 0.0);
+    for (int e = experts - 2; e >= 0; --e)
+        tail[std::size_t(e)] = tail[std::size_t(e + 1)] + 1.0 + (exitColumn(e + 1) - exitColumn(e));
+    const double finish = double(widest) + 2.0 * round; // the adds, rounding and the residual
+    std::vector<double> ifChosen;
+    double idle = 0.0;
+    for (int e = 0; e < experts; ++e) {
+        ifChosen.push_back(expertDone(e, true) + tail[std::size_t(e)] + finish);
+        idle = std::max(idle, expertDone(e, false) + tail[std::size_t(e)] + finish);
+    }
+    const int k = std::clamp(shape.topK, 1, experts);
+    const auto isChosen
+        = [&](int e) { return std::find(shape.chosen.begin(), shape.chosen.end(), e) != shape.chosen.end(); };
+    double cycles = 0.0;
+    if (!shape.chosen.empty()) { // exact: the chosen's and the others' max-plus paths
+        for (int e = 0; e < experts; ++e)
+            cycles = std::max(
+                cycles, isChosen(e) ? ifChosen[std::size_t(e)] : expertDone(e, false) + tail[std::size_t(e)] + finish);
+    }
+    // Else the expectation over a uniform set of topK: the i-th smallest is the largest chosen
+    // with probability C(i, k - 1) / C(E, k) (i from 0).
+    std::sort(ifChosen.begin(), ifChosen.end());
+    double probability = 0.0; // C(i, k - 1) / C(E, k), updated as i grows
+    for (int i = k - 1; i < experts && shape.chosen.empty(); ++i) {
+        if (i == k - 1) {
+            probability = 1.0;
+            for (int j = 0; j < k; ++j)
+                probability *= double(k - j) / double(experts - j);
+        } else {
+            probability *= double(i) / double(i - k + 1);
+        }
+        cycles += probability * std::max(ifChosen[std::size_t(i)], idle);
+    }
+
+    // Engine cycles: each piece as a dispatched GEMV, its FMACs by the chance its expert is
+    // chosen; the gate's side stores and activation; the downs' scaling and the chain's adds;
+    // the last exit's rounding, residual and its side stores.
+    double busy = 0.0;
+    double busiestPe = 0.0;
+    double links = 0.0;
+    double busiestLink = 0.0;
+    std::vector<int> farthestTap(shape.hidden.size(), 0); // region column of each input lane's last tap
+    for (int p = 0; p < pieces; ++p) {
+        const bool isDown = p % parts == parts - 1;
+        DecodeGemvShape gemv = isDown ? piece(p, shape.ffn, shape.hidden) : piece(p, shape.hidden, shape.ffn);
+        gemv.epilogue = isDown || (shape.gatedFfn && p % parts == 0) ? DecodeEpilogue::Round
+            : shape.gatedFfn                                         ? DecodeEpilogue::Gated
+                                                                     : DecodeEpilogue::Activation;
+        const double share = shape.chosen.empty() ? chosenShare : isChosen(p / parts) ? 1.0 : 0.0;
+        for (const bool chosen : { true, false }) {
+            gemv.chosen = chosen;
+            const GemvGeometry geometry(gemv);
+            const Work work = gemvWork(geometry);
+            busy += (chosen ? share : 1.0 - share) * work.busy;
+            busiestPe = std::max(busiestPe, work.busiestPe);
+        }
+        gemv.epilogue = DecodeEpilogue::Round; // the gate's side input is up's lane, counted below
+        const GemvGeometry geometry(gemv);
+        const Traffic traffic = gemvTraffic(geometry);
+        links += traffic.links;
+        busiestLink = std::max(busiestLink, traffic.busiestLink);
+        // The input lanes' runs: the hidden lanes cross the region from column 0 once, to the
+        // last piece that takes them; an inner lane crosses from the exit before the piece.
+        for (std::size_t lane = 0; lane < gemv.inputs.size(); ++lane) {
+            const double size = double(gemv.inputs[lane].size);
+            const int tap = geometry.lastTap(int(lane));
+            links -= size * double(tap);
+            if (isDown)
+                links += size * double(tap + 1);
+            else
+                farthestTap[lane] = std::max(farthestTap[lane], begin(p) + tap);
+        }
+        if (isDown) // the scaling, and the add of the running sum at every exit but the first
+            for (const DecodeLane& out : shape.hidden)
+                busy += elementwise(out.size, 1, simd) + (p >= parts ? double(out.size) : 0.0);
+    }
+    for (std::size_t lane = 0; lane < shape.hidden.size(); ++lane)
+        links += double(shape.hidden[lane].size) * double(farthestTap[lane]);
+    std::int64_t lowest = 0; // the routing weights go down every column to its lowest worker
+    for (const DecodeLane& lane : shape.hidden)
+        lowest = std::max<std::int64_t>(lowest, lane.row);
+    for (const DecodeLane& lane : shape.ffn)
+        lowest = std::max<std::int64_t>(lowest, lane.row);
+    links += double(experts) * (double(shape.width - 1) + double(shape.width) * double(lowest));
+    for (int e = 0; e < experts; ++e) {
+        if (shape.gatedFfn) // up's lanes to the gate's exits
+            for (const DecodeLane& lane : shape.ffn)
+                links += double(lane.size) * double(begin(e * parts + 2) - begin(e * parts + 1));
+        if (e > 0)
+            links += double(hiddenTotal) * (exitColumn(e) - exitColumn(e - 1));
+    }
+    links += double(hiddenTotal) * double(shape.width - 1); // the residual to the last exit
+    busy += double(hiddenTotal) + 2.0 * double(hiddenTotal) / double(simd); // its stores, rounding, add
+    const double pes = double(shape.width) * double(shape.height);
+    KernelCost cost = decodeCost(cycles, busy, pes, busiestPe, busiestLink, links);
+    for (const DecodeLane& out : shape.ffn)
+        for (const DecodeLane& in : shape.hidden)
+            cost.fmacs += double(parts) * double(in.size) * double(out.size) * double(k);
     return cost;
 }
 

@@ -236,29 +236,19 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             const KernelCost route = gemv(w, 1, hidden, { { 0, config.numExperts } }, DecodeEpilogue::Route);
             return DecodeRegionCost { normThen(route), "norm+gemv", normCycles };
         }
-        if (part == "ffn.experts" && w / pieces() >= 1) {
-            // The chosen experts side by side, each its up (and gate) then its down projection on
-            // its own piece of the region; the lanes cross the whole region to reach the last, or
-            // the weighted outputs cross it in the chain that sums them (every expert adds, a
-            // cycle each, the chosen ones' behind their projections); the last expert's exit
-            // rounds the sum and adds the residual.
-            const int piece = w / pieces();
-            const KernelCost up
-                = gemv(piece, 0, hidden, ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation);
-            const KernelCost down = gemv(piece, 0, ffn(), hidden, DecodeEpilogue::Residual);
-            const double piecePes = double(piece) * double(h);
-            const double chosen = double(std::max<std::int64_t>(1, config.topK)) * (gated(config) ? 3.0 : 2.0) / 2.0;
-            KernelCost experts = inSequence(up, piecePes, down, piecePes);
-            std::int64_t widest = 0;
-            for (const DecodeLane& lane : hidden)
-                widest = std::max(widest, lane.size);
-            const double round = double((widest + m_simd - 1) / m_simd);
-            experts.cycles += double(w - piece) + 2.0 * double(config.numExperts - 1) + double(widest) + 2.0 * round;
-            experts.peBusyFraction = std::min(
-                1.0, chosen * (busyCycles(up, piecePes) + busyCycles(down, piecePes)) / (pes * experts.cycles));
-            experts.fmacs *= double(std::max<std::int64_t>(1, config.topK));
-            experts.linkWavelets *= double(pieces()) / 2.0;
-            return DecodeRegionCost { experts, "experts" };
+        if (part == "ffn.experts" && w >= pieces()) {
+            // From the router's last step: its routing weights cross the region while the
+            // experts' inputs are already in (core/engine/costmodel.h).
+            DecodeExpertsShape experts;
+            experts.width = w;
+            experts.height = h;
+            experts.experts = int(std::max<std::int64_t>(1, config.numExperts));
+            experts.topK = int(std::max<std::int64_t>(1, config.topK));
+            experts.gatedFfn = gated(config);
+            experts.hidden = hidden;
+            experts.ffn = ffn();
+            experts.simdWidth = m_simd;
+            return DecodeRegionCost { costDecodeExperts(experts), "experts" };
         }
     }
     return std::nullopt;

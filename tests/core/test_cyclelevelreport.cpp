@@ -47,7 +47,8 @@ cyclelevel::CycleRunResult decoderRun(int blocks)
             .finishCycle = 0,
             .linkWavelets = 1000 + 37 * i,
             .busyFraction = 0.01 * double(i % 7 + 1),
-            .pes = std::int64_t(16 + 8 * i) });
+            .pes = std::int64_t(16 + 8 * i),
+            .expertsChosen = {} });
         run.modelCycles.push_back(model);
     };
     add("embedding", "embedding", 900, 2600.0);

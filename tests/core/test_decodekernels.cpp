@@ -421,8 +421,13 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
 {
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        const engine::DecodeGemvShape model { shape.w, shape.h, shape.firstColumn, decodeLanes(shape.input),
-            decodeLanes(shape.output), decodeEpilogue(shape.epilogue), 8 };
+        engine::DecodeGemvShape model;
+        model.width = shape.w;
+        model.height = shape.h;
+        model.firstColumn = shape.firstColumn;
+        model.inputs = decodeLanes(shape.input);
+        model.outputs = decodeLanes(shape.output);
+        model.epilogue = decodeEpilogue(shape.epilogue);
         checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(model));
     }
 }
@@ -440,8 +445,13 @@ WS_TEST(routerClosedFormTracksTheFabric)
     for (GemvCase shape : routers) {
         shape.topK = 2;
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        const engine::DecodeGemvShape model { shape.w, shape.h, shape.firstColumn, decodeLanes(shape.input),
-            decodeLanes(shape.output), engine::DecodeEpilogue::Route, 8 };
+        engine::DecodeGemvShape model;
+        model.width = shape.w;
+        model.height = shape.h;
+        model.firstColumn = shape.firstColumn;
+        model.inputs = decodeLanes(shape.input);
+        model.outputs = decodeLanes(shape.output);
+        model.epilogue = engine::DecodeEpilogue::Route;
         checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(model));
     }
 }

@@ -7,6 +7,8 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/cyclelevel/reference.h"
 #include "core/cyclelevel/waferdecoder.h"
+#include "core/engine/costmodel.h"
+#include "core/engine/decoderegions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -120,7 +122,7 @@ WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
     // between regions is simulated: turns, relays, one region's exits feeding the next's taps
     // while they still compute. Without the launch-era software overhead, which the fabric does
     // not run, the two agree within 15%.
-    for (const char* file : { "tiny_llama.yaml", "tiny_gpt2.yaml", "tiny_moe.yaml" }) {
+    for (const char* file : { "tiny_llama.yaml", "tiny_gpt2.yaml", "tiny_moe.yaml", "tiny_moe_gelu.yaml" }) {
         const CycleRunResult result = runSmall(file, 2, 3);
         std::map<std::string, std::pair<double, double>> byKernel;
         double model = 0.0;
@@ -140,6 +142,65 @@ WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
         std::printf("\n");
         WS_CHECK(measured <= cycles); // the LM head's last step; the argmax's id still travels back
         WS_CHECK(std::fabs(model / cycles - 1.0) <= 0.15);
+    }
+}
+
+WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
+{
+    // An MoE experts region on the fabric, from the router's last step: the routing weights cross
+    // the region, the chosen experts multiply their buffered inputs, the weighted outputs are
+    // summed from exit to exit. The closed form (core/engine/costmodel.h), given the experts the
+    // router chose for the token, against what the fabric measured: cycles and engine-busy cycles
+    // within 15%; link wavelets as far as the region's own streams go. Two shapes: four SwiGLU
+    // experts (up, gate, down) and six GELU ones.
+    for (const char* file : { "tiny_moe.yaml", "tiny_moe_gelu.yaml" }) {
+        const ModelGraph graph = waferscope::test::load(data(file));
+        const SystemSpec system = smallWafer(96, 96);
+        const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
+        const CycleRunResult result = runSmall(file, 2, 3);
+        const engine::DecodeRegions layout(graph, plan, system);
+        const auto lanes = [](int count, std::int64_t total) {
+            std::vector<engine::DecodeLane> out;
+            for (int i = 0; i < count; ++i)
+                out.push_back({ i, total * (i + 1) / count - total * i / count });
+            return out;
+        };
+        int checked = 0;
+        for (const RegionCycles& measured : result.regions) {
+            if (measured.kernel != "experts")
+                continue;
+            const auto region = std::find_if(plan.regions.begin(), plan.regions.end(),
+                [&](const Region& r) { return r.opName == measured.op && r.replica == 0; });
+            WS_REQUIRE(region != plan.regions.end());
+            WS_REQUIRE(std::ssize(measured.expertsChosen) == graph.config.topK);
+            engine::DecodeExpertsShape shape;
+            shape.width = region->rect.w;
+            shape.height = region->rect.h;
+            shape.experts = int(graph.config.numExperts);
+            shape.topK = int(graph.config.topK);
+            shape.gatedFfn = graph.config.activation == ModelConfig::Activation::SwiGlu;
+            shape.hidden = lanes(layout.hiddenLanes(0), graph.config.hiddenSize);
+            shape.ffn = lanes(layout.ffnLanes(graph.ops[std::size_t(region->op)].layer), graph.config.filterSize);
+            shape.simdWidth = system.wafer.fmacPerPePerCycle;
+            shape.chosen = measured.expertsChosen;
+            const engine::KernelCost model = engine::costDecodeExperts(shape);
+            const double busy = measured.busyFraction * double(measured.measuredCycles);
+            const double modelBusy = model.peBusyFraction * model.cycles;
+            std::printf("%-20s %-22s experts %d,%d: cycles %llu/%.0f, busy PE-cycles %.0f/%.0f, links %llu/%.0f\n",
+                file, measured.op.c_str(), measured.expertsChosen[0], measured.expertsChosen[1],
+                static_cast<unsigned long long>(measured.measuredCycles), model.cycles, busy * double(measured.pes),
+                modelBusy * double(measured.pes), static_cast<unsigned long long>(measured.linkWavelets),
+                model.linkWavelets);
+            WS_CHECK(std::fabs(model.cycles / double(measured.measuredCycles) - 1.0) <= 0.15);
+            WS_CHECK(std::fabs(modelBusy / busy - 1.0) <= 0.15);
+            // The region's links also carry the hand-off into the next strip when its lanes turn
+            // down over the region's columns: at most the hidden vector across its height and width.
+            const double handOff = double(graph.config.hiddenSize) * double(region->rect.h + region->rect.w);
+            WS_CHECK(model.linkWavelets <= double(measured.linkWavelets));
+            WS_CHECK(double(measured.linkWavelets) - model.linkWavelets <= handOff);
+            ++checked;
+        }
+        WS_CHECK_EQ(checked, int(graph.config.numLayers));
     }
 }
 
