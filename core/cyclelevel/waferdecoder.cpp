@@ -336,6 +336,9 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             const std::size_t qi = 0, ki = 1, vi = 2, ci = 3, oi = 4, ui = 5, gi = 6, di = s.gated() ? 7 : 6;
             if (auto error = tooNarrow(*strip.regions[oi], int(s.heads), "a column per head"))
                 return *error;
+            for (const std::size_t normed : { qi, ui })
+                if (auto error = tooNarrow(*strip.regions[normed], 2, "its norm's column and a GEMV column"))
+                    return *error;
             if (strip.h < s.heads)
                 return refuse("--level",
                     "block " + std::to_string(layer) + " has " + std::to_string(strip.h)

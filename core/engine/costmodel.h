@@ -107,6 +107,9 @@ struct DecodeExpertsShape {
     std::vector<DecodeLane> ffn; // the inner lanes between an expert's projections
     int simdWidth = 8;
     std::vector<int> chosen; // the token's experts (empty: any topK of them)
+    // false: shared experts, which every token runs: no routing weights, every expert multiplies,
+    // and cycles run from the input lanes' first wavelets at column 0 (as for a GEMV).
+    bool routed = true;
 };
 KernelCost costDecodeExperts(const DecodeExpertsShape& shape);
 

@@ -377,7 +377,7 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
     }
     const double round = elementwise(widest, 1, simd);
     constexpr double kRoutedAt = 2.0; // the router's Send step to its first wavelet at column 0
-    const double chosenShare = double(std::clamp(shape.topK, 1, experts)) / double(experts);
+    const double chosenShare = shape.routed ? double(std::clamp(shape.topK, 1, experts)) / double(experts) : 1.0;
 
     const auto piece = [&](int index, const std::vector<DecodeLane>& in, const std::vector<DecodeLane>& out) {
         DecodeGemvShape gemv;
@@ -387,7 +387,8 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
         gemv.outputs = out;
         gemv.simdWidth = simd;
         gemv.experts = experts;
-        gemv.routedAt = kRoutedAt + double(begin(index));
+        if (shape.routed)
+            gemv.routedAt = kRoutedAt + double(begin(index));
         return gemv;
     };
     const auto latest = [](const std::vector<double>& times) { return *std::max_element(times.begin(), times.end()); };
@@ -397,10 +398,12 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
         up.inputsStored = true;
         up.chosen = chosen;
         up.epilogue = shape.gatedFfn ? DecodeEpilogue::Round : DecodeEpilogue::Activation;
+        // Unrouted, the input lanes stream in and reach a piece as they pass the ones before it.
+        const auto reach = [&](int index) { return shape.routed ? 0.0 : double(begin(index)); };
         const GemvGeometry upGeometry(up);
         std::vector<double> inner = gemvSumsIn(upGeometry);
         for (std::size_t k = 0; k < inner.size(); ++k)
-            inner[k] += upGeometry.epilogueCycles(shape.ffn[k].size);
+            inner[k] += reach(e * parts) + upGeometry.epilogueCycles(shape.ffn[k].size);
         if (shape.gatedFfn) {
             // The gate rounds its sums, then takes up's lane (its side input) and applies the
             // activation to one and multiplies by the other.
@@ -412,14 +415,16 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
             for (std::size_t k = 0; k < inner.size(); ++k) {
                 const std::int64_t size = shape.ffn[k].size;
                 const double sideIn = inner[k] + 1.0 + apart + double(size);
-                inner[k] = std::max(sums[k] + elementwise(size, 1, simd), sideIn) + elementwise(size, 8, simd);
+                inner[k] = std::max(reach(e * parts + 1) + sums[k] + elementwise(size, 1, simd), sideIn)
+                    + elementwise(size, 8, simd);
             }
         }
         // The inner lanes leave the exits west of the down piece as the last is ready.
         const double sent = latest(inner);
         DecodeGemvShape down = piece(e * parts + parts - 1, shape.ffn, shape.hidden);
         down.chosen = chosen;
-        *down.routedAt -= sent;
+        if (down.routedAt)
+            *down.routedAt -= sent;
         const std::vector<double> sums = gemvSumsIn(GemvGeometry(down));
         return sent + latest(sums) + 2.0 * round; // the bias and rounding, the scaling by its weight
     };

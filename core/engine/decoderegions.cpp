@@ -89,11 +89,13 @@ DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan,
         else if (!part.empty())
             lanes = std::min(lanes, h);
         if (part == "attn.q" || part == "ffn.up" || part == "ffn.router")
-            lanes = std::min(lanes, kTurnColors * (w - 1));
+            lanes = std::min(lanes, kTurnColors * std::max(1, w - 1));
         else if (part == "attn.k" || part == "attn.v" || part == "ffn.gate")
             lanes = std::min(lanes, kTurnColors * w);
         else if (part == "ffn.experts")
             lanes = std::min(lanes, kTurnColors * (w / pieces()));
+        else if (part == "ffn.shared_experts")
+            lanes = std::min(lanes, kTurnColors * (w / sharedPieces()));
     }
     for (int& lanes : m_hiddenLanes)
         lanes = std::max(0, lanes);
@@ -109,6 +111,12 @@ int DecodeRegions::pieces() const
 {
     const ModelConfig& config = m_graph.config;
     return int(std::max<std::int64_t>(1, config.numExperts)) * (gated(config) ? 3 : 2);
+}
+
+int DecodeRegions::sharedPieces() const
+{
+    const ModelConfig& config = m_graph.config;
+    return int(std::max<std::int64_t>(1, config.numSharedExperts)) * (gated(config) ? 3 : 2);
 }
 
 int DecodeRegions::hiddenLanes(int system) const
@@ -190,6 +198,11 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     const KernelCost normCost = costNormColumn(norm);
     const double normCycles = normCost.cycles;
     const auto normThen = [&](const KernelCost& after) { return inSequence(normCost, double(lanes), after, pes); };
+    // A GEMV behind its fused norm: the norm in the region's first column, the GEMV in the rest;
+    // a region of one column (a strip too full to widen it) runs the norm, then the GEMV, on it.
+    const auto normGemv = [&](std::vector<DecodeLane> out, DecodeEpilogue epilogue) {
+        return normThen(gemv(w, w >= 2 ? 1 : 0, hidden, std::move(out), epilogue));
+    };
     const bool rotary = config.positions == ModelConfig::Positions::Rotary;
     const auto ffn = [&] { return evenLanes(ffnLanes(op.layer), config.filterSize); };
 
@@ -197,13 +210,11 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         return DecodeRegionCost { costEmbeddingLookup({ w, h, hiddenSizes, m_simd }), "embedding" };
     if (region.opName == "lm_head") {
         const std::vector<DecodeLane> logits = evenLanes(h, config.vocabSize);
-        return DecodeRegionCost { normThen(gemv(w, 1, hidden, logits, DecodeEpilogue::Logits)), "lm_head" };
+        return DecodeRegionCost { normGemv(logits, DecodeEpilogue::Logits), "lm_head" };
     }
-    if (part == "attn.q" && w >= 2)
-        return DecodeRegionCost {
-            normThen(gemv(w, 1, hidden, headLanes, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round)),
-            "norm+gemv", normCycles
-        };
+    if (part == "attn.q")
+        return DecodeRegionCost { normGemv(headLanes, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),
+            "norm+gemv", normCycles };
     if (part == "attn.k" || part == "attn.v") {
         // The kv heads' values dealt over the region's rows, from which the attention rows of
         // their query heads take them. (The cycle-level kernel computes a kv head on each of its
@@ -222,20 +233,17 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     if (part == "attn.out")
         return DecodeRegionCost { gemv(w, 0, headLanes, hidden, DecodeEpilogue::Residual), "gemv" };
     if (ffnLanes(op.layer) >= 1) {
-        if (part == "ffn.up" && w >= 2)
-            return DecodeRegionCost {
-                normThen(gemv(w, 1, hidden, ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation)),
-                "norm+gemv", normCycles
-            };
+        if (part == "ffn.up")
+            return DecodeRegionCost { normGemv(
+                                          ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation),
+                "norm+gemv", normCycles };
         if (part == "ffn.gate")
             return DecodeRegionCost { gemv(w, 0, hidden, ffn(), DecodeEpilogue::Gated), "gemv" };
         if (part == "ffn.down")
             return DecodeRegionCost { gemv(w, 0, ffn(), hidden, DecodeEpilogue::Residual), "gemv" };
-        if (part == "ffn.router" && w >= 2) {
-            // The routing weights on the first row, then their softmax and top k at its exit.
-            const KernelCost route = gemv(w, 1, hidden, { { 0, config.numExperts } }, DecodeEpilogue::Route);
-            return DecodeRegionCost { normThen(route), "norm+gemv", normCycles };
-        }
+        if (part == "ffn.router") // the routing weights on the first row, their softmax and top k at its exit
+            return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, DecodeEpilogue::Route), "norm+gemv",
+                normCycles };
         if (part == "ffn.experts" && w >= pieces()) {
             // From the router's last step: its routing weights cross the region while the
             // experts' inputs are already in (core/engine/costmodel.h).
@@ -249,6 +257,21 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.ffn = ffn();
             experts.simdWidth = m_simd;
             return DecodeRegionCost { costDecodeExperts(experts), "experts" };
+        }
+        if (part == "ffn.shared_experts" && w >= sharedPieces()) {
+            // Every token's experts, after the routed ones: no routing weights to wait for, the
+            // input lanes streamed in again, the outputs summed from exit to exit with the residual.
+            DecodeExpertsShape shared;
+            shared.width = w;
+            shared.height = h;
+            shared.experts = int(std::max<std::int64_t>(1, config.numSharedExperts));
+            shared.topK = shared.experts;
+            shared.routed = false;
+            shared.gatedFfn = gated(config);
+            shared.hidden = hidden;
+            shared.ffn = ffn();
+            shared.simdWidth = m_simd;
+            return DecodeRegionCost { costDecodeExperts(shared), "experts" };
         }
     }
     return std::nullopt;

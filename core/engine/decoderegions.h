@@ -56,6 +56,7 @@ public:
 private:
     const Region* find(const std::string& name) const;
     int pieces() const; // of an MoE experts region
+    int sharedPieces() const; // of its shared experts region
 
     const ModelGraph& m_graph;
     int m_simd = 8;
