@@ -17,6 +17,23 @@ void addJobOptions(ArgParser& parser)
     parser.addOption("execution", "MODE", "auto (default), pipelined or weight_streaming (training)");
 }
 
+void addCalibrationOption(ArgParser& parser)
+{
+    const core::engine::Calibration& builtin = core::engine::builtinCalibration();
+    std::string profiles;
+    for (const std::string& name : builtin.profiles)
+        profiles += (profiles.empty() ? "" : ", ") + name;
+    parser.addOption("calibration", "NAME|FILE",
+        "the engine's software profile: a built-in one (" + profiles + "; default " + builtin.defaultProfile
+            + ")\nor a calibration file, FILE#PROFILE for one of its profiles");
+}
+
+core::Expected<core::engine::Calibration> parseCalibration(const ArgParser& parser)
+{
+    const std::optional<std::string> value = parser.value("calibration");
+    return value ? core::engine::resolveCalibration(*value) : core::engine::builtinCalibration();
+}
+
 int parseNumCsx(const ArgParser& parser)
 {
     const std::optional<std::string> count = parser.value("num_csx");

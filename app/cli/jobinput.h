@@ -5,6 +5,7 @@
 #include "app/cli/argparser.h"
 
 #include "core/compiler/compiler.h"
+#include "core/engine/calibration.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 
@@ -28,6 +29,11 @@ void addJobOptions(ArgParser& parser);
 // Loads the preset and the model named by the parsed options. On an error prints it, located, on
 // `err` and returns nothing (exitCode is then the one its kind selects).
 std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err, int& exitCode);
+
+// --calibration NAME|FILE[#PROFILE] (default: the built-in calibration's default profile). A
+// file that does not parse is a Diagnostic located in it.
+void addCalibrationOption(ArgParser& parser);
+core::Expected<core::engine::Calibration> parseCalibration(const ArgParser& parser);
 
 // --num_csx N (1..4096), or 0 when absent.
 int parseNumCsx(const ArgParser& parser);

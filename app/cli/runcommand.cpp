@@ -95,7 +95,8 @@ std::optional<std::string> modelDirProblem(const std::string& directory)
 // With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
 // figures.
 int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, const core::CompileOptions& compileOptions,
-    const std::optional<std::string>& modelDir, std::ostream& out, std::ostream& err)
+    const core::engine::Calibration& calibration, const std::optional<std::string>& modelDir, std::ostream& out,
+    std::ostream& err)
 {
     if (options.mode != core::RunKind::Inference)
         throw UsageError {
@@ -133,7 +134,8 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     std::optional<core::engine::RunResult> modelRun;
     if (modelDir) {
         options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
-        core::Expected<core::engine::RunResult> ran = core::engine::run(*plan, input->graph, input->system, options);
+        core::Expected<core::engine::RunResult> ran
+            = core::engine::run(*plan, input->graph, input->system, options, calibration);
         if (!ran)
             return printDiagnostic(err, ran.error());
         modelRun = std::move(ran).value();
@@ -220,12 +222,17 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         "--level cycle: threads stepping the fabric (default: every core; the bands of rows follow the\n"
         "token's active rows, and any count gives the same result bit for bit)");
     parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");
+    addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
     parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
     }
+    const core::Expected<core::engine::Calibration> calibrationOrError = parseCalibration(parser);
+    if (!calibrationOrError)
+        return printDiagnostic(err, calibrationOrError.error());
+    const core::engine::Calibration& calibration = *calibrationOrError;
     core::engine::RunOptions options;
     options.mode = parseRunKind(parser, true);
     options.maxSteps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
@@ -253,7 +260,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (level != "model" && level != "cycle")
         throw UsageError { "--level expects model or cycle, got '" + level + "'" };
     if (level == "cycle")
-        return runCycleLevel(parser, options, compileOptions, modelDir, out, err);
+        return runCycleLevel(parser, options, compileOptions, calibration, modelDir, out, err);
     for (const char* option : { "tokens", "seed", "threads" })
         if (parser.value(option))
             throw UsageError { std::string("--") + option + " is for --level cycle" };
@@ -271,7 +278,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         return exitCode;
     progress.set("running", 2, stages);
     const core::Expected<core::engine::RunResult> result
-        = core::engine::run(*plan, input->graph, input->system, options);
+        = core::engine::run(*plan, input->graph, input->system, options, calibration);
     if (!result)
         return printDiagnostic(err, result.error());
     std::optional<core::engine::ScalingSweep> sweep;
@@ -285,7 +292,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
             progress.set("sweep " + std::to_string(done) + "/" + std::to_string(total), 3, stages);
         };
         core::Expected<core::engine::ScalingSweep> swept
-            = core::engine::scale(input->graph, input->system, sweepOptions);
+            = core::engine::scale(input->graph, input->system, sweepOptions, calibration);
         if (!swept)
             return printDiagnostic(err, swept.error());
         sweep = std::move(swept).value();
@@ -319,11 +326,16 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     parser.addOption("execution", "MODE", "auto (default), pipelined or weight_streaming");
     parser.addOption("mode", "MODE", "train (default) or eval");
     parser.addOption("batch_size", "B", "global batch over all systems (default: the config's)");
+    addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
     }
+    const core::Expected<core::engine::Calibration> calibrationOrError = parseCalibration(parser);
+    if (!calibrationOrError)
+        return printDiagnostic(err, calibrationOrError.error());
+    const core::engine::Calibration& calibration = *calibrationOrError;
     core::engine::ScalingOptions options;
     options.mode = parseRunKind(parser, false);
     options.execution = parseExecution(parser);
@@ -333,7 +345,8 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    const core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(input->graph, input->system, options);
+    const core::Expected<core::engine::ScalingSweep> sweep
+        = core::engine::scale(input->graph, input->system, options, calibration);
     if (!sweep)
         return printDiagnostic(err, sweep.error());
     if (parser.has("json")) {

@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 
 namespace waferscope::core::engine {
@@ -14,6 +18,69 @@ constexpr std::string_view kBuiltinText =
 #include "waferscope/calibrationdata.inc"
     ;
 
+constexpr const char* kSchemaV1 = "waferscope-calibration/1";
+constexpr const char* kSchemaV2 = "waferscope-calibration/2";
+
+class Reader {
+public:
+    Reader(std::string_view text, const std::string& fileName)
+        : m_locator(text)
+        , m_fileName(fileName)
+    {
+    }
+    Diagnostic error(const std::string& pointer, const std::string& message) const
+    {
+        const auto at = m_locator.locate(pointer);
+        return Diagnostic { m_fileName, at.line, at.column, message };
+    }
+    // Every constant `names` from the object at `pointer`, each {"value": >= 0, "fitted_to": text}.
+    std::optional<Diagnostic> constants(const nlohmann::json& object, const std::string& pointer,
+        const std::map<std::string, double*>& names, Calibration& calibration) const
+    {
+        const std::string where = pointer.empty() ? "constants" : pointer.substr(1) + "/constants";
+        const auto constants = object.find("constants");
+        if (constants == object.end() || !constants->is_object())
+            return error(pointer + "/constants",
+                "missing \"constants\" object in " + (pointer.empty() ? "the file" : pointer.substr(1)));
+        for (const auto& [name, target] : names) {
+            const std::string at = pointer + "/constants/" + name;
+            const auto entry = constants->find(name);
+            if (entry == constants->end() || !entry->is_object() || !entry->contains("value")
+                || !entry->at("value").is_number() || !entry->contains("fitted_to")
+                || !entry->at("fitted_to").is_string())
+                return error(
+                    at, where + "." + name + " needs a numeric \"value\" and the \"fitted_to\" figure it comes from");
+            const double value = entry->at("value").get<double>();
+            if (!(value >= 0.0) || !(value < 1e12))
+                return error(at + "/value", where + "." + name + " must be a number from 0 to 1e12");
+            *target = value;
+            calibration.fittedTo[name] = entry->at("fitted_to").get<std::string>();
+        }
+        return std::nullopt;
+    }
+
+private:
+    JsonLocator m_locator;
+    std::string m_fileName;
+};
+
+// A mechanism's value, one of those the engine builds.
+std::optional<Diagnostic> mechanism(const Reader& reader, const nlohmann::json& mechanisms, const std::string& pointer,
+    const std::string& name, const std::vector<std::string>& built, std::string& target)
+{
+    const auto entry = mechanisms.find(name);
+    if (entry == mechanisms.end())
+        return std::nullopt; // the default
+    if (!entry->is_string() || std::find(built.begin(), built.end(), entry->get<std::string>()) == built.end()) {
+        std::string list;
+        for (const std::string& value : built)
+            list += (list.empty() ? "\"" : ", \"") + value + "\"";
+        return reader.error(pointer + "/" + name, "mechanisms." + name + " must be one the engine builds: " + list);
+    }
+    target = entry->get<std::string>();
+    return std::nullopt;
+}
+
 } // namespace
 
 std::string_view builtinCalibrationText()
@@ -21,7 +88,7 @@ std::string_view builtinCalibrationText()
     return kBuiltinText;
 }
 
-Expected<Calibration> parseCalibration(std::string_view text, const std::string& fileName)
+Expected<Calibration> parseCalibration(std::string_view text, const std::string& fileName, const std::string& profile)
 {
     nlohmann::json json;
     try {
@@ -30,36 +97,76 @@ Expected<Calibration> parseCalibration(std::string_view text, const std::string&
         const auto at = JsonLocator::positionOfOffset(text, error.byte > 0 ? error.byte - 1 : 0);
         return Diagnostic { fileName, at.line, at.column, std::string("not valid JSON: ") + error.what() };
     }
-    const JsonLocator locator(text);
-    const auto located = [&](const std::string& pointer, const std::string& message) {
-        const auto at = locator.locate(pointer);
-        return Diagnostic { fileName, at.line, at.column, message };
-    };
-    if (!json.is_object() || json.value("schema", "") != "waferscope-calibration/1")
+    const Reader reader(text, fileName);
+    const std::string schema = json.is_object() && json.contains("schema") && json["schema"].is_string()
+        ? json["schema"].get<std::string>()
+        : std::string();
+    if (schema != kSchemaV1 && schema != kSchemaV2)
         return Diagnostic { fileName, 1, 1,
-            "expected a calibration object with \"schema\": \"waferscope-calibration/1\"" };
+            "expected a calibration object with \"schema\": \"" + std::string(kSchemaV2) + "\" (or \"" + kSchemaV1
+                + "\")" };
     Calibration calibration;
-    calibration.version = json.value("version", "");
-    const auto constants = json.find("constants");
-    if (constants == json.end() || !constants->is_object())
-        return located("/constants", "missing \"constants\" object");
-    const std::map<std::string, double*> known {
+    if (json.contains("version") && json["version"].is_string())
+        calibration.version = json["version"].get<std::string>();
+    const std::map<std::string, double*> shared {
         { "reduce_add_cycles", &calibration.reduceAddCycles },
         { "stream_marker_cycles", &calibration.streamMarkerCycles },
-        { "region_launch_cycles", &calibration.regionLaunchCycles },
     };
-    for (const auto& [name, target] : known) {
-        const auto entry = constants->find(name);
-        if (entry == constants->end() || !entry->is_object() || !entry->contains("value")
-            || !entry->at("value").is_number() || !entry->contains("fitted_to") || !entry->at("fitted_to").is_string())
-            return located("/constants/" + name,
-                "constants." + name + " needs a numeric \"value\" and the \"fitted_to\" figure it comes from");
-        const double value = entry->at("value").get<double>();
-        if (!(value >= 0.0))
-            return located("/constants/" + name + "/value", "constants." + name + " must not be negative");
-        *target = value;
-        calibration.fittedTo[name] = entry->at("fitted_to").get<std::string>();
+    const std::map<std::string, double*> overhead { { "region_launch_cycles", &calibration.regionLaunchCycles } };
+    if (schema == kSchemaV1) {
+        std::map<std::string, double*> all = shared;
+        all.insert(overhead.begin(), overhead.end());
+        if (auto error = reader.constants(json, "", all, calibration))
+            return *error;
+        calibration.profile = calibration.defaultProfile = "custom";
+        calibration.profiles = { "custom" };
+        if (!profile.empty() && profile != "custom")
+            return Diagnostic { fileName, 1, 1, "no profile \"" + profile + "\": this file has one set of constants" };
+        return calibration;
     }
+    if (auto error = reader.constants(json, "", shared, calibration))
+        return *error;
+    const auto profiles = json.find("profiles");
+    if (profiles == json.end() || !profiles->is_object() || profiles->empty())
+        return reader.error("/profiles", "missing \"profiles\" object with at least one software profile");
+    for (const auto& [name, body] : profiles->items())
+        calibration.profiles.push_back(name);
+    if (!json.contains("default_profile") || !json["default_profile"].is_string()
+        || !profiles->contains(json["default_profile"].get<std::string>()))
+        return reader.error("/default_profile", "\"default_profile\" must name one of the file's profiles");
+    calibration.defaultProfile = json["default_profile"].get<std::string>();
+    calibration.profile = profile.empty() ? calibration.defaultProfile : profile;
+    if (!profiles->contains(calibration.profile)) {
+        std::string list;
+        for (const std::string& name : calibration.profiles)
+            list += (list.empty() ? "" : ", ") + name;
+        return reader.error("/profiles", "no profile \"" + calibration.profile + "\" (the file has " + list + ")");
+    }
+    const nlohmann::json& chosen = (*profiles)[calibration.profile];
+    const std::string at = "/profiles/" + calibration.profile;
+    if (!chosen.is_object())
+        return reader.error(at, "profile \"" + calibration.profile + "\" must be an object");
+    for (const auto& [key, target] :
+        { std::pair { "release", &calibration.release }, std::pair { "fitted_figure", &calibration.fittedFigure } }) {
+        if (!chosen.contains(key) || !chosen[key].is_string())
+            return reader.error(at, "profile \"" + calibration.profile + "\" needs a \"" + key + "\" text");
+        *target = chosen[key].get<std::string>();
+    }
+    if (const auto mechanisms = chosen.find("mechanisms"); mechanisms != chosen.end()) {
+        if (!mechanisms->is_object())
+            return reader.error(at + "/mechanisms", "\"mechanisms\" must be an object");
+        Mechanisms& m = calibration.mechanisms;
+        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", { "chain_reduced" }, m.gemv))
+            return *error;
+        if (auto error
+            = mechanism(reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights" }, m.regionSizing))
+            return *error;
+        if (auto error = mechanism(
+                reader, *mechanisms, at + "/mechanisms", "speculative_decoding", { "off" }, m.speculativeDecoding))
+            return *error;
+    }
+    if (auto error = reader.constants(chosen, at, overhead, calibration))
+        return *error;
     return calibration;
 }
 
@@ -72,6 +179,27 @@ const Calibration& builtinCalibration()
         return std::move(parsed).value();
     }();
     return calibration;
+}
+
+Expected<Calibration> resolveCalibration(const std::string& nameOrFile)
+{
+    const Calibration& builtin = builtinCalibration();
+    if (std::find(builtin.profiles.begin(), builtin.profiles.end(), nameOrFile) != builtin.profiles.end())
+        return parseCalibration(kBuiltinText, "resources/calibration/engine.json", nameOrFile);
+    const std::size_t hash = nameOrFile.rfind('#');
+    const std::string path = hash == std::string::npos ? nameOrFile : nameOrFile.substr(0, hash);
+    const std::string profile = hash == std::string::npos ? std::string() : nameOrFile.substr(hash + 1);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        std::string list;
+        for (const std::string& name : builtin.profiles)
+            list += (list.empty() ? "" : ", ") + name;
+        return Diagnostic { "--calibration", 0, 0,
+            "'" + nameOrFile + "' is neither a built-in software profile (" + list + ") nor a readable file" };
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parseCalibration(text.str(), path, profile);
 }
 
 } // namespace waferscope::core::engine

@@ -170,15 +170,22 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
     context.clockHz = system.wafer.clockHz;
     context.simd = system.wafer.fmacPerPePerCycle;
     context.hop = std::max(1, system.wafer.hopLatencyCycles);
-    switch (plan.mode) {
-    case ExecutionMode::WeightStreaming:
-        return detail::runWeightStreaming(context);
-    case ExecutionMode::Pipelined:
-        return detail::runPipelined(context);
-    case ExecutionMode::Inference:
-        return detail::runInference(context);
-    }
-    return Diagnostic { "<plan>", 0, 0, "unknown execution mode", Diagnostic::Kind::Internal };
+    Expected<RunResult> result = [&]() -> Expected<RunResult> {
+        switch (plan.mode) {
+        case ExecutionMode::WeightStreaming:
+            return detail::runWeightStreaming(context);
+        case ExecutionMode::Pipelined:
+            return detail::runPipelined(context);
+        case ExecutionMode::Inference:
+            return detail::runInference(context);
+        }
+        return Diagnostic { "<plan>", 0, 0, "unknown execution mode", Diagnostic::Kind::Internal };
+    }();
+    if (!result)
+        return result;
+    RunResult ran = std::move(result).value();
+    ran.metrics.calibrationProfile = calibration.profile;
+    return ran;
 }
 
 } // namespace waferscope::core::engine

@@ -121,6 +121,7 @@ struct Metrics {
     std::vector<LayerMetrics> layers;
     std::vector<double> stepTimesS; // each simulated step
     std::vector<std::string> notes;
+    std::string calibrationProfile; // the software profile the engine ran with ("2024-08-launch")
 };
 
 struct RunResult {

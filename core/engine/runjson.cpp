@@ -64,6 +64,7 @@ std::string metricsToJson(const Metrics& metrics, int indent)
         json["micro_batches_per_step"] = metrics.microBatchesPerStep;
     }
     json["notes"] = metrics.notes;
+    json["calibration_profile"] = metrics.calibrationProfile;
     return json.dump(indent);
 }
 

@@ -44,7 +44,9 @@ Pairs manifestRows(const RunReport& r)
         { "Global batch", m.globalBatch == 0 ? "the config's batch size" : std::to_string(m.globalBatch) },
         { "Users", std::to_string(m.users) },
         { "Prompt tokens", m.promptTokens == 0 ? "engine default" : std::to_string(m.promptTokens) },
-        { "Calibration", m.calibrationVersion }, { "Seed", std::to_string(m.seed) } };
+        { "Calibration",
+            m.calibrationVersion + (m.calibrationProfile.empty() ? "" : ", profile " + m.calibrationProfile) },
+        { "Seed", std::to_string(m.seed) } };
 }
 
 Pairs keyFigureRows(const RunReport& r)

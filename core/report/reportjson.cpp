@@ -46,7 +46,8 @@ Json manifestJson(const Manifest& m)
             { { "system", m.system }, { "num_csx", m.numCsx }, { "mode", toString(m.mode) },
                 { "execution", toString(m.executionRequested) }, { "max_steps", m.maxSteps },
                 { "batch_size", m.globalBatch }, { "users", m.users }, { "prompt_tokens", m.promptTokens } } },
-        { "calibration_version", m.calibrationVersion }, { "seed", m.seed } };
+        { "calibration_version", m.calibrationVersion }, { "calibration_profile", m.calibrationProfile },
+        { "seed", m.seed } };
 }
 
 Json totalsJson(const engine::Metrics& m)
@@ -103,6 +104,8 @@ Manifest readManifest(const Reader& r)
     m.users = options.integer<int>("users");
     m.promptTokens = options.integer("prompt_tokens");
     m.calibrationVersion = r.text("calibration_version");
+    if (r.has("calibration_profile")) // reports of earlier versions have none
+        m.calibrationProfile = r.text("calibration_profile");
     m.seed = r.integer<std::uint64_t>("seed");
     return m;
 }
@@ -127,6 +130,8 @@ engine::Metrics readTotals(const Reader& r)
     m.hardwareFlopsPerStep = r.real("hardware_flops_per_step");
     m.peakFlopsPerS = r.real("peak_flops_per_s");
     m.streamedBytesPerStep = r.real("streamed_bytes_per_step");
+    if (r.has("calibration_profile")) // reports written before software profiles have none
+        m.calibrationProfile = r.text("calibration_profile");
     // Reports written before checkpoint strategies existed have none of these keys.
     if (r.has("checkpoint_strategy") && !r.at("checkpoint_strategy").is_null()) {
         m.checkpointStrategy = r.text("checkpoint_strategy");

@@ -107,7 +107,8 @@ std::string reportSummary(const RunReport& report)
         }
     }
     out << "\n  input " << manifest.inputPath << " (sha256 " << manifest.inputSha256.substr(0, 16) << "...)\n"
-        << "  WaferScope " << manifest.version << ", calibration " << manifest.calibrationVersion << ", "
+        << "  WaferScope " << manifest.version << ", calibration " << manifest.calibrationVersion
+        << (manifest.calibrationProfile.empty() ? "" : " (" + manifest.calibrationProfile + ")") << ", "
         << manifest.createdUtc << "\n";
     return out.str();
 }

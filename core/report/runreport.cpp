@@ -215,6 +215,7 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
     m.users = runOptions.users;
     m.promptTokens = inference ? metrics.promptTokens : 0;
     m.calibrationVersion = engine::builtinCalibration().version;
+    m.calibrationProfile = metrics.calibrationProfile;
     m.seed = 0;
     return m;
 }

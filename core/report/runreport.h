@@ -34,6 +34,7 @@ struct Manifest {
     int users = 1;
     std::int64_t promptTokens = 0; // 0 = the engine's default
     std::string calibrationVersion;
+    std::string calibrationProfile; // the software profile of the run ("2024-08-launch")
     // The model-level engine draws no random numbers: 0, unless the report carries a cycle-level
     // run, whose weights and prompt this seeds.
     std::uint64_t seed = 0;

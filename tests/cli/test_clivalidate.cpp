@@ -1,0 +1,126 @@
+// waferscope-cli validate: every published figure recomputed beside its published value; the
+// JSON contract, the figures against what was published, the command each lists, the README's
+// copy of the table.
+#include "testing.h"
+
+#include "clirunner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Result = waferscope::test::CliResult;
+
+nlohmann::json validateJson()
+{
+    const Result result = waferscope::test::runCliCaptured({ "validate", "--json", "--quiet" });
+    if (result.code != 0)
+        throw std::runtime_error("validate failed: " + result.err);
+    return nlohmann::json::parse(result.out);
+}
+
+} // namespace
+
+WS_TEST(validateJsonHoldsTheContractKeysAndItsOwnArithmetic)
+{
+    const nlohmann::json document = validateJson();
+    const auto& figures = document.at("figures");
+    WS_REQUIRE(figures.size() == 8);
+    std::map<std::string, nlohmann::json> byId;
+    for (const auto& figure : figures) {
+        for (const char* key : { "id", "published", "unit", "source", "date", "conditions", "command", "profile",
+                 "fitted", "reported_only", "predicted", "low", "high", "error_pct", "within_range" })
+            WS_CHECK(figure.contains(key));
+        byId[figure.at("id").get<std::string>()] = figure;
+        const double predicted = figure.at("predicted").get<double>();
+        const double low = figure.at("low").get<double>();
+        const double high = figure.at("high").get<double>();
+        WS_CHECK(low <= predicted && predicted <= high);
+        if (figure.at("published").is_number()) { // error against the stated value
+            const double published = figure.at("published").get<double>();
+            WS_CHECK_NEAR(figure.at("error_pct").get<double>(), (predicted - published) / published * 100.0, 1e-9);
+            WS_CHECK_EQ(figure.at("within_range").get<bool>(), low <= published && published <= high);
+        } else { // a claimed range: the distance to it, 0 inside
+            const double from = figure.at("published")[0].get<double>();
+            const double to = figure.at("published")[1].get<double>();
+            const double expected = predicted < from ? (predicted - from) / from * 100.0
+                : predicted > to                     ? (predicted - to) / to * 100.0
+                                                     : 0.0;
+            WS_CHECK_NEAR(figure.at("error_pct").get<double>(), expected, 1e-9);
+        }
+    }
+    // The launch profile was fitted to one figure, and only that one reads as fitted.
+    int fitted = 0;
+    for (const auto& figure : figures)
+        fitted += figure.at("fitted").get<bool>() ? 1 : 0;
+    WS_CHECK_EQ(fitted, 1);
+    WS_CHECK(byId.at("llama3p1_8b_decode_cs3").at("fitted").get<bool>());
+    WS_CHECK(byId.at("waferllm_llama3_8b_decode_wse2").at("reported_only").get<bool>());
+    // Against what Cerebras published: the fit itself, the 70B rate within 15%, the wafer counts,
+    // the claimed ranges of scaling and sparsity.
+    WS_CHECK_NEAR(byId.at("llama3p1_8b_decode_cs3").at("predicted").get<double>(), 1800.0, 9.0);
+    WS_CHECK(std::fabs(byId.at("llama3p1_70b_decode_4cs3").at("error_pct").get<double>()) <= 15.0);
+    WS_CHECK_EQ(byId.at("llama3p1_70b_wafers").at("predicted").get<double>(), 4.0);
+    WS_CHECK_EQ(byId.at("llama3p1_8b_wafers").at("predicted").get<double>(), 1.0);
+    WS_CHECK_EQ(byId.at("gpt3_xl_16cs2_speedup").at("error_pct").get<double>(), 0.0);
+    WS_CHECK_EQ(byId.at("gpt3_xl_sparse90_speedup").at("error_pct").get<double>(), 0.0);
+}
+
+WS_TEST(eachFigureIsWhatItsCommandPrints)
+{
+    // The listed command, run with the repository's samples, gives the predicted figure.
+    const nlohmann::json document = validateJson();
+    for (const auto& figure : document.at("figures")) {
+        if (figure.at("id") != "llama3p1_70b_decode_4cs3" && figure.at("id") != "gpt3_xl_16cs2_speedup")
+            continue;
+        std::istringstream words(figure.at("command").get<std::string>());
+        std::vector<std::string> args;
+        for (std::string word; words >> word;) {
+            if (word == "waferscope-cli")
+                continue;
+            args.push_back(word.rfind("samples/", 0) == 0 ? waferscope::test::sourceDir() + "/" + word : word);
+        }
+        args.push_back("--json");
+        const Result result = waferscope::test::runCliCaptured(args);
+        WS_REQUIRE(result.code == 0);
+        const nlohmann::json printed = nlohmann::json::parse(result.out);
+        const double value = printed.contains("points") ? printed.at("points").back().at("speedup").get<double>()
+                                                        : printed.at("tokens_per_s").get<double>();
+        WS_CHECK_NEAR(value, figure.at("predicted").get<double>(), 1e-9 * value);
+    }
+}
+
+WS_TEST(theReadmeCarriesTheValidationTable)
+{
+    const Result result = waferscope::test::runCliCaptured({ "validate", "--markdown", "--quiet" });
+    WS_REQUIRE(result.code == 0);
+    std::ifstream in(waferscope::test::sourceDir() + "/README.md");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string readme = text.str();
+    const std::string begin = "<!-- validate:begin -->\n";
+    const std::size_t from = readme.find(begin);
+    const std::size_t to = readme.find("<!-- validate:end -->");
+    WS_REQUIRE(from != std::string::npos && to != std::string::npos && to > from);
+    const std::string copy = readme.substr(from + begin.size(), to - from - begin.size());
+    WS_CHECK_EQ(copy, result.out); // regenerate with: waferscope-cli validate --markdown
+}
+
+WS_TEST(validateTakesACalibrationAndRefusesABadOne)
+{
+    const Result launch
+        = waferscope::test::runCliCaptured({ "validate", "--json", "--quiet", "--calibration", "2024-08-launch" });
+    WS_REQUIRE(launch.code == 0);
+    for (const auto& figure : nlohmann::json::parse(launch.out).at("figures"))
+        WS_CHECK_EQ(figure.at("profile").get<std::string>(), std::string("2024-08-launch"));
+    const Result unknown = waferscope::test::runCliCaptured({ "validate", "--calibration", "1999-01" });
+    WS_CHECK_EQ(unknown.code, 2);
+    WS_CHECK_CONTAINS(unknown.err, "2024-08-launch");
+}
