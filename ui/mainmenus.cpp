@@ -3,6 +3,7 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/sessionstate.h"
+#include "ui/validationdialog.h"
 #include "ui/waferview.h"
 
 #include <QAction>
@@ -31,6 +32,16 @@ MainMenus::MainMenus(MainWindow* window, Document* document)
     m_viewMenu->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, view, [view] { view->zoomBy(0.8); });
     m_viewMenu->addSeparator();
     QMenu* help = window->menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Validation against published figures…"), this, [this] {
+        if (!m_validation) {
+            m_validation = new ValidationDialog(m_window);
+            m_validation->setObjectName(QStringLiteral("validationDialog"));
+        }
+        m_validation->show();
+        m_validation->raise();
+        if (!m_validation->isComputing() && m_validation->results().empty())
+            m_validation->start();
+    });
     help->addAction(tr("&About WaferScope"), window, [window] {
         QMessageBox::about(window, tr("About WaferScope"),
             tr("<b>WaferScope %1</b><p>Explorer and simulator of Cerebras-style wafer-scale systems: "

@@ -10,11 +10,12 @@ namespace waferscope::ui {
 
 class Document;
 class MainWindow;
+class ValidationDialog;
 
 // The window's menus: File (open, recent files, exports, wafer image), Run (a token on the fabric),
 // Compare (baseline), View
-// (zoom and the docks' toggles) and Help. Keeps the recent files and enables the exports and
-// the baseline actions as the document changes. GUI thread.
+// (zoom and the docks' toggles) and Help (validation against published figures, about). Keeps the recent files and
+// enables the exports and the baseline actions as the document changes. GUI thread.
 class MainMenus : public QObject {
     Q_OBJECT
 public:
@@ -41,6 +42,7 @@ private:
     QAction* m_runTokenAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
+    ValidationDialog* m_validation = nullptr; // Help > Validation, made when first asked for
     QStringList m_recentFiles; // newest first
 };
 
