@@ -1,5 +1,6 @@
 #include "core/engine/calibration.h"
 
+#include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
 
 #include <nlohmann/json.hpp>
@@ -90,13 +91,12 @@ std::string_view builtinCalibrationText()
 
 Expected<Calibration> parseCalibration(std::string_view text, const std::string& fileName, const std::string& profile)
 {
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& error) {
-        const auto at = JsonLocator::positionOfOffset(text, error.byte > 0 ? error.byte - 1 : 0);
-        return Diagnostic { fileName, at.line, at.column, std::string("not valid JSON: ") + error.what() };
-    }
+    // A calibration nests 5 deep (profiles, a profile, its constants, a constant, its value).
+    Expected<nlohmann::json> parsed
+        = parseJsonDocument(text, fileName, 8, "not valid JSON: ", "a calibration file nests 5");
+    if (!parsed)
+        return parsed.error();
+    const nlohmann::json json = std::move(parsed).value();
     const Reader reader(text, fileName);
     const std::string schema = json.is_object() && json.contains("schema") && json["schema"].is_string()
         ? json["schema"].get<std::string>()

@@ -1,5 +1,6 @@
 #include "core/validation/validation.h"
 
+#include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
@@ -77,13 +78,11 @@ std::optional<std::string_view> builtinSample(const std::string& fileName)
 
 Expected<std::vector<PublishedFigure>> parseFigures(std::string_view text, const std::string& fileName)
 {
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& error) {
-        const auto at = JsonLocator::positionOfOffset(text, error.byte > 0 ? error.byte - 1 : 0);
-        return Diagnostic { fileName, at.line, at.column, std::string("not valid JSON: ") + error.what() };
-    }
+    Expected<nlohmann::json> parsed
+        = parseJsonDocument(text, fileName, 6, "not valid JSON: ", "a validation file nests 4");
+    if (!parsed)
+        return parsed.error();
+    const nlohmann::json json = std::move(parsed).value();
     const JsonLocator locator(text);
     const auto located = [&](const std::string& pointer, const std::string& message) {
         const auto at = locator.locate(pointer);
