@@ -105,6 +105,8 @@ QColor TimelinePanel::phaseColor(core::engine::Phase phase)
         return QColor(0x9a, 0x8f, 0x3a);
     case Phase::CheckpointIn:
         return QColor(0x6f, 0x9f, 0x9a);
+    case Phase::FlashStreamIn:
+        return QColor(0x1f, 0x4e, 0x8c); // a darker stream_in: the same weights, from the slower tier
     }
     return Qt::gray;
 }
@@ -230,7 +232,7 @@ void TimelinePanel::setRun(
                    .arg(100.0 * metrics.mfu, 0, 'f', 1)
                    .arg(QString::fromLatin1(core::toString(metrics.bottleneck)));
     // A legend of the phases this run has, in their colours.
-    std::vector<bool> present(int(core::engine::Phase::CheckpointIn) + 1, false);
+    std::vector<bool> present(int(core::engine::Phase::FlashStreamIn) + 1, false);
     for (const core::engine::TimelineEvent& event : m_run->timeline.events)
         present[std::size_t(event.phase)] = true;
     QString legend;

@@ -96,6 +96,7 @@ struct StreamedLayer {
     bool recomputed = false; // every_k: runs forward again in backward (weights streamed a third time)
     std::int64_t checkpointOutBytesPerSample = 0; // memoryx: its output written to MemoryX in forward
     std::int64_t checkpointInBytesPerSample = 0; // memoryx: its stage's input read back before its backward
+    double flashShare = 0.0; // of its weights, the share MemoryX holds in its flash tier (streamed from there)
 };
 
 // Multi-wafer inference: an activation crossing from one wafer to the next, per token.
@@ -121,6 +122,8 @@ struct ExecutionPlan {
     int checkpointEvery = 1; // every_k: k
     double recomputeFlopsPerSample = 0.0; // forward work run again in backward, beyond each block's own
     std::int64_t checkpointBytesPerSample = 0; // memoryx: block outputs written out (and read back) per sample
+    double memoryxStoredBytes = 0.0; // weight streaming: weights and optimizer state MemoryX holds
+    double memoryxFlashBytes = 0.0; // ... of which in its flash tier (beyond its DRAM tier)
     std::vector<Region> regions;
     std::vector<StreamedLayer> streamed; // weight streaming only
     std::vector<WaferTransfer> transfers; // inference only

@@ -134,9 +134,12 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
                 { "activation_sram_bytes", layer.activationSramBytes }, { "max_micro_batch", layer.maxMicroBatch },
                 { "recomputed", layer.recomputed },
                 { "checkpoint_out_bytes_per_sample", layer.checkpointOutBytesPerSample },
-                { "checkpoint_in_bytes_per_sample", layer.checkpointInBytesPerSample } });
+                { "checkpoint_in_bytes_per_sample", layer.checkpointInBytesPerSample },
+                { "flash_share", layer.flashShare } });
         out["micro_batch"] = plan.microBatch;
         out["max_micro_batch"] = plan.maxMicroBatch;
+        out["memoryx_stored_bytes"] = plan.memoryxStoredBytes;
+        out["memoryx_flash_bytes"] = plan.memoryxFlashBytes;
         out["weight_streaming"] = layers;
     }
     if (plan.mode == ExecutionMode::Inference) {

@@ -23,10 +23,42 @@ std::int64_t streamedBytes(const Op& op, int weightBytesPerParam)
     return op.nonzeroParams * (weightBytesPerParam + 2);
 }
 
+// What MemoryX stores for an op: its weights and optimizer state, or for a trained op the
+// preset's bytes per parameter when that is more (Cerebras sizes MemoryX's tiers at about 50 B
+// per parameter, weights plus optimizer state).
+double memoryxBytes(const Op& op, const MemoryXSpec& memoryx)
+{
+    const double own = double(op.weightBytes + op.optimizerStateBytes);
+    return op.frozen ? own : std::max(own, double(op.params) * memoryx.bytesPerParam);
+}
+
+// Where MemoryX holds each unit's state: its DRAM tier filled in the units' order (the order
+// the weights stream in), then its flash tier. Returns each unit's share held in flash.
+std::vector<double> placeInMemoryX(
+    const std::vector<Unit>& units, const ModelGraph& graph, const MemoryXSpec& memoryx, ExecutionPlan& plan)
+{
+    std::vector<double> flashShare(units.size(), 0.0);
+    double dramLeft = memoryx.dramBytes;
+    plan.memoryxStoredBytes = 0.0;
+    plan.memoryxFlashBytes = 0.0;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        double stored = memoryxBytes(graph.ops[std::size_t(units[u].op)], memoryx);
+        for (int index : units[u].fused)
+            stored += memoryxBytes(graph.ops[std::size_t(index)], memoryx);
+        const double inDram = std::min(stored, dramLeft);
+        dramLeft -= inDram;
+        plan.memoryxStoredBytes += stored;
+        plan.memoryxFlashBytes += stored - inDram;
+        flashShare[u] = stored > 0.0 ? (stored - inDram) / stored : 0.0;
+    }
+    return flashShare;
+}
+
 // What the checkpointing choice weighs: per-stage outputs, FLOPs and weights, the SRAM, the
 // batch, and the wafer's and the links' rates.
 StreamingProfile streamingProfile(const std::vector<Unit>& units, const std::vector<std::int64_t>& workingPerSample,
-    const ModelGraph& graph, const SystemSpec& system, std::int64_t sram, int numSystems)
+    const ModelGraph& graph, const SystemSpec& system, std::int64_t sram, int numSystems,
+    const std::vector<double>& flashShare)
 {
     StreamingProfile profile;
     const int stages = units.empty() ? 0 : units.back().stage + 1;
@@ -34,6 +66,7 @@ StreamingProfile streamingProfile(const std::vector<Unit>& units, const std::vec
     profile.stageForwardFlopsPerSample.assign(std::size_t(stages), 0.0);
     profile.stageWeightBytes.assign(std::size_t(stages), 0.0);
     profile.workingBytes = workingPerSample;
+    double flashWeightBytes = 0.0; // of one pass, read from MemoryX's flash tier
     for (std::size_t u = 0; u < units.size(); ++u) {
         const auto stage = std::size_t(units[u].stage);
         // A stage's output is that of the last op it runs (a fused activation or loss after a
@@ -50,6 +83,7 @@ StreamingProfile streamingProfile(const std::vector<Unit>& units, const std::vec
             const Op& member = graph.ops[std::size_t(index)];
             profile.stageForwardFlopsPerSample[stage] += member.fwdFlopsPerToken * double(member.tokensPerSample);
             profile.stageWeightBytes[stage] += double(streamedBytes(member, graph.config.weightBytes));
+            flashWeightBytes += flashShare[u] * double(streamedBytes(member, graph.config.weightBytes));
             profile.forwardFlopsPerSample += member.fwdFlopsPerToken * double(member.tokensPerSample);
             profile.backwardFlopsPerSample += member.bwdFlopsPerToken * double(member.tokensPerSample);
         }
@@ -60,13 +94,18 @@ StreamingProfile streamingProfile(const std::vector<Unit>& units, const std::vec
     profile.samplesPerSystem = std::max<std::int64_t>(1, graph.config.batchSize / std::max(1, numSystems));
     profile.requestedMicroBatch = graph.config.microBatchSize;
     profile.peakFlopsPerS = system.wafer.peakFlopsPerS();
-    // Weights are broadcast through the narrowest of the CS-X port, SwarmX and MemoryX; each
-    // system's checkpoints are its own, over its port and its share of MemoryX.
-    profile.weightStreamBytesPerS = system.ioBytesPerS;
+    // Weights are broadcast through the narrowest of the CS-X port, SwarmX and the MemoryX tier
+    // they are read from (the pass's average rate over both tiers); each system's checkpoints
+    // are its own, over its port and its share of MemoryX.
+    double path = system.ioBytesPerS;
     if (system.swarmx.linkBytesPerS > 0.0)
-        profile.weightStreamBytesPerS = std::min(profile.weightStreamBytesPerS, system.swarmx.linkBytesPerS);
-    if (system.memoryx.bandwidthBytesPerS > 0.0)
-        profile.weightStreamBytesPerS = std::min(profile.weightStreamBytesPerS, system.memoryx.bandwidthBytesPerS);
+        path = std::min(path, system.swarmx.linkBytesPerS);
+    const double dram = system.memoryx.dramReadBytesPerS();
+    const double flash = system.memoryx.flashReadBytesPerS();
+    const double dramRate = dram > 0.0 ? std::min(path, dram) : path;
+    const double flashRate = flash > 0.0 ? std::min(path, flash) : dramRate;
+    const double passS = (profile.weightBytesPerPass - flashWeightBytes) / dramRate + flashWeightBytes / flashRate;
+    profile.weightStreamBytesPerS = passS > 0.0 ? profile.weightBytesPerPass / passS : dramRate;
     profile.checkpointBytesPerS = system.ownDataBytesPerS(numSystems);
     return profile;
 }
@@ -98,7 +137,9 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
             ? (inputWidth * op.tokensPerSample + op.outFeatures * outputTokens) * activationBytes
             : 2 * op.activationBytesPerToken * op.tokensPerSample;
     }
-    const StreamingProfile profile = streamingProfile(units, workingPerSample, graph, system, sram, plan.numSystems);
+    const std::vector<double> flashShare = placeInMemoryX(units, graph, system.memoryx, plan);
+    const StreamingProfile profile
+        = streamingProfile(units, workingPerSample, graph, system, sram, plan.numSystems, flashShare);
     const CheckpointChoice checkpoints = chooseCheckpointing(profile);
     if (checkpoints.maxMicroBatch < 1)
         return checkpoints.why;
@@ -189,6 +230,7 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         layer.maxMicroBatch = fitsPerOp[u];
         const bool stageEnd = u + 1 == units.size() || units[u + 1].stage != unit.stage;
         layer.recomputed = checkpoints.recomputedStage[std::size_t(unit.stage)];
+        layer.flashShare = flashShare[u];
         if (checkpoints.strategy == CheckpointStrategy::MemoryX && stageEnd) {
             // Written when the stage finishes; its input read back before its backward starts.
             if (u + 1 < units.size())
@@ -208,6 +250,16 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         + std::to_string(rows) + " usable PEs; weights stream in from MemoryX for forward and again for "
         + "backward, gradients stream out; micro-batch " + std::to_string(microBatch) + " of at most "
         + std::to_string(maxMicroBatch) + " (" + kept + ")");
+    if (plan.memoryxFlashBytes > 0.0) {
+        std::size_t first = 0;
+        while (first < units.size() && flashShare[first] <= 0.0)
+            ++first;
+        plan.notes.push_back("MemoryX holds " + formatBytes(plan.memoryxStoredBytes)
+            + " of weights and optimizer state, more than its " + formatBytes(system.memoryx.dramBytes)
+            + " DRAM tier: " + formatBytes(plan.memoryxFlashBytes) + " (from "
+            + graph.ops[std::size_t(units[first].op)].name + " on) is in its flash tier, whose weights stream at "
+            + formatSi(system.memoryx.flashReadBytesPerS(), "B/s"));
+    }
     return {};
 }
 

@@ -55,6 +55,8 @@ const char* toString(Phase phase)
         return "checkpoint_out";
     case Phase::CheckpointIn:
         return "checkpoint_in";
+    case Phase::FlashStreamIn:
+        return "flash_stream_in";
     }
     return "forward";
 }
@@ -71,14 +73,20 @@ StreamPath streamPath(const SystemSpec& system, int numSystems)
         path.bytesPerS = system.swarmx.linkBytesPerS;
         path.bound = Bound::SwarmX;
     }
-    if (system.memoryx.bandwidthBytesPerS > 0.0 && system.memoryx.bandwidthBytesPerS < path.bytesPerS) {
-        path.bytesPerS = system.memoryx.bandwidthBytesPerS;
+    const double dram = system.memoryx.dramReadBytesPerS();
+    if (dram > 0.0 && dram < path.bytesPerS) {
+        path.bytesPerS = dram;
         path.bound = Bound::MemoryX;
     }
-    const int fanOut = std::max(2, system.swarmx.fanOut);
-    path.levels = 1;
-    for (std::int64_t reach = fanOut; reach < numSystems; reach *= fanOut)
-        ++path.levels;
+    // Weights read from MemoryX's flash tier leave it at the flash rate instead.
+    path.flashBytesPerS = path.bytesPerS;
+    path.flashBound = path.bound;
+    const double flash = system.memoryx.flashReadBytesPerS();
+    if (flash > 0.0 && flash < path.flashBytesPerS) {
+        path.flashBytesPerS = flash;
+        path.flashBound = Bound::MemoryX;
+    }
+    path.levels = system.swarmx.levels(numSystems);
     path.latencyS = path.levels * system.swarmx.levelLatencyS;
     return path;
 }

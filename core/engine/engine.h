@@ -47,6 +47,7 @@ enum class Phase {
     Decode,
     CheckpointOut, // weight streaming: a block output written to MemoryX
     CheckpointIn, // ... and read back for backward
+    FlashStreamIn, // weight streaming: the part of a stream-in MemoryX reads from its flash tier
 };
 const char* toString(Phase phase); // "stream_in", "forward", ... (snake case)
 
@@ -103,6 +104,7 @@ struct Metrics {
     double modelFlopsPerStep = 0.0;
     double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation
     double streamedBytesPerStep = 0.0; // weights in plus gradients out per system (weight streaming)
+    double flashStreamedBytesPerStep = 0.0; // of the weights in, those read from MemoryX's flash tier
     std::string checkpointStrategy; // "all_blocks", "every_k", "memoryx"; empty for inference
     int checkpointEvery = 0; // every_k: k; 1 for all_blocks and memoryx
     double recomputeFlopsPerStep = 0.0; // forward work run again in backward, all systems
@@ -110,6 +112,7 @@ struct Metrics {
     double peakFlopsPerS = 0.0; // all systems used
     double linkBytesPerS = 0.0; // the narrowest of MemoryX, SwarmX and CS-X I/O
     Bound linkBound = Bound::Io; // which of them it is: io, swarmx or memoryx
+    double flashLinkBytesPerS = 0.0; // the same path for weights read from MemoryX's flash tier
     std::int64_t microBatch = 0;
     std::int64_t microBatchesPerStep = 0;
     std::int64_t batchPerSystem = 0;

@@ -11,10 +11,14 @@ namespace waferscope::core::engine::detail {
 
 // The path weights take from MemoryX through SwarmX into a CS-X (and gradients back): its
 // narrowest bandwidth, which part that is, and the tree's latency for this many systems.
+// Weights MemoryX holds in its DRAM tier take the path at bytesPerS, those in its flash tier
+// at flashBytesPerS (the same unless the flash tier reads slower than the rest of the path).
 struct StreamPath {
     double bytesPerS = 0.0;
     Bound bound = Bound::Io; // io, swarmx or memoryx
-    int levels = 1; // SwarmX tree levels between MemoryX and a system
+    double flashBytesPerS = 0.0;
+    Bound flashBound = Bound::Io;
+    int levels = 1; // SwarmX tree levels between MemoryX and a system: ceil(log_fanout(systems))
     double latencyS = 0.0; // levels x per-level latency
 };
 StreamPath streamPath(const SystemSpec& system, int numSystems);

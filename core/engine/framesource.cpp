@@ -302,7 +302,9 @@ UtilizationSeries FrameSource::utilization(int bins) const
         if (!io && event.lane != LaneKind::MemoryX && event.lane != LaneKind::SwarmX)
             continue;
         const LaneKind lane = event.lane == LaneKind::WaferLink ? LaneKind::CsxIo : event.lane;
-        std::vector<double>& share = busy[{ lane, event.phase }];
+        // MemoryX reads a stream's DRAM and flash parts one after the other: one job.
+        const Phase phase = event.phase == Phase::FlashStreamIn ? Phase::StreamIn : event.phase;
+        std::vector<double>& share = busy[{ lane, phase }];
         share.resize(count, 0.0);
         const double weight = event.lane == LaneKind::WaferLink ? 1.0 / links : 1.0;
         spread(event.start, event.end,

@@ -53,6 +53,8 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["checkpoint_bytes_per_step"] = number(metrics.checkpointBytesPerStep);
     json["stream_bytes_per_s"] = number(metrics.linkBytesPerS);
     json["stream_bound"] = toString(metrics.linkBound);
+    json["flash_streamed_bytes_per_step"] = number(metrics.flashStreamedBytesPerStep);
+    json["flash_stream_bytes_per_s"] = number(metrics.flashLinkBytesPerS);
     json["step_times_s"] = metrics.stepTimesS;
     if (metrics.mode == RunKind::Inference) {
         json["users"] = metrics.users;

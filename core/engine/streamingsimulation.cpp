@@ -66,8 +66,12 @@ StreamingSimulation::StreamWindow StreamingSimulation::streamWeightsIn(int step,
         window.optimizerWait = std::max(0.0, m_optimizerDone[layer] - window.start);
         window.start += window.optimizerWait;
     }
-    const double streamS = window.bytes / m_path.bytesPerS;
-    window.end = window.start + streamS;
+    window.flashBytes = window.bytes * streamed.flashShare;
+    const double dramS = (window.bytes - window.flashBytes) / m_path.bytesPerS;
+    const double flashS = window.flashBytes / m_path.flashBytesPerS;
+    window.bound = flashS > dramS ? m_path.flashBound : m_path.bound;
+    const double streamEnd = window.start + dramS + flashS;
+    window.end = streamEnd;
     const double checkpointIn
         = item.backward ? double(streamed.checkpointInBytesPerSample) * double(item.samples) : 0.0;
     if (checkpointIn > 0.0) {
@@ -81,7 +85,10 @@ StreamingSimulation::StreamWindow StreamingSimulation::streamWeightsIn(int step,
             m_totals.checkpointBytes += checkpointIn;
     }
     m_linkInFree = window.end;
-    emit(step, LaneKind::MemoryX, Phase::StreamIn, item, window.start, window.end, window.bytes, 0.0);
+    // MemoryX's lane shows the tier each part is read from; the path after it carries both.
+    emit(step, LaneKind::MemoryX, Phase::StreamIn, item, window.start, window.start + dramS,
+        window.bytes - window.flashBytes, 0.0);
+    emit(step, LaneKind::MemoryX, Phase::FlashStreamIn, item, window.start + dramS, streamEnd, window.flashBytes, 0.0);
     emit(step, LaneKind::SwarmX, Phase::StreamIn, item, window.start + m_context.system.swarmx.levelLatencyS,
         window.end + m_path.latencyS, window.bytes, 0.0);
     emit(step, LaneKind::CsxIo, Phase::StreamIn, item, window.start + m_path.latencyS, window.end + m_path.latencyS,
@@ -109,11 +116,12 @@ double StreamingSimulation::computeItem(
     }
     if (steady) {
         const double held = computeEnd - std::max(m_computeFree, stepStart);
-        attributeHeldTime(item, cost, held, computeS, stream.optimizerWait);
+        attributeHeldTime(item, cost, held, computeS, stream);
         const std::size_t layer = std::size_t(item.layer);
         m_totals.layerFlops[layer] += flops;
         m_totals.layerModelFlops[layer] += modelFlops;
         m_totals.bytesIn += stream.bytes;
+        m_totals.flashBytesIn += stream.flashBytes;
         m_totals.fabricBusy += item.backward ? cost.backwardFabricS : cost.forwardFabricS;
     }
     m_previousComputeStart = computeStart;
@@ -122,12 +130,12 @@ double StreamingSimulation::computeItem(
 }
 
 void StreamingSimulation::attributeHeldTime(
-    const StreamItem& item, const OpCost& cost, double held, double computeS, double optimizerWait)
+    const StreamItem& item, const OpCost& cost, double held, double computeS, const StreamWindow& stream)
 {
     const std::size_t layer = std::size_t(item.layer);
     m_totals.layerTime[layer] += held;
     const double stall = std::max(0.0, held - computeS);
-    const Bound bound = stall > 0.1 * held ? (optimizerWait > 0.5 * stall ? Bound::MemoryX : m_path.bound)
+    const Bound bound = stall > 0.1 * held ? (stream.optimizerWait > 0.5 * stall ? Bound::MemoryX : stream.bound)
         : cost.fabricBound                 ? Bound::Fabric
                                            : Bound::Compute;
     m_totals.layerBoundTime[layer][bound] += held;

@@ -54,6 +54,7 @@ struct SteadyTotals {
     std::vector<double> layerFlops; // hardware FLOPs (recomputation included)
     std::vector<double> layerModelFlops;
     double bytesIn = 0.0; // weights streamed in
+    double flashBytesIn = 0.0; // ... of which read from MemoryX's flash tier
     double bytesOut = 0.0; // gradients streamed out
     double optimizerBusy = 0.0; // MemoryX updating weights
     double fabricBusy = 0.0; // the wafer's busiest links
@@ -80,9 +81,11 @@ private:
     // When an item's weights (and, before a backward, its checkpoint) arrive.
     struct StreamWindow {
         double bytes = 0.0; // weights streamed in
+        double flashBytes = 0.0; // ... of which from MemoryX's flash tier
         double start = 0.0;
         double end = 0.0; // checkpoint read back included
         double optimizerWait = 0.0; // of the start, waiting for the layer's own update
+        Bound bound = Bound::Io; // the part of the path that holds the longer part of the stream
     };
 
     // Adds an event to the timeline when `step` is one of the steps shown and the event lasts.
@@ -93,9 +96,10 @@ private:
     const OpCost& costOf(const StreamItem& item) const;
 
     // Prefetch depth one: the stream starts once the item before has started computing, and not
-    // before this layer's weights were updated (first forward of a step). Before its backward,
-    // a stage reads its input back from MemoryX (memoryx checkpoints) once the forward's writes
-    // are out.
+    // before this layer's weights were updated (first forward of a step). MemoryX reads the part
+    // of the weights it holds in DRAM, then the part in flash, each at its tier's rate. Before
+    // its backward, a stage reads its input back from MemoryX (memoryx checkpoints) once the
+    // forward's writes are out.
     StreamWindow streamWeightsIn(int step, const StreamItem& item, bool steady);
 
     // The wafer runs the item once it is free and the first weights are in, and takes the longer
@@ -107,7 +111,7 @@ private:
     // update); otherwise the wafer (its FMACs, or its links when the partial-sum chains are the
     // longer part).
     void attributeHeldTime(
-        const StreamItem& item, const OpCost& cost, double held, double computeS, double optimizerWait);
+        const StreamItem& item, const OpCost& cost, double held, double computeS, const StreamWindow& stream);
 
     // memoryx checkpoints: a stage's output leaves for MemoryX when the stage is done.
     void writeCheckpointOut(int step, const StreamItem& item, double computeEnd, bool steady);

@@ -12,6 +12,7 @@
 // prefetch); the op computes as its weights arrive, so it takes the longer of its compute and
 // its stream. Fine pipelining: op l of the next step waits only for op l's optimizer update,
 // so the one bubble is at the step boundary, where the first op waits for its own update.
+#include "core/common/units.h"
 #include "core/engine/streamingsimulation.h"
 
 #include <algorithm>
@@ -167,6 +168,7 @@ void fillThroughput(Metrics& metrics, const Context& context, const MicroBatches
     metrics.peakFlopsPerS = context.system.wafer.peakFlopsPerS() * systems;
     metrics.linkBytesPerS = path.bytesPerS;
     metrics.linkBound = path.bound;
+    metrics.flashLinkBytesPerS = path.flashBytesPerS;
 }
 
 // Each layer's time, FLOPs, utilization and bound (the one that held it longest) from the
@@ -209,8 +211,14 @@ void fillUtilization(
     metrics.utilization.io = std::min(1.0, (streamed + totals.checkpointBytes / 2.0) / (system.ioBytesPerS * stepS));
     metrics.utilization.swarmx
         = system.swarmx.linkBytesPerS > 0.0 ? std::min(1.0, streamed / (system.swarmx.linkBytesPerS * stepS)) : 0.0;
-    const double memoryxStream = system.memoryx.bandwidthBytesPerS > 0.0
-        ? (streamed + totals.checkpointBytes * systems / 2.0) / system.memoryx.bandwidthBytesPerS
+    // MemoryX reads each tier at its own rate; gradients and checkpoints go to its DRAM.
+    const double dramRate = system.memoryx.dramReadBytesPerS();
+    const double flashRate = system.memoryx.flashReadBytesPerS();
+    const double readS = dramRate > 0.0 && flashRate > 0.0
+        ? (totals.bytesIn - totals.flashBytesIn) / dramRate + totals.flashBytesIn / flashRate
+        : 0.0;
+    const double memoryxStream = dramRate > 0.0
+        ? std::max(readS, totals.bytesOut / dramRate) + totals.checkpointBytes * systems / 2.0 / dramRate
         : 0.0;
     metrics.utilization.memoryx = std::min(1.0, std::max(memoryxStream, totals.optimizerBusy) / stepS);
 }
@@ -232,10 +240,12 @@ Expected<RunResult> runWeightStreaming(const Context& context)
 
     // A forward item emits at most six events (three stream-in lanes, compute, a checkpoint out
     // on two lanes), a backward one ten (stream-in, a checkpoint in on two lanes, two compute
-    // phases, gradients out on two lanes, the update).
+    // phases, gradients out on two lanes, the update); one more each for a read from MemoryX's
+    // flash tier.
     const int shown = context.options.maxSteps;
     const auto itemCount = std::size_t(batches->count) * std::size_t(layers) * (train ? 2 : 1);
-    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * (train ? 8 : 4), shown))
+    const std::size_t perItem = (train ? 8 : 4) + (plan.memoryxFlashBytes > 0.0 ? 1 : 0);
+    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * perItem, shown))
         return *refused;
     const std::vector<StreamItem> items = orderItems(*batches, layers, train);
 
@@ -250,6 +260,13 @@ Expected<RunResult> runWeightStreaming(const Context& context)
     const SteadyTotals& totals = simulation.totals();
     fillThroughput(metrics, context, *batches, stepTimes, simulation.path(), systems);
     metrics.streamedBytesPerStep = totals.bytesIn + totals.bytesOut;
+    metrics.flashStreamedBytesPerStep = totals.flashBytesIn;
+    if (totals.flashBytesIn > 0.0)
+        metrics.notes.push_back(formatFixed(100.0 * totals.flashBytesIn / totals.bytesIn, 1)
+            + "% of the weights streamed per step (" + formatBytes(totals.flashBytesIn) + " of "
+            + formatBytes(totals.bytesIn) + ") are read from MemoryX's flash tier at "
+            + formatSi(simulation.path().flashBytesPerS, "B/s") + ", the rest from its DRAM tier at "
+            + formatSi(simulation.path().bytesPerS, "B/s"));
     const double hardwareFlops = fillLayers(metrics, context, totals, systems);
     if (train) {
         metrics.checkpointStrategy = toString(plan.checkpointStrategy);

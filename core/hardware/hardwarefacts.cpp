@@ -15,6 +15,8 @@ struct FactRow {
     std::function<std::string(const SystemSpec&)> format;
     bool needsMemoryX = false;
     bool needsSwarmX = false;
+    bool firstKeyOnly = false; // keys are alternatives (an optional key, then what stands in for it)
+    const char* whenAbsent = nullptr; // the provenance when none of the keys is in the preset
 };
 
 std::string dims(int width, int height)
@@ -56,16 +58,40 @@ const std::vector<FactRow>& factRows()
             [](const SystemSpec& s) { return formatSi(s.interSystemLatencyS, "s"); } },
         { "MemoryX", "MemoryX capacity", { "memoryx.capacity_bytes" },
             [](const SystemSpec& s) { return formatBytes(s.memoryx.capacityBytes); }, true },
+        { "MemoryX", "MemoryX DRAM tier", { "memoryx.dram_bytes" },
+            [](const SystemSpec& s) { return formatBytes(s.memoryx.dramBytes); }, true },
+        { "MemoryX", "MemoryX flash tier", { "memoryx.capacity_bytes", "memoryx.dram_bytes" },
+            [](const SystemSpec& s) { return formatBytes(s.memoryx.flashBytes()); }, true },
         { "MemoryX", "MemoryX max params", { "memoryx.max_params" },
             [](const SystemSpec& s) { return formatCount(s.memoryx.maxParams); }, true },
+        { "MemoryX", "MemoryX bytes per param", { "memoryx.bytes_per_param" },
+            [](const SystemSpec& s) {
+                return s.memoryx.bytesPerParam > 0.0 ? formatFixed(s.memoryx.bytesPerParam, 0) + " B"
+                                                     : std::string("the model's own");
+            },
+            true, false, false,
+            "not in the preset: MemoryX is taken to hold the model's own weights and optimizer state" },
         { "MemoryX", "MemoryX bandwidth", { "memoryx.bandwidth_bytes_per_s" },
             [](const SystemSpec& s) { return formatSi(s.memoryx.bandwidthBytesPerS, "B/s"); }, true },
+        { "MemoryX", "MemoryX DRAM tier read",
+            { "memoryx.dram_bandwidth_bytes_per_s", "memoryx.bandwidth_bytes_per_s" },
+            [](const SystemSpec& s) { return formatSi(s.memoryx.dramReadBytesPerS(), "B/s"); }, true, false, true },
+        { "MemoryX", "MemoryX flash tier read",
+            { "memoryx.flash_bandwidth_bytes_per_s", "memoryx.dram_bandwidth_bytes_per_s",
+                "memoryx.bandwidth_bytes_per_s" },
+            [](const SystemSpec& s) { return formatSi(s.memoryx.flashReadBytesPerS(), "B/s"); }, true, false, true },
         { "MemoryX", "MemoryX optimizer", { "memoryx.optimizer_params_per_s" },
             [](const SystemSpec& s) { return formatSi(s.memoryx.optimizerParamsPerS, "param/s"); }, true },
         { "SwarmX", "SwarmX max systems", { "swarmx.max_systems", "swarmx.supported" },
             [](const SystemSpec& s) { return std::to_string(s.swarmx.supported ? s.swarmx.maxSystems : 1); } },
         { "SwarmX", "SwarmX fan-out", { "swarmx.fan_out" },
             [](const SystemSpec& s) { return std::to_string(s.swarmx.fanOut); }, false, true },
+        { "SwarmX", "SwarmX levels (max systems)", { "swarmx.fan_out", "swarmx.max_systems" },
+            [](const SystemSpec& s) {
+                return std::to_string(s.swarmx.levels(s.swarmx.maxSystems)) + " (" + std::to_string(s.swarmx.maxSystems)
+                    + " systems)";
+            },
+            false, true },
         { "SwarmX", "SwarmX link", { "swarmx.link_bytes_per_s" },
             [](const SystemSpec& s) { return formatSi(s.swarmx.linkBytesPerS, "B/s"); }, false, true },
         { "SwarmX", "SwarmX level latency", { "swarmx.level_latency_s" },
@@ -99,7 +125,11 @@ std::vector<HardwareFact> describeHardware(const SystemSpec& system)
             fact.assumed = fact.assumed || it->second.kind == Provenance::Kind::Assumed;
             if (fact.provenance.find(it->second.text) == std::string::npos)
                 fact.provenance += (fact.provenance.empty() ? "" : "; ") + it->second.text;
+            if (row.firstKeyOnly)
+                break;
         }
+        if (fact.provenance.empty() && row.whenAbsent)
+            fact.provenance = row.whenAbsent;
         facts.push_back(std::move(fact));
     }
     return facts;

@@ -44,6 +44,11 @@ Json memoryxJson(const MemoryXSpec& memoryx)
         { "max_params", memoryx.maxParams },
         { "bandwidth_bytes_per_s", memoryx.bandwidthBytesPerS },
         { "optimizer_params_per_s", memoryx.optimizerParamsPerS },
+        // The tiers as the engine uses them (defaults resolved); bytes_per_param 0: the model's own.
+        { "flash_bytes", memoryx.flashBytes() },
+        { "bytes_per_param", memoryx.bytesPerParam },
+        { "dram_bandwidth_bytes_per_s", memoryx.dramReadBytesPerS() },
+        { "flash_bandwidth_bytes_per_s", memoryx.flashReadBytesPerS() },
     };
 }
 

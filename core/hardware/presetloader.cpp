@@ -204,13 +204,21 @@ MemoryXSpec readMemoryX(PresetReader& reader, const Json& memoryx)
         return spec;
     }
     reader.requireOnlyKeys(memoryx, at,
-        { "supported", "capacity_bytes", "dram_bytes", "max_params", "bandwidth_bytes_per_s",
-            "optimizer_params_per_s" });
+        { "supported", "capacity_bytes", "dram_bytes", "max_params", "bandwidth_bytes_per_s", "optimizer_params_per_s",
+            "bytes_per_param", "dram_bandwidth_bytes_per_s", "flash_bandwidth_bytes_per_s" });
     spec.capacityBytes = reader.number(memoryx, at, "capacity_bytes", 1e9, 1e19);
     spec.dramBytes = reader.number(memoryx, at, "dram_bytes", 1e9, 1e19);
     spec.maxParams = reader.number(memoryx, at, "max_params", 1e6, 1e16);
     spec.bandwidthBytesPerS = reader.number(memoryx, at, "bandwidth_bytes_per_s", 1e6, 1e15);
     spec.optimizerParamsPerS = reader.number(memoryx, at, "optimizer_params_per_s", 1e3, 1e15);
+    // Optional, so presets written before the tiers were modelled still load: without them the
+    // model's own weights and optimizer state are stored, and both tiers read at the I/O rate.
+    if (memoryx.contains("bytes_per_param"))
+        spec.bytesPerParam = reader.number(memoryx, at, "bytes_per_param", 1.0, 1e4);
+    if (memoryx.contains("dram_bandwidth_bytes_per_s"))
+        spec.dramBandwidthBytesPerS = reader.number(memoryx, at, "dram_bandwidth_bytes_per_s", 1e6, 1e15);
+    if (memoryx.contains("flash_bandwidth_bytes_per_s"))
+        spec.flashBandwidthBytesPerS = reader.number(memoryx, at, "flash_bandwidth_bytes_per_s", 1e6, 1e15);
     return spec;
 }
 

@@ -22,6 +22,10 @@ std::optional<PresetProblem> findInconsistency(const SystemSpec& spec)
     if (spec.memoryx.supported && spec.memoryx.dramBytes > spec.memoryx.capacityBytes)
         return PresetProblem { "/memoryx/dram_bytes/value",
             "dram_bytes exceeds capacity_bytes; the DRAM tier is part of the total capacity" };
+    if (spec.memoryx.supported && spec.memoryx.dramBandwidthBytesPerS > 0.0
+        && spec.memoryx.flashBandwidthBytesPerS > spec.memoryx.dramBandwidthBytesPerS)
+        return PresetProblem { "/memoryx/flash_bandwidth_bytes_per_s/value",
+            "flash_bandwidth_bytes_per_s exceeds dram_bandwidth_bytes_per_s; flash is the slower tier" };
     return std::nullopt;
 }
 

@@ -29,11 +29,13 @@ struct SystemSpec {
     std::map<std::string, Provenance> provenance; // "wafer.clock_hz" -> where it comes from
 
     // One system's rate to and from MemoryX for data of its own (activation checkpoints, unlike
-    // the weights every system shares): its port, or its share of MemoryX's bandwidth.
+    // the weights every system shares, kept in its DRAM tier): its port, or its share of that
+    // tier's rate.
     double ownDataBytesPerS(int numSystems) const
     {
-        const double share = memoryx.bandwidthBytesPerS / double(numSystems > 1 ? numSystems : 1);
-        return memoryx.bandwidthBytesPerS > 0.0 && share < ioBytesPerS ? share : ioBytesPerS;
+        const double rate = memoryx.dramReadBytesPerS();
+        const double share = rate / double(numSystems > 1 ? numSystems : 1);
+        return rate > 0.0 && share < ioBytesPerS ? share : ioBytesPerS;
     }
 };
 

@@ -143,6 +143,11 @@ engine::Metrics readTotals(const Reader& r)
     }
     m.linkBytesPerS = r.real("stream_bytes_per_s");
     m.linkBound = r.named<Bound>("stream_bound");
+    // Reports written before MemoryX's flash tier was modelled have neither.
+    if (r.has("flash_streamed_bytes_per_step")) {
+        m.flashStreamedBytesPerStep = r.real("flash_streamed_bytes_per_step");
+        m.flashLinkBytesPerS = r.real("flash_stream_bytes_per_s");
+    }
     m.stepTimesS = r.reals("step_times_s");
     if (m.mode == RunKind::Inference) {
         m.timeToFirstTokenS = r.real("time_to_first_token_s");

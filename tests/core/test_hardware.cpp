@@ -50,8 +50,10 @@ WS_TEST(cs2MatchesPublishedFacts)
     WS_CHECK(cs2.memoryx.supported);
     WS_CHECK_NEAR(cs2.memoryx.capacityBytes, 2.4e15, 1e-12);
     WS_CHECK_NEAR(cs2.memoryx.maxParams, 120e12, 1e-12);
+    WS_CHECK_NEAR(cs2.memoryx.dramBytes, 12e12, 1e-12); // 12 TB of DDR4
     WS_CHECK(cs2.swarmx.supported);
     WS_CHECK_EQ(cs2.swarmx.maxSystems, 192);
+    WS_CHECK_EQ(cs2.swarmx.fanOut, 4); // SwarmX nodes: one 1:4 broadcast-reduce each
 }
 
 WS_TEST(cs3MatchesPublishedFacts)
@@ -67,6 +69,8 @@ WS_TEST(cs3MatchesPublishedFacts)
     WS_CHECK_NEAR(cs3.memoryx.dramBytes, 36e12, 1e-12);
     WS_CHECK_NEAR(cs3.memoryx.maxParams, 24e12, 1e-12);
     WS_CHECK_EQ(cs3.swarmx.maxSystems, 2048);
+    WS_CHECK_EQ(cs3.swarmx.fanOut, 4);
+    WS_CHECK_NEAR(cs3.ioBytesPerS, 12 * 100e9 / 8, 1e-12); // 12 x 100 GbE
     // 44 GB of on-chip SRAM is published for all 900k cores; the usable rectangle holds a bit less.
     WS_CHECK(cs3.wafer.usableSramBytes() < 44e9);
     WS_CHECK(cs3.wafer.usableSramBytes() > 0.95 * 44e9);
@@ -96,9 +100,9 @@ WS_TEST(everyFactCarriesItsProvenance)
 {
     for (const char* name : { "cs1", "cs2", "cs3" }) {
         const SystemSpec spec = builtin(name);
-        // 15 wafer facts (the name is not one), 2 system facts, then MemoryX and SwarmX (6 and 5 when supported, else
+        // 15 wafer facts (the name is not one), 2 system facts, then MemoryX and SwarmX (9 and 5 when supported, else
         // 1).
-        const std::size_t expected = 15 + 2 + (spec.memoryx.supported ? 6 : 1) + (spec.swarmx.supported ? 5 : 1);
+        const std::size_t expected = 15 + 2 + (spec.memoryx.supported ? 9 : 1) + (spec.swarmx.supported ? 5 : 1);
         WS_CHECK_EQ(spec.provenance.size(), expected);
         for (const auto& [key, origin] : spec.provenance)
             WS_CHECK(origin.text.size() > 10);
@@ -106,6 +110,16 @@ WS_TEST(everyFactCarriesItsProvenance)
     const SystemSpec cs2 = builtin("cs2");
     WS_CHECK(cs2.provenance.at("wafer.fabric_width").kind == Provenance::Kind::Source);
     WS_CHECK(cs2.provenance.at("wafer.hop_latency_cycles").kind == Provenance::Kind::Assumed);
+    // The two published clocks of the WSE-2 (Hot Chips 34, the SDK's examples) are named by both
+    // generations that use it; the flash tier's rate, unpublished, says it is assumed.
+    for (const char* name : { "cs2", "cs3" }) {
+        const SystemSpec spec = builtin(name);
+        WS_CHECK_CONTAINS(spec.provenance.at("wafer.clock_hz").text, "1.1 GHz");
+        WS_CHECK_CONTAINS(spec.provenance.at("wafer.clock_hz").text, "850 MHz");
+        WS_CHECK(spec.provenance.at("memoryx.flash_bandwidth_bytes_per_s").kind == Provenance::Kind::Assumed);
+        WS_CHECK(spec.provenance.at("swarmx.fan_out").kind == Provenance::Kind::Source);
+    }
+    WS_CHECK_CONTAINS(builtin("cs3").provenance.at("system.io_bytes_per_s").text, "30%");
 }
 
 WS_TEST(unknownBuiltinNamesTheKnownOnes)

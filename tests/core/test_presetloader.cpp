@@ -70,6 +70,12 @@ WS_TEST(mutatedPresetsFailOnTheMutatedLine)
         // nlohmann throws out_of_range, not parse_error, for a number beyond a double: it used to
         // escape the loader and abort the process (found by fuzz_preset).
         { "clock beyond a double", "\"value\": 1100000000.0", "\"value\": 1.1e999", "number overflow" },
+        // The optional MemoryX tier keys are checked like the rest once present.
+        { "negative bytes per parameter", "\"value\": 50.0", "\"value\": -50", "expected a value in" },
+        { "flash rate as a string", "\"value\": 37500000000.0", "\"value\": \"slow\"", "must be a number" },
+        { "flash faster than DRAM", "\"value\": 37500000000.0", "\"value\": 3.75e14", "flash is the slower tier" },
+        { "fan-out of one", "\"value\": 4,\n      \"source\": \"Cerebras SwarmX",
+            "\"value\": 1,\n      \"source\": \"Cerebras SwarmX", "expected an integer in" },
     };
     for (const Mutation& mutation : mutations) {
         const std::size_t at = good.find(mutation.from);
@@ -87,6 +93,25 @@ WS_TEST(mutatedPresetsFailOnTheMutatedLine)
         WS_CHECK(error.column > 0);
         WS_CHECK_CONTAINS(error.format(), "bad.json:" + std::to_string(lineOf(bad, at)) + ":");
     }
+}
+
+WS_TEST(presetWithoutTheOptionalTierKeysLoads)
+{
+    // Users' presets written before MemoryX's tiers were modelled: both tiers read at MemoryX's
+    // I/O rate and MemoryX holds the model's own weights and optimizer state.
+    std::string text = cs2Text();
+    for (const char* key : { "bytes_per_param", "dram_bandwidth_bytes_per_s", "flash_bandwidth_bytes_per_s" }) {
+        const std::size_t start = text.find(std::string(",\n    \"") + key + "\"");
+        WS_REQUIRE(start != std::string::npos);
+        const std::size_t end = text.find('}', start);
+        text.erase(start, end + 1 - start);
+    }
+    Expected<SystemSpec> spec = loadPresetText(text, "old.json");
+    WS_REQUIRE(spec.hasValue());
+    WS_CHECK_EQ(spec->memoryx.bytesPerParam, 0.0);
+    WS_CHECK_EQ(spec->memoryx.dramReadBytesPerS(), spec->memoryx.bandwidthBytesPerS);
+    WS_CHECK_EQ(spec->memoryx.flashReadBytesPerS(), spec->memoryx.bandwidthBytesPerS);
+    WS_CHECK_EQ(spec->provenance.count("memoryx.flash_bandwidth_bytes_per_s"), std::size_t(0));
 }
 
 WS_TEST(numberBeyondADoubleIsLocatedAtItsFirstDigit)
