@@ -98,7 +98,7 @@ public:
         const Json& node = member(object, pointer, key);
         if (!node.is_object())
             fail(factPointer, "'" + name + "' must be an object {\"value\": ..., \"source\" or \"assumed\": \"...\"}");
-        requireOnlyKeys(node, factPointer, { "value", "source", "assumed" });
+        requireOnlyKeys(node, factPointer, { "value", "source", "assumed", "range", "range_reason" });
         const bool hasSource = node.contains("source");
         const bool hasAssumed = node.contains("assumed");
         if (hasSource == hasAssumed)
@@ -111,8 +111,30 @@ public:
             fail(factPointer + (hasSource ? "/source" : "/assumed"),
                 "'" + name + "' must name its " + (hasSource ? "source" : "reason for the assumption")
                     + " as a non-empty string");
-        m_provenance[name]
-            = Provenance { hasSource ? Provenance::Kind::Source : Provenance::Kind::Assumed, why.get<std::string>() };
+        Provenance provenance;
+        provenance.kind = hasSource ? Provenance::Kind::Source : Provenance::Kind::Assumed;
+        provenance.text = why.get<std::string>();
+        if (node.contains("range") || node.contains("range_reason")) {
+            // [low, high] around the value, with the reason for that span.
+            const Json& range = node.contains("range") ? node["range"] : Json();
+            if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number()
+                || !std::isfinite(range[0].get<double>()) || !std::isfinite(range[1].get<double>())
+                || range[0].get<double>() > range[1].get<double>())
+                fail(factPointer + (node.contains("range") ? "/range" : ""),
+                    "'" + name + "' range must be [low, high] numbers with low <= high, with a \"range_reason\"");
+            if (!node.contains("range_reason") || !node["range_reason"].is_string()
+                || node["range_reason"].get<std::string>().empty())
+                fail(factPointer, "'" + name + "' has a range but no \"range_reason\" saying why it spans that");
+            const Json& value = member(node, factPointer, "value");
+            if (!value.is_number() || value.get<double>() < range[0].get<double>()
+                || value.get<double>() > range[1].get<double>())
+                fail(factPointer + "/range", "'" + name + "' range must contain its value");
+            provenance.hasRange = true;
+            provenance.rangeLow = range[0].get<double>();
+            provenance.rangeHigh = range[1].get<double>();
+            provenance.rangeReason = node["range_reason"].get<std::string>();
+        }
+        m_provenance[name] = std::move(provenance);
         return member(node, factPointer, "value");
     }
 

@@ -10,10 +10,16 @@
 namespace waferscope::core {
 
 // Where a preset value comes from: a published source, or an assumption and its reason.
+// An assumed value may carry the range it could plausibly take and why (optional keys "range"
+// and "range_reason"): `waferscope-cli sensitivity` varies it across that range.
 struct Provenance {
     enum class Kind { Source, Assumed };
     Kind kind = Kind::Source;
     std::string text;
+    bool hasRange = false;
+    double rangeLow = 0.0;
+    double rangeHigh = 0.0;
+    std::string rangeReason;
 };
 
 // One CS-X system generation with the MemoryX and SwarmX of its era: a loaded preset.
