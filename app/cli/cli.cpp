@@ -29,6 +29,8 @@ constexpr Subcommand kSubcommands[] = {
         runCompareCommand },
     { "fabric", "run the cycle-level PE mesh: synthetic traffic or one kernel (gemv, gemm_stream, ...)",
         runFabricCommand },
+    { "sensitivity", "what a run's figure depends on: each assumed value varied across its range, by impact",
+        runSensitivityCommand },
     { "validate", "recompute every published figure WaferScope is checked against, with the error",
         runValidateCommand },
 };

@@ -15,6 +15,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
 int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runCompareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runValidateCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

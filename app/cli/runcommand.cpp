@@ -10,6 +10,7 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
@@ -360,6 +361,65 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
         std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %-11s %s\n", point.numCsx, point.samplesPerS,
             point.speedup, point.efficiency, core::formatSeconds(point.stepTimeS).c_str(),
             core::toString(point.bottleneck));
+        out << line;
+    }
+    return kExitOk;
+}
+
+int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+{
+    ArgParser parser("waferscope-cli sensitivity",
+        "What a run's result depends on: every assumed hardware value and calibration constant with a\n"
+        "plausible range (the presets' and the calibration's \"range\" keys) is varied alone across it, and\n"
+        "the run's headline figure (samples/s, or tokens/s per user in inference) recomputed. Factors are\n"
+        "sorted by their effect. Runs in parallel on every core.");
+    addJobOptions(parser);
+    parser.addOption("mode", "MODE", "train (default), eval or inference");
+    parser.addOption("batch_size", "B", "training: global batch over all systems (default: the config's)");
+    parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
+    parser.addOption("prompt_tokens", "P", "inference: prompt length (default 1024 or the context)");
+    addCalibrationOption(parser);
+    parser.addFlag("json", "print one JSON object on stdout");
+    if (!parser.parse(args)) {
+        out << parser.helpText();
+        return kExitOk;
+    }
+    const core::Expected<core::engine::Calibration> calibration = parseCalibration(parser);
+    if (!calibration)
+        return printDiagnostic(err, calibration.error());
+    core::engine::RunOptions options;
+    options.mode = parseRunKind(parser, true);
+    options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
+    options.users = int(std::max<std::int64_t>(1, parseCount(parser, "users", 1, 1 << 16)));
+    options.promptTokens = parseCount(parser, "prompt_tokens", 1, 1 << 24);
+    core::CompileOptions compileOptions;
+    compileOptions.mode = core::compileModeFor(options.mode);
+    compileOptions.execution = parseExecution(parser);
+    compileOptions.numSystems = parseNumCsx(parser);
+    int exitCode = kExitOk;
+    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
+    if (!input)
+        return exitCode;
+    if (!compileJob(*input, compileOptions, "sensitivity", err, exitCode))
+        return exitCode;
+    const core::Expected<core::engine::Sensitivity> result
+        = core::engine::runSensitivity(input->graph, input->system, compileOptions, options, *calibration);
+    if (!result)
+        return printDiagnostic(err, result.error());
+    if (parser.has("json")) {
+        out << core::engine::sensitivityToJson(*result) << "\n";
+        return kExitOk;
+    }
+    char line[512];
+    std::snprintf(line, sizeof line, "%s on %s: %s %.6g (from %.6g to %.6g over the factors' ranges)\n\n",
+        input->graph.config.name.c_str(), input->system.displayName.c_str(), result->figure.c_str(), result->baseline,
+        result->low, result->high);
+    out << line
+        << "  factor                                   value        range                    "
+           "figure at low   figure at high\n";
+    for (const core::engine::FactorEffect& factor : result->factors) {
+        std::snprintf(line, sizeof line, "  %-40s %-12.4g %-10.4g .. %-10.4g %12.6g %16.6g\n", factor.name.c_str(),
+            factor.value, factor.lowValue, factor.highValue, factor.figureAtLow, factor.figureAtHigh);
         out << line;
     }
     return kExitOk;

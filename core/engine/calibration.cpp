@@ -56,6 +56,17 @@ public:
                 return error(at + "/value", where + "." + name + " must be a number from 0 to 1e12");
             *target = value;
             calibration.fittedTo[name] = entry->at("fitted_to").get<std::string>();
+            if (entry->contains("range") || entry->contains("range_reason")) {
+                const nlohmann::json range = entry->value("range", nlohmann::json());
+                if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number()
+                    || !(range[0].get<double>() <= value) || !(value <= range[1].get<double>())
+                    || !entry->contains("range_reason") || !entry->at("range_reason").is_string())
+                    return error(at,
+                        where + "." + name
+                            + " range must be [low, high] around its value, with a \"range_reason\" text");
+                calibration.ranges[name] = Calibration::Range { range[0].get<double>(), range[1].get<double>(),
+                    entry->at("range_reason").get<std::string>() };
+            }
         }
         return std::nullopt;
     }

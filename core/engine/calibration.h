@@ -31,6 +31,12 @@ struct Calibration {
     double streamMarkerCycles = 1.0; // end-of-row marker of a streamed GEMM
     double regionLaunchCycles = 0.0; // per region group visited by a decode token
     std::map<std::string, std::string> fittedTo; // constant name -> the figure behind it
+    struct Range {
+        double low = 0.0;
+        double high = 0.0;
+        std::string reason;
+    };
+    std::map<std::string, Range> ranges; // constant name -> its plausible span (optional "range")
     std::vector<std::string> profiles; // every profile of the file it came from
     std::string defaultProfile; // of that file
 };

@@ -125,10 +125,6 @@ public:
             if (!node.contains("range_reason") || !node["range_reason"].is_string()
                 || node["range_reason"].get<std::string>().empty())
                 fail(factPointer, "'" + name + "' has a range but no \"range_reason\" saying why it spans that");
-            const Json& value = member(node, factPointer, "value");
-            if (!value.is_number() || value.get<double>() < range[0].get<double>()
-                || value.get<double>() > range[1].get<double>())
-                fail(factPointer + "/range", "'" + name + "' range must contain its value");
             provenance.hasRange = true;
             provenance.rangeLow = range[0].get<double>();
             provenance.rangeHigh = range[1].get<double>();
@@ -151,7 +147,16 @@ public:
                     << ", " << max << "]";
             fail(valuePointer, message.str());
         }
+        withinRange(pointer + '/' + key, number);
         return number;
+    }
+
+    // A fact's optional range holds its value (checked once the value itself is).
+    void withinRange(const std::string& factPointer, double value)
+    {
+        const Provenance& provenance = m_provenance[dotted(factPointer)];
+        if (provenance.hasRange && (value < provenance.rangeLow || value > provenance.rangeHigh))
+            fail(factPointer + "/range", "'" + dotted(factPointer) + "' range must contain its value");
     }
 
     std::int64_t integer(
@@ -170,6 +175,7 @@ public:
             fail(valuePointer,
                 "'" + dotted(pointer + '/' + key) + "' is " + std::to_string(number) + ", expected an integer in ["
                     + std::to_string(min) + ", " + std::to_string(max) + "]");
+        withinRange(pointer + '/' + key, double(number));
         return number;
     }
 

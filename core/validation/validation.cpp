@@ -5,6 +5,7 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
@@ -180,54 +181,72 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         return graph.error();
     const std::string params = " --params samples/" + figure.params + " --system " + figure.system;
     const std::string profile = " --calibration " + calibration.profile;
-    const auto runOnce = [&](const ModelGraph& model, RunMode mode) -> Expected<engine::RunResult> {
+    const auto runOnce = [](const ModelGraph& model, RunMode mode, const SystemSpec& on,
+                             const engine::Calibration& constants) -> Expected<engine::RunResult> {
         CompileOptions options;
         options.mode = mode;
-        const Expected<ExecutionPlan> plan = compile(model, *system, options);
+        const Expected<ExecutionPlan> plan = compile(model, on, options);
         if (!plan)
             return plan.error();
         engine::RunOptions run;
         run.mode = runKindFor(mode);
-        return engine::run(*plan, model, *system, run, calibration);
+        return engine::run(*plan, model, on, run, constants);
     };
+    // The figure as a function of the hardware and the constants, so that the sensitivity sweep
+    // can vary each ranged one alone (core/engine/sensitivity.h): its extremes are [low, high].
+    engine::FigureFunction compute;
+    std::optional<ModelGraph> sparse;
     if (figure.kind == "decode_tokens_per_s") {
-        const Expected<engine::RunResult> run = runOnce(*graph, RunMode::Inference);
-        if (!run)
-            return run.error();
-        result.predicted = run->metrics.tokensPerS;
+        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+            const Expected<engine::RunResult> run = runOnce(*graph, RunMode::Inference, on, constants);
+            if (!run)
+                return run.error();
+            return run->metrics.tokensPerS;
+        };
         result.command = "waferscope-cli run" + params + " --mode inference" + profile;
     } else if (figure.kind == "inference_wafers") {
-        CompileOptions options;
-        options.mode = RunMode::Inference;
-        const Expected<ExecutionPlan> plan = compile(*graph, *system, options);
-        if (!plan)
-            return plan.error();
-        result.predicted = plan->numSystems;
+        compute = [&](const SystemSpec& on, const engine::Calibration&) -> Expected<double> {
+            CompileOptions options;
+            options.mode = RunMode::Inference;
+            const Expected<ExecutionPlan> plan = compile(*graph, on, options);
+            if (!plan)
+                return plan.error();
+            return double(plan->numSystems);
+        };
         result.command = "waferscope-cli compile" + params + " --mode inference";
     } else if (figure.kind == "training_speedup") {
-        engine::ScalingOptions options;
-        options.numCsx = { 1, figure.numCsx };
-        const Expected<engine::ScalingSweep> sweep = engine::scale(*graph, *system, options, calibration);
-        if (!sweep)
-            return sweep.error();
-        result.predicted = sweep->points.back().speedup;
+        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+            engine::ScalingOptions options;
+            options.numCsx = { 1, figure.numCsx };
+            const Expected<engine::ScalingSweep> sweep = engine::scale(*graph, on, options, constants);
+            if (!sweep)
+                return sweep.error();
+            return sweep->points.back().speedup;
+        };
         result.command = "waferscope-cli scale" + params + " --num_csx 1," + std::to_string(figure.numCsx) + profile;
     } else { // sparsity_speedup
-        const Expected<ModelGraph> sparse = sampleGraph(figure.sparseParams);
-        if (!sparse)
-            return sparse.error();
-        const Expected<engine::RunResult> dense = runOnce(*graph, RunMode::Train);
-        if (!dense)
-            return dense.error();
-        const Expected<engine::RunResult> pruned = runOnce(*sparse, RunMode::Train);
+        Expected<ModelGraph> pruned = sampleGraph(figure.sparseParams);
         if (!pruned)
             return pruned.error();
-        result.predicted = dense->metrics.stepTimeS / pruned->metrics.stepTimeS;
+        sparse = std::move(pruned).value();
+        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+            const Expected<engine::RunResult> dense = runOnce(*graph, RunMode::Train, on, constants);
+            if (!dense)
+                return dense.error();
+            const Expected<engine::RunResult> thin = runOnce(*sparse, RunMode::Train, on, constants);
+            if (!thin)
+                return thin.error();
+            return dense->metrics.stepTimeS / thin->metrics.stepTimeS;
+        };
         result.command = "waferscope-cli run" + params + profile + " ; waferscope-cli run --params samples/"
             + figure.sparseParams + " --system " + figure.system + profile + "  (step time against step time)";
     }
-    // One point until the hardware facts and constants carry ranges (the sensitivity sweep).
-    result.low = result.high = result.predicted;
+    const Expected<engine::Sensitivity> swept = engine::sweep(figure.kind, compute, *system, calibration);
+    if (!swept)
+        return swept.error();
+    result.predicted = swept->baseline;
+    result.low = swept->low;
+    result.high = swept->high;
     if (figure.publishedLow) {
         const double low = *figure.publishedLow;
         const double high = *figure.publishedHigh;
@@ -292,7 +311,7 @@ std::string resultsToJson(const std::vector<FigureResult>& results)
 
 std::string resultsToMarkdown(const std::vector<FigureResult>& results)
 {
-    std::string text = "| figure | published | predicted | error | profile | source | notes |\n"
+    std::string text = "| figure | published | predicted (range) | error | profile | source | notes |\n"
                        "|---|---|---|---|---|---|---|\n";
     for (const FigureResult& r : results) {
         const PublishedFigure& f = r.figure;
@@ -307,8 +326,11 @@ std::string resultsToMarkdown(const std::vector<FigureResult>& results)
         std::string notes;
         for (const std::string& note : r.notes)
             notes += (notes.empty() ? "" : "; ") + note;
-        text += "| " + f.what + " | " + published + " | " + figureText(r.predicted) + " " + f.unit + " | " + error
-            + " | " + r.profile + " | " + f.source + ", " + f.date + " | " + notes + " |\n";
+        const std::string predicted = r.low < r.high
+            ? figureText(r.predicted) + " " + f.unit + " (" + figureText(r.low) + " to " + figureText(r.high) + ")"
+            : figureText(r.predicted) + " " + f.unit;
+        text += "| " + f.what + " | " + published + " | " + predicted + " | " + error + " | " + r.profile + " | "
+            + f.source + ", " + f.date + " | " + notes + " |\n";
     }
     return text;
 }

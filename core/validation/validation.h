@@ -42,7 +42,7 @@ struct FigureResult {
     std::string profile; // the profile it was predicted with
     bool fitted = false; // the profile's overhead was fitted to this figure
     double predicted = 0.0;
-    double low = 0.0; // the predicted range (today: the prediction itself; see README)
+    double low = 0.0; // the predicted range: the figure's extremes as each ranged value varies alone
     double high = 0.0;
     double errorPct = 0.0; // (predicted - published) / published x 100; against a claimed range, the distance to it
     bool withinRange = false; // the published value (or claimed range) meets [low, high]

@@ -4,6 +4,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
 #include "core/fabric/fabric.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/traffic.h"
@@ -172,6 +173,13 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
     sweep.numCsx = { 1, 2, 4, 8, 16, 32, 64, 128, 192 };
     figures["engine_scale_sweep_ms_1_to_192"]
         = bestAverageMs(quick ? 1 : 3, 1, [&] { ok = ok && core::engine::scale(*graph, *cs2, sweep).hasValue(); });
+    // What the step depends on: every ranged value at its low and its high, compiled and run.
+    core::engine::RunOptions train;
+    figures["sensitivity_ms_gpt3_xl_16csx"] = bestAverageMs(quick ? 1 : 3, 1, [&] {
+        ok = ok
+            && core::engine::runSensitivity(*graph, *cs2, options, train, core::engine::builtinCalibration())
+                   .hasValue();
+    });
 
     const core::Expected<core::ExecutionPlan> wafer = core::compile(*graph, *cs3, core::CompileOptions {});
     if (!ok || !wafer)

@@ -124,3 +124,32 @@ WS_TEST(validateTakesACalibrationAndRefusesABadOne)
     WS_CHECK_EQ(unknown.code, 2);
     WS_CHECK_CONTAINS(unknown.err, "2024-08-launch");
 }
+
+WS_TEST(sensitivityJsonHoldsTheContractKeys)
+{
+    // GPT-3 XL on 16 CS-2 and Llama 3.1 70B inference on 4 CS-3, as the users run them.
+    const std::string samples = waferscope::test::sourceDir() + "/samples/";
+    for (const std::vector<std::string>& args :
+        { std::vector<std::string> {
+              "sensitivity", "--params", samples + "gpt3_xl.yaml", "--system", "cs2", "--num_csx", "16", "--json" },
+            std::vector<std::string> { "sensitivity", "--params", samples + "llama3p1_70b.yaml", "--system", "cs3",
+                "--mode", "inference", "--json" } }) {
+        const Result result = waferscope::test::runCliCaptured(args);
+        WS_REQUIRE(result.code == 0);
+        const nlohmann::json document = nlohmann::json::parse(result.out);
+        for (const char* key : { "figure", "baseline", "factors" })
+            WS_CHECK(document.contains(key));
+        WS_REQUIRE(!document.at("factors").empty());
+        double previous = 1e300;
+        for (const auto& factor : document.at("factors")) {
+            for (const char* key :
+                { "name", "reason", "value", "low_value", "high_value", "figure_at_low", "figure_at_high" })
+                WS_CHECK(factor.contains(key));
+            const double impact
+                = std::fabs(factor.at("figure_at_high").get<double>() - factor.at("figure_at_low").get<double>());
+            WS_CHECK(impact <= previous);
+            previous = impact;
+        }
+    }
+    WS_CHECK_EQ(waferscope::test::runCliCaptured({ "sensitivity", "--params", samples + "missing.yaml" }).code, 2);
+}

@@ -53,6 +53,13 @@ WS_TEST(theBuiltInProfileIsTheLaunchReleaseFittedToOneFigure)
     WS_CHECK_EQ(calibration.mechanisms.speculativeDecoding, std::string("off"));
     WS_CHECK(calibration.regionLaunchCycles > 0.0);
     WS_CHECK(calibration.release.find("2024") != std::string::npos);
+    // Every constant carries a plausible range around its value, with the reason.
+    for (const auto& [name, figure] : calibration.fittedTo) {
+        WS_REQUIRE(calibration.ranges.count(name) == 1);
+        const Calibration::Range& range = calibration.ranges.at(name);
+        WS_CHECK(!range.reason.empty());
+        WS_CHECK(range.low < range.high);
+    }
 }
 
 WS_TEST(aProfileIsChosenByNameAndSharesTheTrainingConstants)
@@ -104,6 +111,13 @@ WS_TEST(aMalformedCalibrationIsALocatedError)
     const Expected<Calibration> badDefault = parseCalibration(text, "cal.json");
     WS_REQUIRE(!badDefault.hasValue());
     WS_CHECK_EQ(badDefault.error().line, 4);
+    // A range that leaves out its value.
+    std::string ranged = twoProfiles();
+    ranged.replace(ranged.find("\"value\": 100,"), 13, "\"value\": 100, \"range\": [1, 50], \"range_reason\": \"r\",");
+    const Expected<Calibration> badRange = parseCalibration(ranged, "cal.json");
+    WS_REQUIRE(!badRange.hasValue());
+    WS_CHECK_CONTAINS(badRange.error().message, "range");
+    WS_CHECK_EQ(badRange.error().line, 12);
     WS_CHECK(!parseCalibration("[1, 2]", "cal.json").hasValue());
     WS_CHECK(!parseCalibration("{\"schema\": \"waferscope-calibration/2\"}", "cal.json").hasValue());
 }

@@ -73,9 +73,17 @@ WS_TEST(mutatedPresetsFailOnTheMutatedLine)
         // The optional MemoryX tier keys are checked like the rest once present.
         { "negative bytes per parameter", "\"value\": 50.0", "\"value\": -50", "expected a value in" },
         { "flash rate as a string", "\"value\": 37500000000.0", "\"value\": \"slow\"", "must be a number" },
-        { "flash faster than DRAM", "\"value\": 37500000000.0", "\"value\": 3.75e14", "flash is the slower tier" },
+        // (Flash faster than DRAM: tests/data/hardware/bad/flash_faster_than_dram.json; here the
+        // flash rate's range would refuse it first.)
         { "fan-out of one", "\"value\": 4,\n      \"source\": \"Cerebras SwarmX",
             "\"value\": 1,\n      \"source\": \"Cerebras SwarmX", "expected an integer in" },
+        // An optional range must hold its value and say why it spans that.
+        { "range without the value", "\"range\": [\n        850000000.0", "\"range\": [\n        1150000000.0",
+            "range must" },
+        { "range as a number", "\"range\": [\n        850000000.0,\n        1100000000.0\n      ]",
+            "\"range\": 850000000.0", "range must be [low, high]" },
+        { "range without a reason", "\"range_reason\": \"the Cerebras SDK's examples",
+            "\"range_why\": \"the Cerebras SDK's examples", "unknown key" },
     };
     for (const Mutation& mutation : mutations) {
         const std::size_t at = good.find(mutation.from);
