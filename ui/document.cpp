@@ -139,6 +139,18 @@ void Document::setExecution(core::ExecutionChoice execution)
     }
 }
 
+QString Document::setCalibration(const QString& nameOrFile)
+{
+    core::Expected<core::engine::Calibration> calibration = core::engine::resolveCalibration(nameOrFile.toStdString());
+    if (!calibration)
+        return QString::fromStdString(calibration.error().format());
+    m_calibration = std::move(calibration).value();
+    Q_EMIT info(tr("Software profile %1 (calibration %2)")
+                    .arg(QString::fromStdString(m_calibration.profile), QString::fromStdString(m_calibration.version)));
+    settingChanged();
+    return {};
+}
+
 void Document::settingChanged()
 {
     // The old plan and run go first, so no view draws them once more for the new settings.
@@ -285,9 +297,10 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
         QString error;
     };
     m_runner->start<Ran>(
-        [graph = m_model->graph, plan = m_plan, system = system(), options, numSystems = m_numSystems](
-            const JobContext& context) -> Ran {
-            core::Expected<core::engine::RunResult> result = core::engine::run(*plan, *graph, system, options);
+        [graph = m_model->graph, plan = m_plan, system = system(), options, numSystems = m_numSystems,
+            calibration = m_calibration](const JobContext& context) -> Ran {
+            core::Expected<core::engine::RunResult> result
+                = core::engine::run(*plan, *graph, system, options, calibration);
             Ran outcome;
             RunState* state = outcome.state.get();
             state->options = options;
@@ -311,7 +324,8 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
             scaling.progress = [context](int done, int total) { context.progress(0.5 + 0.5 * done / total); };
             scaling.numCsx = sweepCounts(system, numSystems, graph->config.batchSize);
             scaling.mode = options.mode;
-            core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(*graph, system, scaling);
+            core::Expected<core::engine::ScalingSweep> sweep
+                = core::engine::scale(*graph, system, scaling, calibration);
             if (sweep)
                 state->sweep = std::make_shared<const core::engine::ScalingSweep>(std::move(sweep).value());
             else

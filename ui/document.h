@@ -89,6 +89,10 @@ public:
     void setMode(core::RunMode mode);
     core::ExecutionChoice execution() const { return m_execution; }
     void setExecution(core::ExecutionChoice execution);
+    // The engine's software profile (core/engine/calibration.h): a built-in profile's name or a
+    // calibration file, as --calibration takes it. Returns the error text, or empty.
+    const core::engine::Calibration& calibration() const { return m_calibration; }
+    QString setCalibration(const QString& nameOrFile);
 
     // The chain.
     void open(const QString& path); // loads off the GUI thread; on failure the model stays
@@ -172,6 +176,7 @@ private:
     int m_numSystems = 1;
     core::RunMode m_mode = core::RunMode::Train;
     core::ExecutionChoice m_execution = core::ExecutionChoice::Auto;
+    core::engine::Calibration m_calibration = core::engine::builtinCalibration();
     std::shared_ptr<const LoadedModel> m_model;
     std::shared_ptr<const core::ExecutionPlan> m_plan;
     core::CompileOptions m_compileOptions; // of m_plan

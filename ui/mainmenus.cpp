@@ -7,6 +7,7 @@
 #include "ui/waferview.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -111,6 +112,31 @@ void MainMenus::createRunMenu()
         [this] { m_document->runTokenOnFabric(); });
     m_runTokenAction->setObjectName(QStringLiteral("runTokenOnFabric"));
     run->setToolTipsVisible(true);
+    // The engine's software profile: the built-in ones, or a calibration file (--calibration).
+    QMenu* profiles = run->addMenu(tr("Software &profile"));
+    auto* group = new QActionGroup(profiles);
+    const core::engine::Calibration& builtin = core::engine::builtinCalibration();
+    for (const std::string& name : builtin.profiles) {
+        QAction* action = profiles->addAction(QString::fromStdString(name));
+        action->setCheckable(true);
+        action->setChecked(name == m_document->calibration().profile);
+        action->setObjectName(QStringLiteral("profile:") + QString::fromStdString(name));
+        group->addAction(action);
+        connect(action, &QAction::triggered, this,
+            [this, name] { reportFailure(m_document->setCalibration(QString::fromStdString(name))); });
+    }
+    profiles->addSeparator();
+    profiles->addAction(tr("Calibration &file…"), this, [this, group] {
+        const QString path = QFileDialog::getOpenFileName(
+            m_window, tr("Open a calibration file"), QString(), tr("Calibration (*.json);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        const QString error = m_document->setCalibration(path);
+        reportFailure(error);
+        if (error.isEmpty())
+            for (QAction* action : group->actions())
+                action->setChecked(false);
+    });
     connect(m_document, &Document::planChanged, this, &MainMenus::updateRunToken);
     connect(m_document, &Document::modelChanged, this, &MainMenus::updateRunToken);
     connect(m_document, &Document::tokenStarted, this, &MainMenus::updateRunToken);
