@@ -68,8 +68,14 @@ Json swarmxJson(const SwarmXSpec& swarmx)
 Json provenanceJson(const std::map<std::string, Provenance>& provenance)
 {
     Json out = Json::object();
-    for (const auto& [key, origin] : provenance)
-        out[key] = Json { { origin.kind == Provenance::Kind::Source ? "source" : "assumed", origin.text } };
+    for (const auto& [key, origin] : provenance) {
+        Json entry { { origin.kind == Provenance::Kind::Source ? "source" : "assumed", origin.text } };
+        if (origin.hasRange) { // what `sensitivity` varies it across
+            entry["range"] = Json::array({ origin.rangeLow, origin.rangeHigh });
+            entry["range_reason"] = origin.rangeReason;
+        }
+        out[key] = std::move(entry);
+    }
     return out;
 }
 
