@@ -61,6 +61,7 @@ SensitivityPanel::SensitivityPanel(QWidget* parent)
     m_splitter->addWidget(m_table);
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
+    m_splitter->setSizes({ 600, 400 });
     stackSummaryAbove(content, m_summary, m_splitter);
     m_pages->addWidget(content);
     auto* layout = new QVBoxLayout(this);
@@ -68,10 +69,15 @@ SensitivityPanel::SensitivityPanel(QWidget* parent)
     layout->addWidget(m_pages);
 
     m_plot->setMinimumHeight(160);
+    // The legend in a row of its own above the bars, so it never covers one.
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(font());
-    m_plot->legend->setBrush(QColor(255, 255, 255, 210));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    m_plot->legend->setMargins(QMargins(2, 0, 2, 0));
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->setMouseTracking(true);
@@ -187,28 +193,24 @@ void SensitivityPanel::show(core::engine::Sensitivity result)
     for (int i = 0; i < rows; ++i) {
         const core::engine::FactorEffect& f = s.factors[std::size_t(i)];
         const double key = double(rows - 1 - i);
-        low->addData(key, f.figureAtLow);
-        high->addData(key, f.figureAtHigh);
+        // A bar's value is drawn from the base value (the baseline) on.
+        low->addData(key, f.figureAtLow - s.baseline);
+        high->addData(key, f.figureAtHigh - s.baseline);
         ticker->addTick(key, QString::fromStdString(f.name));
         left = std::min({ left, f.figureAtLow, f.figureAtHigh });
         right = std::max({ right, f.figureAtLow, f.figureAtHigh });
     }
     m_plot->yAxis->setTicker(ticker);
+    // Room for every row's name without overlap: a line of text per row, plus legend and axis.
+    m_plot->setMinimumHeight(std::max(160, QFontMetrics(m_plot->yAxis->tickLabelFont()).height() * (rows + 1) + 80));
     m_plot->yAxis->setRange(-0.7, std::max(rows, 1) - 0.3);
     const double pad = right > left ? 0.08 * (right - left) : std::max(1e-9, 0.01 * std::abs(s.baseline));
     m_plot->xAxis->setRange(left - pad, right + pad);
-    m_plot->xAxis->setLabel(unit);
+    m_plot->xAxis->setLabel(tr("%1 (dashed: %2 as run)").arg(unit, number(s.baseline)));
     auto* baseline = new QCPItemStraightLine(m_plot);
     baseline->setPen(QPen(QColor(0x30, 0x30, 0x30), 1.2, Qt::DashLine));
     baseline->point1->setCoords(s.baseline, 0.0);
     baseline->point2->setCoords(s.baseline, 1.0);
-    auto* baselineLabel = new QCPItemText(m_plot);
-    baselineLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    baselineLabel->position->setTypeX(QCPItemPosition::ptPlotCoords);
-    baselineLabel->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    baselineLabel->position->setCoords(s.baseline, 0.0);
-    baselineLabel->setPadding(QMargins(4, 2, 4, 2));
-    baselineLabel->setText(tr("as run: %1").arg(number(s.baseline)));
     m_plot->legend->setVisible(rows > 0);
     m_plot->replot();
 
