@@ -7,6 +7,12 @@
 
 namespace waferscope::ui {
 
+QStringList dockNames()
+{
+    return { QStringLiteral("messages"), QStringLiteral("timeline"), QStringLiteral("utilization"),
+        QStringLiteral("scaling"), QStringLiteral("layers"), QStringLiteral("sensitivity") };
+}
+
 LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error, bool* helpShown)
 {
     QCommandLineParser parser;
@@ -32,8 +38,12 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     const QCommandLineOption overlayOption(QStringLiteral("overlay"),
         QStringLiteral("Wafer view: placement, activity, sram or traffic (default placement; activity with --step)."),
         "O");
+    const QCommandLineOption dockOption(QStringLiteral("dock"),
+        QStringLiteral("Bring a bottom dock to the front: %1 (default timeline).")
+            .arg(dockNames().join(QStringLiteral(", "))),
+        "D");
     parser.addOptions({ systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption,
-        runTokenOption, screenshotOption });
+        runTokenOption, dockOption, screenshotOption });
     parser.addPositionalArgument(QStringLiteral("FILE"),
         QStringLiteral("Model Zoo params YAMLs: the last is opened, the others go to the recent files."), "[FILE...]");
 
@@ -82,7 +92,7 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         return false;
     };
     if (!oneOf(executionOption, executionNames(), &options.execution)
-        || !oneOf(overlayOption, overlayNames(), &options.overlay))
+        || !oneOf(overlayOption, overlayNames(), &options.overlay) || !oneOf(dockOption, dockNames(), &options.dock))
         return options;
     if (parser.isSet(stepOption)) {
         bool ok = false;
@@ -96,8 +106,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     options.runToken = parser.isSet(runTokenOption);
     if (parser.isSet(screenshotOption))
         options.screenshot = parser.value(screenshotOption);
-    for (const QCommandLineOption* option :
-        { &systemOption, &numCsxOption, &modeOption, &executionOption, &overlayOption, &stepOption, &screenshotOption })
+    for (const QCommandLineOption* option : { &systemOption, &numCsxOption, &modeOption, &executionOption,
+             &overlayOption, &stepOption, &dockOption, &screenshotOption })
         if (parser.isSet(*option))
             options.given << option->names().front();
     error->clear();

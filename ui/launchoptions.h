@@ -8,7 +8,7 @@
 namespace waferscope::ui {
 
 // `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--execution E]
-// [--overlay O] [--step K] [--run-token] [--screenshot OUT.png]`, parsed
+// [--overlay O] [--step K] [--run-token] [--dock D] [--screenshot OUT.png]`, parsed
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
@@ -21,6 +21,7 @@ struct LaunchOptions {
     QString overlay; // placement, activity, sram or traffic; empty: activity with --step, else placement
     std::optional<int> step; // frame index to run to before showing (or saving)
     bool runToken = false; // run a token on the fabric once compiled (and save when it has run)
+    QString dock; // a bottom dock to bring to the front (dockNames()), empty for the default
     QString screenshot; // PNG path; when set the window is rendered, saved, and the app exits
     QStringList given; // the options set on the command line ("system", "num_csx", ...): they win over the session
 
@@ -28,5 +29,9 @@ struct LaunchOptions {
     // starts with the program name, as QCoreApplication::arguments() does.
     static LaunchOptions parse(const QStringList& arguments, QString* error, bool* helpShown = nullptr);
 };
+
+// The tabbed bottom docks --dock can bring to the front: "messages", "timeline", "utilization",
+// "scaling", "layers", "sensitivity" (MainWindow::raiseDock).
+QStringList dockNames();
 
 } // namespace waferscope::ui

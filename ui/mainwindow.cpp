@@ -14,6 +14,7 @@
 #include "ui/runtoolbar.h"
 #include "ui/scalingpanel.h"
 #include "ui/screenshot.h"
+#include "ui/sensitivitypanel.h"
 #include "ui/sessionstate.h"
 #include "ui/systempanel.h"
 #include "ui/timelinedock.h"
@@ -56,6 +57,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_scalingPanel(new ScalingPanel(this))
     , m_layersPanel(new LayersPanel(this))
     , m_utilizationPanel(new UtilizationPanel(this))
+    , m_sensitivityPanel(new SensitivityPanel(this))
 {
     initResources();
     setWindowTitle(tr("WaferScope"));
@@ -179,7 +181,10 @@ void MainWindow::createDocks()
     tabifyDockWidget(messages, timeline);
     tabifyDockWidget(timeline, utilization);
     tabifyDockWidget(utilization, scaling);
+    QDockWidget* sensitivity = addDock(tr("What this result depends on"), QStringLiteral("sensitivityDock"),
+        m_sensitivityPanel, Qt::BottomDockWidgetArea);
     tabifyDockWidget(scaling, layers);
+    tabifyDockWidget(layers, sensitivity);
     timeline->raise();
     resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
     resizeDocks({ model, placement }, { 320, 480 }, Qt::Vertical);
@@ -202,6 +207,10 @@ void MainWindow::showRun(const QString& reason)
     m_layersPanel->setRun(state ? state->run : nullptr);
     m_playbackBar->setStepText(m_presenter->stepText());
     if (!state) {
+        if (reason.isEmpty())
+            m_sensitivityPanel->clear(tr("What the run's throughput depends on appears here once a model has run."));
+        else
+            m_sensitivityPanel->clear(reason);
         m_utilizationPanel->clear(reason);
         m_timelines->run()->clear(reason);
         // While an inference run is on its way the scaling dock says why it will stay empty.
@@ -212,6 +221,7 @@ void MainWindow::showRun(const QString& reason)
         return;
     }
     m_timelines->run()->setRun(state->run, m_document->plan());
+    m_sensitivityPanel->setRun(m_document->graph(), currentSystem(), m_document->compileOptions(), state->options);
     m_utilizationPanel->setSeries(state->utilization,
         tr("Share of each resource's capacity over %1 step(s) of the run, in bins of %2; the part up to the "
            "cursor is the run so far.")
@@ -226,6 +236,16 @@ void MainWindow::showRun(const QString& reason)
         m_scalingPanel->clear(tr("No scaling sweep: %1").arg(state->sweepError));
     else
         m_scalingPanel->clear(tr("The scaling sweep is for training; switch Compile for to training to see it."));
+}
+
+bool MainWindow::raiseDock(const QString& name)
+{
+    auto* dock = findChild<QDockWidget*>(name + QStringLiteral("Dock"));
+    if (!dock)
+        return false;
+    dock->show();
+    dock->raise();
+    return true;
 }
 
 void MainWindow::showBaseline()

@@ -28,6 +28,7 @@ class PlacementPanel;
 class PlaybackBar;
 class PlaybackController;
 class ScalingPanel;
+class SensitivityPanel;
 class SystemPanel;
 class TimelinePanel;
 class UtilizationPanel;
@@ -102,6 +103,10 @@ public:
     ScalingPanel* scalingPanel() const { return m_scalingPanel; }
     QTableView* layerTable() const { return m_layersPanel->table(); } // the Layers dock
     UtilizationPanel* utilizationPanel() const { return m_utilizationPanel; }
+    SensitivityPanel* sensitivityPanel() const { return m_sensitivityPanel; } // "What this result depends on"
+    // Shows a dock and brings it to the front of its tabs: a name of dockNames() ("sensitivity"
+    // for the "sensitivityDock"). False when there is no such dock.
+    bool raiseDock(const QString& name);
     PlaybackController* playback() const { return m_presenter->playback(); } // which step the views show
 
 Q_SIGNALS:
@@ -140,6 +145,7 @@ private:
     ScalingPanel* m_scalingPanel;
     LayersPanel* m_layersPanel;
     UtilizationPanel* m_utilizationPanel;
+    SensitivityPanel* m_sensitivityPanel;
 };
 
 } // namespace waferscope::ui

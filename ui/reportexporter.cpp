@@ -3,6 +3,7 @@
 #include "ui/document.h"
 #include "ui/reportpdf.h"
 
+#include "core/engine/sensitivity.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
@@ -35,6 +36,16 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
             run, *job.plan, job.run->sweep.get());
     if (job.tokenRun)
         report.cycleLevel = core::report::cycleLevelReport(*job.tokenRun);
+    // What the headline figure depends on, as `run --model_dir` writes it; cancellable.
+    core::engine::SweepOptions sweepOptions;
+    sweepOptions.cancelled = stopped;
+    core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(*job.model->graph, job.system,
+        job.compileOptions, job.run->options, core::engine::builtinCalibration(), sweepOptions);
+    if (stopped())
+        return reportCancelledMessage(job.directory);
+    if (!sensitivity)
+        return QStringLiteral("%1: error: %2").arg(job.directory, QString::fromStdString(sensitivity.error().format()));
+    report.sensitivity = std::move(sensitivity).value();
     std::vector<core::report::ReportFile> files = core::report::runDirectoryFiles(report, run, *job.plan);
     if (stopped())
         return reportCancelledMessage(job.directory);

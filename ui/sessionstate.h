@@ -24,7 +24,7 @@ struct SessionState {
     QByteArray windowState; // QMainWindow::saveState(kLayoutVersion)
 };
 
-inline constexpr int kLayoutVersion = 2; // bump when the docks change: older layouts are ignored
+inline constexpr int kLayoutVersion = 3; // bump when the docks change: older layouts are ignored
 inline constexpr int kMaxRecentFiles = 10;
 
 SessionState readSession(QSettings& settings);

@@ -267,7 +267,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
             throw UsageError { std::string("--") + option + " is for --level cycle" };
     const bool quiet = parser.has("quiet");
     ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
-    const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 1 : 0);
+    const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 2 : 0);
     progress.set("loading", 0, stages);
     int exitCode = kExitOk;
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
@@ -298,9 +298,19 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
             return printDiagnostic(err, swept.error());
         sweep = std::move(swept).value();
     }
-    const core::report::RunReport report = core::report::assembleReport(
+    core::report::RunReport report = core::report::assembleReport(
         input->path, input->bytes, input->graph, *plan, *result, sweep ? &*sweep : nullptr, compileOptions, options);
     if (modelDir) {
+        // The report says what its headline figure depends on: each ranged factor alone.
+        core::engine::SweepOptions sensitivityOptions;
+        sensitivityOptions.progress = [&](int done, int total) {
+            progress.set("sensitivity " + std::to_string(done) + "/" + std::to_string(total), stages - 2, stages);
+        };
+        core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
+            input->graph, input->system, compileOptions, options, calibration, sensitivityOptions);
+        if (!sensitivity)
+            return printDiagnostic(err, sensitivity.error());
+        report.sensitivity = std::move(sensitivity).value();
         progress.set("writing", stages - 1, stages);
         if (const std::optional<core::Diagnostic> failed
             = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *result, *plan)))

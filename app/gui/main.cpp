@@ -1,6 +1,6 @@
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
 // [--mode train|inference] [--execution E] [--overlay O] [--step K] [--run-token]
-// [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
+// [--dock D] [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
 // --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
 // --screenshot the window is rendered, saved and the app exits.
 #include "ui/document.h"
@@ -9,6 +9,7 @@
 #include "ui/optionnames.h"
 #include "ui/playbackcontroller.h"
 #include "ui/screenshot.h"
+#include "ui/sensitivitypanel.h"
 
 #include "core/hardware/builtinpresets.h"
 
@@ -141,6 +142,8 @@ int main(int argc, char** argv)
         });
         QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&] { saveWhenTokenShown(); });
     }
+    if (!options.dock.isEmpty())
+        window.raiseDock(options.dock); // the name was checked by LaunchOptions::parse
     window.openFiles(options.files);
 
     if (!interactive)
@@ -168,9 +171,25 @@ int main(int argc, char** argv)
             if (index == window.playback()->current())
                 QTimer::singleShot(0, &window, save);
         });
-    else
+    else {
+        // Settled, and the "What this result depends on" sweep of the run (if any) is shown.
+        bool settled = false;
+        bool saved = false;
+        const auto saveWhenFinal = [&] {
+            if (!settled || saved || window.sensitivityPanel()->isComputing())
+                return;
+            saved = true;
+            QTimer::singleShot(0, &window, save);
+        };
+        QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
+            settled = true;
+            saveWhenFinal();
+        });
         QObject::connect(
-            &window, &waferscope::ui::MainWindow::settled, &window, [&] { QTimer::singleShot(0, &window, save); });
+            window.sensitivityPanel(), &waferscope::ui::SensitivityPanel::computed, &window, saveWhenFinal);
+        app.exec();
+        return code;
+    }
     app.exec();
     return code;
 }

@@ -4,6 +4,7 @@
 #include "core/report/cyclelevelsections.h"
 #include "core/report/reportformat.h"
 
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,7 +133,47 @@ ReportTable layerTable(const RunReport& r)
         "nllnnnnnl", rows, "The run has no layers." };
 }
 
+std::string general(double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", value);
+    return text;
+}
+
+std::string signedPercent(double change)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.2f %%", 100.0 * change);
+    return text;
+}
+
+// What this result depends on: each ranged factor alone at its low and its high.
+ReportTable sensitivityTable(const engine::Sensitivity& s)
+{
+    const std::string unit = figureUnit(s.figure);
+    std::vector<std::vector<std::string>> rows;
+    for (const engine::FactorEffect& f : s.factors) {
+        const auto change = [&](double figure) {
+            return s.baseline != 0.0 ? signedPercent(figure / s.baseline - 1.0) : std::string("-");
+        };
+        rows.push_back({ f.name, f.reason, general(f.value), general(f.lowValue) + " .. " + general(f.highValue),
+            general(f.figureAtLow), general(f.figureAtHigh), change(f.figureAtLow) + " / " + change(f.figureAtHigh) });
+    }
+    return ReportTable { { "Factor", "Why it spans its range", "Value", "Range", unit + " at low", unit + " at high",
+                             "Change from " + general(s.baseline) + " " + unit },
+        "llnnnnn", rows, "No hardware value or calibration constant carries a range." };
+}
+
 } // namespace
+
+std::string figureUnit(const std::string& figure)
+{
+    if (figure == "samples_per_s")
+        return "samples/s";
+    if (figure == "tokens_per_s")
+        return "tokens/s per user";
+    return figure;
+}
 
 ReportDocument reportDocument(const RunReport& report)
 {
@@ -148,6 +189,9 @@ ReportDocument reportDocument(const RunReport& report)
     notesSection.items = notes(report);
     notesSection.whenEmpty = "No notes.";
     document.sections.push_back(std::move(notesSection));
+    if (report.sensitivity)
+        document.sections.push_back(
+            tableSection("sensitivity", "What this result depends on", sensitivityTable(*report.sensitivity)));
     for (ReportSection& section : cycleLevelSections(report))
         document.sections.push_back(std::move(section));
     for (ReportChart& chart : reportCharts(report)) {

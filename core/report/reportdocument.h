@@ -21,7 +21,7 @@ struct ReportTable {
 struct ReportSection {
     enum class Kind { Table, List, Chart };
     Kind kind = Kind::Table;
-    // "manifest", "key_figures", "notes", "cycle_level..." (cyclelevelsections.h), a chart's id,
+    // "manifest", "key_figures", "notes", "sensitivity", "cycle_level..." (cyclelevelsections.h), a chart's id,
     // "regions", "systems", "layers"
     std::string id;
     std::string title;
@@ -40,12 +40,17 @@ ReportSection tableSection(std::string id, std::string title, ReportTable table)
 struct ReportDocument {
     std::string title; // "WaferScope report: llama on 4 x cs3"
     std::string subtitle; // "Created ... from ..."
-    // manifest, key figures, notes, the cycle-level run's, the charts, regions, systems, layers
+    // manifest, key figures, notes, what the result depends on, the cycle-level run's, the charts, regions, systems,
+    // layers
     std::vector<ReportSection> sections;
     std::string closing; // "Written by WaferScope 0.1.0."
     std::string pageFooter; // for paged renderings: the title and when it was created
 };
 
 ReportDocument reportDocument(const RunReport& report);
+
+// A sensitivity figure's name for people: "samples_per_s" -> "samples/s", "tokens_per_s" ->
+// "tokens/s per user".
+std::string figureUnit(const std::string& figure);
 
 } // namespace waferscope::core::report

@@ -80,6 +80,21 @@ Json scalingJson(const engine::ScalingSweep& sweep)
         { "baseline_samples_per_s", number(sweep.baselineSamplesPerS) }, { "points", std::move(points) } };
 }
 
+// The keys of engine::sensitivityToJson.
+engine::Sensitivity readSensitivity(const Reader& r)
+{
+    engine::Sensitivity result;
+    result.figure = r.text("figure");
+    result.baseline = r.real("baseline");
+    result.low = r.real("low");
+    result.high = r.real("high");
+    r.each("factors", [&](const Reader& f) {
+        result.factors.push_back({ f.text("name"), f.text("reason"), f.real("value"), f.real("low_value"),
+            f.real("high_value"), f.real("figure_at_low"), f.real("figure_at_high") });
+    });
+    return result;
+}
+
 Rect readRect(const Reader& r)
 {
     return { r.integer<int>("x"), r.integer<int>("y"), r.integer<int>("w"), r.integer<int>("h") };
@@ -222,6 +237,9 @@ RunReport readReport(const Reader& root)
     // Reports of model-level runs (and those written before cycle-level runs wrote reports) have none.
     if (root.has("cycle_level") && !root.at("cycle_level").is_null())
         report.cycleLevel = readCycleLevel(root.object("cycle_level"));
+    // Reports written without a sensitivity sweep (and before there was one) have none.
+    if (root.has("sensitivity") && !root.at("sensitivity").is_null())
+        report.sensitivity = readSensitivity(root.object("sensitivity"));
     return report;
 }
 
@@ -268,6 +286,8 @@ std::string reportToJson(const RunReport& report, int indent)
     json["scaling"] = report.scaling ? scalingJson(*report.scaling) : Json(nullptr);
     if (report.cycleLevel)
         json["cycle_level"] = Json::parse(cycleLevelToJson(*report.cycleLevel));
+    if (report.sensitivity)
+        json["sensitivity"] = Json::parse(engine::sensitivityToJson(*report.sensitivity));
     return json.dump(indent) + "\n";
 }
 

@@ -5,6 +5,7 @@
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
 #include "core/report/cyclelevelreport.h"
 
 #include <cstdint>
@@ -100,6 +101,10 @@ struct RunReport {
     // `run --level cycle`: the same plan executed on the cycle-level fabric. report.json holds it
     // as "cycle_level" only when present.
     std::optional<CycleLevelReport> cycleLevel;
+    // What the headline figure depends on (engine::runSensitivity with the run's options and
+    // calibration): report.json holds it as "sensitivity" (sensitivityToJson's shape) only when
+    // present; the HTML and PDF reports get a section "What this result depends on".
+    std::optional<engine::Sensitivity> sensitivity;
 };
 
 inline constexpr int kReportVersion = 1;

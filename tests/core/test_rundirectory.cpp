@@ -6,6 +6,8 @@
 
 #include "core/common/sha256.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
+#include "core/report/htmlreport.h"
 #include "core/report/reportcompare.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
@@ -237,6 +239,50 @@ WS_TEST(reportJsonRoundTripsAndIsReproducible)
     report::RunReport second = reportOf(again);
     second.manifest.createdUtc = first.manifest.createdUtc = "2026-01-01T00:00:00Z";
     WS_CHECK_EQ(report::reportToJson(second), report::reportToJson(first));
+}
+
+// What the headline figure depends on: report.json carries it under "sensitivity" and reads it
+// back exactly; report.html gets a section with every factor; without one neither has it.
+WS_TEST(reportCarriesWhatTheResultDependsOn)
+{
+    const Job job = gpt3XlOnTwoCs2();
+    report::RunReport report = reportOf(job);
+    const std::string plainHtml = report::reportHtml(report);
+    WS_CHECK(plainHtml.find("What this result depends on") == std::string::npos);
+    WS_CHECK(report::reportToJson(report).find("\"sensitivity\"") == std::string::npos);
+
+    Expected<engine::Sensitivity> sensitivity
+        = engine::runSensitivity(job.graph, job.system, job.compileOptions, job.options, engine::builtinCalibration());
+    WS_REQUIRE(sensitivity.hasValue());
+    WS_REQUIRE(!sensitivity->factors.empty());
+    report.sensitivity = *sensitivity;
+
+    const std::string text = report::reportToJson(report);
+    const nlohmann::json json = nlohmann::json::parse(text);
+    WS_CHECK(json["sensitivity"] == nlohmann::json::parse(engine::sensitivityToJson(*sensitivity)));
+    const Expected<report::RunReport> read = report::reportFromJson(text, "report.json");
+    WS_REQUIRE(read.hasValue());
+    WS_REQUIRE(read->sensitivity.has_value());
+    WS_CHECK_EQ(report::reportToJson(*read), text);
+    WS_CHECK_EQ(read->sensitivity->figure, std::string("samples_per_s"));
+    WS_CHECK_EQ(read->sensitivity->baseline, job.run.metrics.samplesPerS);
+    WS_REQUIRE(read->sensitivity->factors.size() == sensitivity->factors.size());
+    for (std::size_t i = 0; i < sensitivity->factors.size(); ++i) {
+        WS_CHECK_EQ(read->sensitivity->factors[i].name, sensitivity->factors[i].name);
+        WS_CHECK_EQ(read->sensitivity->factors[i].figureAtLow, sensitivity->factors[i].figureAtLow);
+        WS_CHECK_EQ(read->sensitivity->factors[i].figureAtHigh, sensitivity->factors[i].figureAtHigh);
+    }
+
+    const std::string html = report::reportHtml(report);
+    const std::size_t section = html.find("<h2>What this result depends on</h2>");
+    WS_REQUIRE(section != std::string::npos);
+    const std::size_t end = html.find("</table>", section);
+    WS_REQUIRE(end != std::string::npos);
+    const std::string table = html.substr(section, end - section);
+    WS_CHECK(table.find("samples/s at low") != std::string::npos);
+    for (const engine::FactorEffect& factor : sensitivity->factors)
+        WS_CHECK(table.find("<td>" + factor.name + "</td>") != std::string::npos);
+    WS_CHECK_EQ(std::size_t(std::count(table.begin(), table.end(), '\n')) - 2, sensitivity->factors.size());
 }
 
 WS_TEST(reportReaderLocatesWhatIsWrong)

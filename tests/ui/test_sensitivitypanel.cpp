@@ -1,0 +1,187 @@
+// "What this result depends on": the tornado chart of the run in the window. Its rows are the
+// factors of core::engine::runSensitivity computed here independently for the same model, system
+// and options; a new run replaces it and a run dropped mid-sweep leaves nothing stale.
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/qcustomplotinclude.h"
+#include "ui/sensitivitypanel.h"
+#include "windowfixture.h"
+
+#include "core/compiler/compiler.h"
+#include "core/engine/calibration.h"
+#include "core/engine/sensitivity.h"
+#include "core/hardware/builtinpresets.h"
+#include "core/model/modelloader.h"
+
+#include <QDockWidget>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+#include <QThreadPool>
+
+#include <algorithm>
+
+using namespace waferscope;
+using waferscope::test::makeWindow;
+
+namespace {
+
+const QString kSample = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
+
+core::engine::Sensitivity expectedSensitivity(const core::SystemSpec& system, int numSystems, core::RunMode mode)
+{
+    const core::ModelGraph graph = core::loadModel(kSample.toStdString()).value();
+    core::CompileOptions compile;
+    compile.mode = mode;
+    compile.numSystems = numSystems;
+    core::engine::RunOptions run;
+    run.mode = core::runKindFor(mode);
+    run.maxSteps = ui::Document::kStepsShown;
+    return core::engine::runSensitivity(graph, system, compile, run, core::engine::builtinCalibration()).value();
+}
+
+// Where the bar of a row ends: bars are drawn from their base value (the baseline) on.
+double barAt(QCustomPlot* plot, int plottable, double key)
+{
+    auto* bars = qobject_cast<QCPBars*>(plot->plottable(plottable));
+    const auto it = bars->data()->findBegin(key, false);
+    return it != bars->data()->constEnd() && it->key == key ? bars->baseValue() + it->value : -1.0;
+}
+
+} // namespace
+
+class TestSensitivityPanel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void emptyWithoutARun()
+    {
+        auto window = makeWindow();
+        ui::SensitivityPanel* panel = window->sensitivityPanel();
+        QVERIFY(!panel->sensitivity().has_value());
+        QVERIFY(!panel->isComputing());
+        QVERIFY(panel->rowNames().isEmpty());
+        auto* dock = window->findChild<QDockWidget*>(QStringLiteral("sensitivityDock"));
+        QVERIFY(dock != nullptr);
+        QCOMPARE(dock->windowTitle(), QStringLiteral("What this result depends on"));
+        QVERIFY(window->raiseDock(QStringLiteral("sensitivity")));
+        QVERIFY(!window->raiseDock(QStringLiteral("nosuch")));
+    }
+
+    void tornadoRowsAreTheSweepOfTheRun()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(16).isEmpty());
+        QVERIFY(window->raiseDock(QStringLiteral("sensitivity")));
+        ui::SensitivityPanel* panel = window->sensitivityPanel();
+        window->openFile(kSample);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 240000);
+        QVERIFY(window->run() != nullptr);
+
+        const core::engine::Sensitivity expected
+            = expectedSensitivity(window->currentSystem(), 16, core::RunMode::Train);
+        const core::engine::Sensitivity& shown = *panel->sensitivity();
+        QCOMPARE(shown.figure, std::string("samples_per_s"));
+        QCOMPARE(shown.baseline, expected.baseline);
+        QCOMPARE(shown.baseline, window->run()->metrics.samplesPerS);
+        QCOMPARE(shown.factors.size(), expected.factors.size());
+        QVERIFY(!expected.factors.empty());
+
+        // The chart: at most kMaxRows rows, the largest effect on top, bars from the figure at
+        // the factor's low to that at its high around the baseline.
+        const int rows = int(std::min<std::size_t>(expected.factors.size(), ui::SensitivityPanel::kMaxRows));
+        QCOMPARE(panel->rowNames().size(), rows);
+        QCustomPlot* plot = panel->plot();
+        QCOMPARE(plot->plottableCount(), 2);
+        for (int i = 0; i < rows; ++i) {
+            const core::engine::FactorEffect& f = expected.factors[std::size_t(i)];
+            QCOMPARE(panel->rowNames()[i], QString::fromStdString(f.name));
+            const double key = double(rows - 1 - i);
+            QCOMPARE(barAt(plot, 0, key), expected.baseline + (f.figureAtLow - expected.baseline));
+            QCOMPARE(barAt(plot, 1, key), expected.baseline + (f.figureAtHigh - expected.baseline));
+            auto ticker = plot->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+            QVERIFY(ticker);
+            QCOMPARE(ticker->ticks().value(key), QString::fromStdString(f.name));
+        }
+        QCOMPARE(qobject_cast<QCPBars*>(plot->plottable(0))->baseValue(), expected.baseline);
+        QVERIFY(plot->xAxis->label().startsWith(QStringLiteral("samples/s")));
+        auto* line = qobject_cast<QCPItemStraightLine*>(plot->item(0));
+        QVERIFY(line != nullptr);
+        QCOMPARE(line->point1->coords().x(), expected.baseline);
+        for (int i = 0; i < rows; ++i) {
+            const double impact = expected.factors[std::size_t(i)].impact();
+            if (i > 0)
+                QVERIFY(impact <= expected.factors[std::size_t(i - 1)].impact());
+        }
+
+        // The table lists every factor with why it spans its range.
+        QTableWidget* table = panel->table();
+        QCOMPARE(table->rowCount(), int(expected.factors.size()));
+        for (int i = 0; i < table->rowCount(); ++i) {
+            const core::engine::FactorEffect& f = expected.factors[std::size_t(i)];
+            QCOMPARE(table->item(i, 0)->text(), QString::fromStdString(f.name));
+            QCOMPARE(table->item(i, 5)->text(), QString::fromStdString(f.reason));
+            QVERIFY(table->item(i, 0)->toolTip().contains(QString::fromStdString(f.reason)));
+        }
+    }
+
+    // A sweep still running when a newer run arrives is dropped: only the newest one shows.
+    void aNewerRunDropsTheSweepInFlight()
+    {
+        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
+        QVERIFY(systems.hasValue());
+        const auto cs2
+            = std::find_if(systems->begin(), systems->end(), [](const core::SystemSpec& s) { return s.name == "cs2"; });
+        QVERIFY(cs2 != systems->end());
+        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        ui::SensitivityPanel panel;
+        QSignalSpy computed(&panel, &ui::SensitivityPanel::computed);
+        core::engine::RunOptions run;
+        run.maxSteps = ui::Document::kStepsShown;
+        for (const int numSystems : { 16, 2 }) {
+            core::CompileOptions compile;
+            compile.numSystems = numSystems;
+            panel.setRun(graph, *cs2, compile, run);
+            QVERIFY(panel.isComputing());
+            QVERIFY(!panel.sensitivity().has_value());
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(panel.sensitivity().has_value(), 120000);
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
+        QCOMPARE(computed.count(), 1);
+        const core::engine::Sensitivity expected = expectedSensitivity(*cs2, 2, core::RunMode::Train);
+        QCOMPARE(panel.sensitivity()->baseline, expected.baseline);
+        QCOMPARE(panel.rowNames().size(), int(std::min<std::size_t>(expected.factors.size(), 10)));
+        for (int i = 0; i < panel.rowNames().size(); ++i)
+            QCOMPARE(panel.rowNames()[i], QString::fromStdString(expected.factors[std::size_t(i)].name));
+    }
+
+    // A new run in the window (another cluster size) replaces the tornado with its own sweep.
+    void theTornadoFollowsTheRun()
+    {
+        auto window = makeWindow();
+        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->setNumSystems(16).isEmpty());
+        ui::SensitivityPanel* panel = window->sensitivityPanel();
+        window->openFile(kSample);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 120000);
+        const double first = panel->sensitivity()->baseline;
+        QVERIFY(window->setNumSystems(4).isEmpty());
+        QVERIFY(!panel->sensitivity().has_value()); // the run was dropped, and its tornado with it
+        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 120000);
+        const core::engine::Sensitivity expected
+            = expectedSensitivity(window->currentSystem(), 4, core::RunMode::Train);
+        QCOMPARE(panel->sensitivity()->baseline, expected.baseline);
+        QVERIFY(panel->sensitivity()->baseline != first);
+        QCOMPARE(panel->sensitivity()->factors.size(), expected.factors.size());
+        for (std::size_t i = 0; i < expected.factors.size(); ++i) {
+            QCOMPARE(panel->sensitivity()->factors[i].name, expected.factors[i].name);
+            QCOMPARE(panel->sensitivity()->factors[i].figureAtLow, expected.factors[i].figureAtLow);
+            QCOMPARE(panel->sensitivity()->factors[i].figureAtHigh, expected.factors[i].figureAtHigh);
+        }
+    }
+};
+
+QTEST_MAIN(TestSensitivityPanel)
+#include "test_sensitivitypanel.moc"

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "core/compiler/compiler.h"
+#include "core/engine/engine.h"
+#include "core/engine/sensitivity.h"
+#include "core/hardware/systemspec.h"
+#include "core/model/modelgraph.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+class QCustomPlot;
+class QLabel;
+class QSplitter;
+class QStackedWidget;
+class QTableWidget;
+
+namespace waferscope::ui {
+
+class EmptyStatePanel;
+class JobRunner;
+
+// "What this result depends on": a tornado chart of the run's headline figure (samples/s, or
+// tokens/s per user) with each ranged hardware value and calibration constant varied alone
+// (core::engine::runSensitivity), the largest effect on top, and a table with why each factor
+// spans its range. The sweep runs on a JobRunner lane of its own: a new run or clear() cancels a
+// sweep in flight and drops its result. GUI thread.
+class SensitivityPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SensitivityPanel(QWidget* parent = nullptr);
+
+    // Sweeps the run of `graph` compiled with `compile` and run with `run` on `system` (the
+    // built-in calibration, as the document's runs use).
+    void setRun(std::shared_ptr<const core::ModelGraph> graph, const core::SystemSpec& system,
+        const core::CompileOptions& compile, const core::engine::RunOptions& run);
+    void clear(const QString& message); // the empty state says `message`
+
+    static constexpr int kMaxRows = 10; // factors drawn (the table lists them all)
+
+    bool isComputing() const;
+    // The last sweep shown (empty while none is).
+    const std::optional<core::engine::Sensitivity>& sensitivity() const { return m_sensitivity; }
+    // Factor names as the chart's rows, top row first.
+    QStringList rowNames() const;
+    QString summary() const;
+    QCustomPlot* plot() const { return m_plot; }
+    QTableWidget* table() const { return m_table; }
+
+Q_SIGNALS:
+    // A sweep ended: shown (sensitivity() set), or failed (the summary says why).
+    void computed();
+
+private:
+    void show(core::engine::Sensitivity result);
+    void showFailure(const QString& message);
+    void showTooltip(const QPoint& position);
+
+    JobRunner* m_jobs;
+    QStackedWidget* m_pages;
+    EmptyStatePanel* m_empty;
+    QLabel* m_summary;
+    QSplitter* m_splitter; // the chart and the table, hidden while a sweep runs
+    QCustomPlot* m_plot;
+    QTableWidget* m_table;
+    std::optional<core::engine::Sensitivity> m_sensitivity;
+};
+
+} // namespace waferscope::ui
