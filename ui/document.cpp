@@ -509,7 +509,7 @@ void Document::exportReport(const QString& directory)
         Q_EMIT reportExported(directory, text);
         return;
     }
-    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun, system() };
+    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun, system(), m_calibration };
     const bool withToken = bool(m_tokenRun);
     m_exporter->start<QString>(
         [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },

@@ -221,7 +221,8 @@ void MainWindow::showRun(const QString& reason)
         return;
     }
     m_timelines->run()->setRun(state->run, m_document->plan());
-    m_sensitivityPanel->setRun(m_document->graph(), currentSystem(), m_document->compileOptions(), state->options);
+    m_sensitivityPanel->setRun(
+        m_document->graph(), currentSystem(), m_document->compileOptions(), state->options, m_document->calibration());
     m_utilizationPanel->setSeries(state->utilization,
         tr("Share of each resource's capacity over %1 step(s) of the run, in bins of %2; the part up to the "
            "cursor is the run so far.")

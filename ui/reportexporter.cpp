@@ -39,8 +39,8 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     // What the headline figure depends on, as `run --model_dir` writes it; cancellable.
     core::engine::SweepOptions sweepOptions;
     sweepOptions.cancelled = stopped;
-    core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(*job.model->graph, job.system,
-        job.compileOptions, job.run->options, core::engine::builtinCalibration(), sweepOptions);
+    core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
+        *job.model->graph, job.system, job.compileOptions, job.run->options, job.calibration, sweepOptions);
     if (stopped())
         return reportCancelledMessage(job.directory);
     if (!sensitivity)

@@ -3,6 +3,7 @@
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/cyclelevel/cyclerun.h"
+#include "core/engine/calibration.h"
 #include "core/hardware/systemspec.h"
 
 #include <QString>
@@ -28,9 +29,10 @@ struct ReportJob {
     // A token run on the fabric of the same plan (Run token on fabric), or null: the report then
     // has its "Cycle level vs model" part and cycle_vs_model.csv, as `run --level cycle` writes.
     std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun;
-    // The system the run was made on: the report's "What this result depends on" section varies
-    // its ranged values (and the built-in calibration's, which the GUI runs with).
+    // The system and calibration the run was made with: the report's "What this result depends
+    // on" section varies their ranged values.
     core::SystemSpec system;
+    core::engine::Calibration calibration = core::engine::builtinCalibration();
 };
 
 // The files a report directory gets from the GUI, in writing order: the run directory of

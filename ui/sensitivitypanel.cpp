@@ -127,7 +127,8 @@ void SensitivityPanel::clear(const QString& message)
 }
 
 void SensitivityPanel::setRun(std::shared_ptr<const core::ModelGraph> graph, const core::SystemSpec& system,
-    const core::CompileOptions& compile, const core::engine::RunOptions& run)
+    const core::CompileOptions& compile, const core::engine::RunOptions& run,
+    const core::engine::Calibration& calibration)
 {
     clear({});
     // While the sweep runs the summary line says how far it has come.
@@ -136,13 +137,12 @@ void SensitivityPanel::setRun(std::shared_ptr<const core::ModelGraph> graph, con
     m_pages->setCurrentIndex(0);
     using Outcome = core::Expected<core::engine::Sensitivity>;
     m_jobs->start<Outcome>(
-        [graph = std::move(graph), system, compile, run](const JobContext& context) -> Outcome {
+        [graph = std::move(graph), system, compile, run, calibration](const JobContext& context) -> Outcome {
             core::engine::SweepOptions options;
             options.cancelled = [context] { return context.cancelled(); };
             options.progress
                 = [context](int done, int total) { context.progress(total > 0 ? double(done) / double(total) : 0.0); };
-            return core::engine::runSensitivity(
-                *graph, system, compile, run, core::engine::builtinCalibration(), options);
+            return core::engine::runSensitivity(*graph, system, compile, run, calibration, options);
         },
         [this](int, Outcome outcome) {
             if (outcome)

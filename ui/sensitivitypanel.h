@@ -33,10 +33,11 @@ class SensitivityPanel : public QWidget {
 public:
     explicit SensitivityPanel(QWidget* parent = nullptr);
 
-    // Sweeps the run of `graph` compiled with `compile` and run with `run` on `system` (the
-    // built-in calibration, as the document's runs use).
+    // Sweeps the run of `graph` compiled with `compile` and run with `run` on `system` with
+    // `calibration` (the document's software profile, as its runs use).
     void setRun(std::shared_ptr<const core::ModelGraph> graph, const core::SystemSpec& system,
-        const core::CompileOptions& compile, const core::engine::RunOptions& run);
+        const core::CompileOptions& compile, const core::engine::RunOptions& run,
+        const core::engine::Calibration& calibration = core::engine::builtinCalibration());
     void clear(const QString& message); // the empty state says `message`
 
     static constexpr int kMaxRows = 10; // factors drawn (the table lists them all)
