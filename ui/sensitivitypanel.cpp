@@ -111,6 +111,7 @@ QString SensitivityPanel::summary() const
 void SensitivityPanel::clear(const QString& message)
 {
     m_jobs->cancel();
+    m_pending.reset();
     m_sensitivity.reset();
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -131,22 +132,42 @@ void SensitivityPanel::setRun(std::shared_ptr<const core::ModelGraph> graph, con
     const core::engine::Calibration& calibration)
 {
     clear({});
-    // While the sweep runs the summary line says how far it has come.
+    // While the sweep waits or runs the summary line says so.
     m_summary->setText(tr("Varying each ranged value of the run alone …"));
     m_splitter->hide();
     m_pages->setCurrentIndex(0);
+    Request request { std::move(graph), system, compile, run, calibration };
+    if (isVisible())
+        startSweep(std::move(request));
+    else
+        m_pending = std::move(request); // no work for a panel nobody sees
+}
+
+void SensitivityPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_pending) {
+        Request request = std::move(*m_pending);
+        m_pending.reset();
+        startSweep(std::move(request));
+    }
+}
+
+void SensitivityPanel::startSweep(Request request)
+{
     using Outcome = core::Expected<core::engine::Sensitivity>;
     m_jobs->start<Outcome>(
-        [graph = std::move(graph), system, compile, run, calibration](const JobContext& context) -> Outcome {
+        [request = std::move(request)](const JobContext& context) -> Outcome {
             core::engine::SweepOptions options;
             options.cancelled = [context] { return context.cancelled(); };
             options.progress
                 = [context](int done, int total) { context.progress(total > 0 ? double(done) / double(total) : 0.0); };
-            return core::engine::runSensitivity(*graph, system, compile, run, calibration, options);
+            return core::engine::runSensitivity(
+                *request.graph, request.system, request.compile, request.run, request.calibration, options);
         },
         [this](int, Outcome outcome) {
             if (outcome)
-                show(std::move(outcome).value());
+                showSweep(std::move(outcome).value());
             else
                 showFailure(QString::fromStdString(outcome.error().message));
             Q_EMIT computed();
@@ -167,7 +188,7 @@ QStringList SensitivityPanel::rowNames() const
     return names;
 }
 
-void SensitivityPanel::show(core::engine::Sensitivity result)
+void SensitivityPanel::showSweep(core::engine::Sensitivity result)
 {
     m_sensitivity = std::move(result);
     const core::engine::Sensitivity& s = *m_sensitivity;

@@ -26,8 +26,9 @@ class JobRunner;
 // "What this result depends on": a tornado chart of the run's headline figure (samples/s, or
 // tokens/s per user) with each ranged hardware value and calibration constant varied alone
 // (core::engine::runSensitivity), the largest effect on top, and a table with why each factor
-// spans its range. The sweep runs on a JobRunner lane of its own: a new run or clear() cancels a
-// sweep in flight and drops its result. GUI thread.
+// spans its range. The sweep runs on a JobRunner lane of its own, and only while the panel is
+// shown: a run that arrives while it is hidden (a tab behind another) is swept when it appears.
+// A new run or clear() cancels a sweep in flight and drops its result. GUI thread.
 class SensitivityPanel : public QWidget {
     Q_OBJECT
 public:
@@ -55,8 +56,19 @@ Q_SIGNALS:
     // A sweep ended: shown (sensitivity() set), or failed (the summary says why).
     void computed();
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
-    void show(core::engine::Sensitivity result);
+    struct Request {
+        std::shared_ptr<const core::ModelGraph> graph;
+        core::SystemSpec system;
+        core::CompileOptions compile;
+        core::engine::RunOptions run;
+        core::engine::Calibration calibration;
+    };
+    void startSweep(Request request);
+    void showSweep(core::engine::Sensitivity result);
     void showFailure(const QString& message);
     void showTooltip(const QPoint& position);
 
@@ -68,6 +80,7 @@ private:
     QCustomPlot* m_plot;
     QTableWidget* m_table;
     std::optional<core::engine::Sensitivity> m_sensitivity;
+    std::optional<Request> m_pending; // a run not yet swept: the panel was hidden when it came
 };
 
 } // namespace waferscope::ui

@@ -136,6 +136,7 @@ private Q_SLOTS:
         QVERIFY(cs2 != systems->end());
         const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
         ui::SensitivityPanel panel;
+        panel.show(); // a hidden panel waits until it is shown (below)
         QSignalSpy computed(&panel, &ui::SensitivityPanel::computed);
         core::engine::RunOptions run;
         run.maxSteps = ui::Document::kStepsShown;
@@ -155,6 +156,29 @@ private Q_SLOTS:
         QCOMPARE(panel.rowNames().size(), int(std::min<std::size_t>(expected.factors.size(), 10)));
         for (int i = 0; i < panel.rowNames().size(); ++i)
             QCOMPARE(panel.rowNames()[i], QString::fromStdString(expected.factors[std::size_t(i)].name));
+    }
+
+    // A panel nobody sees does no work: the run it is given is swept when it is shown.
+    void aHiddenPanelSweepsOnlyOnceShown()
+    {
+        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
+        QVERIFY(systems.hasValue());
+        const auto cs2
+            = std::find_if(systems->begin(), systems->end(), [](const core::SystemSpec& s) { return s.name == "cs2"; });
+        QVERIFY(cs2 != systems->end());
+        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        ui::SensitivityPanel panel;
+        core::CompileOptions compile;
+        compile.numSystems = 2;
+        core::engine::RunOptions run;
+        run.maxSteps = ui::Document::kStepsShown;
+        panel.setRun(graph, *cs2, compile, run);
+        QVERIFY(!panel.isComputing());
+        QTest::qWait(50);
+        QVERIFY(!panel.sensitivity().has_value());
+        panel.show();
+        QTRY_VERIFY_WITH_TIMEOUT(panel.sensitivity().has_value(), 120000);
+        QCOMPARE(panel.sensitivity()->baseline, expectedSensitivity(*cs2, 2, core::RunMode::Train).baseline);
     }
 
     // A new run in the window (another cluster size) replaces the tornado with its own sweep.
