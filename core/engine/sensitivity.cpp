@@ -9,35 +9,58 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <type_traits>
 
 namespace waferscope::core::engine {
 
 namespace {
 
-using Setter = std::function<void(SystemSpec&, double)>;
+// A preset fact the engine reads, by its dotted path: read it, or set it on a copy.
+struct Knob {
+    std::function<double(const SystemSpec&)> get;
+    std::function<void(SystemSpec&, double)> set;
+};
 
-// The preset facts the engine reads that a range may vary, by their dotted path.
-const std::map<std::string, Setter>& factSetters()
+// `field(spec)` names the member for a const or a mutable spec; counts are rounded and kept at
+// `minimum` or above.
+template <typename Field>
+Knob knob(Field field, int minimum = 1)
 {
-    static const std::map<std::string, Setter> setters {
-        { "wafer.clock_hz", [](SystemSpec& s, double v) { s.wafer.clockHz = v; } },
-        { "wafer.hop_latency_cycles",
-            [](SystemSpec& s, double v) { s.wafer.hopLatencyCycles = std::max(1, int(std::lround(v))); } },
-        { "wafer.fmac_per_pe_per_cycle",
-            [](SystemSpec& s, double v) { s.wafer.fmacPerPePerCycle = std::max(1, int(std::lround(v))); } },
-        { "system.io_bytes_per_s", [](SystemSpec& s, double v) { s.ioBytesPerS = v; } },
-        { "system.inter_system_latency_s", [](SystemSpec& s, double v) { s.interSystemLatencyS = v; } },
-        { "memoryx.bandwidth_bytes_per_s", [](SystemSpec& s, double v) { s.memoryx.bandwidthBytesPerS = v; } },
-        { "memoryx.dram_bandwidth_bytes_per_s", [](SystemSpec& s, double v) { s.memoryx.dramBandwidthBytesPerS = v; } },
+    return { [field](const SystemSpec& s) { return double(field(s)); },
+        [field, minimum](SystemSpec& s, double v) {
+            auto& member = field(s);
+            using T = std::remove_reference_t<decltype(member)>;
+            if constexpr (std::is_integral_v<T>) {
+                member = std::max(T(minimum), T(std::lround(v)));
+            } else {
+                (void)minimum; // counts only
+                member = v;
+            }
+        } };
+}
+
+const std::map<std::string, Knob>& factKnobs()
+{
+    static const std::map<std::string, Knob> knobs {
+        { "wafer.clock_hz", knob([](auto& s) -> auto& { return s.wafer.clockHz; }) },
+        { "wafer.hop_latency_cycles", knob([](auto& s) -> auto& { return s.wafer.hopLatencyCycles; }) },
+        { "wafer.fmac_per_pe_per_cycle", knob([](auto& s) -> auto& { return s.wafer.fmacPerPePerCycle; }) },
+        { "system.io_bytes_per_s", knob([](auto& s) -> auto& { return s.ioBytesPerS; }) },
+        { "system.inter_system_latency_s", knob([](auto& s) -> auto& { return s.interSystemLatencyS; }) },
+        { "memoryx.bandwidth_bytes_per_s", knob([](auto& s) -> auto& { return s.memoryx.bandwidthBytesPerS; }) },
+        { "memoryx.dram_bandwidth_bytes_per_s",
+            knob([](auto& s) -> auto& { return s.memoryx.dramBandwidthBytesPerS; }) },
         { "memoryx.flash_bandwidth_bytes_per_s",
-            [](SystemSpec& s, double v) { s.memoryx.flashBandwidthBytesPerS = v; } },
-        { "memoryx.optimizer_params_per_s", [](SystemSpec& s, double v) { s.memoryx.optimizerParamsPerS = v; } },
-        { "memoryx.bytes_per_param", [](SystemSpec& s, double v) { s.memoryx.bytesPerParam = v; } },
-        { "swarmx.fan_out", [](SystemSpec& s, double v) { s.swarmx.fanOut = std::max(2, int(std::lround(v))); } },
-        { "swarmx.link_bytes_per_s", [](SystemSpec& s, double v) { s.swarmx.linkBytesPerS = v; } },
-        { "swarmx.level_latency_s", [](SystemSpec& s, double v) { s.swarmx.levelLatencyS = v; } },
+            knob([](auto& s) -> auto& { return s.memoryx.flashBandwidthBytesPerS; }) },
+        { "memoryx.optimizer_params_per_s", knob([](auto& s) -> auto& { return s.memoryx.optimizerParamsPerS; }) },
+        { "memoryx.bytes_per_param", knob([](auto& s) -> auto& { return s.memoryx.bytesPerParam; }) },
+        { "swarmx.fan_out",
+            knob(
+                [](auto& s) -> auto& { return s.swarmx.fanOut; }, 2) },
+        { "swarmx.link_bytes_per_s", knob([](auto& s) -> auto& { return s.swarmx.linkBytesPerS; }) },
+        { "swarmx.level_latency_s", knob([](auto& s) -> auto& { return s.swarmx.levelLatencyS; }) },
     };
-    return setters;
+    return knobs;
 }
 
 double* calibrationField(Calibration& calibration, const std::string& name)
@@ -57,37 +80,17 @@ std::vector<Factor> rangedFactors(const SystemSpec& system, const Calibration& c
 {
     std::vector<Factor> factors;
     for (const auto& [path, provenance] : system.provenance) {
-        const auto setter = factSetters().find(path);
-        if (!provenance.hasRange || setter == factSetters().end() || provenance.rangeLow == provenance.rangeHigh)
+        const auto knob = factKnobs().find(path);
+        if (!provenance.hasRange || knob == factKnobs().end() || provenance.rangeLow == provenance.rangeHigh)
             continue;
         Factor factor;
         factor.name = system.name + "." + path;
         factor.reason = provenance.rangeReason;
+        factor.value = knob->second.get(system);
         factor.low = provenance.rangeLow;
         factor.high = provenance.rangeHigh;
-        factor.apply = [set = setter->second](SystemSpec& s, Calibration&, double v) { set(s, v); };
+        factor.apply = [set = knob->second.set](SystemSpec& s, Calibration&, double v) { set(s, v); };
         factors.push_back(std::move(factor));
-    }
-    // The current values, from the fields the setters write.
-    for (Factor& factor : factors) {
-        const std::string path = factor.name.substr(system.name.size() + 1);
-        const SystemSpec& s = system;
-        const std::map<std::string, double> values {
-            { "wafer.clock_hz", s.wafer.clockHz },
-            { "wafer.hop_latency_cycles", double(s.wafer.hopLatencyCycles) },
-            { "wafer.fmac_per_pe_per_cycle", double(s.wafer.fmacPerPePerCycle) },
-            { "system.io_bytes_per_s", s.ioBytesPerS },
-            { "system.inter_system_latency_s", s.interSystemLatencyS },
-            { "memoryx.bandwidth_bytes_per_s", s.memoryx.bandwidthBytesPerS },
-            { "memoryx.dram_bandwidth_bytes_per_s", s.memoryx.dramBandwidthBytesPerS },
-            { "memoryx.flash_bandwidth_bytes_per_s", s.memoryx.flashBandwidthBytesPerS },
-            { "memoryx.optimizer_params_per_s", s.memoryx.optimizerParamsPerS },
-            { "memoryx.bytes_per_param", s.memoryx.bytesPerParam },
-            { "swarmx.fan_out", double(s.swarmx.fanOut) },
-            { "swarmx.link_bytes_per_s", s.swarmx.linkBytesPerS },
-            { "swarmx.level_latency_s", s.swarmx.levelLatencyS },
-        };
-        factor.value = values.at(path);
     }
     for (const auto& [name, range] : calibration.ranges) {
         Calibration copy = calibration;
