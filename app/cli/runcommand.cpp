@@ -92,6 +92,35 @@ std::optional<std::string> modelDirProblem(const std::string& directory)
     return std::nullopt;
 }
 
+// What `run` and `sensitivity` both take: --mode, --batch_size, --users, --prompt_tokens (whose
+// help says `promptHelp`), besides the job options.
+void addRunShapeOptions(ArgParser& parser, const std::string& promptHelp)
+{
+    addJobOptions(parser);
+    parser.addOption("mode", "MODE", "train (default), eval or inference");
+    parser.addOption("batch_size", "B", "training: global batch over all systems (default: the config's)");
+    parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
+    parser.addOption("prompt_tokens", "P", promptHelp);
+}
+
+struct RunShape {
+    core::engine::RunOptions run;
+    core::CompileOptions compile;
+};
+
+RunShape parseRunShape(const ArgParser& parser)
+{
+    RunShape shape;
+    shape.run.mode = parseRunKind(parser, true);
+    shape.run.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
+    shape.run.users = int(std::max<std::int64_t>(1, parseCount(parser, "users", 1, 1 << 16)));
+    shape.run.promptTokens = parseCount(parser, "prompt_tokens", 1, 1 << 24);
+    shape.compile.mode = core::compileModeFor(shape.run.mode);
+    shape.compile.execution = parseExecution(parser);
+    shape.compile.numSystems = parseNumCsx(parser);
+    return shape;
+}
+
 // `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
 // With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
 // figures.
@@ -202,14 +231,10 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         "With --level cycle as well, the report is the model level's of the same plan and prompt, joined by\n"
         "the cycle-level run: report.json's \"cycle_level\" (what --json prints), cycle_vs_model.csv (each\n"
         "region's measured cycles against the model's) and report.html's \"Cycle level vs model\" tables.");
-    addJobOptions(parser);
-    parser.addOption("mode", "MODE", "train (default), eval or inference");
-    parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
-    parser.addOption("batch_size", "B", "training: global batch over all systems (default: the config's)");
-    parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
-    parser.addOption("prompt_tokens", "P",
+    addRunShapeOptions(parser,
         "inference: prompt length for time to first token, and the positions a decode token attends\n"
         "(default 1024 or the context; --level cycle: 16)");
+    parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
     parser.addOption("model_dir", "DIR",
         "write the run's report files into DIR (created; other files are kept); with --level cycle\n"
         "also cycle_vs_model.csv and the cycle-level figures");
@@ -234,16 +259,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (!calibrationOrError)
         return printDiagnostic(err, calibrationOrError.error());
     const core::engine::Calibration& calibration = *calibrationOrError;
-    core::engine::RunOptions options;
-    options.mode = parseRunKind(parser, true);
+    auto [options, compileOptions] = parseRunShape(parser);
     options.maxSteps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
-    options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
-    options.users = int(std::max<std::int64_t>(1, parseCount(parser, "users", 1, 1 << 16)));
-    options.promptTokens = parseCount(parser, "prompt_tokens", 1, 1 << 24);
-    core::CompileOptions compileOptions;
-    compileOptions.mode = core::compileModeFor(options.mode);
-    compileOptions.execution = parseExecution(parser);
-    compileOptions.numSystems = parseNumCsx(parser);
     const std::optional<std::string> modelDir = parser.value("model_dir");
     std::vector<int> sweepCounts;
     if (const std::optional<std::string> sweep = parser.value("sweep")) {
@@ -383,11 +400,7 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
         "plausible range (the presets' and the calibration's \"range\" keys) is varied alone across it, and\n"
         "the run's headline figure (samples/s, or tokens/s per user in inference) recomputed. Factors are\n"
         "sorted by their effect. Runs in parallel on every core.");
-    addJobOptions(parser);
-    parser.addOption("mode", "MODE", "train (default), eval or inference");
-    parser.addOption("batch_size", "B", "training: global batch over all systems (default: the config's)");
-    parser.addOption("users", "U", "inference: concurrent users sharing the pipeline (default 1)");
-    parser.addOption("prompt_tokens", "P", "inference: prompt length (default 1024 or the context)");
+    addRunShapeOptions(parser, "inference: prompt length (default 1024 or the context)");
     addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
     if (!parser.parse(args)) {
@@ -397,15 +410,7 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
     const core::Expected<core::engine::Calibration> calibration = parseCalibration(parser);
     if (!calibration)
         return printDiagnostic(err, calibration.error());
-    core::engine::RunOptions options;
-    options.mode = parseRunKind(parser, true);
-    options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
-    options.users = int(std::max<std::int64_t>(1, parseCount(parser, "users", 1, 1 << 16)));
-    options.promptTokens = parseCount(parser, "prompt_tokens", 1, 1 << 24);
-    core::CompileOptions compileOptions;
-    compileOptions.mode = core::compileModeFor(options.mode);
-    compileOptions.execution = parseExecution(parser);
-    compileOptions.numSystems = parseNumCsx(parser);
+    const auto [options, compileOptions] = parseRunShape(parser);
     int exitCode = kExitOk;
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)

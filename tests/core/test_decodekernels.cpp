@@ -406,6 +406,19 @@ engine::DecodeEpilogue decodeEpilogue(Epilogue epilogue)
     return engine::DecodeEpilogue::Round;
 }
 
+// The closed form's view of a GEMV case.
+engine::DecodeGemvShape gemvModel(const GemvCase& shape)
+{
+    engine::DecodeGemvShape model;
+    model.width = shape.w;
+    model.height = shape.h;
+    model.firstColumn = shape.firstColumn;
+    model.inputs = decodeLanes(shape.input);
+    model.outputs = decodeLanes(shape.output);
+    model.epilogue = decodeEpilogue(shape.epilogue);
+    return model;
+}
+
 } // namespace
 
 WS_TEST(normColumnClosedFormTracksTheFabric)
@@ -421,14 +434,7 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
 {
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        engine::DecodeGemvShape model;
-        model.width = shape.w;
-        model.height = shape.h;
-        model.firstColumn = shape.firstColumn;
-        model.inputs = decodeLanes(shape.input);
-        model.outputs = decodeLanes(shape.output);
-        model.epilogue = decodeEpilogue(shape.epilogue);
-        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(model));
+        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
     }
 }
 
@@ -445,14 +451,7 @@ WS_TEST(routerClosedFormTracksTheFabric)
     for (GemvCase shape : routers) {
         shape.topK = 2;
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        engine::DecodeGemvShape model;
-        model.width = shape.w;
-        model.height = shape.h;
-        model.firstColumn = shape.firstColumn;
-        model.inputs = decodeLanes(shape.input);
-        model.outputs = decodeLanes(shape.output);
-        model.epilogue = engine::DecodeEpilogue::Route;
-        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(model));
+        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
     }
 }
 
