@@ -2,6 +2,7 @@
 
 #include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
+#include "core/common/units.h"
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
@@ -13,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <stdexcept>
 
@@ -37,19 +37,12 @@ constexpr EmbeddedSample kSamples[] = {
 const std::vector<std::string> kKinds { "decode_tokens_per_s", "inference_wafers", "training_speedup",
     "sparsity_speedup" };
 
-std::string fixed(double value, int decimals)
-{
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
-
 // 1800 -> "1,800", 1799.93 -> "1,799.9", 3.353 -> "3.35": thousands separated, a decimal above 10
 // and two below, none for whole numbers.
 std::string figureText(double value)
 {
     const bool whole = std::fabs(value - std::round(value)) < 1e-9;
-    std::string text = fixed(value, whole ? 0 : std::fabs(value) >= 10.0 ? 1 : 2);
+    std::string text = formatFixed(value, whole ? 0 : std::fabs(value) >= 10.0 ? 1 : 2);
     const std::size_t point = std::min(text.find('.'), text.size());
     for (int at = int(point) - 3; at > (text[0] == '-' ? 1 : 0); at -= 3)
         text.insert(std::size_t(at), ",");
@@ -318,7 +311,7 @@ std::string resultsToMarkdown(const std::vector<FigureResult>& results)
         const std::string published = f.publishedLow
             ? figureText(*f.publishedLow) + " to " + figureText(*f.publishedHigh) + " " + f.unit
             : figureText(f.published) + " " + f.unit;
-        std::string error = (r.errorPct >= 0.0 ? "+" : "") + fixed(r.errorPct, 1) + "%";
+        std::string error = (r.errorPct >= 0.0 ? "+" : "") + formatFixed(r.errorPct, 1) + "%";
         if (r.fitted)
             error = "fitted";
         else if (f.reportedOnly)

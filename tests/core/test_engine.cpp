@@ -71,19 +71,6 @@ std::size_t lastForwardStep(const std::vector<FrameStep>& steps)
     return index;
 }
 
-RunResult runOrThrow(const ExecutionPlan& compiled, const ModelGraph& graph, const SystemSpec& system,
-    RunKind mode = RunKind::Train, std::int64_t globalBatch = 0, int steps = 1)
-{
-    RunOptions options;
-    options.mode = mode;
-    options.globalBatch = globalBatch;
-    options.maxSteps = steps;
-    Expected<RunResult> result = run(compiled, graph, system, options);
-    if (!result)
-        throw std::runtime_error(result.error().message);
-    return *result;
-}
-
 double decodeTokensPerS(const std::string& path, const SystemSpec& system, int expectedWafers)
 {
     const ModelGraph graph = load(path);

@@ -19,18 +19,6 @@ namespace {
 // The 1T sample's parameters, by the closed form in its header (V*h + P*h + L*(...) + 2h).
 constexpr double kParams1t = 1'008'014'617'600.0;
 
-RunResult runOrThrow(const ExecutionPlan& compiled, const ModelGraph& graph, const SystemSpec& system,
-    std::int64_t globalBatch, int steps = 1)
-{
-    RunOptions options;
-    options.globalBatch = globalBatch;
-    options.maxSteps = steps;
-    Expected<RunResult> result = run(compiled, graph, system, options);
-    if (!result)
-        throw std::runtime_error(result.error().message);
-    return *result;
-}
-
 // Levels of a tree whose nodes each serve four children, over n systems: ceil(log4 n), and one
 // node for a single system. log2 is exact on powers of two, so ceil(log2(n) / 2) is too.
 int depthOfOneToFourTree(int systems)
@@ -91,7 +79,7 @@ WS_TEST(swarmxDepthFollowsFromItsOneToFourNodes)
     const ModelGraph graph = load(sample("gpt3_xl.yaml"));
     for (const auto& [system, systems] : { std::pair { &cs2, 192 }, std::pair { &cs3, 2048 } }) {
         const ExecutionPlan compiled = plan(graph, *system, RunMode::Train, ExecutionChoice::WeightStreaming, systems);
-        const RunResult run = runOrThrow(compiled, graph, *system, systems);
+        const RunResult run = runOrThrow(compiled, graph, *system, RunKind::Train, systems);
         WS_CHECK_NEAR(firstStreamCrossing(run), depthOfOneToFourTree(systems) * system->swarmx.levelLatencyS, 1e-9);
     }
 }
@@ -128,7 +116,7 @@ WS_TEST(oneTrillionOnCs3StreamsItsTailFromFlash)
     WS_CHECK_NEAR(compiled.memoryxFlashBytes, perParam * (kParams1t - dramParams), 1e-12);
 
     // One micro-batch of 2 samples: a step streams every weight twice (no recomputation).
-    const RunResult run = runOrThrow(compiled, graph, cs3, 2);
+    const RunResult run = runOrThrow(compiled, graph, cs3, RunKind::Train, 2);
     const Metrics& m = run.metrics;
     WS_REQUIRE(m.microBatchesPerStep == 1);
     WS_REQUIRE(weightBytesPerMicroBatch(compiled) == 4.0 * kParams1t);
@@ -157,7 +145,7 @@ WS_TEST(oneTrillionOnCs3StreamsItsTailFromFlash)
     // The same bytes with the flash tier twice as fast: the flash part of the step halves.
     SystemSpec faster = cs3;
     faster.memoryx.flashBandwidthBytesPerS = 2.0 * cs3.memoryx.flashBandwidthBytesPerS;
-    const RunResult quick = runOrThrow(plan(graph, faster), graph, faster, 2);
+    const RunResult quick = runOrThrow(plan(graph, faster), graph, faster, RunKind::Train, 2);
     const double quickS
         = dramBytes / faster.memoryx.dramReadBytesPerS() + flashBytes / faster.memoryx.flashReadBytesPerS();
     WS_CHECK(quick.metrics.stepTimeS >= quickS);
@@ -176,7 +164,7 @@ WS_TEST(aPresetWithoutTiersStreamsEverythingAtOneRate)
     const ExecutionPlan compiled = plan(graph, cs3);
     WS_CHECK_NEAR(compiled.memoryxStoredBytes, double(graph.weightBytes + graph.optimizerStateBytes), 1e-12);
     WS_CHECK_EQ(compiled.memoryxFlashBytes, 0.0);
-    const RunResult run = runOrThrow(compiled, graph, cs3, 2);
+    const RunResult run = runOrThrow(compiled, graph, cs3, RunKind::Train, 2);
     WS_CHECK_EQ(run.metrics.flashStreamedBytesPerStep, 0.0);
     const double streamS
         = 4.0 * kParams1t / std::min({ cs3.ioBytesPerS, cs3.swarmx.linkBytesPerS, cs3.memoryx.bandwidthBytesPerS });
@@ -196,7 +184,7 @@ WS_TEST(aModelThatFitsDramReadsNothingFromFlash)
         WS_CHECK_EQ(compiled.memoryxFlashBytes, 0.0);
         for (const StreamedLayer& layer : compiled.streamed)
             WS_CHECK_EQ(layer.flashShare, 0.0);
-        const RunResult run = runOrThrow(compiled, graph, system, 0);
+        const RunResult run = runOrThrow(compiled, graph, system, RunKind::Train, 0);
         WS_CHECK_EQ(run.metrics.flashStreamedBytesPerStep, 0.0);
         WS_CHECK_EQ(memoryxBytes(run, Phase::FlashStreamIn), 0.0);
         WS_CHECK_NEAR(memoryxBytes(run, Phase::StreamIn),

@@ -18,6 +18,19 @@ core::ModelGraph load(const std::string& path)
     return *graph;
 }
 
+core::engine::RunResult runOrThrow(const core::ExecutionPlan& compiled, const core::ModelGraph& graph,
+    const core::SystemSpec& system, core::engine::RunKind mode, std::int64_t globalBatch, int steps)
+{
+    core::engine::RunOptions options;
+    options.mode = mode;
+    options.globalBatch = globalBatch;
+    options.maxSteps = steps;
+    core::Expected<core::engine::RunResult> result = core::engine::run(compiled, graph, system, options);
+    if (!result)
+        throw std::runtime_error(result.error().message);
+    return *result;
+}
+
 core::SystemSpec preset(const std::string& name)
 {
     core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(name);

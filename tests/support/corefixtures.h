@@ -3,6 +3,7 @@
 // Loading helpers shared by the core suites: they throw (and the test fails with the located
 // message) instead of returning errors, since a broken fixture is a defect of the test.
 #include "core/compiler/compiler.h"
+#include "core/engine/engine.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 
@@ -18,6 +19,10 @@ core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& 
     core::RunMode mode = core::RunMode::Train, core::ExecutionChoice execution = core::ExecutionChoice::Auto,
     int numSystems = 0);
 std::string sample(const std::string& name); // samples/NAME
+// engine::run with these options, or the test fails with the engine's message.
+core::engine::RunResult runOrThrow(const core::ExecutionPlan& compiled, const core::ModelGraph& graph,
+    const core::SystemSpec& system, core::engine::RunKind mode = core::engine::RunKind::Train,
+    std::int64_t globalBatch = 0, int steps = 1);
 std::vector<std::filesystem::path> allConfigs(); // samples/ and ../shared/modelzoo, sorted
 std::filesystem::path modelZooRelease(); // ../shared/modelzoo-release-2.10.0 (may be absent)
 core::ModelGraph loadModelZooRelease(const std::string& relative); // a file of it, or the test fails
