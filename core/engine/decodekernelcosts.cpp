@@ -436,20 +436,20 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
     for (int e = experts - 2; e >= 0; --e)
         tail[std::size_t(e)] = tail[std::size_t(e + 1)] + 1.0 + (exitColumn(e + 1) - exitColumn(e));
     const double finish = double(widest) + 2.0 * round; // the adds, rounding and the residual
-    std::vector<double> ifChosen;
-    double idle = 0.0;
+    std::vector<double> ifChosen; // each expert's path to the end, chosen or not
+    std::vector<double> ifIdle;
     for (int e = 0; e < experts; ++e) {
         ifChosen.push_back(expertDone(e, true) + tail[std::size_t(e)] + finish);
-        idle = std::max(idle, expertDone(e, false) + tail[std::size_t(e)] + finish);
+        ifIdle.push_back(expertDone(e, false) + tail[std::size_t(e)] + finish);
     }
+    const double idle = *std::max_element(ifIdle.begin(), ifIdle.end());
     const int k = std::clamp(shape.topK, 1, experts);
     const auto isChosen
         = [&](int e) { return std::find(shape.chosen.begin(), shape.chosen.end(), e) != shape.chosen.end(); };
     double cycles = 0.0;
     if (!shape.chosen.empty()) { // exact: the chosen's and the others' max-plus paths
         for (int e = 0; e < experts; ++e)
-            cycles = std::max(
-                cycles, isChosen(e) ? ifChosen[std::size_t(e)] : expertDone(e, false) + tail[std::size_t(e)] + finish);
+            cycles = std::max(cycles, isChosen(e) ? ifChosen[std::size_t(e)] : ifIdle[std::size_t(e)]);
     }
     // Else the expectation over a uniform set of topK: the i-th smallest is the largest chosen
     // with probability C(i, k - 1) / C(E, k) (i from 0).
