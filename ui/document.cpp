@@ -258,8 +258,9 @@ void Document::startChain()
                            m_mode == core::RunMode::Inference ? tr("inference") : tr("training")));
     m_compileOptions = options;
     using Compiled = core::Expected<core::ExecutionPlan>;
-    m_compiler->start<Compiled>([graph = m_model->graph, system = system(), options](
-                                    const JobContext&) { return core::compile(*graph, system, options); },
+    m_compiler->start<Compiled>(
+        [graph = m_model->graph, system = system(), options, calibration = m_calibration](
+            const JobContext&) { return core::engine::compileFor(*graph, system, options, calibration); },
         [this, generation](int, Compiled result) {
             if (generation != m_generations.current)
                 return;

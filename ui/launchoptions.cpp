@@ -35,6 +35,10 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("Compile the model for training or inference: train or inference (default train)."), "mode");
     const QCommandLineOption executionOption(QStringLiteral("execution"),
         QStringLiteral("Training execution: auto, pipelined or weight_streaming (default auto)."), "E");
+    const QCommandLineOption calibrationOption(QStringLiteral("calibration"),
+        QStringLiteral("The engine's software profile: a built-in one's name (default 2024-08-launch) or a "
+                       "calibration file, FILE#PROFILE for one of its profiles (Run > Software profile)."),
+        "NAME|FILE");
     const QCommandLineOption overlayOption(QStringLiteral("overlay"),
         QStringLiteral("Wafer view: placement, activity, sram or traffic (default placement; activity with --step)."),
         "O");
@@ -42,8 +46,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("Bring a bottom dock to the front: %1 (default timeline).")
             .arg(dockNames().join(QStringLiteral(", "))),
         "D");
-    parser.addOptions({ systemOption, numCsxOption, modeOption, executionOption, overlayOption, stepOption,
-        runTokenOption, dockOption, screenshotOption });
+    parser.addOptions({ systemOption, numCsxOption, modeOption, executionOption, calibrationOption, overlayOption,
+        stepOption, runTokenOption, dockOption, screenshotOption });
     parser.addPositionalArgument(QStringLiteral("FILE"),
         QStringLiteral("Model Zoo params YAMLs: the last is opened, the others go to the recent files."), "[FILE...]");
 
@@ -103,11 +107,13 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         }
         options.step = step;
     }
+    if (parser.isSet(calibrationOption))
+        options.calibration = parser.value(calibrationOption);
     options.runToken = parser.isSet(runTokenOption);
     if (parser.isSet(screenshotOption))
         options.screenshot = parser.value(screenshotOption);
     for (const QCommandLineOption* option : { &systemOption, &numCsxOption, &modeOption, &executionOption,
-             &overlayOption, &stepOption, &dockOption, &screenshotOption })
+             &calibrationOption, &overlayOption, &stepOption, &dockOption, &screenshotOption })
         if (parser.isSet(*option))
             options.given << option->names().front();
     error->clear();

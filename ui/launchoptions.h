@@ -8,7 +8,7 @@
 namespace waferscope::ui {
 
 // `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--execution E]
-// [--overlay O] [--step K] [--run-token] [--dock D] [--screenshot OUT.png]`, parsed
+// [--calibration NAME|FILE] [--overlay O] [--step K] [--run-token] [--dock D] [--screenshot OUT.png]`, parsed
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
@@ -18,6 +18,7 @@ struct LaunchOptions {
     int numCsx = 1;
     QString mode = QStringLiteral("train"); // what the model is compiled for: train or inference
     QString execution = QStringLiteral("auto"); // auto, pipelined or weight_streaming
+    QString calibration; // software profile (name or file, as the CLI's --calibration); empty: the default
     QString overlay; // placement, activity, sram or traffic; empty: activity with --step, else placement
     std::optional<int> step; // frame index to run to before showing (or saving)
     bool runToken = false; // run a token on the fabric once compiled (and save when it has run)

@@ -40,7 +40,7 @@ std::vector<QColor> regionColors(const core::ExecutionPlan& plan)
     return colors;
 }
 
-std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shownStreamedRegion)
+std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shown)
 {
     const std::vector<QColor> colors = regionColors(plan);
     std::vector<PlacedRegion> placed;
@@ -49,14 +49,31 @@ std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int sho
         placed.push_back({ region.system, QRect(region.rect.x, region.rect.y, region.rect.w, region.rect.h),
             colors[index], QString::fromStdString(region.opName), int(index) });
     };
+    const bool valid = shown >= 0 && std::size_t(shown) < plan.regions.size();
     if (plan.mode == core::ExecutionMode::WeightStreaming) {
-        if (shownStreamedRegion >= 0 && std::size_t(shownStreamedRegion) < plan.regions.size())
-            add(std::size_t(shownStreamedRegion));
+        if (valid)
+            add(std::size_t(shown));
         return placed;
     }
+    // A band of a stacked wafer: its tiers' regions share one row range.
+    std::map<std::pair<int, int>, int> tierOfBand; // (wafer, first row) -> the tier shown
+    if (plan.stackedLayers) {
+        for (const core::Region& region : plan.regions) {
+            const auto [at, fresh] = tierOfBand.try_emplace({ region.system, region.rect.y }, region.tier);
+            if (!fresh)
+                at->second = std::min(at->second, region.tier);
+        }
+        if (valid) {
+            const core::Region& chosen = plan.regions[std::size_t(shown)];
+            tierOfBand[{ chosen.system, chosen.rect.y }] = chosen.tier;
+        }
+    }
     placed.reserve(plan.regions.size());
-    for (std::size_t i = 0; i < plan.regions.size(); ++i)
-        add(i);
+    for (std::size_t i = 0; i < plan.regions.size(); ++i) {
+        const core::Region& region = plan.regions[i];
+        if (!plan.stackedLayers || tierOfBand[{ region.system, region.rect.y }] == region.tier)
+            add(i);
+    }
     return placed;
 }
 
@@ -67,17 +84,27 @@ MeshField sramField(const core::ExecutionPlan& plan, const std::vector<PlacedReg
     const std::size_t height = std::size_t(std::max(0, plan.fabricHeight));
     field.pe.assign(std::size_t(std::max(1, wafers)), std::vector<float>(width * height, 0.0f));
     const double capacity = double(std::max<std::int64_t>(1, plan.sramPerPeBytes));
-    for (const PlacedRegion& placed : shown) {
-        if (placed.planIndex < 0 || std::size_t(placed.planIndex) >= plan.regions.size()
-            || std::size_t(placed.wafer) >= field.pe.size())
-            continue;
-        const float share = float(double(plan.regions[std::size_t(placed.planIndex)].sramBytesPerPe) / capacity);
-        std::vector<float>& values = field.pe[std::size_t(placed.wafer)];
-        const QRect rect = placed.rect.intersected(QRect(0, 0, int(width), int(height)));
-        for (int y = rect.top(); y <= rect.bottom(); ++y)
-            std::fill_n(values.begin() + std::ptrdiff_t(std::size_t(y) * width + std::size_t(rect.left())),
-                rect.width(), share);
+    const auto fill = [&](int wafer, const QRect& placed, std::int64_t bytes) {
+        if (wafer < 0 || std::size_t(wafer) >= field.pe.size())
+            return;
+        const float share = float(double(bytes) / capacity);
+        std::vector<float>& values = field.pe[std::size_t(wafer)];
+        const QRect rect = placed.intersected(QRect(0, 0, int(width), int(height)));
+        for (int y = rect.top(); y <= rect.bottom(); ++y) {
+            const auto row = values.begin() + std::ptrdiff_t(std::size_t(y) * width + std::size_t(rect.left()));
+            for (int x = 0; x < rect.width(); ++x)
+                row[x] += share; // stacked tiers add up; other regions do not overlap
+        }
+    };
+    if (plan.stackedLayers) {
+        for (const core::Region& region : plan.regions)
+            fill(region.system, QRect(region.rect.x, region.rect.y, region.rect.w, region.rect.h),
+                region.sramBytesPerPe);
+        return field;
     }
+    for (const PlacedRegion& placed : shown)
+        if (placed.planIndex >= 0 && std::size_t(placed.planIndex) < plan.regions.size())
+            fill(placed.wafer, placed.rect, plan.regions[std::size_t(placed.planIndex)].sramBytesPerPe);
     return field;
 }
 
@@ -102,6 +129,8 @@ QString describeRegion(const core::ExecutionPlan& plan, const core::ModelGraph* 
     }
     if (plan.replicas > 1)
         text += QStringLiteral(" · copy %1 of %2").arg(region.replica + 1).arg(plan.replicas);
+    if (plan.stackedLayers)
+        text += QStringLiteral(" · SRAM tier %1 (its PEs also hold the other tiers of their band)").arg(region.tier);
     text += QStringLiteral(" · %1 x %2 PEs at (%3, %4)")
                 .arg(region.rect.w)
                 .arg(region.rect.h)

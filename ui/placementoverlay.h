@@ -22,14 +22,17 @@ std::vector<QColor> regionColors(const core::ExecutionPlan& plan);
 
 // The regions the wafer view draws for a plan. Pipelined and inference plans show every region
 // (on its wafer); a weight-streaming plan runs one op at a time on the whole fabric, so it
-// shows the region of plan.regions[shownStreamedRegion] only.
-std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shownStreamedRegion = 0);
+// shows the region of plan.regions[shown] only. A stacked inference plan's tiers share their
+// PEs: each band of a wafer shows one tier, the one of plan.regions[shown] where it is that
+// region's band, else the band's first.
+std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shown = 0);
 
 // Wafers the plan occupies (the view draws each).
 int wafersShown(const core::ExecutionPlan& plan);
 
 // The SRAM overlay: each PE of a shown region holds that region's bytes per PE, as a share of
-// what the plan may use per PE (plan.sramPerPeBytes); PEs outside the regions hold nothing.
+// what the plan may use per PE (plan.sramPerPeBytes); PEs outside the regions hold nothing. A
+// stacked plan's PEs hold the sum over every tier, shown or not.
 MeshField sramField(const core::ExecutionPlan& plan, const std::vector<PlacedRegion>& shown, int wafers);
 
 // SRAM per PE in KiB with one decimal ("15.2 KiB"), the unit of the 48 KiB a PE has.

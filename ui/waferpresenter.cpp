@@ -106,12 +106,15 @@ void WaferPresenter::showScene()
     if (plan) {
         const bool streaming = plan->mode == core::ExecutionMode::WeightStreaming;
         scene.wafers = wafersShown(*plan);
-        const int shown = streaming ? std::max(0, m_selected) : 0;
+        const int shown = streaming || plan->stackedLayers ? std::max(0, m_selected) : 0;
         if (m_placement.plan != plan || m_placement.shown != shown)
             m_placement = { plan, shown, std::make_shared<const std::vector<PlacedRegion>>(placedRegions(*plan, shown)),
                 nullptr };
         scene.regions = m_placement.regions;
-        scene.highlighted = streaming ? (m_selected >= 0 ? 0 : -1) : m_selected;
+        scene.highlighted = -1; // the selected region's place among those drawn
+        for (std::size_t i = 0; i < scene.regions->size() && m_selected >= 0; ++i)
+            if ((*scene.regions)[i].planIndex == m_selected)
+                scene.highlighted = int(i);
         const QString model = m_document->modelName();
         if (streaming && !scene.regions->empty())
             caption
@@ -123,6 +126,8 @@ void WaferPresenter::showScene()
                            .arg(model, executionModeLabel(plan->mode))
                            .arg(plan->regions.size())
                            .arg(scene.wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(scene.wafers));
+        if (plan->stackedLayers)
+            caption += tr("\nblocks stacked in SRAM tiers: one drawn per band (select a region to draw its tier)");
     }
     scene.overlay = m_overlay;
     const std::shared_ptr<const FrameSnapshot> snapshot = m_playback->shown();

@@ -49,12 +49,16 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
         "of a Model Zoo params YAML on the wafer.");
     addJobOptions(parser);
     parser.addOption("mode", "MODE", "train (default) or inference");
+    addCalibrationOption(parser);
     parser.addFlag("regions", "list every region instead of the first few");
     parser.addFlag("json", "print one JSON object on stdout");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
     }
+    const core::Expected<core::engine::Calibration> calibration = parseCalibration(parser);
+    if (!calibration)
+        return printDiagnostic(err, calibration.error());
     core::CompileOptions options;
     const std::string mode = parser.value("mode").value_or(core::toString(core::RunMode::Train));
     const std::optional<core::RunMode> runMode = core::fromName<core::RunMode>(mode);
@@ -68,7 +72,8 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    const std::optional<core::ExecutionPlan> plan = compileJob(*input, options, "compile", err, exitCode);
+    const std::optional<core::ExecutionPlan> plan
+        = compileJob(*input, options, *calibration, { core::engine::RunKind::Inference }, "compile", err, exitCode);
     if (!plan)
         return exitCode;
     const core::ModelGraph* graph = &input->graph;

@@ -73,10 +73,12 @@ std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err,
     return JobInput { *path, std::move(model->bytes), std::move(system).value(), std::move(model->graph) };
 }
 
-std::optional<core::ExecutionPlan> compileJob(
-    const JobInput& input, const core::CompileOptions& options, const char* command, std::ostream& err, int& exitCode)
+std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core::CompileOptions& options,
+    const core::engine::Calibration& calibration, const core::engine::RunOptions& run, const char* command,
+    std::ostream& err, int& exitCode)
 {
-    core::Expected<core::ExecutionPlan> plan = core::compile(input.graph, input.system, options);
+    core::Expected<core::ExecutionPlan> plan
+        = core::engine::compileFor(input.graph, input.system, options, calibration, run);
     if (!plan) {
         core::Diagnostic reason = plan.error();
         reason.message = "cannot map " + input.path + " onto " + input.system.displayName + ": " + reason.message;

@@ -6,6 +6,7 @@
 
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
+#include "core/engine/engine.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 
@@ -39,10 +40,12 @@ core::Expected<core::engine::Calibration> parseCalibration(const ArgParser& pars
 int parseNumCsx(const ArgParser& parser);
 core::ExecutionChoice parseExecution(const ArgParser& parser);
 
-// Compiles and checks the plan; prints the reason and returns nothing when it cannot be mapped
-// (exitCode is then the one the diagnostic's kind selects: kExitCannotMap, or kExitInternalError for
-// a plan that breaks its invariants).
-std::optional<core::ExecutionPlan> compileJob(
-    const JobInput& input, const core::CompileOptions& options, const char* command, std::ostream& err, int& exitCode);
+// Compiles the way the software profile does (core::engine::compileFor, with `run`'s prompt for an
+// inference plan) and checks the plan; prints the reason and returns nothing when it cannot be
+// mapped (exitCode is then the one the diagnostic's kind selects: kExitCannotMap, or
+// kExitInternalError for a plan that breaks its invariants).
+std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core::CompileOptions& options,
+    const core::engine::Calibration& calibration, const core::engine::RunOptions& run, const char* command,
+    std::ostream& err, int& exitCode);
 
 } // namespace waferscope::cli

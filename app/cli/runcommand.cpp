@@ -154,7 +154,8 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     if (!input)
         return exitCode;
     progress.set("compiling", 1, stages);
-    const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
+    const std::optional<core::ExecutionPlan> plan
+        = compileJob(*input, compileOptions, calibration, options, "run", err, exitCode);
     if (!plan)
         return exitCode;
     if (plan->numSystems > 1)
@@ -291,7 +292,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (!input)
         return exitCode;
     progress.set("compiling", 1, stages);
-    const std::optional<core::ExecutionPlan> plan = compileJob(*input, compileOptions, "run", err, exitCode);
+    const std::optional<core::ExecutionPlan> plan
+        = compileJob(*input, compileOptions, calibration, options, "run", err, exitCode);
     if (!plan)
         return exitCode;
     progress.set("running", 2, stages);
@@ -415,7 +417,7 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    if (!compileJob(*input, compileOptions, "sensitivity", err, exitCode))
+    if (!compileJob(*input, compileOptions, *calibration, options, "sensitivity", err, exitCode))
         return exitCode;
     const core::Expected<core::engine::Sensitivity> result
         = core::engine::runSensitivity(input->graph, input->system, compileOptions, options, *calibration);

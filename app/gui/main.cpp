@@ -1,5 +1,5 @@
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
-// [--mode train|inference] [--execution E] [--overlay O] [--step K] [--run-token]
+// [--mode train|inference] [--execution E] [--calibration NAME|FILE] [--overlay O] [--step K] [--run-token]
 // [--dock D] [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
 // --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
 // --screenshot the window is rendered, saved and the app exits.
@@ -80,6 +80,10 @@ int main(int argc, char** argv)
         window.setRunMode(waferscope::ui::runModeFromName(options.mode).value());
     if (given("execution"))
         window.setExecution(waferscope::ui::executionFromName(options.execution).value());
+    if (!options.calibration.isEmpty())
+        if (const QString calibrationError = window.document()->setCalibration(options.calibration);
+            !calibrationError.isEmpty())
+            return fail(2, QStringLiteral("error: ") + calibrationError);
     // --step shows the run's activity unless another overlay is asked for.
     const QString overlay = !options.overlay.isEmpty() ? options.overlay
         : options.step                                 ? QStringLiteral("activity")

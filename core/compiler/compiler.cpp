@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 namespace waferscope::core {
 
@@ -148,10 +150,65 @@ std::string planPipelined(std::vector<Unit> units, int stages, const ModelGraph&
     }
 }
 
-// Inference: blocks in order onto as few wafers as hold their weights and KV cache.
-std::string planInference(std::vector<Unit> units, const ModelGraph& graph, const SystemSpec& system,
-    std::int64_t capacity, ExecutionPlan& plan)
+// Stacked inference: the stages [first, last) of one wafer as SRAM tiers. The usable rows are
+// cut into `bands` bands of equal height, and consecutive tiers share a band (as few per band as
+// the bands allow), each over the band's whole width and height. A tier gets each PE's SRAM in
+// proportion to its bytes among the tiers of its band, so that every PE holds its slice of each;
+// tiers alternate east to west, so that a block ends where the next begins.
+std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::size_t last, const ModelGraph& graph,
+    const SystemSpec& system, std::int64_t capacity, const Rect& usable, int bands, int wafer,
+    std::vector<Region>& regions)
 {
+    std::vector<std::pair<std::size_t, std::size_t>> tiers;
+    for (std::size_t begin = first; begin < last;) {
+        std::size_t end = begin;
+        while (end < last && units[end].stage == units[begin].stage)
+            ++end;
+        tiers.emplace_back(begin, end);
+        begin = end;
+    }
+    const int count = int(tiers.size());
+    bands = std::clamp(bands, 1, std::min(count, usable.h));
+    const int perBand = (count + bands - 1) / bands;
+    bands = (count + perBand - 1) / perBand;
+    for (int band = 0; band < bands; ++band) {
+        const Rect rect { usable.x, usable.y + usable.h * band / bands, usable.w,
+            usable.h * (band + 1) / bands - usable.h * band / bands };
+        const int firstTier = band * perBand;
+        const int lastTier = std::min(count, firstTier + perBand);
+        std::int64_t total = 0;
+        for (int tier = firstTier; tier < lastTier; ++tier)
+            for (std::size_t u = tiers[std::size_t(tier)].first; u < tiers[std::size_t(tier)].second; ++u)
+                total += units[u].bytes();
+        for (int tier = firstTier; tier < lastTier; ++tier) {
+            const auto [begin, end] = tiers[std::size_t(tier)];
+            std::int64_t bytes = 0;
+            for (std::size_t u = begin; u < end; ++u)
+                bytes += units[u].bytes();
+            const std::int64_t share = std::max<std::int64_t>(
+                1, std::int64_t(double(capacity) * double(bytes) / double(std::max<std::int64_t>(1, total))));
+            std::vector<Region> placed;
+            const std::string failure
+                = compiler::layoutStrips(units, begin, end, rect, share, graph, system, false, wafer, 0, placed, true);
+            if (!failure.empty())
+                return "tier " + std::to_string(tier) + ": " + failure;
+            for (Region& region : placed) {
+                region.tier = tier;
+                if (tier % 2 == 1)
+                    region.rect.x = 2 * rect.x + rect.w - region.rect.x - region.rect.w;
+                regions.push_back(std::move(region));
+            }
+        }
+    }
+    return {};
+}
+
+// Inference: blocks in order onto as few wafers as hold their weights and KV cache, each in a
+// strip of its own, or (stacked) each over the whole wafer in a tier of its own.
+std::string planInference(std::vector<Unit> units, const ModelGraph& graph, const SystemSpec& system,
+    std::int64_t capacity, const CompileOptions& options, ExecutionPlan& plan)
+{
+    const bool stacked = options.stackLayers;
     compiler::costUnitsInference(units, graph);
     const std::int64_t waferBytes = plan.usable.area() * capacity;
     std::size_t first = 0;
@@ -177,8 +234,10 @@ std::string planInference(std::vector<Unit> units, const ModelGraph& graph, cons
         std::vector<Region> regions;
         while (last > first) {
             regions.clear();
-            failure = compiler::layoutStrips(
-                units, first, last, plan.usable, capacity, graph, system, false, wafer, 0, regions);
+            failure = stacked ? layoutTiers(
+                          units, first, last, graph, system, capacity, plan.usable, options.stackBands, wafer, regions)
+                              : compiler::layoutStrips(
+                                  units, first, last, plan.usable, capacity, graph, system, false, wafer, 0, regions);
             if (failure.empty())
                 break;
             const int stage = units[last - 1].stage; // drop the last stage and try again
@@ -209,6 +268,13 @@ std::string planInference(std::vector<Unit> units, const ModelGraph& graph, cons
         + " of KV cache (one user, " + std::to_string(graph.config.sequenceLength) + " tokens) on "
         + std::to_string(wafer) + (wafer == 1 ? " wafer" : " wafers") + " of " + formatBytes(double(waferBytes))
         + "; only activations cross wafers");
+    plan.stackedLayers = stacked;
+    if (stacked)
+        plan.notes.push_back("stacked layers: the usable rows of a wafer are cut into "
+            + std::to_string(options.stackBands) + (options.stackBands == 1 ? " band" : " bands")
+            + " (at most; fewer when a wafer has fewer blocks), and consecutive blocks share a band in SRAM tiers, "
+              "each block spread over the whole band (every PE holds a slice of each), so that every op of a token "
+              "runs on more PEs than a strip of its own would give it");
     return {};
 }
 
@@ -218,8 +284,12 @@ void summarize(ExecutionPlan& plan, const SystemSpec& system)
     double bytes = 0.0;
     double slowest = 0.0;
     double fastest = std::numeric_limits<double>::infinity();
+    // Stacked tiers share their PEs: a band counts the PEs of its widest-spread tier once.
+    std::map<std::tuple<int, int, int>, std::int64_t> tierArea; // (wafer, band's first row, tier) -> PEs
     for (const Region& region : plan.regions) {
-        if (plan.mode != ExecutionMode::WeightStreaming)
+        if (plan.stackedLayers)
+            tierArea[{ region.system, region.rect.y, region.tier }] += region.rect.area();
+        else if (plan.mode != ExecutionMode::WeightStreaming)
             area += region.rect.area();
         bytes += double(region.weightBytes + region.stateBytes + region.activationBytes + region.kvCacheBytes);
         // Weight streaming runs one op at a time on the whole fabric: no regions to balance.
@@ -229,6 +299,13 @@ void summarize(ExecutionPlan& plan, const SystemSpec& system)
             fastest = std::min(fastest, region.computeCycles);
         }
     }
+    std::map<std::pair<int, int>, std::int64_t> bandArea;
+    for (const auto& [at, pes] : tierArea) {
+        std::int64_t& band = bandArea[{ std::get<0>(at), std::get<1>(at) }];
+        band = std::max(band, pes);
+    }
+    for (const auto& [at, pes] : bandArea)
+        area += pes;
     if (plan.mode == ExecutionMode::WeightStreaming) {
         area = plan.usable.area();
         bytes = 0.0;
@@ -265,7 +342,7 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
     std::string failure;
     if (options.mode == RunMode::Inference) {
         plan.mode = ExecutionMode::Inference;
-        failure = planInference(units, graph, system, capacity, plan);
+        failure = planInference(units, graph, system, capacity, options, plan);
         if (!failure.empty())
             return cannotMap("--mode", failure);
     } else {

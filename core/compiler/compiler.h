@@ -15,6 +15,15 @@ struct CompileOptions {
     RunMode mode = RunMode::Train;
     ExecutionChoice execution = ExecutionChoice::Auto;
     int numSystems = 0; // training: CS-X systems (0: the config's num_csx); inference: ignored
+    // Inference: stack the blocks of a wafer in SRAM tiers, each block spread over the whole
+    // usable rectangle (every PE holds a slice of each), so that every op of a token runs on many
+    // more PEs; else a strip per block (each PE holds one op). Set from the software profile's
+    // region_sizing mechanism ("stacked" or "by_weights", core/engine/calibration.h).
+    bool stackLayers = false;
+    // Stacked: the bands of equal height the usable rows are cut into, consecutive tiers sharing a
+    // band (1: every tier over the whole wafer). Tall bands give each op more PEs; short ones
+    // shorter paths across them: the engine picks the count whose token is fastest.
+    int stackBands = 1;
     // SRAM per PE kept back for the program: code, task and route tables, I/O buffers. Not
     // published; an assumption of 4 KiB of the 48 KiB (the SDK examples' code is a few KiB).
     std::int64_t sramReservePerPe = 4096;

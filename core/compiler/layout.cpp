@@ -142,7 +142,7 @@ void widenForLanes(const std::vector<Unit>& units, std::size_t first, int rows, 
 
 std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std::size_t last, const Rect& band,
     std::int64_t capacityPerPe, const ModelGraph& graph, const SystemSpec& system, bool training, int wafer,
-    int replica, std::vector<Region>& regions)
+    int replica, std::vector<Region>& regions, bool fillHeight)
 {
     std::vector<Stage> stages;
     for (std::size_t u = first; u < last; ++u) {
@@ -186,7 +186,7 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
     std::vector<int> rows(stages.size());
     rowsAt(target, &rows);
     for (std::size_t s = 0; s < stages.size(); ++s)
-        stages[s].rows = rows[s];
+        stages[s].rows = fillHeight && stages.size() == 1 ? band.h : rows[s];
 
     int y = band.y;
     for (std::size_t s = 0; s < stages.size(); ++s) {

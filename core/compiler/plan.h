@@ -66,6 +66,9 @@ struct Region {
     int stage = 0; // pipeline stage (block) the region belongs to
     int system = 0; // wafer index (multi-wafer inference); 0 otherwise
     int replica = 0; // data-parallel copy of the pipeline on one wafer
+    // Stacked inference: the SRAM tier of its wafer (one per block there); the tiers of a wafer
+    // share their PEs, each holding a slice of every tier. 0 otherwise.
+    int tier = 0;
     Rect rect;
     std::int64_t weightBytes = 0; // resident weights (pipelined, inference)
     std::int64_t stateBytes = 0; // gradients and optimizer state (pipelined training)
@@ -116,6 +119,9 @@ struct ExecutionPlan {
     std::int64_t sramPerPeBytes = 0; // capacity the plan may use per PE (reserve subtracted)
     int replicas = 1; // pipelined: data-parallel copies of the pipeline on each wafer
     int stages = 0; // pipelined: layer-pipeline depth
+    // Inference: every block spread over its wafer's whole usable rectangle, the blocks of a wafer
+    // stacked in SRAM tiers (Region::tier), instead of a strip each.
+    bool stackedLayers = false;
     std::int64_t microBatch = 0; // weight streaming: the micro-batch the plan is built for
     std::int64_t maxMicroBatch = 0; // weight streaming: the largest that fits
     CheckpointStrategy checkpointStrategy = CheckpointStrategy::AllBlocks; // weight streaming (training)

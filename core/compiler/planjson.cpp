@@ -7,6 +7,51 @@
 
 namespace waferscope::core {
 
+namespace {
+
+// Stacked tiers share PEs: on every PE, the SRAM of the regions over it adds up to at most what
+// the plan may use (a difference array per wafer over the usable rectangle).
+void checkStackedSram(const ExecutionPlan& plan, std::vector<std::string>& problems)
+{
+    const Rect& usable = plan.usable;
+    std::map<int, std::vector<const Region*>> byWafer;
+    for (const Region& region : plan.regions)
+        if (region.rect.inside(usable))
+            byWafer[region.system].push_back(&region);
+    const std::size_t stride = std::size_t(usable.w) + 1;
+    std::vector<std::int64_t> bytes(stride * (std::size_t(usable.h) + 1));
+    for (const auto& [wafer, regions] : byWafer) {
+        std::fill(bytes.begin(), bytes.end(), 0);
+        for (const Region* region : regions) {
+            const auto x0 = std::size_t(region->rect.x - usable.x);
+            const auto y0 = std::size_t(region->rect.y - usable.y);
+            const std::size_t x1 = x0 + std::size_t(region->rect.w);
+            const std::size_t y1 = y0 + std::size_t(region->rect.h);
+            bytes[y0 * stride + x0] += region->sramBytesPerPe;
+            bytes[y0 * stride + x1] -= region->sramBytesPerPe;
+            bytes[y1 * stride + x0] -= region->sramBytesPerPe;
+            bytes[y1 * stride + x1] += region->sramBytesPerPe;
+        }
+        std::int64_t most = 0;
+        for (std::size_t y = 0; y < std::size_t(usable.h); ++y)
+            for (std::size_t x = 0; x < std::size_t(usable.w); ++x) {
+                std::int64_t& at = bytes[y * stride + x];
+                if (x > 0)
+                    at += bytes[y * stride + x - 1];
+                if (y > 0)
+                    at += bytes[(y - 1) * stride + x];
+                if (x > 0 && y > 0)
+                    at -= bytes[(y - 1) * stride + x - 1];
+                most = std::max(most, at);
+            }
+        if (most > plan.sramPerPeBytes)
+            problems.push_back("the stacked tiers of wafer " + std::to_string(wafer) + " need " + std::to_string(most)
+                + " bytes on their fullest PE; " + std::to_string(plan.sramPerPeBytes) + " are available");
+    }
+}
+
+} // namespace
+
 std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system)
 {
     std::vector<std::string> problems;
@@ -38,12 +83,14 @@ std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& 
                 problems.push_back("op " + graph.ops[op].name + " is placed "
                     + std::to_string(placed[std::size_t(copy)][op]) + " times"
                     + (copies > 1 ? " in copy " + std::to_string(copy) : ""));
-    // Spatial modes: regions of one wafer do not overlap (weight streaming shares the fabric in time).
+    // Spatial modes: regions of one wafer (and SRAM tier) do not overlap (weight streaming shares
+    // the fabric in time).
     if (plan.mode != ExecutionMode::WeightStreaming) {
-        std::map<int, std::vector<const Region*>> byWafer;
+        std::map<std::pair<int, int>, std::vector<const Region*>> byWafer;
         for (const Region& region : plan.regions)
-            byWafer[region.system].push_back(&region);
-        for (auto& [wafer, regions] : byWafer) {
+            byWafer[{ region.system, region.tier }].push_back(&region);
+        for (auto& [at, regions] : byWafer) {
+            const int wafer = at.first;
             std::sort(
                 regions.begin(), regions.end(), [](const Region* a, const Region* b) { return a->rect.x < b->rect.x; });
             for (std::size_t i = 0; i < regions.size(); ++i)
@@ -54,6 +101,8 @@ std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& 
                             + " overlap on wafer " + std::to_string(wafer));
         }
     }
+    if (plan.stackedLayers)
+        checkStackedSram(plan, problems);
     return problems;
 }
 
@@ -80,6 +129,7 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
             { "fused", fused },
             { "stage", region.stage },
             { "replica", region.replica },
+            { "tier", region.tier },
             { "weight_bytes", region.weightBytes },
             { "state_bytes", region.stateBytes },
             { "activation_bytes", region.activationBytes },
@@ -148,6 +198,7 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
             transfers.push_back(
                 { { "from", transfer.from }, { "to", transfer.to }, { "bytes_per_token", transfer.bytesPerToken } });
         out["transfers"] = transfers;
+        out["stacked_layers"] = plan.stackedLayers;
     }
     return out.dump(indent);
 }

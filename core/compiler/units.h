@@ -40,10 +40,11 @@ std::int64_t memoryPes(const Unit& unit, std::int64_t capacityPerPe);
 // per stage, ops left to right, then right to left, so consecutive ops and stages touch. Every
 // strip and every op first gets what its bytes need; the remaining rows and columns go one at a
 // time to whichever stage and op has the most work per PE. Appends the regions (rectangles,
-// bytes, kernels) and returns an empty string, or says why the units do not fit.
+// bytes, kernels) and returns an empty string, or says why the units do not fit. With
+// `fillHeight`, a single stage's strip takes the band's whole height (a tier of stacked blocks).
 std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std::size_t last, const Rect& band,
     std::int64_t capacityPerPe, const ModelGraph& graph, const SystemSpec& system, bool training, int wafer,
-    int replica, std::vector<Region>& regions);
+    int replica, std::vector<Region>& regions, bool fillHeight = false);
 
 // Kernel plan and compute cycles (per sample when training, per token otherwise) of an op on
 // an h x w rectangle.

@@ -32,6 +32,12 @@ Expected<CycleRunResult> runCycleLevel(
     Expected<DecoderShape> shape = decoderShape(graph);
     if (!shape)
         return shape.error();
+    if (plan.stackedLayers)
+        return Diagnostic { "--level", 0, 0,
+            "the plan stacks blocks in SRAM tiers (its software profile's region_sizing is stacked); the cycle-level "
+            "run executes strip layouts, a block's regions on PEs of their own: run it with a profile whose "
+            "region_sizing is by_weights (--calibration 2024-08-launch)",
+            Diagnostic::Kind::CannotMap };
     const std::int64_t positions = std::int64_t(options.promptTokens) + options.tokens - 1;
     const double estimate = double(WaferDecoder::estimateHostBytes(plan, system));
     if (std::optional<Diagnostic> tooBig

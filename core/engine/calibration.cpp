@@ -169,8 +169,8 @@ Expected<Calibration> parseCalibration(std::string_view text, const std::string&
         Mechanisms& m = calibration.mechanisms;
         if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", { "chain_reduced" }, m.gemv))
             return *error;
-        if (auto error
-            = mechanism(reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights" }, m.regionSizing))
+        if (auto error = mechanism(
+                reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights", "stacked" }, m.regionSizing))
             return *error;
         if (auto error = mechanism(
                 reader, *mechanisms, at + "/mechanisms", "speculative_decoding", { "off" }, m.speculativeDecoding))

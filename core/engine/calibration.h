@@ -13,7 +13,10 @@ namespace waferscope::core::engine {
 // accepted in a calibration file: asking for one it has not is an error, never silently ignored.
 struct Mechanisms {
     std::string gemv = "chain_reduced"; // the SDK-style GEMV: multicast down columns, chain-reduced rows
-    std::string regionSizing = "by_weights"; // inference regions sized by the bytes they hold
+    // "by_weights": a strip per block, each region sized by the bytes it holds; "stacked": the
+    // blocks of a wafer may share its PEs in SRAM tiers (CompileOptions::stackLayers), in as many
+    // bands as give the fastest token (engine::compileFor).
+    std::string regionSizing = "by_weights";
     std::string speculativeDecoding = "off"; // one token per pass
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/common/expected.h"
 #include "core/common/names.h"
+#include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/engine/calibration.h"
 #include "core/hardware/systemspec.h"
@@ -137,6 +138,14 @@ struct RunResult {
 // `file` names the option at fault.
 Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system,
     const RunOptions& options, const Calibration& calibration = builtinCalibration());
+
+// The plan the profile's software builds (core::compile with what its mechanisms decide). Under
+// region_sizing "stacked", an inference plan is the one whose decode token runs fastest here (at
+// `inference`'s prompt length) among the strip layout and stacked tiers in 1 to kMaxStackBands
+// bands, on as many wafers as the strips take. Other plans are core::compile's.
+constexpr int kMaxStackBands = 8;
+Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
+    const Calibration& calibration, const RunOptions& inference = { RunKind::Inference });
 
 // The run as the JSON object `waferscope-cli run --json` prints.
 std::string metricsToJson(const Metrics& metrics, int indent = -1);

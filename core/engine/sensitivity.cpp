@@ -168,7 +168,7 @@ Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& 
 {
     const bool inference = run.mode == RunKind::Inference;
     const FigureFunction figure = [&](const SystemSpec& varied, const Calibration& constants) -> Expected<double> {
-        Expected<ExecutionPlan> plan = core::compile(graph, varied, compile);
+        Expected<ExecutionPlan> plan = compileFor(graph, varied, compile, constants, run);
         if (!plan)
             return plan.error();
         Expected<RunResult> result = engine::run(*plan, graph, varied, run, constants);

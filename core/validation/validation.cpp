@@ -178,11 +178,11 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
                              const engine::Calibration& constants) -> Expected<engine::RunResult> {
         CompileOptions options;
         options.mode = mode;
-        const Expected<ExecutionPlan> plan = compile(model, on, options);
-        if (!plan)
-            return plan.error();
         engine::RunOptions run;
         run.mode = runKindFor(mode);
+        const Expected<ExecutionPlan> plan = engine::compileFor(model, on, options, constants, run);
+        if (!plan)
+            return plan.error();
         return engine::run(*plan, model, on, run, constants);
     };
     // The figure as a function of the hardware and the constants, so that the sensitivity sweep
@@ -198,15 +198,15 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         };
         result.command = "waferscope-cli run" + params + " --mode inference" + profile;
     } else if (figure.kind == "inference_wafers") {
-        compute = [&](const SystemSpec& on, const engine::Calibration&) -> Expected<double> {
+        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
             CompileOptions options;
             options.mode = RunMode::Inference;
-            const Expected<ExecutionPlan> plan = compile(*graph, on, options);
+            const Expected<ExecutionPlan> plan = engine::compileFor(*graph, on, options, constants);
             if (!plan)
                 return plan.error();
             return double(plan->numSystems);
         };
-        result.command = "waferscope-cli compile" + params + " --mode inference";
+        result.command = "waferscope-cli compile" + params + " --mode inference" + profile;
     } else if (figure.kind == "training_speedup") {
         compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
             engine::ScalingOptions options;

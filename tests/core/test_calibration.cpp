@@ -98,6 +98,14 @@ WS_TEST(aMalformedCalibrationIsALocatedError)
     WS_CHECK_EQ(unbuilt.error().file, std::string("cal.json"));
     WS_CHECK_EQ(unbuilt.error().line, 16); // the "mechanisms" line of the second profile
     WS_CHECK_CONTAINS(unbuilt.error().message, "mechanisms.gemv");
+    // Stacked inference tiers are built: a profile may ask for them.
+    std::string tiers = twoProfiles();
+    const std::string gemv = "\"gemv\": \"chain_reduced\"";
+    tiers.replace(tiers.find(gemv), gemv.size(), "\"region_sizing\": \"stacked\"");
+    const Expected<Calibration> stacked = parseCalibration(tiers, "cal.json", "new");
+    WS_REQUIRE(stacked.hasValue());
+    WS_CHECK_EQ(stacked->mechanisms.regionSizing, std::string("stacked"));
+    WS_CHECK_EQ(stacked->mechanisms.gemv, std::string("chain_reduced"));
     // A negative overhead.
     const Expected<Calibration> negative = parseCalibration(twoProfiles("chain_reduced", "-5"), "cal.json", "new");
     WS_REQUIRE(!negative.hasValue());

@@ -13,9 +13,11 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 
 using namespace waferscope::core;
@@ -254,4 +256,88 @@ WS_TEST(aPlacedLayerRunsOnTheFabric)
             ++refusedCount;
         }
     WS_CHECK(refusedCount >= 12 + 1); // an attention core per block and the embedding
+}
+
+// Stacked inference (region_sizing "stacked"): the blocks of a wafer share its PEs in SRAM
+// tiers. Checked with an independent per-PE byte map: on every PE the tiers' bytes add up to at
+// most what the plan may use; a tier's regions do not overlap; each block is one tier, its tiers
+// share a band's rows; odd tiers run east to west; and each op gets about as many times the PEs
+// of its strip as its band holds blocks.
+WS_TEST(stackedTiersShareEveryPeWithinItsSram)
+{
+    const SystemSpec cs3 = preset("cs3");
+    const ModelGraph llama70b = load(sample("llama3p1_70b.yaml"));
+    CompileOptions options;
+    options.mode = RunMode::Inference;
+    const Expected<ExecutionPlan> strips = compile(llama70b, cs3, options);
+    WS_REQUIRE(strips.hasValue());
+    const Rect usable { cs3.wafer.usableX, cs3.wafer.usableY, cs3.wafer.usableWidth, cs3.wafer.usableHeight };
+    for (const int bands : { 1, 3 }) {
+        options.stackLayers = true;
+        options.stackBands = bands;
+        const Expected<ExecutionPlan> stacked = compile(llama70b, cs3, options);
+        WS_REQUIRE(stacked.hasValue());
+        const std::string what = "70B stacked in " + std::to_string(bands) + " band(s)";
+        WS_CHECK(stacked->stackedLayers);
+        WS_CHECK(checkPlan(*stacked, llama70b, cs3).empty());
+        WS_CHECK_EQ(stacked->numSystems, strips->numSystems); // the same blocks per wafer: packed by bytes
+        // Bytes per PE, summed over the tiers; the regions of one (wafer, tier) painted once each.
+        std::map<int, std::vector<std::int64_t>> bytes;
+        std::map<std::pair<int, int>, std::vector<std::uint8_t>> painted;
+        std::map<std::pair<int, int>, std::set<int>> tiersOfLayer; // (wafer, layer) -> tiers
+        std::map<std::pair<int, int>, std::set<std::pair<int, int>>> rowsOfTier; // (wafer, tier) -> (y, h)
+        const std::size_t width = std::size_t(cs3.wafer.fabricWidth);
+        for (const Region& region : stacked->regions) {
+            WS_CHECK(region.rect.inside(usable));
+            auto& sum = bytes[region.system];
+            auto& paint = painted[{ region.system, region.tier }];
+            sum.resize(std::size_t(cs3.wafer.fabricPes()), 0);
+            paint.resize(sum.size(), 0);
+            for (int y = region.rect.y; y < region.rect.y + region.rect.h; ++y)
+                for (int x = region.rect.x; x < region.rect.x + region.rect.w; ++x) {
+                    const std::size_t pe = std::size_t(y) * width + std::size_t(x);
+                    sum[pe] += region.sramBytesPerPe;
+                    if (paint[pe]++ == 1)
+                        reportFailure(__FILE__, __LINE__, what + ": two regions of one tier share a PE");
+                }
+            if (region.layer >= 0)
+                tiersOfLayer[{ region.system, region.layer }].insert(region.tier);
+            rowsOfTier[{ region.system, region.tier }].insert({ region.rect.y, region.rect.h });
+            if (region.opName.ends_with("attn.q")) {
+                // A block begins at the band's west edge on even tiers, at its east edge on odd ones.
+                if (region.tier % 2 == 0)
+                    WS_CHECK_EQ(region.rect.x, usable.x);
+                else
+                    WS_CHECK_EQ(region.rect.x + region.rect.w, usable.x + usable.w);
+            }
+        }
+        for (const auto& [wafer, sum] : bytes)
+            WS_CHECK(*std::max_element(sum.begin(), sum.end()) <= stacked->sramPerPeBytes);
+        for (const auto& [at, tiers] : tiersOfLayer)
+            WS_CHECK_EQ(tiers.size(), std::size_t(1));
+        std::map<int, std::set<std::pair<int, int>>> bandsOfWafer;
+        for (const auto& [at, rows] : rowsOfTier) {
+            WS_CHECK_EQ(rows.size(), std::size_t(1)); // a tier fills its band's rows
+            bandsOfWafer[at.first].insert(*rows.begin());
+        }
+        for (const auto& [wafer, rows] : bandsOfWafer) {
+            WS_CHECK(int(rows.size()) <= bands);
+            int covered = 0;
+            for (const auto& [y, h] : rows)
+                covered += h;
+            WS_CHECK_EQ(covered, usable.h); // the bands cut the usable rows
+        }
+        // Spread: layer 1's q gets at least the tiers of its band, less a half for widening, times
+        // the PEs of its strip.
+        const auto region = [](const ExecutionPlan& plan, const std::string& op) {
+            return *std::find_if(
+                plan.regions.begin(), plan.regions.end(), [&](const Region& r) { return r.opName == op; });
+        };
+        const Region q = region(*stacked, "layers.1.attn.q");
+        int tiersInBand = 0;
+        for (const auto& [at, rows] : rowsOfTier)
+            tiersInBand += at.first == q.system && rows.begin()->first == q.rect.y ? 1 : 0;
+        WS_CHECK(tiersInBand >= 2);
+        WS_CHECK(double(q.rect.area()) >= 0.5 * tiersInBand * double(region(*strips, "layers.1.attn.q").rect.area()));
+    }
 }

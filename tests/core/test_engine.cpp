@@ -640,3 +640,38 @@ WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)
         integrated += value * series.binS * peak;
     WS_CHECK_NEAR(integrated / waferFlops, 1.0, 1e-9);
 }
+
+// region_sizing "stacked": the profile's compiler keeps the layout whose decode token is fastest.
+// Llama 3.1 70B's blocks each fill a strip of their own, so stacking them spreads every op over
+// several times the PEs and the token is faster; a tiny model, far smaller than the wafer, keeps
+// its strips (a tier over a whole band would only lengthen its paths). The engine times a plan
+// the same way whichever profile compiled it.
+WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
+{
+    const SystemSpec cs3 = preset("cs3");
+    Calibration stacked = builtinCalibration();
+    stacked.mechanisms.regionSizing = "stacked";
+    CompileOptions options;
+    options.mode = RunMode::Inference;
+    const ModelGraph llama70b = load(sample("llama3p1_70b.yaml"));
+    const ExecutionPlan strips = plan(llama70b, cs3, RunMode::Inference);
+    const Expected<ExecutionPlan> chosen = compileFor(llama70b, cs3, options, stacked);
+    WS_REQUIRE(chosen.hasValue());
+    WS_CHECK(chosen->stackedLayers);
+    WS_CHECK_EQ(chosen->numSystems, strips.numSystems);
+    const double stripsRate = runOrThrow(strips, llama70b, cs3, RunKind::Inference).metrics.tokensPerS;
+    const double stackedRate = runOrThrow(*chosen, llama70b, cs3, RunKind::Inference).metrics.tokensPerS;
+    WS_CHECK(stackedRate > 1.2 * stripsRate);
+    // Under the launch profile the same options give the strips.
+    const Expected<ExecutionPlan> launch = compileFor(llama70b, cs3, options, builtinCalibration());
+    WS_REQUIRE(launch.hasValue());
+    WS_CHECK(!launch->stackedLayers);
+    WS_CHECK_NEAR(runOrThrow(*launch, llama70b, cs3, RunKind::Inference).metrics.tokensPerS, stripsRate, 1e-9);
+
+    const ModelGraph tiny = load(waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml");
+    const Expected<ExecutionPlan> small = compileFor(tiny, cs3, options, stacked);
+    WS_REQUIRE(small.hasValue());
+    WS_CHECK(!small->stackedLayers);
+    WS_CHECK(std::any_of(small->notes.begin(), small->notes.end(),
+        [](const std::string& note) { return note.find("(strips)") != std::string::npos; }));
+}

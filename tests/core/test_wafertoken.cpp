@@ -253,3 +253,22 @@ WS_TEST(whatTheKernelsCannotRunIsRefusedWithTheReason)
         WS_CHECK(result.error().kind == Diagnostic::Kind::CannotMap);
     }
 }
+
+// A plan whose blocks share PEs in SRAM tiers (a stacked software profile) is refused, with the
+// reason and the profile that runs: the fabric run places each region on PEs of its own.
+WS_TEST(theCycleLevelRefusesAStackedPlanAndSaysWhichProfileRuns)
+{
+    const ModelGraph graph = waferscope::test::load(data("tiny_llama.yaml"));
+    const SystemSpec system = smallWafer(96, 96);
+    CompileOptions options;
+    options.mode = RunMode::Inference;
+    options.stackLayers = true;
+    const Expected<ExecutionPlan> stacked = compile(graph, system, options);
+    WS_REQUIRE(stacked.hasValue());
+    WS_CHECK(stacked->stackedLayers);
+    const Expected<CycleRunResult> refused = runCycleLevel(graph, *stacked, system, CycleRunOptions {});
+    WS_REQUIRE(!refused);
+    WS_CHECK(refused.error().kind == Diagnostic::Kind::CannotMap);
+    WS_CHECK(refused.error().message.find("stacks blocks in SRAM tiers") != std::string::npos);
+    WS_CHECK(refused.error().message.find("--calibration 2024-08-launch") != std::string::npos);
+}

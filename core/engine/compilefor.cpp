@@ -1,0 +1,43 @@
+// The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
+#include "core/engine/engine.h"
+
+namespace waferscope::core::engine {
+
+Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
+    const Calibration& calibration, const RunOptions& inference)
+{
+    CompileOptions strips = options;
+    strips.stackLayers = false;
+    Expected<ExecutionPlan> best = compile(graph, system, strips);
+    if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != "stacked")
+        return best;
+    RunOptions token = inference;
+    token.mode = RunKind::Inference;
+    token.maxSteps = 1;
+    token.users = 1;
+    const auto rate = [&](const ExecutionPlan& plan) {
+        const Expected<RunResult> result = run(plan, graph, system, token, calibration);
+        return result ? result->metrics.tokensPerS : 0.0;
+    };
+    double fastest = rate(*best);
+    for (int bands = 1; bands <= kMaxStackBands; ++bands) {
+        CompileOptions stacked = options;
+        stacked.stackLayers = true;
+        stacked.stackBands = bands;
+        Expected<ExecutionPlan> plan = compile(graph, system, stacked);
+        if (!plan || plan->numSystems != best->numSystems)
+            continue;
+        if (const double tokensPerS = rate(*plan); tokensPerS > fastest) {
+            fastest = tokensPerS;
+            best = std::move(plan);
+        }
+    }
+    ExecutionPlan chosen = std::move(best).value();
+    chosen.notes.push_back("software profile " + calibration.profile + " lays blocks out in strips or stacks them "
+        + "in SRAM tiers: of the strips and stacked tiers in 1 to " + std::to_string(kMaxStackBands) + " bands on "
+        + std::to_string(chosen.numSystems) + (chosen.numSystems == 1 ? " wafer" : " wafers")
+        + ", this layout's decode token is the fastest (" + (chosen.stackedLayers ? "stacked" : "strips") + ")");
+    return chosen;
+}
+
+} // namespace waferscope::core::engine
