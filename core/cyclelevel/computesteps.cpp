@@ -187,6 +187,15 @@ void scores(PeState& pe, const Step& step)
     pe.f32[layout.max()] = top;
 }
 
+void scoresMax(PeState& pe, const Step& step)
+{
+    const AttentionLayout layout = AttentionLayout::unpack(step.a, step.b);
+    float top = -std::numeric_limits<float>::infinity();
+    for (std::uint32_t slot = 0; slot < step.d; ++slot)
+        top = std::max(top, pe.f32[layout.scores() + slot]);
+    pe.f32[layout.max()] = top;
+}
+
 void softmaxPartial(PeState& pe, const Step& step)
 {
     const AttentionLayout layout = AttentionLayout::unpack(step.a, step.b);

@@ -75,6 +75,8 @@ void appendKv(fabric::PeState& pe, const fabric::Step& step);
 // Scores of the held positions against q, times scalar (1/sqrt(d)), plus slope x (j - p) with
 // flag kAlibi; the running max their largest (-infinity when the PE holds none yet).
 void scores(fabric::PeState& pe, const fabric::Step& step);
+// The running max of the d held scores (-infinity when none): after a head's rows summed them.
+void scoresMax(fabric::PeState& pe, const fabric::Step& step);
 // With the row's max in the workspace: the partial output sum(e_j v_j) and sum(e_j), from 0.
 void softmaxPartial(fabric::PeState& pe, const fabric::Step& step);
 // f32[d + i] = S(partial_i / sum) for i < head size: the head's output, at the row's last PE.

@@ -62,6 +62,7 @@ bool gated(const ModelConfig& config)
 DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
     : m_graph(graph)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
+    , m_stacked(plan.stackedLayers)
 {
     for (const Region& region : plan.regions)
         if (region.replica == 0)
@@ -179,10 +180,22 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     const NormColumnShape norm { hiddenSizes, config.norm != ModelConfig::Norm::RmsNorm, m_simd };
     // A row per query head. With more heads than rows (the cycle-level kernel refuses those),
     // each row takes its share of the heads one after the other, costed as one head of their
-    // combined width.
+    // combined width. A stacked plan's tall regions split each head's dimensions over as many
+    // rows as the region has for it (AttentionSpec::rowsPerHead), so that q, attention and the
+    // output projection use them.
     const int headRows = int(std::min<std::int64_t>(heads, h));
     const std::int64_t headsPerRow = (heads + headRows - 1) / std::max(1, headRows);
-    const std::vector<DecodeLane> headLanes = evenLanes(headRows, heads * headDim);
+    const int rowsPerHead = m_stacked && heads <= h
+        ? int(std::clamp<std::int64_t>(h / std::max<std::int64_t>(1, heads), 1, std::max<std::int64_t>(1, headDim)))
+        : 1;
+    std::vector<DecodeLane> headLanes = evenLanes(headRows, heads * headDim);
+    if (rowsPerHead > 1) {
+        headLanes.clear();
+        for (std::int64_t head = 0; head < heads; ++head)
+            for (int r = 0; r < rowsPerHead; ++r)
+                headLanes.push_back(
+                    { int(head) * rowsPerHead + r, headDim * (r + 1) / rowsPerHead - headDim * r / rowsPerHead });
+    }
     const auto gemv = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out,
                           DecodeEpilogue epilogue) {
         DecodeGemvShape shape;
@@ -228,7 +241,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     }
     if (part == "attn.core")
         return DecodeRegionCost { costDecodeAttention({ w, h, headRows, int(headDim * headsPerRow),
-                                      std::max<std::int64_t>(0, position), m_simd }),
+                                      std::max<std::int64_t>(0, position), m_simd, rowsPerHead }),
             "attention" };
     if (part == "attn.out")
         return DecodeRegionCost { gemv(w, 0, headLanes, hidden, DecodeEpilogue::Residual), "gemv" };

@@ -60,6 +60,7 @@ private:
 
     const ModelGraph& m_graph;
     int m_simd = 8;
+    bool m_stacked = false; // stacked tiers: heads split over the rows of their tall regions
     std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
 
     std::map<std::string, const Region*> m_byName;

@@ -128,26 +128,31 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
 
 AttentionRun runAttention(const AttentionCase& shape, Storage storage)
 {
-    DecodeKernelHarness harness(shape.w, shape.heads, storage);
+    const int rowsPerHead = shape.rowsPerHead;
+    DecodeKernelHarness harness(shape.w, shape.heads * rowsPerHead, storage);
     const int d = shape.headDim;
     AttentionSpec spec;
     spec.name = shape.name;
     spec.frame = harness.frame();
     spec.heads = shape.heads;
     spec.headDim = d;
+    spec.rowsPerHead = rowsPerHead;
     spec.capacity = shape.positions;
     const int group = shape.heads / shape.kvHeads;
-    for (int h = 0; h < shape.heads; ++h) {
-        spec.q.push_back({ h, std::uint32_t(h * d), std::uint32_t((h + 1) * d) });
-        const int g = h / group; // the kv head of query head h, on h's row
-        spec.k.push_back({ h, std::uint32_t(g * d), std::uint32_t((g + 1) * d) });
-    }
+    const auto part = [&](int r) { return std::uint32_t(d * r / rowsPerHead); };
+    for (int h = 0; h < shape.heads; ++h)
+        for (int r = 0; r < rowsPerHead; ++r) {
+            const int row = h * rowsPerHead + r;
+            spec.q.push_back({ row, std::uint32_t(h * d) + part(r), std::uint32_t(h * d) + part(r + 1) });
+            const int g = h / group; // the kv head of query head h, on h's rows
+            spec.k.push_back({ row, std::uint32_t(g * d) + part(r), std::uint32_t(g * d) + part(r + 1) });
+        }
     spec.v = spec.k;
     AttentionKernel kernel(spec, harness.context());
     kernel.route(harness.book());
     std::vector<std::vector<Pe>> taps;
-    for (int h = 0; h < shape.heads; ++h)
-        taps.push_back(kernel.taps(std::size_t(h)));
+    for (std::size_t lane = 0; lane < spec.q.size(); ++lane)
+        taps.push_back(kernel.taps(lane));
     const int q = harness.addFeed("q", spec.q, taps);
     const int k = harness.addFeed("k", spec.k, taps);
     const int v = harness.addFeed("v", spec.v, taps);
@@ -176,10 +181,10 @@ AttentionRun runAttention(const AttentionCase& shape, Storage storage)
         run.measures.push_back(
             harness.run([&](ProgramWriter& writer) { kernel.program(writer, q, k, v, -1, position); }));
         std::vector<float> out;
-        for (int h = 0; h < shape.heads; ++h) {
-            const std::vector<float> head
-                = harness.read(kernel.exit(std::size_t(h)), kernel.resultOffset(std::size_t(h)), std::size_t(d));
-            out.insert(out.end(), head.begin(), head.end());
+        for (std::size_t lane = 0; lane < spec.q.size(); ++lane) {
+            const std::vector<float> piece = harness.read(
+                kernel.exit(lane), kernel.resultOffset(lane), std::size_t(spec.q[lane].end - spec.q[lane].begin));
+            out.insert(out.end(), piece.begin(), piece.end());
         }
         run.out.push_back(std::move(out));
         std::vector<float> reference(query.size());

@@ -72,6 +72,7 @@ struct AttentionCase {
     int kvHeads = 1;
     int headDim = 8;
     int positions = 1; // runs positions 0 .. positions - 1, a program each, as a decode does
+    int rowsPerHead = 1; // a head's dimensions split over this many rows
 };
 
 struct AttentionRun {
