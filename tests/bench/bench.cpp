@@ -199,7 +199,7 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
     figures["frames_per_s_full_wse3"] = frameMs > 0.0 ? 1000.0 / frameMs : 0.0;
 
     // Decode tokens/s per user of the Llama models, with the calibrated launch-era overhead and
-    // without it (the decode kernels and hand-offs alone).
+    // without it (the decode kernels and hand-offs alone), and without it on stacked tiers.
     core::engine::Calibration mechanisms = core::engine::builtinCalibration();
     mechanisms.regionLaunchCycles = 0.0;
     const std::pair<const char*, const char*> decodes[]
@@ -227,6 +227,17 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
                 return false;
             figures[overhead ? key : key + "_no_launch_overhead"] = rate->metrics.tokensPerS;
         }
+        // The same without overhead under region_sizing "stacked" (blocks in SRAM tiers, heads
+        // split over rows): the hardware part of what a later software profile could fit.
+        core::engine::Calibration stacked = mechanisms;
+        stacked.mechanisms.regionSizing = "stacked";
+        const core::Expected<core::ExecutionPlan> tiers = core::engine::compileFor(*llama, *system, inference, stacked);
+        const core::Expected<core::engine::RunResult> rate = tiers
+            ? core::engine::run(*tiers, *llama, *system, decode, stacked)
+            : core::Expected<core::engine::RunResult>(tiers.error());
+        if (!rate)
+            return false;
+        figures[key + "_stacked_no_launch_overhead"] = rate->metrics.tokensPerS;
     }
     return ok;
 }

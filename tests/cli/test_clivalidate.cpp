@@ -5,12 +5,14 @@
 
 #include "clirunner.h"
 
+#include "core/engine/calibration.h"
 #include "core/validation/validation.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -168,4 +170,35 @@ WS_TEST(sensitivityJsonHoldsTheContractKeys)
         }
     }
     WS_CHECK_EQ(waferscope::test::runCliCaptured({ "sensitivity", "--params", samples + "missing.yaml" }).code, 2);
+}
+
+// A calibration file whose profile sets region_sizing "stacked": compile stacks Llama 3.1 70B's
+// blocks in SRAM tiers on the same 4 wafers and says why; the cycle level refuses the stacked plan.
+WS_TEST(aStackedProfileCompilesTiersAndTheCycleLevelRefusesThem)
+{
+    nlohmann::json calibration = nlohmann::json::parse(waferscope::core::engine::builtinCalibrationText());
+    calibration["profiles"]["2024-08-launch"]["mechanisms"]["region_sizing"] = "stacked";
+    const std::filesystem::path directory = waferscope::test::freshDirectory("stacked-calibration");
+    std::filesystem::create_directories(directory);
+    const std::string file = (directory / "stacked.json").string();
+    std::ofstream(file) << calibration.dump(2);
+    const std::string samples = waferscope::test::sourceDir() + "/samples/";
+    const Result compiled = waferscope::test::runCliCaptured({ "compile", "--params", samples + "llama3p1_70b.yaml",
+        "--system", "cs3", "--mode", "inference", "--calibration", file, "--json" });
+    WS_REQUIRE(compiled.code == 0);
+    const nlohmann::json plan = nlohmann::json::parse(compiled.out);
+    WS_CHECK(plan.at("stacked_layers").get<bool>());
+    WS_CHECK_EQ(plan.at("num_systems").get<int>(), 4);
+    int deepest = 0;
+    for (const auto& region : plan.at("regions"))
+        deepest = std::max(deepest, region.at("tier").get<int>());
+    WS_CHECK(deepest >= 2);
+    const auto notes = plan.at("notes").get<std::vector<std::string>>();
+    WS_CHECK(std::any_of(notes.begin(), notes.end(),
+        [](const std::string& note) { return note.find("(stacked)") != std::string::npos; }));
+    const Result cycle = waferscope::test::runCliCaptured({ "run", "--params", samples + "llama3_8b.yaml", "--system",
+        "cs3", "--mode", "inference", "--level", "cycle", "--calibration", file });
+    WS_CHECK_EQ(cycle.code, 3);
+    WS_CHECK_CONTAINS(cycle.err, "stacks blocks in SRAM tiers");
+    std::filesystem::remove_all(directory);
 }
