@@ -203,6 +203,33 @@ std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::
     return {};
 }
 
+// Stacked inference: a block's key and value projections join its query projection's region (one
+// GEMV of the three matrices on the same input, as inference engines fuse them). In a tier their
+// bytes alone would give k and v a few columns each, and the columns of a region that takes the
+// hidden vector bound the lanes it travels in (core/engine/decoderegions.h).
+void fuseProjections(std::vector<Unit>& units, const ModelGraph& graph)
+{
+    const auto endsWith
+        = [&](const Unit& unit, std::string_view part) { return graph.ops[std::size_t(unit.op)].name.ends_with(part); };
+    std::vector<Unit> fused;
+    for (Unit& unit : units) {
+        if ((endsWith(unit, ".attn.k") || endsWith(unit, ".attn.v")) && !fused.empty()
+            && endsWith(fused.back(), ".attn.q") && fused.back().stage == unit.stage) {
+            Unit& q = fused.back();
+            q.fused.push_back(unit.op);
+            q.fused.insert(q.fused.end(), unit.fused.begin(), unit.fused.end());
+            q.work += unit.work;
+            q.weightBytes += unit.weightBytes;
+            q.activationBytes += unit.activationBytes;
+            q.kvCacheBytes += unit.kvCacheBytes;
+            q.maxUsefulPes += unit.maxUsefulPes;
+            continue;
+        }
+        fused.push_back(std::move(unit));
+    }
+    units = std::move(fused);
+}
+
 // Inference: blocks in order onto as few wafers as hold their weights and KV cache, each in a
 // strip of its own, or (stacked) each over the whole wafer in a tier of its own.
 std::string planInference(std::vector<Unit> units, const ModelGraph& graph, const SystemSpec& system,
@@ -210,6 +237,8 @@ std::string planInference(std::vector<Unit> units, const ModelGraph& graph, cons
 {
     const bool stacked = options.stackLayers;
     compiler::costUnitsInference(units, graph);
+    if (stacked)
+        fuseProjections(units, graph);
     const std::int64_t waferBytes = plan.usable.area() * capacity;
     std::size_t first = 0;
     int wafer = 0;

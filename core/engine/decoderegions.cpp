@@ -225,15 +225,32 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         const std::vector<DecodeLane> logits = evenLanes(h, config.vocabSize);
         return DecodeRegionCost { normGemv(logits, DecodeEpilogue::Logits), "lm_head" };
     }
-    if (part == "attn.q")
-        return DecodeRegionCost { normGemv(headLanes, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),
-            "norm+gemv", normCycles };
+    // The kv heads' values (of k or v) dealt over the region's rows, from which the attention rows
+    // of their query heads take them. (The cycle-level kernel computes a kv head on each of its
+    // query heads' rows, which small models afford; with grouped queries on a large one that
+    // would hold the weights many times over.)
+    const std::int64_t kvWidth = std::clamp<std::int64_t>(config.numKvGroups, 1, heads) * headDim;
+    if (part == "attn.q") {
+        // A stacked plan's q region also holds k and v (one GEMV of the three on the same input):
+        // each row's outputs are its part of q and its share of the keys and values.
+        const bool withKv = std::any_of(region.fused.begin(), region.fused.end(),
+            [&](int index) { return m_graph.ops[std::size_t(index)].name.ends_with(".attn.k"); });
+        std::vector<DecodeLane> out = headLanes;
+        if (withKv) {
+            std::vector<std::int64_t> sizes(std::size_t(h), 0);
+            for (const DecodeLane& lane : headLanes)
+                sizes[std::size_t(lane.row)] += lane.size;
+            for (const DecodeLane& lane : evenLanes(int(std::min<std::int64_t>(2 * kvWidth, h)), 2 * kvWidth))
+                sizes[std::size_t(lane.row)] += lane.size;
+            out.clear();
+            for (int row = 0; row < h; ++row)
+                if (sizes[std::size_t(row)] > 0)
+                    out.push_back({ row, sizes[std::size_t(row)] });
+        }
+        return DecodeRegionCost { normGemv(out, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round), "norm+gemv",
+            normCycles };
+    }
     if (part == "attn.k" || part == "attn.v") {
-        // The kv heads' values dealt over the region's rows, from which the attention rows of
-        // their query heads take them. (The cycle-level kernel computes a kv head on each of its
-        // query heads' rows, which small models afford; with grouped queries on a large one that
-        // would hold the weights many times over.)
-        const std::int64_t kvWidth = std::clamp<std::int64_t>(config.numKvGroups, 1, heads) * headDim;
         const std::vector<DecodeLane> kvLanes = evenLanes(int(std::min<std::int64_t>(kvWidth, h)), kvWidth);
         const bool rotate = rotary && part == "attn.k";
         return DecodeRegionCost { gemv(w, 0, hidden, kvLanes, rotate ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),

@@ -261,8 +261,8 @@ WS_TEST(aPlacedLayerRunsOnTheFabric)
 // Stacked inference (region_sizing "stacked"): the blocks of a wafer share its PEs in SRAM
 // tiers. Checked with an independent per-PE byte map: on every PE the tiers' bytes add up to at
 // most what the plan may use; a tier's regions do not overlap; each block is one tier, its tiers
-// share a band's rows; odd tiers run east to west; and each op gets about as many times the PEs
-// of its strip as its band holds blocks.
+// share a band's rows; odd tiers run east to west; q's region also computes k and v; and each op
+// gets about as many times the PEs of its strip as its band holds blocks.
 WS_TEST(stackedTiersShareEveryPeWithinItsSram)
 {
     const SystemSpec cs3 = preset("cs3");
@@ -334,6 +334,13 @@ WS_TEST(stackedTiersShareEveryPeWithinItsSram)
                 plan.regions.begin(), plan.regions.end(), [&](const Region& r) { return r.opName == op; });
         };
         const Region q = region(*stacked, "layers.1.attn.q");
+        // k and v are computed by q's region (one GEMV of the three), not regions of their own.
+        std::set<std::string> fusedNames;
+        for (const int index : q.fused)
+            fusedNames.insert(llama70b.ops[std::size_t(index)].name);
+        WS_CHECK(fusedNames.count("layers.1.attn.k") == 1 && fusedNames.count("layers.1.attn.v") == 1);
+        WS_CHECK(std::none_of(stacked->regions.begin(), stacked->regions.end(),
+            [](const Region& r) { return r.opName.ends_with(".attn.k") || r.opName.ends_with(".attn.v"); }));
         int tiersInBand = 0;
         for (const auto& [at, rows] : rowsOfTier)
             tiersInBand += at.first == q.system && rows.begin()->first == q.rect.y ? 1 : 0;
