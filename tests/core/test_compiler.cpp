@@ -348,3 +348,31 @@ WS_TEST(stackedTiersShareEveryPeWithinItsSram)
         WS_CHECK(double(q.rect.area()) >= 0.5 * tiersInBand * double(region(*strips, "layers.1.attn.q").rect.area()));
     }
 }
+
+// Every sample compiles to a sound stacked inference plan in one and in two bands (checkPlan:
+// disjoint tiers, every op once, SRAM per PE summed over the tiers), on no fewer wafers than its
+// strips (the same bytes; a tier that does not lay out moves its block on, and
+// engine::compileFor keeps only stacked plans on as many wafers as the strips).
+WS_TEST(everySampleStacksToASoundPlan)
+{
+    const SystemSpec cs3 = preset("cs3");
+    for (const auto& entry : std::filesystem::directory_iterator(sourceDir() + "/samples")) {
+        if (entry.path().extension() != ".yaml")
+            continue;
+        const ModelGraph graph = load(entry.path().string());
+        CompileOptions options;
+        options.mode = RunMode::Inference;
+        const Expected<ExecutionPlan> strips = compile(graph, cs3, options);
+        WS_REQUIRE(strips.hasValue());
+        options.stackLayers = true;
+        for (const int bands : { 1, 2 }) {
+            options.stackBands = bands;
+            const Expected<ExecutionPlan> stacked = compile(graph, cs3, options);
+            WS_REQUIRE(stacked.hasValue());
+            const std::vector<std::string> problems = checkPlan(*stacked, graph, cs3);
+            if (!problems.empty())
+                reportFailure(__FILE__, __LINE__, entry.path().filename().string() + ": " + problems.front());
+            WS_CHECK(stacked->numSystems >= strips->numSystems);
+        }
+    }
+}

@@ -1,6 +1,7 @@
 // renderMesh() pixel by pixel: which pixel shows which PE class is computed here from the
 // viewport arithmetic, independently of the renderer's lookup tables.
 #include "ui/meshrenderer.h"
+#include "ui/placementoverlay.h"
 
 #include <QTest>
 
@@ -101,6 +102,49 @@ private Q_SLOTS:
         QCOMPARE(image.pixel(16 + 2, 16 + 1), regions[0].color.rgb()); // region 0's north-west PE
         QCOMPARE(scene.regionAt({ 0, QPoint(14, 20) }), 1);
         QCOMPARE(scene.regionAt({ 0, QPoint(14, 21) }), -1);
+    }
+
+    void stackedTiersDrawOnePerBandAndAddTheirSram()
+    {
+        // A stacked plan on one 10 x 8 wafer: rows 0-3 are a band of tiers 0 and 1 (two regions
+        // each, tier 1 mirrored), rows 4-7 a band of tier 2 alone.
+        waferscope::core::ExecutionPlan plan;
+        plan.mode = waferscope::core::ExecutionMode::Inference;
+        plan.stackedLayers = true;
+        plan.fabricWidth = 10;
+        plan.fabricHeight = 8;
+        plan.usable = { 0, 0, 10, 8 };
+        plan.sramPerPeBytes = 1000;
+        const auto add = [&](int tier, waferscope::core::Rect rect, std::int64_t sram) {
+            waferscope::core::Region region;
+            region.opName = "op" + std::to_string(plan.regions.size());
+            region.layer = tier;
+            region.tier = tier;
+            region.rect = rect;
+            region.sramBytesPerPe = sram;
+            plan.regions.push_back(region);
+        };
+        add(0, { 0, 0, 6, 4 }, 300);
+        add(0, { 6, 0, 4, 4 }, 200);
+        add(1, { 4, 0, 6, 4 }, 400);
+        add(1, { 0, 0, 4, 4 }, 100);
+        add(2, { 0, 4, 10, 8 - 4 }, 500);
+        const auto drawn = [](const std::vector<PlacedRegion>& placed) {
+            std::vector<int> indices;
+            for (const PlacedRegion& region : placed)
+                indices.push_back(region.planIndex);
+            return indices;
+        };
+        // Each band shows its first tier, or the tier of the region asked for.
+        QCOMPARE(drawn(placedRegions(plan, 0)), std::vector<int>({ 0, 1, 4 }));
+        QCOMPARE(drawn(placedRegions(plan, 3)), std::vector<int>({ 2, 3, 4 }));
+        // The SRAM overlay adds every tier over a PE, drawn or not.
+        const MeshField field = sramField(plan, placedRegions(plan, 0), 1);
+        const auto at = [&](int x, int y) { return field.pe[0][std::size_t(y * 10 + x)]; };
+        QCOMPARE(at(0, 0), 0.3f + 0.1f);
+        QCOMPARE(at(5, 2), 0.3f + 0.4f);
+        QCOMPARE(at(9, 3), 0.2f + 0.4f);
+        QCOMPARE(at(3, 6), 0.5f);
     }
 
     void wafersAreLaidOutInAGridWithGaps()
