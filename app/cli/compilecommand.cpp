@@ -24,13 +24,19 @@ void printPlan(const core::ExecutionPlan& plan, const core::ModelGraph& graph, c
         << " ms\n";
     for (const std::string& note : plan.notes)
         out << "  - " << note << "\n";
-    out << "\n  op                                 wafer  x     y     w     h     SRAM/PE   cycles      kernel\n";
+    // A stacked plan's tiers share their PEs: the tier tells regions at one place apart.
+    const bool tiers = plan.stackedLayers;
+    out << "\n  op                                 wafer  " << (tiers ? "tier  " : "")
+        << "x     y     w     h     SRAM/PE   cycles      kernel\n";
     const std::size_t shown = allRegions ? plan.regions.size() : std::min<std::size_t>(plan.regions.size(), 24);
     for (std::size_t i = 0; i < shown; ++i) {
         const core::Region& region = plan.regions[i];
         char line[256];
-        std::snprintf(line, sizeof line, "  %-34s %-6d %-5d %-5d %-5d %-5d %-9s %-11.4g %s\n", region.opName.c_str(),
-            region.system, region.rect.x, region.rect.y, region.rect.w, region.rect.h,
+        char tier[16] = "";
+        if (tiers)
+            std::snprintf(tier, sizeof tier, "%-5d ", region.tier);
+        std::snprintf(line, sizeof line, "  %-34s %-6d %s%-5d %-5d %-5d %-5d %-9s %-11.4g %s\n", region.opName.c_str(),
+            region.system, tier, region.rect.x, region.rect.y, region.rect.w, region.rect.h,
             core::formatBytes(double(region.sramBytesPerPe)).c_str(), region.computeCycles,
             core::toString(region.kernel.kind));
         out << line;

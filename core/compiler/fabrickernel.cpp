@@ -19,13 +19,16 @@ Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const Model
         return refuse("mixture-of-experts regions have no cycle-level kernel yet");
     fabric::KernelConfig config;
     config.kind = fabric::KernelKind::Gemv;
-    config.matrixRows = int(op.outFeatures);
+    // The plan's rows: the op's outputs and those of matrices fused in on its input (k and v in
+    // a stacked plan's q region).
+    const std::int64_t rows = std::max<std::int64_t>(op.outFeatures, region.kernel.matrixRows);
+    config.matrixRows = int(rows);
     config.matrixCols = int(op.inFeatures);
     // The plan may turn the kernel a quarter (x multicast along rows, y reduced down columns):
     // the same kernel on the transposed rectangle. A side longer than the matrix leaves PEs idle,
     // as the plan's cycle count assumes.
     const bool turned = region.kernel.broadcast == fabric::East;
-    config.regionRows = int(std::min<std::int64_t>(turned ? region.rect.w : region.rect.h, op.outFeatures));
+    config.regionRows = int(std::min<std::int64_t>(turned ? region.rect.w : region.rect.h, rows));
     config.regionCols = int(std::min<std::int64_t>(turned ? region.rect.h : region.rect.w, op.inFeatures));
     config.simdWidth = system.wafer.fmacPerPePerCycle;
     config.sramPerPeBytes = system.wafer.sramPerPeBytes;

@@ -88,7 +88,7 @@ std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& 
     if (plan.mode != ExecutionMode::WeightStreaming) {
         std::map<std::pair<int, int>, std::vector<const Region*>> byWafer;
         for (const Region& region : plan.regions)
-            byWafer[{ region.system, region.tier }].push_back(&region);
+            byWafer[{ region.system, plan.stackedLayers ? region.tier : 0 }].push_back(&region);
         for (auto& [at, regions] : byWafer) {
             const int wafer = at.first;
             std::sort(

@@ -145,13 +145,22 @@ void planKernel(Region& region, const Unit& unit, const ModelGraph& graph, const
     const std::int64_t pes = std::max<std::int64_t>(1, h * w);
     KernelPlan& kernel = region.kernel;
     const double tokens = training ? double(op.tokensPerSample) : 1.0;
+    // Matrices fused in on the same input (a stacked plan's k and v in q's region) are rows of
+    // the one GEMV.
+    const auto stackedRows = [&](int index) {
+        const Op& fused = graph.ops[std::size_t(index)];
+        return isMatrixOp(fused.kind) && fused.kind != Op::Kind::Experts && fused.inFeatures == op.inFeatures;
+    };
     if (isMatrixOp(op.kind) && op.kind != Op::Kind::Experts) {
         // y = A x per token, as the fabric's GEMV: A (outputs x inputs) block-distributed, x
         // multicast down the columns from the top row, partial y reduced west to east; or the
         // same kernel turned a quarter (x along rows, y reduced down columns), whichever is
         // faster on this rectangle.
+        std::int64_t outFeatures = op.outFeatures;
+        for (int index : unit.fused)
+            outFeatures += stackedRows(index) ? graph.ops[std::size_t(index)].outFeatures : 0;
         kernel.kind = KernelPlan::Kind::Gemv;
-        kernel.matrixRows = op.outFeatures;
+        kernel.matrixRows = outFeatures;
         kernel.matrixCols = op.inFeatures;
         const auto cyclesPerToken = [&](std::int64_t outputsPerPe, std::int64_t inputsPerPe) {
             // Each arriving x_j costs one FMAC instruction over the tile's outputs, SIMD wide.
@@ -159,11 +168,11 @@ void planKernel(Region& region, const Unit& unit, const ModelGraph& graph, const
         };
         // A dimension longer than the matrix leaves PEs idle: the kernel uses the part it can.
         const double down = cyclesPerToken(
-            ceilDiv(op.outFeatures, std::min(h, op.outFeatures)), ceilDiv(op.inFeatures, std::min(w, op.inFeatures)));
+            ceilDiv(outFeatures, std::min(h, outFeatures)), ceilDiv(op.inFeatures, std::min(w, op.inFeatures)));
         const double across = cyclesPerToken(
-            ceilDiv(op.outFeatures, std::min(w, op.outFeatures)), ceilDiv(op.inFeatures, std::min(h, op.inFeatures)));
+            ceilDiv(outFeatures, std::min(w, outFeatures)), ceilDiv(op.inFeatures, std::min(h, op.inFeatures)));
         const bool turned = across < down;
-        kernel.tileRows = ceilDiv(op.outFeatures, std::min(turned ? w : h, op.outFeatures));
+        kernel.tileRows = ceilDiv(outFeatures, std::min(turned ? w : h, outFeatures));
         kernel.tileCols = ceilDiv(op.inFeatures, std::min(turned ? h : w, op.inFeatures));
         kernel.broadcast = turned ? fabric::East : fabric::South;
         kernel.reduce = turned ? fabric::South : fabric::East;
@@ -193,6 +202,8 @@ void planKernel(Region& region, const Unit& unit, const ModelGraph& graph, const
     // Fused elementwise ops run on the same PEs.
     double fusedFlops = 0.0;
     for (int fused : unit.fused) {
+        if (stackedRows(fused))
+            continue; // rows of the GEMV above
         const Op& f = graph.ops[std::size_t(fused)];
         fusedFlops += (f.fwdFlopsPerToken + (training ? f.bwdFlopsPerToken : 0.0)) * double(tokens);
     }

@@ -194,7 +194,7 @@ private:
 
 // Decode attention with the KV cache in the region's SRAM. Query head h has frame rows
 // [h R, (h + 1) R) to itself (R = rowsPerHead): row h R + r holds part r of the head's dimensions
-// (blockBegin's split) of its q, k and v (k and v of its kv head; the projections place them on
+// (partBegin's split) of its q, k and v (k and v of its kv head; the projections place them on
 // the head's rows), multicast along the row, and position j of its cache lives at column j mod w.
 // Each PE scores the positions it holds over its dimensions; with R > 1 each column sums its
 // partial scores down the head's rows and sends the sums back up. The row reduces the max to its

@@ -1,6 +1,8 @@
 // The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
 #include "core/engine/engine.h"
 
+#include <algorithm>
+
 namespace waferscope::core::engine {
 
 Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
@@ -20,12 +22,18 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
         return result ? result->metrics.tokensPerS : 0.0;
     };
     double fastest = rate(*best);
-    for (int bands = 1; bands <= kMaxStackBands; ++bands) {
+    int tiers = 1; // the most blocks a wafer stacks: more bands than that give the same plan
+    for (int bands = 1; bands <= std::min(kMaxStackBands, tiers); ++bands) {
         CompileOptions stacked = options;
         stacked.stackLayers = true;
         stacked.stackBands = bands;
         Expected<ExecutionPlan> plan = compile(graph, system, stacked);
-        if (!plan || plan->numSystems != best->numSystems)
+        if (!plan)
+            continue;
+        if (bands == 1)
+            for (const Region& region : plan->regions)
+                tiers = std::max(tiers, region.tier + 1);
+        if (plan->numSystems != best->numSystems)
             continue;
         if (const double tokensPerS = rate(*plan); tokensPerS > fastest) {
             fastest = tokensPerS;

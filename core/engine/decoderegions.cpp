@@ -125,6 +125,23 @@ int DecodeRegions::hiddenLanes(int system) const
     return system >= 0 && system < int(m_hiddenLanes.size()) ? m_hiddenLanes[std::size_t(system)] : 0;
 }
 
+int DecodeRegions::rowsPerHead(int layer) const
+{
+    const std::string block = "layers." + std::to_string(layer) + ".";
+    const Region* core = find(block + "attn.core");
+    const Region* out = find(block + "attn.out");
+    const ModelConfig& config = m_graph.config;
+    if (!m_stacked || !core || !out || config.numHeads < 1 || config.numHeads > core->rect.h)
+        return 1;
+    const std::int64_t headDim = config.attentionInnerDim > 0 ? config.attentionInnerDim / config.numHeads
+                                                              : config.hiddenSize / config.numHeads;
+    // As many rows as the region has for each head, no more than the output projection's columns
+    // can turn down (kTurnColors lanes a column) nor than a head has dimensions.
+    const std::int64_t rows = std::min<std::int64_t>(
+        core->rect.h / config.numHeads, std::int64_t(kTurnColors) * out->rect.w / config.numHeads);
+    return int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDim)));
+}
+
 int DecodeRegions::ffnLanes(int layer) const
 {
     const std::string block = "layers." + std::to_string(layer) + ".";
@@ -149,7 +166,7 @@ std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::i
     const std::string part = partOf(region.opName);
     const int layer = m_graph.ops[std::size_t(region.op)].layer;
     Key key { part.empty() ? region.opName : part, region.rect.w, region.rect.h, hiddenLanes(region.system),
-        part.empty() ? 0 : ffnLanes(layer), position };
+        part.empty() ? 0 : ffnLanes(layer), part.empty() ? 1 : rowsPerHead(layer), int(region.fused.size()), position };
     const auto found = m_costs.find(key);
     if (found != m_costs.end())
         return found->second;
@@ -185,9 +202,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     // output projection use them.
     const int headRows = int(std::min<std::int64_t>(heads, h));
     const std::int64_t headsPerRow = (heads + headRows - 1) / std::max(1, headRows);
-    const int rowsPerHead = m_stacked && heads <= h
-        ? int(std::clamp<std::int64_t>(h / std::max<std::int64_t>(1, heads), 1, std::max<std::int64_t>(1, headDim)))
-        : 1;
+    const int rowsPerHead = op.layer >= 0 ? this->rowsPerHead(op.layer) : 1;
     std::vector<DecodeLane> headLanes = evenLanes(headRows, heads * headDim);
     if (rowsPerHead > 1) {
         headLanes.clear();

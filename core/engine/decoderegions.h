@@ -7,8 +7,10 @@
 // The layout: the hidden vector travels between regions as `hiddenLanes` lanes, a row each from
 // the top of a block's strip; a GEMV whose input is the hidden vector turns up to kTurnColors of
 // its lanes down each column; a norm fused in front of a GEMV is the region's first column.
-// Attention keeps a row per query head; the feed-forward's inner values travel as `ffnLanes`
-// lanes; an MoE experts region is split into one piece per expert projection.
+// Attention keeps a row per query head (in a stacked plan's tall regions, `rowsPerHead` rows, each
+// a part of the head's dimensions, and q's region also computes k and v); the feed-forward's
+// inner values travel as `ffnLanes` lanes; an MoE experts region is split into one piece per
+// expert projection.
 #include "core/compiler/plan.h"
 #include "core/engine/costmodel.h"
 #include "core/hardware/systemspec.h"
@@ -40,6 +42,10 @@ public:
     int hiddenLanes(int system) const;
     // Lanes of the feed-forward's inner values in block `layer`.
     int ffnLanes(int layer) const;
+    // Rows a query head of block `layer` has, each a part of its dimensions (AttentionSpec::
+    // rowsPerHead): 1 but in a stacked plan, where heads x rows fit the attention region's rows and
+    // the lanes the output projection's columns can take.
+    int rowsPerHead(int layer) const;
     // The region's decode kernel for a token at `position` (it attends positions 0..position),
     // or nullopt for an op without one.
     std::optional<DecodeRegionCost> cost(const Region& region, std::int64_t position) const;
@@ -65,9 +71,10 @@ private:
 
     std::map<std::string, const Region*> m_byName;
     std::vector<int> m_hiddenLanes; // by system
-    // Costs by what they depend on (the op's part, the region's size, the lanes, the position):
-    // a model's blocks repeat one shape, and a deep model has tens of thousands of regions.
-    using Key = std::tuple<std::string, int, int, int, int, std::int64_t>;
+    // Costs by what they depend on (the op's part, the region's size, the lanes, the rows per head,
+    // the ops fused in, the position): a model's blocks repeat one shape, and a deep model has
+    // tens of thousands of regions.
+    using Key = std::tuple<std::string, int, int, int, int, int, int, std::int64_t>;
     mutable std::map<Key, std::optional<DecodeRegionCost>> m_costs;
 };
 

@@ -1,8 +1,8 @@
 // Inference on a pipelined (possibly multi-wafer) plan with the weights resident in SRAM.
 //
 // Decode: one token visits every region in op order (ops that read the same input, such as
-// q/k/v or up/gate, run side by side), hops between regions across the fabric, and between
-// wafers over the systems' I/O; the last region's token goes back to the first. The latency of
+// q/k/v or up/gate, run side by side; a stacked plan computes q, k and v in one region), hops between regions across
+// the fabric, and between wafers over the systems' I/O; the last region's token goes back to the first. The latency of
 // each region is its decode kernel's closed form (core/engine/decoderegions.h: the kernels the
 // cycle-level run executes, lanes in and out, at the token's position; ops without one, by their
 // FLOPs at the SIMD rate) plus the calibrated launch-era software overhead of a region.
@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 namespace waferscope::core::engine::detail {
@@ -138,7 +139,7 @@ struct TokenWalk {
     std::vector<TokenStep> steps;
     std::vector<RegionTiming> timings; // by region index
     double latencyS = 0.0; // first region to the last
-    double maxBusyCycles = 0.0; // the busiest region's
+    double maxBusyCycles = 0.0; // the busiest region's (stacked: the busiest band's, all its tiers)
     double fmacsPerToken = 0.0;
     double flopsPerToken = 0.0;
     double interWaferS = 0.0; // of the latency, crossing wafers
@@ -212,6 +213,16 @@ TokenWalk walkToken(const Context& context, const std::vector<int>& order, std::
         previous = index;
     }
     walk.latencyS = groupEnd;
+    if (plan.stackedLayers) {
+        // Stacked tiers share their band's PEs: each token keeps a band busy for all its tiers.
+        std::map<std::pair<int, int>, double> bands; // (wafer, first row) -> busy cycles per token
+        for (int index : order) {
+            const Region& region = plan.regions[std::size_t(index)];
+            bands[{ region.system, region.rect.y }] += walk.timings[std::size_t(index)].busyCycles;
+        }
+        for (const auto& [band, cycles] : bands)
+            walk.maxBusyCycles = std::max(walk.maxBusyCycles, cycles);
+    }
     return walk;
 }
 
@@ -347,7 +358,8 @@ Expected<RunResult> runInference(const Context& context)
         return *refused;
     recordTimeline(result, context, walk, users, prompt);
     if (users > 1 && double(users) / walk.latencyS > 1.0 / intervalS)
-        metrics.notes.push_back(std::to_string(users) + " users fill the pipeline: the busiest region ("
+        metrics.notes.push_back(std::to_string(users) + " users fill the pipeline: the busiest "
+            + (context.plan.stackedLayers ? "band of stacked tiers (" : "region (")
             + std::to_string(int(walk.maxBusyCycles)) + " cycles per token) caps the aggregate rate");
     finishMetrics(metrics, context);
     return result;

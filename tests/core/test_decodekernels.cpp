@@ -142,6 +142,9 @@ const std::vector<AttentionCase>& attentionCases()
         { "gqa 4 heads on 2, 3 rows each", 6, 4, 2, 16, 9, 3 },
         { "one column, 4 rows per head", 1, 2, 1, 8, 5, 4 },
         { "8 columns, head 32 on 5 rows", 8, 2, 2, 32, 12, 5 },
+        // ALiBi's bias joins a score once: on a head's first row only when the head is split.
+        { "alibi, 3 columns", 3, 2, 2, 8, 7, 1, true },
+        { "alibi, 3 columns, 2 rows per head", 3, 2, 2, 8, 7, 2, true },
     };
     return cases;
 }

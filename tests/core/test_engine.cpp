@@ -4,6 +4,7 @@
 #include "corefixtures.h"
 #include "testing.h"
 
+#include "core/engine/decoderegions.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
@@ -645,7 +646,8 @@ WS_TEST(everyCopyOfAPipelineShowsItsShareOfTheWork)
 // Llama 3.1 70B's blocks each fill a strip of their own, so stacking them spreads every op over
 // several times the PEs and the token is faster; a tiny model, far smaller than the wafer, keeps
 // its strips (a tier over a whole band would only lengthen its paths). The engine times a plan
-// the same way whichever profile compiled it.
+// the same way whichever profile compiled it; a stacked plan's prompt runs at the pace of the
+// band whose tiers keep its PEs busiest.
 WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
 {
     const SystemSpec cs3 = preset("cs3");
@@ -667,6 +669,36 @@ WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
     WS_REQUIRE(launch.hasValue());
     WS_CHECK(!launch->stackedLayers);
     WS_CHECK_NEAR(runOrThrow(*launch, llama70b, cs3, RunKind::Inference).metrics.tokensPerS, stripsRate, 1e-9);
+
+    // Tiers of a band share their PEs: the prompt's tokens follow one another at the busiest band's
+    // interval, the busy cycles of all its regions' kernels (the closed forms, summed here).
+    const std::int64_t prompt = 64;
+    RunOptions options64;
+    options64.mode = RunKind::Inference;
+    options64.promptTokens = prompt;
+    const Expected<RunResult> run64 = run(*chosen, llama70b, cs3, options64, stacked);
+    WS_REQUIRE(run64.hasValue());
+    const DecodeRegions decode(llama70b, *chosen, cs3);
+    std::map<std::pair<int, int>, double> bands;
+    for (const Region& region : chosen->regions)
+        if (const std::optional<DecodeRegionCost> cost = decode.cost(region, prompt - 1))
+            bands[{ region.system, region.rect.y }] += cost->cost.computeCycles;
+    double busiest = 0.0;
+    for (const auto& [band, cycles] : bands)
+        busiest = std::max(busiest, cycles);
+    const double interval
+        = (run64->metrics.timeToFirstTokenS - 1.0 / run64->metrics.tokensPerS) / double(prompt - 1) * cs3.wafer.clockHz;
+    WS_CHECK_NEAR(interval, busiest, 1e-6 * busiest);
+    // A head's rows stay within what the output projection's columns can turn down (kTurnColors
+    // lanes a column: the fabric's GEMV refuses more), and tall tiers do split the heads.
+    int split = 0;
+    for (const Region& region : chosen->regions)
+        if (region.opName.ends_with(".attn.out")) {
+            const int rows = decode.rowsPerHead(region.layer);
+            WS_CHECK(llama70b.config.numHeads * rows <= std::int64_t(kTurnColors) * region.rect.w);
+            split += rows > 1 ? 1 : 0;
+        }
+    WS_CHECK(split > 0);
 
     const ModelGraph tiny = load(waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml");
     const Expected<ExecutionPlan> small = compileFor(tiny, cs3, options, stacked);

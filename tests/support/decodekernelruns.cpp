@@ -138,6 +138,7 @@ AttentionRun runAttention(const AttentionCase& shape, Storage storage)
     spec.headDim = d;
     spec.rowsPerHead = rowsPerHead;
     spec.capacity = shape.positions;
+    spec.alibi = shape.alibi;
     const int group = shape.heads / shape.kvHeads;
     const auto part = [&](int r) { return std::uint32_t(d * r / rowsPerHead); };
     for (int h = 0; h < shape.heads; ++h)
@@ -163,7 +164,7 @@ AttentionRun runAttention(const AttentionCase& shape, Storage storage)
     model.heads = shape.heads;
     model.kvHeads = shape.kvHeads;
     model.headDim = d;
-    model.positions = DecoderShape::Positions::Rotary;
+    model.positions = shape.alibi ? DecoderShape::Positions::Alibi : DecoderShape::Positions::Rotary;
     const std::int64_t kvWidth = std::int64_t(shape.kvHeads) * d;
     std::vector<float> keys; // the reference's cache
     std::vector<float> cachedValues;

@@ -73,6 +73,7 @@ struct AttentionCase {
     int headDim = 8;
     int positions = 1; // runs positions 0 .. positions - 1, a program each, as a decode does
     int rowsPerHead = 1; // a head's dimensions split over this many rows
+    bool alibi = false; // ALiBi biases the scores (else rotary positions, applied before the kernel)
 };
 
 struct AttentionRun {
