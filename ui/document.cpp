@@ -501,7 +501,7 @@ void Document::runTokenOnFabric(int promptTokens)
     Q_EMIT busyChanged(tr("running a token of %1 on the fabric").arg(modelName()), {});
 }
 
-void Document::exportReport(const QString& directory)
+void Document::exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity)
 {
     if (!m_run || m_exporter->isBusy()) {
         const QString text = m_run ? tr("%1: error: a report is still being written").arg(directory)
@@ -510,7 +510,8 @@ void Document::exportReport(const QString& directory)
         Q_EMIT reportExported(directory, text);
         return;
     }
-    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun, system(), m_calibration };
+    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun, system(), m_calibration,
+        std::move(sensitivity) };
     const bool withToken = bool(m_tokenRun);
     m_exporter->start<QString>(
         [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },

@@ -6,6 +6,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
+#include "core/engine/sensitivity.h"
 #include "core/fabric/framerecorder.h"
 #include "core/fabric/kernels.h"
 #include "core/hardware/systemspec.h"
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +111,9 @@ public:
     bool isTokenRunning() const;
     // The last finished token run of the current plan (null: none).
     std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun() const { return m_tokenRun; }
-    void exportReport(const QString& directory); // the run directory plus report.pdf
+    // The run directory plus report.pdf; `sensitivity`: the run's sweep when one is at hand (the
+    // dock's), else the export sweeps it.
+    void exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity = {});
     QString exportTimeline(const QString& path); // Chrome trace; the error text, or empty
     void keepRunAsBaseline();
     void clearBaseline();

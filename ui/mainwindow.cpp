@@ -298,7 +298,9 @@ void MainWindow::openFiles(const QStringList& paths)
 void MainWindow::exportReport(const QString& directory)
 {
     statusBar()->showMessage(tr("Writing the report into %1 …").arg(directory));
-    m_document->exportReport(directory);
+    // The dock's sweep is of the run on screen (a new run clears it): the report reuses it.
+    m_document->exportReport(
+        directory, m_sensitivityPanel->isComputing() ? std::nullopt : m_sensitivityPanel->sensitivity());
 }
 
 QString MainWindow::saveWaferImage(const QString& path)

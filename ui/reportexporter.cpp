@@ -36,16 +36,22 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
             run, *job.plan, job.run->sweep.get());
     if (job.tokenRun)
         report.cycleLevel = core::report::cycleLevelReport(*job.tokenRun);
-    // What the headline figure depends on, as `run --model_dir` writes it; cancellable.
-    core::engine::SweepOptions sweepOptions;
-    sweepOptions.cancelled = stopped;
-    core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
-        *job.model->graph, job.system, job.compileOptions, job.run->options, job.calibration, sweepOptions);
-    if (stopped())
-        return reportCancelledMessage(job.directory);
-    if (!sensitivity)
-        return QStringLiteral("%1: error: %2").arg(job.directory, QString::fromStdString(sensitivity.error().format()));
-    report.sensitivity = std::move(sensitivity).value();
+    // What the headline figure depends on, as `run --model_dir` writes it: the dock's sweep of
+    // this run, or swept here (cancellable).
+    if (job.sensitivity) {
+        report.sensitivity = *job.sensitivity;
+    } else {
+        core::engine::SweepOptions sweepOptions;
+        sweepOptions.cancelled = stopped;
+        core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
+            *job.model->graph, job.system, job.compileOptions, job.run->options, job.calibration, sweepOptions);
+        if (stopped())
+            return reportCancelledMessage(job.directory);
+        if (!sensitivity)
+            return QStringLiteral("%1: error: %2")
+                .arg(job.directory, QString::fromStdString(sensitivity.error().format()));
+        report.sensitivity = std::move(sensitivity).value();
+    }
     std::vector<core::report::ReportFile> files = core::report::runDirectoryFiles(report, run, *job.plan);
     if (stopped())
         return reportCancelledMessage(job.directory);

@@ -4,6 +4,7 @@
 #include "core/compiler/plan.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/calibration.h"
+#include "core/engine/sensitivity.h"
 #include "core/hardware/systemspec.h"
 
 #include <QString>
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace waferscope::ui {
 
@@ -33,6 +35,9 @@ struct ReportJob {
     // on" section varies their ranged values.
     core::SystemSpec system;
     core::engine::Calibration calibration = core::engine::builtinCalibration();
+    // That section already swept for this run (the "What this result depends on" dock's), or
+    // empty: the export sweeps it.
+    std::optional<core::engine::Sensitivity> sensitivity;
 };
 
 // The files a report directory gets from the GUI, in writing order: the run directory of

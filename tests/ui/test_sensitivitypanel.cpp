@@ -4,6 +4,7 @@
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/qcustomplotinclude.h"
+#include "ui/reportexporter.h"
 #include "ui/sensitivitypanel.h"
 #include "windowfixture.h"
 
@@ -14,8 +15,13 @@
 #include "core/model/modelloader.h"
 
 #include <QDockWidget>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThreadPool>
 
@@ -204,6 +210,38 @@ private Q_SLOTS:
             QCOMPARE(panel->sensitivity()->factors[i].figureAtLow, expected.factors[i].figureAtLow);
             QCOMPARE(panel->sensitivity()->factors[i].figureAtHigh, expected.factors[i].figureAtHigh);
         }
+    }
+
+    void aReportReusesTheSweepItIsGiven()
+    {
+        // File > Export report hands over the dock's sweep of the run: the report writes that one
+        // and sweeps nothing. A made-up factor shows whose sweep was written.
+        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        const core::SystemSpec cs2 = core::loadBuiltinPreset("cs2").value();
+        core::CompileOptions compile;
+        const auto plan = std::make_shared<const core::ExecutionPlan>(core::compile(*graph, cs2, compile).value());
+        auto state = std::make_shared<ui::RunState>();
+        state->options.mode = core::RunKind::Train;
+        state->run = std::make_shared<const core::engine::RunResult>(
+            core::engine::run(*plan, *graph, cs2, state->options).value());
+        core::engine::Sensitivity given;
+        given.figure = "samples_per_s";
+        given.baseline = state->run->metrics.samplesPerS;
+        given.low = given.baseline;
+        given.high = given.baseline;
+        given.factors.push_back(
+            { "made.up.factor", "a sweep the dock already ran", 1.0, 0.5, 2.0, given.baseline, given.baseline });
+        QTemporaryDir dir;
+        ui::ReportJob job { dir.filePath(QStringLiteral("report")),
+            std::make_shared<const ui::LoadedModel>(ui::LoadedModel { kSample, "bytes", graph }), plan, state, compile,
+            nullptr, cs2, core::engine::builtinCalibration(), given };
+        QCOMPARE(ui::writeReportDirectory(job), QString());
+        QFile file(dir.filePath(QStringLiteral("report/report.json")));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonArray factors
+            = QJsonDocument::fromJson(file.readAll()).object()["sensitivity"].toObject()["factors"].toArray();
+        QCOMPARE(factors.size(), qsizetype(1));
+        QCOMPARE(factors[0].toObject()["name"].toString(), QStringLiteral("made.up.factor"));
     }
 };
 
