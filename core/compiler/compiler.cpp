@@ -159,13 +159,18 @@ std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::
     const SystemSpec& system, std::int64_t capacity, const Rect& usable, int bands, int wafer,
     std::vector<Region>& regions)
 {
-    std::vector<std::pair<std::size_t, std::size_t>> tiers;
+    struct Tier {
+        std::size_t begin = 0; // its units
+        std::size_t end = 0;
+        std::int64_t bytes = 0;
+    };
+    std::vector<Tier> tiers;
     for (std::size_t begin = first; begin < last;) {
-        std::size_t end = begin;
-        while (end < last && units[end].stage == units[begin].stage)
-            ++end;
-        tiers.emplace_back(begin, end);
-        begin = end;
+        Tier tier { begin, begin, 0 };
+        while (tier.end < last && units[tier.end].stage == units[begin].stage)
+            tier.bytes += units[tier.end++].bytes();
+        tiers.push_back(tier);
+        begin = tier.end;
     }
     const int count = int(tiers.size());
     bands = std::clamp(bands, 1, std::min(count, usable.h));
@@ -178,18 +183,14 @@ std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::
         const int lastTier = std::min(count, firstTier + perBand);
         std::int64_t total = 0;
         for (int tier = firstTier; tier < lastTier; ++tier)
-            for (std::size_t u = tiers[std::size_t(tier)].first; u < tiers[std::size_t(tier)].second; ++u)
-                total += units[u].bytes();
+            total += tiers[std::size_t(tier)].bytes;
         for (int tier = firstTier; tier < lastTier; ++tier) {
-            const auto [begin, end] = tiers[std::size_t(tier)];
-            std::int64_t bytes = 0;
-            for (std::size_t u = begin; u < end; ++u)
-                bytes += units[u].bytes();
+            const Tier& held = tiers[std::size_t(tier)];
             const std::int64_t share = std::max<std::int64_t>(
-                1, std::int64_t(double(capacity) * double(bytes) / double(std::max<std::int64_t>(1, total))));
+                1, std::int64_t(double(capacity) * double(held.bytes) / double(std::max<std::int64_t>(1, total))));
             std::vector<Region> placed;
-            const std::string failure
-                = compiler::layoutStrips(units, begin, end, rect, share, graph, system, false, wafer, 0, placed, true);
+            const std::string failure = compiler::layoutStrips(
+                units, held.begin, held.end, rect, share, graph, system, false, wafer, 0, placed, true);
             if (!failure.empty())
                 return "tier " + std::to_string(tier) + ": " + failure;
             for (Region& region : placed) {

@@ -50,6 +50,12 @@ KernelCost inSequence(const KernelCost& first, double firstPes, const KernelCost
     return cost;
 }
 
+std::int64_t headDimOf(const ModelConfig& config)
+{
+    const std::int64_t heads = std::max<std::int64_t>(1, config.numHeads);
+    return config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
+}
+
 bool gated(const ModelConfig& config)
 {
     using Activation = ModelConfig::Activation;
@@ -68,6 +74,21 @@ DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan,
         if (region.replica == 0)
             m_byName.emplace(region.opName, &region);
     const ModelConfig& config = graph.config;
+    // A stacked plan's rows per query head, block by block: as many as the attention region has
+    // for each head, no more than the output projection's columns can turn down (kTurnColors
+    // lanes a column) nor than a head has dimensions.
+    m_rowsPerHead.assign(std::size_t(std::max<std::int64_t>(0, config.numLayers)), 1);
+    for (int layer = 0; m_stacked && layer < int(m_rowsPerHead.size()); ++layer) {
+        const std::string block = "layers." + std::to_string(layer) + ".";
+        const Region* core = find(block + "attn.core");
+        const Region* out = find(block + "attn.out");
+        if (!core || !out || config.numHeads < 1 || config.numHeads > core->rect.h)
+            continue;
+        const std::int64_t rows = std::min<std::int64_t>(
+            core->rect.h / config.numHeads, std::int64_t(kTurnColors) * out->rect.w / config.numHeads);
+        m_rowsPerHead[std::size_t(layer)]
+            = int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDimOf(config))));
+    }
     m_hiddenLanes.assign(std::size_t(std::max(1, plan.numSystems)), int(std::max<std::int64_t>(0, config.hiddenSize)));
     if (!find("embedding") || !find("lm_head") || config.numHeads < 1 || config.hiddenSize < 1) {
         std::fill(m_hiddenLanes.begin(), m_hiddenLanes.end(), 0);
@@ -127,19 +148,7 @@ int DecodeRegions::hiddenLanes(int system) const
 
 int DecodeRegions::rowsPerHead(int layer) const
 {
-    const std::string block = "layers." + std::to_string(layer) + ".";
-    const Region* core = find(block + "attn.core");
-    const Region* out = find(block + "attn.out");
-    const ModelConfig& config = m_graph.config;
-    if (!m_stacked || !core || !out || config.numHeads < 1 || config.numHeads > core->rect.h)
-        return 1;
-    const std::int64_t headDim = config.attentionInnerDim > 0 ? config.attentionInnerDim / config.numHeads
-                                                              : config.hiddenSize / config.numHeads;
-    // As many rows as the region has for each head, no more than the output projection's columns
-    // can turn down (kTurnColors lanes a column) nor than a head has dimensions.
-    const std::int64_t rows = std::min<std::int64_t>(
-        core->rect.h / config.numHeads, std::int64_t(kTurnColors) * out->rect.w / config.numHeads);
-    return int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDim)));
+    return layer >= 0 && layer < int(m_rowsPerHead.size()) ? m_rowsPerHead[std::size_t(layer)] : 1;
 }
 
 int DecodeRegions::ffnLanes(int layer) const
@@ -185,8 +194,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     const int h = region.rect.h;
     const double pes = double(w) * double(h);
     const std::int64_t heads = config.numHeads;
-    const std::int64_t headDim
-        = config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
+    const std::int64_t headDim = headDimOf(config);
     if (w < 1 || h < 1)
         return std::nullopt;
 

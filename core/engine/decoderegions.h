@@ -71,6 +71,7 @@ private:
 
     std::map<std::string, const Region*> m_byName;
     std::vector<int> m_hiddenLanes; // by system
+    std::vector<int> m_rowsPerHead; // by layer
     // Costs by what they depend on (the op's part, the region's size, the lanes, the rows per head,
     // the ops fused in, the position): a model's blocks repeat one shape, and a deep model has
     // tens of thousands of regions.

@@ -46,6 +46,11 @@ core::engine::Sensitivity expectedSensitivity(const core::SystemSpec& system, in
     return core::engine::runSensitivity(graph, system, compile, run, core::engine::builtinCalibration()).value();
 }
 
+std::shared_ptr<const core::ModelGraph> sampleGraph()
+{
+    return std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+}
+
 // Where the bar of a row ends: bars are drawn from their base value (the baseline) on.
 double barAt(QCustomPlot* plot, int plottable, double key)
 {
@@ -135,12 +140,10 @@ private Q_SLOTS:
     // A sweep still running when a newer run arrives is dropped: only the newest one shows.
     void aNewerRunDropsTheSweepInFlight()
     {
-        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
-        QVERIFY(systems.hasValue());
-        const auto cs2
-            = std::find_if(systems->begin(), systems->end(), [](const core::SystemSpec& s) { return s.name == "cs2"; });
-        QVERIFY(cs2 != systems->end());
-        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        const core::Expected<core::SystemSpec> preset = core::loadBuiltinPreset("cs2");
+        QVERIFY(preset.hasValue());
+        const core::SystemSpec& cs2 = *preset;
+        const auto graph = sampleGraph();
         ui::SensitivityPanel panel;
         panel.show(); // a hidden panel waits until it is shown (below)
         QSignalSpy computed(&panel, &ui::SensitivityPanel::computed);
@@ -149,7 +152,7 @@ private Q_SLOTS:
         for (const int numSystems : { 16, 2 }) {
             core::CompileOptions compile;
             compile.numSystems = numSystems;
-            panel.setRun(graph, *cs2, compile, run);
+            panel.setRun(graph, cs2, compile, run);
             QVERIFY(panel.isComputing());
             QVERIFY(!panel.sensitivity().has_value());
         }
@@ -157,7 +160,7 @@ private Q_SLOTS:
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
         QCOMPARE(computed.count(), 1);
-        const core::engine::Sensitivity expected = expectedSensitivity(*cs2, 2, core::RunMode::Train);
+        const core::engine::Sensitivity expected = expectedSensitivity(cs2, 2, core::RunMode::Train);
         QCOMPARE(panel.sensitivity()->baseline, expected.baseline);
         QCOMPARE(panel.rowNames().size(), int(std::min<std::size_t>(expected.factors.size(), 10)));
         for (int i = 0; i < panel.rowNames().size(); ++i)
@@ -167,24 +170,22 @@ private Q_SLOTS:
     // A panel nobody sees does no work: the run it is given is swept when it is shown.
     void aHiddenPanelSweepsOnlyOnceShown()
     {
-        core::Expected<std::vector<core::SystemSpec>> systems = core::loadBuiltinPresets();
-        QVERIFY(systems.hasValue());
-        const auto cs2
-            = std::find_if(systems->begin(), systems->end(), [](const core::SystemSpec& s) { return s.name == "cs2"; });
-        QVERIFY(cs2 != systems->end());
-        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        const core::Expected<core::SystemSpec> preset = core::loadBuiltinPreset("cs2");
+        QVERIFY(preset.hasValue());
+        const core::SystemSpec& cs2 = *preset;
+        const auto graph = sampleGraph();
         ui::SensitivityPanel panel;
         core::CompileOptions compile;
         compile.numSystems = 2;
         core::engine::RunOptions run;
         run.maxSteps = ui::Document::kStepsShown;
-        panel.setRun(graph, *cs2, compile, run);
+        panel.setRun(graph, cs2, compile, run);
         QVERIFY(!panel.isComputing());
         QTest::qWait(50);
         QVERIFY(!panel.sensitivity().has_value());
         panel.show();
         QTRY_VERIFY_WITH_TIMEOUT(panel.sensitivity().has_value(), 120000);
-        QCOMPARE(panel.sensitivity()->baseline, expectedSensitivity(*cs2, 2, core::RunMode::Train).baseline);
+        QCOMPARE(panel.sensitivity()->baseline, expectedSensitivity(cs2, 2, core::RunMode::Train).baseline);
     }
 
     // A new run in the window (another cluster size) replaces the tornado with its own sweep.
@@ -216,7 +217,7 @@ private Q_SLOTS:
     {
         // File > Export report hands over the dock's sweep of the run: the report writes that one
         // and sweeps nothing. A made-up factor shows whose sweep was written.
-        const auto graph = std::make_shared<const core::ModelGraph>(core::loadModel(kSample.toStdString()).value());
+        const auto graph = sampleGraph();
         const core::SystemSpec cs2 = core::loadBuiltinPreset("cs2").value();
         core::CompileOptions compile;
         const auto plan = std::make_shared<const core::ExecutionPlan>(core::compile(*graph, cs2, compile).value());
