@@ -165,8 +165,11 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     std::optional<core::engine::RunResult> modelRun;
     if (modelDir) {
         options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
+        // The fabric executes the target one token a pass: the comparison leaves a draft model out.
+        core::engine::Calibration target = calibration;
+        target.mechanisms.speculativeDecoding = "off";
         core::Expected<core::engine::RunResult> ran
-            = core::engine::run(*plan, input->graph, input->system, options, calibration);
+            = core::engine::run(*plan, input->graph, input->system, options, target);
         if (!ran)
             return printDiagnostic(err, ran.error());
         modelRun = std::move(ran).value();

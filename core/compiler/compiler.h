@@ -39,6 +39,10 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
 // router. Returns one message per violation; empty when the plan is sound.
 std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system);
 
+// The SRAM of each wafer's fullest PE, in bytes: the sum over the regions that cover it (stacked
+// tiers share PEs). Indexed by wafer; a wafer without regions has 0.
+std::vector<std::int64_t> fullestPeBytes(const ExecutionPlan& plan);
+
 // The fabric kernel that executes a region's plan at cycle level (fabric::runKernel), for one
 // token: GEMV regions of pipelined and inference plans. Other kinds give the reason they cannot.
 Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const ModelGraph& graph, const SystemSpec& system);

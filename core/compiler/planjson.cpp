@@ -13,11 +13,26 @@ namespace {
 // the plan may use (a difference array per wafer over the usable rectangle).
 void checkStackedSram(const ExecutionPlan& plan, std::vector<std::string>& problems)
 {
+    const std::vector<std::int64_t> fullest = fullestPeBytes(plan);
+    for (std::size_t wafer = 0; wafer < fullest.size(); ++wafer)
+        if (fullest[wafer] > plan.sramPerPeBytes)
+            problems.push_back("the stacked tiers of wafer " + std::to_string(wafer) + " need "
+                + std::to_string(fullest[wafer]) + " bytes on their fullest PE; " + std::to_string(plan.sramPerPeBytes)
+                + " are available");
+}
+
+} // namespace
+
+std::vector<std::int64_t> fullestPeBytes(const ExecutionPlan& plan)
+{
     const Rect& usable = plan.usable;
+    std::vector<std::int64_t> fullest(std::size_t(std::max(1, plan.numSystems)), 0);
     std::map<int, std::vector<const Region*>> byWafer;
     for (const Region& region : plan.regions)
-        if (region.rect.inside(usable))
+        if (region.rect.inside(usable) && region.system >= 0 && region.system < int(fullest.size()))
             byWafer[region.system].push_back(&region);
+    // Each region adds its bytes to a rectangle of a 2D difference array; the prefix sums give
+    // every PE's total.
     const std::size_t stride = std::size_t(usable.w) + 1;
     std::vector<std::int64_t> bytes(stride * (std::size_t(usable.h) + 1));
     for (const auto& [wafer, regions] : byWafer) {
@@ -44,13 +59,10 @@ void checkStackedSram(const ExecutionPlan& plan, std::vector<std::string>& probl
                     at -= bytes[(y - 1) * stride + x - 1];
                 most = std::max(most, at);
             }
-        if (most > plan.sramPerPeBytes)
-            problems.push_back("the stacked tiers of wafer " + std::to_string(wafer) + " need " + std::to_string(most)
-                + " bytes on their fullest PE; " + std::to_string(plan.sramPerPeBytes) + " are available");
+        fullest[std::size_t(wafer)] = most;
     }
+    return fullest;
 }
-
-} // namespace
 
 std::vector<std::string> checkPlan(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system)
 {

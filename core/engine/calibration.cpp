@@ -2,6 +2,7 @@
 
 #include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
+#include "core/model/builtinsamples.h"
 
 #include <nlohmann/json.hpp>
 
@@ -93,6 +94,68 @@ std::optional<Diagnostic> mechanism(const Reader& reader, const nlohmann::json& 
     return std::nullopt;
 }
 
+// A profile's "speculative" object: {"draft_params": a built-in sample, "draft_why": text,
+// "acceptance_rate": {"value": [0, 1), "source": text, "range": [low, high], "range_reason": text},
+// "max_draft_tokens": 1 to 16}.
+std::optional<Diagnostic> speculation(
+    const Reader& reader, const nlohmann::json& profile, const std::string& pointer, Calibration& calibration)
+{
+    const std::string at = pointer + "/speculative";
+    const auto object = profile.find("speculative");
+    if (object == profile.end() || !object->is_object())
+        return reader.error(pointer,
+            "speculative_decoding \"draft_model\" needs a \"speculative\" object: the draft model, its acceptance "
+            "rate and the most tokens it drafts a pass");
+    Speculation& s = calibration.speculation;
+    const auto text = [&](const char* key, std::string& target) -> std::optional<Diagnostic> {
+        if (!object->contains(key) || !(*object)[key].is_string() || (*object)[key].get<std::string>().empty())
+            return reader.error(at, std::string("speculative needs a \"") + key + "\" text");
+        target = (*object)[key].get<std::string>();
+        return std::nullopt;
+    };
+    if (auto error = text("draft_params", s.draftParams))
+        return error;
+    if (!builtinSample(s.draftParams)) {
+        std::string list;
+        for (const std::string& name : builtinSampleNames())
+            list += (list.empty() ? "" : ", ") + name;
+        return reader.error(at + "/draft_params",
+            "speculative.draft_params must name a built-in sample (" + list + "), not \"" + s.draftParams + "\"");
+    }
+    if (auto error = text("draft_why", s.draftWhy))
+        return error;
+    const nlohmann::json most = object->value("max_draft_tokens", nlohmann::json());
+    if (!most.is_number_integer() || most.get<std::int64_t>() < 1 || most.get<std::int64_t>() > 16)
+        return reader.error(
+            at + "/max_draft_tokens", "speculative.max_draft_tokens must be a whole number from 1 to 16");
+    s.maxDraftTokens = int(most.get<std::int64_t>());
+    const std::string rateAt = at + "/acceptance_rate";
+    const nlohmann::json rate = object->value("acceptance_rate", nlohmann::json());
+    if (!rate.is_object() || !rate.contains("value") || !rate["value"].is_number() || !rate.contains("source")
+        || !rate["source"].is_string())
+        return reader.error(rateAt,
+            "speculative.acceptance_rate needs a numeric \"value\" and the \"source\" it was "
+            "measured in");
+    s.acceptanceRate = rate["value"].get<double>();
+    if (!(s.acceptanceRate >= 0.0) || !(s.acceptanceRate < 1.0))
+        return reader.error(rateAt + "/value", "speculative.acceptance_rate must be at least 0 and below 1");
+    s.acceptanceSource = rate["source"].get<std::string>();
+    calibration.fittedTo["acceptance_rate"] = s.acceptanceSource;
+    if (rate.contains("range") || rate.contains("range_reason")) {
+        const nlohmann::json range = rate.value("range", nlohmann::json());
+        if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number()
+            || !(range[0].get<double>() >= 0.0) || !(range[0].get<double>() <= s.acceptanceRate)
+            || !(s.acceptanceRate <= range[1].get<double>()) || !(range[1].get<double>() < 1.0)
+            || !rate.contains("range_reason") || !rate["range_reason"].is_string())
+            return reader.error(rateAt,
+                "speculative.acceptance_rate range must be [low, high] around its value, within [0, 1), with a "
+                "\"range_reason\" text");
+        calibration.ranges["acceptance_rate"] = Calibration::Range { range[0].get<double>(), range[1].get<double>(),
+            rate["range_reason"].get<std::string>() };
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::string_view builtinCalibrationText()
@@ -172,9 +235,12 @@ Expected<Calibration> parseCalibration(std::string_view text, const std::string&
         if (auto error = mechanism(
                 reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights", "stacked" }, m.regionSizing))
             return *error;
-        if (auto error = mechanism(
-                reader, *mechanisms, at + "/mechanisms", "speculative_decoding", { "off" }, m.speculativeDecoding))
+        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "speculative_decoding",
+                { "off", "draft_model" }, m.speculativeDecoding))
             return *error;
+        if (m.speculativeDecoding == "draft_model")
+            if (auto error = speculation(reader, chosen, at, calibration))
+                return *error;
     }
     if (auto error = reader.constants(chosen, at, overhead, calibration))
         return *error;

@@ -17,7 +17,25 @@ struct Mechanisms {
     // blocks of a wafer may share its PEs in SRAM tiers (CompileOptions::stackLayers), in as many
     // bands as give the fastest token (engine::compileFor).
     std::string regionSizing = "by_weights";
-    std::string speculativeDecoding = "off"; // one token per pass
+    // "off": one token per pass; "draft_model": a draft model proposes tokens that the target
+    // checks in one pass (Calibration::speculation).
+    std::string speculativeDecoding = "off";
+};
+
+// Speculative decoding as a profile runs it (Leviathan, Kalman and Matias, "Fast Inference from
+// Transformers via Speculative Decoding", ICML 2023). Per pass, the draft model runs k tokens one
+// after another; the target then takes its last token and the k drafted ones in one pass, back to
+// back as it takes a prompt, and keeps the drafted tokens up to the first it would not have chosen,
+// plus one of its own. Each drafted token is accepted with the acceptance rate a, independently,
+// so a pass yields (1 - a^(k+1)) / (1 - a) tokens. The engine picks the k (0 to maxDraftTokens,
+// 0 being no draft) whose tokens per second are highest. The draft and a are published choices
+// fixed before the profile's overhead is fitted: choosing them to meet a figure would be a second fit.
+struct Speculation {
+    std::string draftParams; // a built-in sample's file name ("llama3_8b.yaml")
+    std::string draftWhy; // why this draft model
+    double acceptanceRate = 0.0; // in [0, 1)
+    std::string acceptanceSource; // where it was measured
+    int maxDraftTokens = 8;
 };
 
 // The engine constants no vendor publishes, each with the figure it was fitted to
@@ -30,10 +48,11 @@ struct Calibration {
     std::string release; // what software it stands for
     std::string fittedFigure; // the validation figure (resources/validation) its overhead was fitted to
     Mechanisms mechanisms;
+    Speculation speculation; // mechanisms.speculativeDecoding == "draft_model"
     double reduceAddCycles = 1.0; // per hop of a partial-sum chain, on top of the router hop
     double streamMarkerCycles = 1.0; // end-of-row marker of a streamed GEMM
     double regionLaunchCycles = 0.0; // per region group visited by a decode token
-    std::map<std::string, std::string> fittedTo; // constant name -> the figure behind it
+    std::map<std::string, std::string> fittedTo; // constant name -> the figure behind it (or its source)
     struct Range {
         double low = 0.0;
         double high = 0.0;

@@ -17,8 +17,12 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     token.mode = RunKind::Inference;
     token.maxSteps = 1;
     token.users = 1;
+    // The layout is chosen on the target's own token; a draft model (speculative decoding) is
+    // placed beside whichever layout wins.
+    Calibration plain = calibration;
+    plain.mechanisms.speculativeDecoding = "off";
     const auto rate = [&](const ExecutionPlan& plan) {
-        const Expected<RunResult> result = run(plan, graph, system, token, calibration);
+        const Expected<RunResult> result = run(plan, graph, system, token, plain);
         return result ? result->metrics.tokensPerS : 0.0;
     };
     double fastest = rate(*best);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,21 @@ struct Utilization {
     double swarmx = 0.0; // SwarmX tree busy share
 };
 
+// Speculative decoding as an inference run used it (Calibration::speculation).
+struct SpeculativeDecode {
+    std::string draft; // the draft model's params file
+    int draftWafers = 0; // wafers it runs on (0: drafting does not pay, no draft is placed)
+    bool sharesWafer = false; // in the SRAM the target leaves free on one of its wafers (else wafers of its own)
+    int wafer = 0; // the first wafer it runs on (the target's are 0 to its num_systems - 1)
+    int draftTokens = 0; // k, chosen for the most tokens/s (0: drafting does not pay)
+    double acceptanceRate = 0.0;
+    double tokensPerPass = 1.0; // (1 - a^(k+1)) / (1 - a)
+    double draftTokenS = 0.0; // one draft token
+    double draftIntervalS = 0.0; // the draft's busiest region's (or band's) time per token
+    double passS = 0.0; // k draft tokens, then the target's k + 1 positions back to back
+    double targetTokensPerS = 0.0; // the target alone, one token a pass
+};
+
 struct Metrics {
     RunKind mode = RunKind::Train;
     ExecutionMode execution = ExecutionMode::Pipelined;
@@ -101,6 +117,8 @@ struct Metrics {
     double tokensPerS = 0.0; // training throughput, or per-user decode rate in inference
     double timeToFirstTokenS = 0.0; // inference only
     double aggregateTokensPerS = 0.0; // inference: all users together
+    double tokenIntervalS = 0.0; // inference: the busiest region's (stacked: band's) time per token, a prompt's pace
+    std::optional<SpeculativeDecode> speculative; // inference under a profile that drafts tokens
     double mfu = 0.0; // model FLOPs / (peak of the systems used x step time)
     double modelFlopsPerStep = 0.0;
     double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation

@@ -54,6 +54,30 @@ void finishMetrics(Metrics& metrics, const Context& context);
 // budget. Called before any step is simulated.
 std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t eventsPerStep, int steps);
 
+// Speculative decoding (Calibration::speculation, engine.h SpeculativeDecode).
+// Tokens a pass yields when k are drafted, each accepted with probability `acceptance`.
+double tokensPerPass(double acceptance, int draftTokens);
+struct DraftChoice {
+    int draftTokens = 0; // 0: drafting does not pay; the target decodes alone
+    double tokensPerPass = 1.0;
+    double passS = 0.0;
+};
+// The k from 0 to `most` whose pass yields the most tokens per second.
+DraftChoice chooseDraftTokens(
+    double acceptance, int most, double targetLatencyS, double targetIntervalS, double draftLatencyS);
+// The profile's draft model compiled beside `context`'s plan (in the SRAM its freest wafer leaves
+// free, else on wafers of its own) and timed for one token at the prompt's length.
+struct DraftTiming {
+    double latencyS = 0.0; // one token, its argmax fed back to its first region
+    double intervalS = 0.0; // its busiest region's (or band's) time per token
+    int wafers = 1;
+    bool sharesWafer = false;
+    int wafer = 0; // the target's wafer it shares, or the first of its own
+    bool stacked = false;
+    std::int64_t freeBytesPerPe = 0; // SRAM per PE the target leaves free on its last wafer
+};
+Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt);
+
 Expected<RunResult> runWeightStreaming(const Context& context);
 Expected<RunResult> runPipelined(const Context& context);
 Expected<RunResult> runInference(const Context& context);

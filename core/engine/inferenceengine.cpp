@@ -11,6 +11,7 @@
 // Prefill: the prompt's tokens enter back to back, so the first token takes one decode latency
 // and each further one the interval of the busiest region. Several users fill the regions a
 // single user leaves idle, up to that same interval.
+#include "core/common/units.h"
 #include "core/compiler/compiler.h"
 #include "core/engine/decoderegions.h"
 #include "core/engine/enginedetail.h"
@@ -227,9 +228,10 @@ TokenWalk walkToken(const Context& context, const std::vector<int>& order, std::
 }
 
 // Decode rate per user and for all users, time to first token for `prompt` tokens, the
-// sequences per second, the FLOPs and the utilization.
-void fillDecodeFigures(
-    Metrics& metrics, const Context& context, const TokenWalk& walk, int users, std::int64_t prompt, double aggregate)
+// sequences per second (`draftPromptS`: a draft model's own prompt, on PEs it shares with the
+// target), the FLOPs and the utilization.
+void fillDecodeFigures(Metrics& metrics, const Context& context, const TokenWalk& walk, int users, std::int64_t prompt,
+    double aggregate, double draftPromptS)
 {
     const ExecutionPlan& plan = context.plan;
     const std::int64_t sequence = std::max<std::int64_t>(1, context.graph.config.sequenceLength);
@@ -242,10 +244,11 @@ void fillDecodeFigures(
     metrics.tokensPerStep = double(users);
     metrics.aggregateTokensPerS = aggregate;
     metrics.tokensPerS = aggregate / double(users);
+    metrics.tokenIntervalS = intervalS;
     metrics.timeToFirstTokenS = walk.latencyS + double(prompt - 1) * intervalS;
     // A sequence: its prompt, then as many generated tokens as fit the context.
     const double generated = double(std::max<std::int64_t>(1, sequence - prompt));
-    metrics.samplesPerS = double(users) / (metrics.timeToFirstTokenS + generated * metrics.stepTimeS);
+    metrics.samplesPerS = double(users) / (metrics.timeToFirstTokenS + draftPromptS + generated * metrics.stepTimeS);
     metrics.peakFlopsPerS = context.system.wafer.peakFlopsPerS() * plan.numSystems;
     metrics.modelFlopsPerStep = walk.flopsPerToken * double(users);
     metrics.hardwareFlopsPerStep = metrics.modelFlopsPerStep;
@@ -327,6 +330,40 @@ void recordTimeline(RunResult& result, const Context& context, const TokenWalk& 
         result.timeline.span = std::max(result.timeline.span, event.end);
 }
 
+// Speculative decoding: where the draft runs, the tokens it drafts a pass, and what a pass yields
+// and takes. Off its own wafers, the draft adds to the systems the run uses.
+void noteSpeculation(Metrics& metrics, const Context& context, const SpeculativeDecode& speculative,
+    double targetLatencyS, double intervalS)
+{
+    const Speculation& s = context.calibration.speculation;
+    metrics.speculative = speculative;
+    if (speculative.draftTokens == 0) {
+        metrics.notes.push_back("speculative decoding (software profile " + context.calibration.profile + "): at an "
+            + "acceptance rate of " + formatFixed(s.acceptanceRate, 2) + ", drafting with " + speculative.draft
+            + " does not pay here (" + formatFixed(speculative.draftTokenS * 1e6, 1)
+            + " us a draft token): the target decodes alone and no draft is placed");
+        return;
+    }
+    if (!speculative.sharesWafer) {
+        metrics.numSystems += speculative.draftWafers;
+        metrics.numCsx = metrics.numSystems;
+        metrics.peakFlopsPerS = context.system.wafer.peakFlopsPerS() * metrics.numSystems;
+    }
+    const std::string where = speculative.sharesWafer
+        ? "in the SRAM the target leaves free on wafer " + std::to_string(speculative.wafer)
+        : "on " + std::to_string(speculative.draftWafers) + " wafer" + (speculative.draftWafers == 1 ? "" : "s")
+            + " of its own (too little SRAM is free beside the target)";
+    metrics.notes.push_back("speculative decoding (software profile " + context.calibration.profile + "): the draft "
+        + speculative.draft + " runs " + where + " and drafts " + std::to_string(speculative.draftTokens)
+        + " tokens a pass (" + formatFixed(speculative.draftTokenS * 1e6, 1) + " us each); the target checks them"
+        + " with its own last token back to back (" + formatFixed(targetLatencyS * 1e6, 1) + " us, then "
+        + formatFixed(intervalS * 1e6, 1) + " us a position). At an acceptance rate of "
+        + formatFixed(s.acceptanceRate, 2) + " (" + s.acceptanceSource + ") a pass of "
+        + formatFixed(speculative.passS * 1e6, 1) + " us yields " + formatFixed(speculative.tokensPerPass, 2)
+        + " tokens: " + formatFixed(metrics.tokensPerS, 0) + " tokens/s against "
+        + formatFixed(speculative.targetTokensPerS, 0) + " without a draft");
+}
+
 } // namespace
 
 Expected<RunResult> runInference(const Context& context)
@@ -347,17 +384,45 @@ Expected<RunResult> runInference(const Context& context)
     const TokenWalk walk = walkToken(context, order, prompt - 1);
     const double intervalS = walk.maxBusyCycles / context.clockHz; // the busiest region's time per token
     const int users = std::max(1, context.options.users);
-    const double aggregate = std::min(double(users) / walk.latencyS, intervalS > 0.0 ? 1.0 / intervalS : 1e300);
+    // A pass: one token, or under speculative decoding the tokens of a draft and its check.
+    double passTokens = 1.0;
+    double passS = walk.latencyS;
+    double passBusyS = intervalS; // the busiest region's (band's) share of a pass
+    double draftPromptS = 0.0;
+    std::optional<SpeculativeDecode> speculative;
+    if (context.calibration.mechanisms.speculativeDecoding == "draft_model") {
+        Expected<DraftTiming> draft = timeDraft(context, prompt);
+        if (!draft)
+            return draft.error();
+        const Speculation& s = context.calibration.speculation;
+        const DraftChoice choice
+            = chooseDraftTokens(s.acceptanceRate, s.maxDraftTokens, walk.latencyS, intervalS, draft->latencyS);
+        passTokens = choice.tokensPerPass;
+        passS = choice.passS;
+        // The target's k + 1 positions, and the draft's k tokens where it shares the target's PEs.
+        passBusyS = double(choice.draftTokens + 1) * intervalS
+            + (draft->sharesWafer ? double(choice.draftTokens) * draft->intervalS : 0.0);
+        if (choice.draftTokens > 0 && draft->sharesWafer)
+            draftPromptS = draft->latencyS + double(prompt - 1) * draft->intervalS;
+        const bool drafts = choice.draftTokens > 0;
+        speculative = SpeculativeDecode { s.draftParams, drafts ? draft->wafers : 0, drafts && draft->sharesWafer,
+            drafts ? draft->wafer : 0, choice.draftTokens, s.acceptanceRate, choice.tokensPerPass, draft->latencyS,
+            draft->intervalS, choice.passS, 1.0 / walk.latencyS };
+    }
+    const double aggregate
+        = std::min(double(users) * passTokens / passS, passBusyS > 0.0 ? passTokens / passBusyS : 1e300);
 
     RunResult result;
     Metrics& metrics = result.metrics;
-    fillDecodeFigures(metrics, context, walk, users, prompt, aggregate);
+    fillDecodeFigures(metrics, context, walk, users, prompt, aggregate, draftPromptS);
+    if (speculative)
+        noteSpeculation(metrics, context, *speculative, walk.latencyS, intervalS);
     addTokenLayers(metrics, context, walk, users);
     if (std::optional<Diagnostic> refused
         = reserveTimeline(result.timeline, walk.steps.size(), context.options.maxSteps + 1))
         return *refused;
     recordTimeline(result, context, walk, users, prompt);
-    if (users > 1 && double(users) / walk.latencyS > 1.0 / intervalS)
+    if (users > 1 && double(users) * passTokens / passS > passTokens / passBusyS)
         metrics.notes.push_back(std::to_string(users) + " users fill the pipeline: the busiest "
             + (context.plan.stackedLayers ? "band of stacked tiers (" : "region (")
             + std::to_string(int(walk.maxBusyCycles)) + " cycles per token) caps the aggregate rate");

@@ -60,6 +60,14 @@ std::string metricsToJson(const Metrics& metrics, int indent)
         json["users"] = metrics.users;
         json["prompt_tokens"] = metrics.promptTokens;
         json["aggregate_tokens_per_s"] = number(metrics.aggregateTokensPerS);
+        json["token_interval_s"] = number(metrics.tokenIntervalS);
+        json["speculative"] = nullptr;
+        if (const std::optional<SpeculativeDecode>& s = metrics.speculative)
+            json["speculative"] = { { "draft", s->draft }, { "draft_wafers", s->draftWafers },
+                { "shares_wafer", s->sharesWafer }, { "wafer", s->wafer }, { "draft_tokens", s->draftTokens },
+                { "acceptance_rate", number(s->acceptanceRate) }, { "tokens_per_pass", number(s->tokensPerPass) },
+                { "draft_token_s", number(s->draftTokenS) }, { "draft_interval_s", number(s->draftIntervalS) },
+                { "pass_s", number(s->passS) }, { "target_tokens_per_s", number(s->targetTokensPerS) } };
     } else {
         json["batch_per_system"] = metrics.batchPerSystem;
         json["micro_batch_size"] = metrics.microBatch;

@@ -71,6 +71,8 @@ double* calibrationField(Calibration& calibration, const std::string& name)
         return &calibration.streamMarkerCycles;
     if (name == "region_launch_cycles")
         return &calibration.regionLaunchCycles;
+    if (name == "acceptance_rate")
+        return &calibration.speculation.acceptanceRate;
     return nullptr;
 }
 

@@ -8,6 +8,7 @@
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
+#include "core/model/builtinsamples.h"
 #include "core/model/modelloader.h"
 
 #include <nlohmann/json.hpp>
@@ -25,24 +26,18 @@ constexpr std::string_view kFiguresText =
 #include "waferscope/validationdata.inc"
     ;
 
-struct EmbeddedSample {
-    const char* name;
-    std::string_view text;
-};
+const std::vector<std::string> kKinds { "decode_tokens_per_s", "time_to_first_token_s", "inference_wafers",
+    "training_speedup", "sparsity_speedup" };
 
-constexpr EmbeddedSample kSamples[] = {
-#include "waferscope/sampledata.inc"
-};
-
-const std::vector<std::string> kKinds { "decode_tokens_per_s", "inference_wafers", "training_speedup",
-    "sparsity_speedup" };
-
-// 1800 -> "1,800", 1799.93 -> "1,799.9", 3.353 -> "3.35": thousands separated, a decimal above 10
-// and two below, none for whole numbers.
+// 1800 -> "1,800", 1799.93 -> "1,799.9", 3.353 -> "3.35", 0.03798 -> "0.0380": thousands
+// separated, a decimal above 10, two below and three significant digits below 1, none for whole
+// numbers.
 std::string figureText(double value)
 {
     const bool whole = std::fabs(value - std::round(value)) < 1e-9;
-    std::string text = formatFixed(value, whole ? 0 : std::fabs(value) >= 10.0 ? 1 : 2);
+    // Below 1, three significant digits (0.0380 s), so that a small figure keeps its precision.
+    const int small = std::fabs(value) < 1.0 && value != 0.0 ? 2 - int(std::floor(std::log10(std::fabs(value)))) : 2;
+    std::string text = formatFixed(value, whole ? 0 : std::fabs(value) >= 10.0 ? 1 : small);
     const std::size_t point = std::min(text.find('.'), text.size());
     for (int at = int(point) - 3; at > (text[0] == '-' ? 1 : 0); at -= 3)
         text.insert(std::size_t(at), ",");
@@ -64,10 +59,7 @@ Expected<ModelGraph> sampleGraph(const std::string& name)
 
 std::optional<std::string_view> builtinSample(const std::string& fileName)
 {
-    for (const EmbeddedSample& sample : kSamples)
-        if (fileName == sample.name)
-            return sample.text;
-    return std::nullopt;
+    return core::builtinSample(fileName);
 }
 
 Expected<std::vector<PublishedFigure>> parseFigures(std::string_view text, const std::string& fileName)
@@ -189,12 +181,13 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
     // can vary each ranged one alone (core/engine/sensitivity.h): its extremes are [low, high].
     engine::FigureFunction compute;
     std::optional<ModelGraph> sparse;
-    if (figure.kind == "decode_tokens_per_s") {
-        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+    if (figure.kind == "decode_tokens_per_s" || figure.kind == "time_to_first_token_s") {
+        const bool rate = figure.kind == "decode_tokens_per_s";
+        compute = [&, rate](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
             const Expected<engine::RunResult> run = runOnce(*graph, RunMode::Inference, on, constants);
             if (!run)
                 return run.error();
-            return run->metrics.tokensPerS;
+            return rate ? run->metrics.tokensPerS : run->metrics.timeToFirstTokenS;
         };
         result.command = "waferscope-cli run" + params + " --mode inference" + profile;
     } else if (figure.kind == "inference_wafers") {

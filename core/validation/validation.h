@@ -24,8 +24,8 @@ struct PublishedFigure {
     std::string source;
     std::string date;
     std::string conditions;
-    // decode_tokens_per_s, inference_wafers, training_speedup (1 against num_csx systems),
-    // sparsity_speedup (params against sparse_params, one system)
+    // decode_tokens_per_s, time_to_first_token_s (a 1,024-token prompt, or the context), inference_wafers,
+    // training_speedup (1 against num_csx systems), sparsity_speedup (params against sparse_params, one system)
     std::string kind;
     std::string params; // a sample's file name
     std::string sparseParams;

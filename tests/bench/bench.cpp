@@ -238,6 +238,26 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
         if (!rate)
             return false;
         figures[key + "_stacked_no_launch_overhead"] = rate->metrics.tokensPerS;
+        // The 2024-11 profile (stacked tiers and speculative decoding), with its fitted overhead
+        // and without it.
+        const core::Expected<core::engine::Calibration> november = core::engine::resolveCalibration("2024-11");
+        if (!november)
+            return false;
+        core::engine::Calibration hardware = *november;
+        hardware.regionLaunchCycles = 0.0;
+        const core::engine::Calibration& fitted = *november;
+        for (const core::engine::Calibration* profile :
+            { &fitted, &static_cast<const core::engine::Calibration&>(hardware) }) {
+            const core::Expected<core::ExecutionPlan> drafting
+                = core::engine::compileFor(*llama, *system, inference, *profile);
+            const core::Expected<core::engine::RunResult> drafted = drafting
+                ? core::engine::run(*drafting, *llama, *system, decode, *profile)
+                : core::Expected<core::engine::RunResult>(drafting.error());
+            if (!drafted)
+                return false;
+            figures[key + (profile == &hardware ? "_2024_11_no_launch_overhead" : "_2024_11")]
+                = drafted->metrics.tokensPerS;
+        }
     }
     return ok;
 }

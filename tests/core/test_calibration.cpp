@@ -149,3 +149,78 @@ WS_TEST(calibrationResolvesAProfileNameOrAFile)
     WS_CHECK_EQ(byDefault->profile, std::string("old"));
     std::filesystem::remove(file);
 }
+
+namespace {
+
+// The two-profile file with speculative decoding in its second profile; `speculative` is the
+// profile's "speculative" object.
+std::string drafting(const std::string& speculative)
+{
+    std::string text = twoProfiles();
+    const std::string gemv = "\"gemv\": \"chain_reduced\" },";
+    text.replace(text.find(gemv), gemv.size(),
+        "\"region_sizing\": \"stacked\", \"speculative_decoding\": \"draft_model\" },\n      \"speculative\": "
+            + speculative + ",");
+    return text;
+}
+
+const std::string kDraft = R"({ "draft_params": "llama3p2_1b.yaml", "draft_why": "the smallest of the family",
+        "max_draft_tokens": 6,
+        "acceptance_rate": { "value": 0.7, "source": "a paper", "range": [0.6, 0.8], "range_reason": "its spread" } })";
+
+} // namespace
+
+WS_TEST(theNovemberProfileDraftsWithAPublishedModelAndRate)
+{
+    const Expected<Calibration> november = resolveCalibration("2024-11");
+    WS_REQUIRE(november.hasValue());
+    WS_CHECK_EQ(november->fittedFigure, std::string("llama3p1_405b_decode_cs3"));
+    WS_CHECK_EQ(november->mechanisms.regionSizing, std::string("stacked"));
+    WS_CHECK_EQ(november->mechanisms.speculativeDecoding, std::string("draft_model"));
+    const Speculation& speculation = november->speculation;
+    WS_CHECK_EQ(speculation.draftParams, std::string("llama3_8b.yaml"));
+    WS_CHECK(speculation.acceptanceRate > 0.0 && speculation.acceptanceRate < 1.0);
+    WS_CHECK_CONTAINS(speculation.acceptanceSource, "Leviathan");
+    // The acceptance rate and the overhead each carry a range (the sensitivity sweep varies both);
+    // the launch overhead of the default profile is not this profile's.
+    WS_REQUIRE(november->ranges.count("acceptance_rate") == 1);
+    WS_CHECK(november->ranges.at("acceptance_rate").low < speculation.acceptanceRate);
+    WS_REQUIRE(november->ranges.count("region_launch_cycles") == 1);
+    WS_CHECK(november->regionLaunchCycles < builtinCalibration().regionLaunchCycles);
+    WS_CHECK_EQ(november->reduceAddCycles, builtinCalibration().reduceAddCycles);
+}
+
+WS_TEST(aSpeculativeProfileIsReadAndItsMistakesAreLocated)
+{
+    const Expected<Calibration> read = parseCalibration(drafting(kDraft), "cal.json", "new");
+    WS_REQUIRE(read.hasValue());
+    WS_CHECK_EQ(read->speculation.draftParams, std::string("llama3p2_1b.yaml"));
+    WS_CHECK_EQ(read->speculation.maxDraftTokens, 6);
+    WS_CHECK_EQ(read->speculation.acceptanceRate, 0.7);
+    WS_CHECK_EQ(read->ranges.at("acceptance_rate").high, 0.8);
+    WS_CHECK_EQ(read->fittedTo.at("acceptance_rate"), std::string("a paper"));
+    // The other profile of the same file does not draft.
+    WS_CHECK_EQ(
+        parseCalibration(drafting(kDraft), "cal.json", "old")->mechanisms.speculativeDecoding, std::string("off"));
+    const auto refused = [](const std::string& text) {
+        const Expected<Calibration> parsed = parseCalibration(text, "cal.json", "new");
+        WS_REQUIRE(!parsed.hasValue());
+        WS_CHECK_EQ(parsed.error().file, std::string("cal.json"));
+        WS_CHECK(parsed.error().line > 1);
+        return parsed.error().message;
+    };
+    const auto with = [](std::string text, const std::string& from, const std::string& to) {
+        text.replace(text.find(from), from.size(), to);
+        return text;
+    };
+    // draft_model without its object, a draft that is not a built-in sample, a rate of 1 (every
+    // draft accepted: a pass would never end), a range outside [0, 1), no source, too many tokens.
+    WS_CHECK_CONTAINS(refused(with(drafting(kDraft), "\"speculative\":", "\"unrelated\":")), "\"speculative\" object");
+    WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "llama3p2_1b.yaml", "my_model.yaml"))), "llama3_8b.yaml");
+    WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "\"value\": 0.7", "\"value\": 1.0"))), "below 1");
+    WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "[0.6, 0.8]", "[0.6, 1.2]"))), "within [0, 1)");
+    WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "\"source\"", "\"where\""))), "source");
+    WS_CHECK_CONTAINS(
+        refused(drafting(with(kDraft, "\"max_draft_tokens\": 6", "\"max_draft_tokens\": 40"))), "1 to 16");
+    WS_CHECK_CONTAINS(refused(with(drafting(kDraft), "\"draft_model\"", "\"medusa\"")), "\"off\", \"draft_model\"");
+}
