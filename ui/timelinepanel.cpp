@@ -223,7 +223,19 @@ void TimelinePanel::setRun(
                    .arg(metrics.stepTimesS.size())
                    .arg(metrics.tokensPerS, 0, 'f', 1)
                    .arg(metrics.timeToFirstTokenS * 1e3, 0, 'f', 3);
-    else
+    if (metrics.speculative && metrics.speculative->draftTokens > 0) {
+        // Speculative decoding: a decode step on the timeline is a pass's average token.
+        const core::engine::SpeculativeDecode& s = *metrics.speculative;
+        text += tr(" Speculative: %1 drafts %2 tokens a pass %3; %4 tokens a pass at acceptance %5 (%6 tokens/s "
+                   "without the draft).")
+                    .arg(QString::fromStdString(s.draft))
+                    .arg(s.draftTokens)
+                    .arg(s.sharesWafer ? tr("on wafer %1").arg(s.wafer)
+                                       : tr("on %1 wafer(s) of its own").arg(s.draftWafers))
+                    .arg(s.tokensPerPass, 0, 'f', 2)
+                    .arg(s.acceptanceRate, 0, 'f', 2)
+                    .arg(s.targetTokensPerS, 0, 'f', 1);
+    } else if (metrics.mode != core::RunKind::Inference)
         text = tr("%1 step(s) of %2 ms (%3): %4 samples/s, MFU %5%, bound by %6.")
                    .arg(metrics.stepTimesS.size())
                    .arg(metrics.stepTimeS * 1e3, 0, 'f', 3)
