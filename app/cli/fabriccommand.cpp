@@ -134,7 +134,8 @@ int runKernelMode(const ArgParser& parser, const core::SystemSpec& system, std::
         std::tie(config.matrixRows, config.matrixCols) = parseDims("matrix", *matrix);
     if (auto length = parser.value("length"))
         config.matrixCols = int(parseInteger("length", *length, 1, 1'000'000));
-    else if (config.kind != core::fabric::KernelKind::Gemv && config.kind != core::fabric::KernelKind::GemmStream)
+    else if (config.kind != core::fabric::KernelKind::Gemv && config.kind != core::fabric::KernelKind::GemvTree
+        && config.kind != core::fabric::KernelKind::GemmStream)
         config.matrixCols = 1024;
     if (auto region = parser.value("region"))
         std::tie(config.regionRows, config.regionCols) = parseDims("region", *region);

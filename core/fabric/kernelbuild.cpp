@@ -86,8 +86,111 @@ void buildChainReduce(StaticColorFabric& fabric, const std::vector<std::pair<int
     }
 }
 
+// Tree reduction of each row's partial vectors into its first column (KernelKind::GemvTree).
+// At level l, the PEs whose column is an odd multiple of 2^l send their vector 2^l columns west,
+// on color 1 + l, past the PEs between (whose routers only pass it on); the receiver adds it to
+// its own. A PE takes its children's vectors level by level once its FMACs are done (each add
+// task unblocks the next), then sends its sum on at its own level; column 0 keeps the total.
+int treeLevels(int cols)
+{
+    int levels = 0;
+    while ((1 << levels) < cols)
+        ++levels;
+    return levels;
+}
+
+int treeColor(int level)
+{
+    return 1 + level;
+}
+
+// The PE of column c: its sending level (the lowest set bit of c; -1 for column 0) and its
+// children's levels (those below it whose child column is inside the row).
+struct TreeNode {
+    int sendLevel = -1;
+    std::vector<int> childLevels;
+};
+TreeNode treeNode(int c, int cols)
+{
+    TreeNode node;
+    const int levels = treeLevels(cols);
+    for (int l = 0; l < levels; ++l) {
+        if (c != 0 && (c >> l) & 1) {
+            node.sendLevel = l;
+            break;
+        }
+        if (c + (1 << l) < cols)
+            node.childLevels.push_back(l);
+    }
+    return node;
+}
+
+// Wires the tree along one row (`offsets`: each column's partial vector): routes, the add tasks
+// (blocked until the PE's FMACs finish), and what the PE's FMAC task does when it completes; a
+// column without x elements (`hasWork` false) starts its part at once.
+void buildTreeReduce(StaticColorFabric& fabric, int row, int cols, const std::vector<std::uint32_t>& offsets,
+    std::uint32_t length, const std::vector<bool>& hasWork)
+{
+    for (int c = 0; c < cols; ++c) {
+        const TreeNode node = treeNode(c, cols);
+        PeState& pe = fabric.pe(c, row);
+        const std::uint32_t offset = offsets[std::size_t(c)];
+        if (node.sendLevel >= 0) {
+            const int span = 1 << node.sendLevel;
+            const auto color = std::uint8_t(treeColor(node.sendLevel));
+            fabric.setRoute(c, row, color, Fabric::kRampPort, directionBit(West));
+            for (int between = c - span + 1; between < c; ++between)
+                fabric.setRoute(between, row, color, East, directionBit(West));
+            fabric.setRoute(c - span, row, color, East, kRampBit);
+            pe.deferredSend = SendStream { color, offset, length, 0 };
+        }
+        // The FMAC task (or, without x elements, nothing) hands on to the first child's add, or
+        // straight to the send.
+        DataTask& fmac = pe.tasks[kMulticastColor];
+        ActionKind first = ActionKind::None;
+        std::uint8_t firstColor = kNoColor;
+        if (!node.childLevels.empty()) {
+            first = ActionKind::Unblock;
+            firstColor = std::uint8_t(treeColor(node.childLevels.front()));
+        } else if (node.sendLevel >= 0) {
+            first = ActionKind::StartSend;
+            firstColor = std::uint8_t(treeColor(node.sendLevel));
+        }
+        for (std::size_t i = 0; i < node.childLevels.size(); ++i) {
+            DataTask& add = pe.tasks[std::size_t(treeColor(node.childLevels[i]))];
+            add.kind = TaskKind::AddForward;
+            add.blocked = true;
+            add.vector = offset;
+            add.expected = length;
+            if (i + 1 < node.childLevels.size()) {
+                add.then = ActionKind::Unblock;
+                add.thenColor = std::uint8_t(treeColor(node.childLevels[i + 1]));
+            } else if (node.sendLevel >= 0) {
+                add.then = ActionKind::StartSend;
+                add.thenColor = std::uint8_t(treeColor(node.sendLevel));
+            } else {
+                add.result = true; // column 0: the row's total
+                ++pe.pendingResults;
+            }
+        }
+        if (c == 0 && node.childLevels.empty()) { // one column: the FMACs are the result
+            fmac.result = hasWork[std::size_t(c)];
+            pe.pendingResults += fmac.result ? 1 : 0;
+        }
+        if (hasWork[std::size_t(c)]) {
+            fmac.then = first;
+            fmac.thenColor = firstColor;
+        } else if (first == ActionKind::Unblock) {
+            pe.tasks[firstColor].blocked = false;
+        } else if (first == ActionKind::StartSend) {
+            pe.send = pe.deferredSend;
+        }
+    }
+}
+
 KernelSetup buildGemv(const KernelConfig& config, StaticColorFabric& fabric)
 {
+    const bool tree = config.kind == KernelKind::GemvTree;
     const int m = config.matrixRows;
     const int n = config.matrixCols;
     const int rows = config.regionRows;
@@ -132,7 +235,9 @@ KernelSetup buildGemv(const KernelConfig& config, StaticColorFabric& fabric)
             task.length = mr;
             task.matrix = block;
             task.expected = nc;
-            if (cols == 1) {
+            if (tree) {
+                // buildTreeReduce wires what follows.
+            } else if (cols == 1) {
                 task.result = mr > 0 && nc > 0;
                 pe.pendingResults += task.result ? 1 : 0;
             } else {
@@ -141,7 +246,17 @@ KernelSetup buildGemv(const KernelConfig& config, StaticColorFabric& fabric)
             }
         }
     }
-    for (int r = 0; r < rows; ++r) {
+    for (int r = 0; r < rows && tree; ++r) {
+        const std::uint32_t mr = blockBegin(m, rows, r + 1) - blockBegin(m, rows, r);
+        if (mr == 0)
+            continue; // a region taller than the matrix: nothing to reduce
+        std::vector<bool> hasWork(static_cast<std::size_t>(cols));
+        for (int c = 0; c < cols; ++c)
+            hasWork[std::size_t(c)] = blockBegin(n, cols, c + 1) > blockBegin(n, cols, c);
+        const auto first = yOffset.begin() + std::ptrdiff_t(r) * cols;
+        buildTreeReduce(fabric, r, cols, std::vector<std::uint32_t>(first, first + cols), mr, hasWork);
+    }
+    for (int r = 0; r < rows && !tree; ++r) {
         const std::uint32_t mr = blockBegin(m, rows, r + 1) - blockBegin(m, rows, r);
         if (cols > 1)
             buildChainReduce(fabric, line(r, cols, East), East, yOffset[std::size_t(r) * std::size_t(cols)], mr, true);
@@ -156,14 +271,15 @@ KernelSetup buildGemv(const KernelConfig& config, StaticColorFabric& fabric)
                 pe.tasks[std::size_t(reduceColor(c - 1))].blocked = false;
         }
     }
-    setup.gather = [m, rows, cols, yOffset](const StaticColorFabric& f) {
+    const int last = tree ? 0 : cols - 1; // the column that holds each row's total
+    setup.gather = [m, rows, cols, last, yOffset](const StaticColorFabric& f) {
         std::vector<double> y(static_cast<std::size_t>(m));
         for (int r = 0; r < rows; ++r) {
             const std::uint32_t i0 = blockBegin(m, rows, r);
             const std::uint32_t mr = blockBegin(m, rows, r + 1) - i0;
-            const PeState& pe = f.pe(cols - 1, r);
+            const PeState& pe = f.pe(last, r);
             for (std::uint32_t i = 0; i < mr; ++i)
-                y[i0 + i] = pe.f32[yOffset[std::size_t(r) * std::size_t(cols) + std::size_t(cols - 1)] + i];
+                y[i0 + i] = pe.f32[yOffset[std::size_t(r) * std::size_t(cols) + std::size_t(last)] + i];
         }
         return y;
     };
@@ -334,6 +450,7 @@ KernelSetup buildKernel(const KernelConfig& config, StaticColorFabric& fabric)
 {
     switch (config.kind) {
     case KernelKind::Gemv:
+    case KernelKind::GemvTree:
         return buildGemv(config, fabric);
     case KernelKind::GemmStream:
         return buildGemmStream(config, fabric);

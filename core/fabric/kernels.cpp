@@ -11,7 +11,7 @@ namespace waferscope::core::fabric {
 namespace {
 
 constexpr KernelKind kKinds[] = { KernelKind::Gemv, KernelKind::GemmStream, KernelKind::RowBroadcast,
-    KernelKind::ColumnBroadcast, KernelKind::RowReduce, KernelKind::ColumnReduce };
+    KernelKind::ColumnBroadcast, KernelKind::RowReduce, KernelKind::ColumnReduce, KernelKind::GemvTree };
 
 Diagnostic optionError(const std::string& option, const std::string& message)
 {
@@ -32,6 +32,7 @@ std::int64_t sramNeed(const KernelConfig& config)
     const int tokens = config.tokensPerPe > 0 ? config.tokensPerPe : config.simdWidth;
     switch (config.kind) {
     case KernelKind::Gemv:
+    case KernelKind::GemvTree:
         return mr * nc * 2 + mr * 4 + nc * 4; // A block (FP16), y, x block (top row)
     case KernelKind::GemmStream:
         return std::int64_t(config.matrixCols) * tokens * 2 + mr * tokens * 4; // activations, Y block
@@ -47,6 +48,8 @@ const char* kernelName(KernelKind kind)
     switch (kind) {
     case KernelKind::Gemv:
         return "gemv";
+    case KernelKind::GemvTree:
+        return "gemv_tree";
     case KernelKind::GemmStream:
         return "gemm_stream";
     case KernelKind::RowBroadcast:
@@ -79,7 +82,8 @@ std::string kernelNames()
 
 Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
 {
-    const bool collective = config.kind != KernelKind::Gemv && config.kind != KernelKind::GemmStream;
+    const bool gemv = config.kind == KernelKind::Gemv || config.kind == KernelKind::GemvTree;
+    const bool collective = !gemv && config.kind != KernelKind::GemmStream;
     const int maxCoord = 2047;
     if (config.regionRows < 1 || config.regionCols < 1 || config.regionRows > maxCoord || config.regionCols > maxCoord)
         return optionError(
@@ -113,7 +117,11 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     FabricConfig fabricConfig;
     fabricConfig.width = config.regionCols;
     fabricConfig.height = config.regionRows;
-    fabricConfig.colors = 3; // one multicast color and the two alternating reduction colors
+    // One multicast color and the two alternating reduction colors, or one color per tree level.
+    int levels = 0;
+    while ((1 << levels) < config.regionCols)
+        ++levels;
+    fabricConfig.colors = config.kind == KernelKind::GemvTree ? std::max(3, 1 + levels) : 3;
     fabricConfig.queueDepth = config.queueDepth;
     fabricConfig.simdWidth = config.simdWidth;
     StaticColorFabric fabric(fabricConfig);

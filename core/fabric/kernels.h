@@ -15,6 +15,7 @@ namespace waferscope::core::fabric {
 // on a rectangle of PEs (region rows x columns).
 enum class KernelKind : std::uint8_t {
     Gemv, // y = A x: A block-distributed, x multicast down columns, partial y reduced west to east
+    GemvTree, // the same y = A x, partial y reduced along each row by a binary tree into its first column
     GemmStream, // Y = W X: activations resident, weights streamed in from the west edge (zeros skipped)
     RowBroadcast, // column 0 of each row sends a vector to every PE of its row
     ColumnBroadcast, // row 0 of each column sends a vector to every PE of its column

@@ -79,6 +79,53 @@ WS_TEST(gemvCostModelTracksTheFabricWithin15Percent)
     std::printf("GEMV: worst cycle error %.1f%% over %zu shapes\n", 100.0 * worst, shapes.size());
 }
 
+WS_TEST(treeReducedGemvCostModelTracksTheFabricWithin15Percent)
+{
+    using K = fabric::KernelKind;
+    const std::vector<Shape> shapes {
+        { K::GemvTree, 256, 256, 8, 8 },
+        { K::GemvTree, 1024, 1024, 32, 32 },
+        { K::GemvTree, 768, 768, 16, 48 },
+        { K::GemvTree, 3072, 768, 48, 16 },
+        { K::GemvTree, 512, 2048, 4, 64 },
+        { K::GemvTree, 2048, 512, 64, 4 },
+        { K::GemvTree, 100, 300, 10, 10 },
+        { K::GemvTree, 64, 64, 1, 1 },
+        { K::GemvTree, 1000, 1000, 7, 13 },
+        { K::GemvTree, 333, 4096, 3, 96 },
+        { K::GemvTree, 64, 4096, 8, 256 },
+        { K::GemvTree, 50, 300, 64, 300 },
+        { K::GemvTree, 64, 30, 4, 64 },
+        { K::GemvTree, 2048, 2048, 24, 40, 0.0, 0, 4 },
+    };
+    const double worst = worstCycleError(shapes, true);
+    std::printf("GEMV (tree): worst cycle error %.1f%% over %zu shapes\n", 100.0 * worst, shapes.size());
+}
+
+WS_TEST(aTreeReductionPaysWhereEachPeHoldsFewOutputRowsAcrossManyColumns)
+{
+    // The chain pays a hop and an add for every column; the tree, the hops and one add and a tile
+    // of partial sums a level. With a few output rows per PE across hundreds of columns (the
+    // shape of a decode layer spread over a wafer) the tree is the faster; with many rows per PE
+    // over few columns, the chain, which streams its tile once, end to end.
+    using K = fabric::KernelKind;
+    const auto cycles = [](const Shape& shape) {
+        const Expected<fabric::KernelResult> run = fabric::runKernel(configOf(shape));
+        WS_REQUIRE(run.hasValue());
+        WS_CHECK(run->maxAbsError < 1e-4);
+        const double model = costKernel(configOf(shape), builtinCalibration()).cycles;
+        return std::pair { double(run->cycles), model };
+    };
+    const auto [wideTree, wideTreeModel] = cycles({ K::GemvTree, 50, 300, 64, 300 });
+    const auto [wideChain, wideChainModel] = cycles({ K::Gemv, 50, 300, 64, 300 });
+    WS_CHECK(wideTree < wideChain);
+    WS_CHECK(wideTreeModel < wideChainModel);
+    const auto [tallTree, tallTreeModel] = cycles({ K::GemvTree, 3072, 768, 48, 16 });
+    const auto [tallChain, tallChainModel] = cycles({ K::Gemv, 3072, 768, 48, 16 });
+    WS_CHECK(tallTree > tallChain);
+    WS_CHECK(tallTreeModel > tallChainModel);
+}
+
 WS_TEST(streamedGemmCostModelTracksTheFabricWithin15PercentDenseAndSparse)
 {
     using K = fabric::KernelKind;
