@@ -62,9 +62,9 @@ struct DraftChoice {
     double tokensPerPass = 1.0;
     double passS = 0.0;
 };
-// The k from 0 to `most` whose pass yields the most tokens per second.
-DraftChoice chooseDraftTokens(
-    double acceptance, int most, double targetLatencyS, double targetIntervalS, double draftLatencyS);
+// The k from 0 to `most` that gives `users` the most tokens per second in all.
+DraftChoice chooseDraftTokens(double acceptance, int most, int users, double targetLatencyS, double targetIntervalS,
+    double draftLatencyS, double draftIntervalS, bool draftShares);
 // The profile's draft model compiled beside `context`'s plan (in the SRAM its freest wafer leaves
 // free, else on wafers of its own) and timed for one token at the prompt's length.
 struct DraftTiming {

@@ -340,8 +340,11 @@ void noteSpeculation(Metrics& metrics, const Context& context, const Speculative
     if (speculative.draftTokens == 0) {
         metrics.notes.push_back("speculative decoding (software profile " + context.calibration.profile + "): at an "
             + "acceptance rate of " + formatFixed(s.acceptanceRate, 2) + ", drafting with " + speculative.draft
-            + " does not pay here (" + formatFixed(speculative.draftTokenS * 1e6, 1)
-            + " us a draft token): the target decodes alone and no draft is placed");
+            + " does not pay here"
+            + (speculative.draftTokenS > 0.0
+                    ? " (" + formatFixed(speculative.draftTokenS * 1e6, 1) + " us a draft token)"
+                    : std::string())
+            + ": the target decodes alone and no draft is placed");
         return;
     }
     if (!speculative.sharesWafer) {
@@ -391,17 +394,21 @@ Expected<RunResult> runInference(const Context& context)
     double draftPromptS = 0.0;
     std::optional<SpeculativeDecode> speculative;
     if (context.calibration.mechanisms.speculativeDecoding == "draft_model") {
-        Expected<DraftTiming> draft = timeDraft(context, prompt);
+        const Speculation& s = context.calibration.speculation;
+        // At an acceptance rate of 0 a pass yields one token whatever is drafted: no draft is compiled.
+        DraftTiming none;
+        Expected<DraftTiming> draft = s.acceptanceRate > 0.0 ? timeDraft(context, prompt) : Expected<DraftTiming>(none);
         if (!draft)
             return draft.error();
-        const Speculation& s = context.calibration.speculation;
-        const DraftChoice choice
-            = chooseDraftTokens(s.acceptanceRate, s.maxDraftTokens, walk.latencyS, intervalS, draft->latencyS);
+        const DraftChoice choice = s.acceptanceRate > 0.0 ? chooseDraftTokens(s.acceptanceRate, s.maxDraftTokens, users,
+                                       walk.latencyS, intervalS, draft->latencyS, draft->intervalS, draft->sharesWafer)
+                                                          : DraftChoice { 0, 1.0, walk.latencyS };
         passTokens = choice.tokensPerPass;
         passS = choice.passS;
         // The target's k + 1 positions, and the draft's k tokens where it shares the target's PEs.
-        passBusyS = double(choice.draftTokens + 1) * intervalS
-            + (draft->sharesWafer ? double(choice.draftTokens) * draft->intervalS : 0.0);
+        passBusyS = draft->sharesWafer
+            ? double(choice.draftTokens + 1) * intervalS + double(choice.draftTokens) * draft->intervalS
+            : std::max(double(choice.draftTokens + 1) * intervalS, double(choice.draftTokens) * draft->intervalS);
         if (choice.draftTokens > 0 && draft->sharesWafer)
             draftPromptS = draft->latencyS + double(prompt - 1) * draft->intervalS;
         const bool drafts = choice.draftTokens > 0;

@@ -22,17 +22,28 @@ double tokensPerPass(double acceptance, int draftTokens)
     return tokens;
 }
 
-DraftChoice chooseDraftTokens(
-    double acceptance, int most, double targetLatencyS, double targetIntervalS, double draftLatencyS)
+DraftChoice chooseDraftTokens(double acceptance, int most, int users, double targetLatencyS, double targetIntervalS,
+    double draftLatencyS, double draftIntervalS, bool draftShares)
 {
+    // Tokens per second for all users: as many passes as the users start, up to what the busiest
+    // band can take. A pass keeps it busy for the target's k + 1 positions, and where the draft
+    // shares its PEs for the draft's k tokens as well (an upper bound: the draft's busiest region
+    // counted on the target's busiest band); a draft on wafers of its own is paced by its own.
+    const auto rate = [&](const DraftChoice& choice) {
+        const double k = double(choice.draftTokens);
+        const double busy = draftShares ? (k + 1.0) * targetIntervalS + k * draftIntervalS
+                                        : std::max((k + 1.0) * targetIntervalS, k * draftIntervalS);
+        const double started = double(std::max(1, users)) * choice.tokensPerPass / choice.passS;
+        return busy > 0.0 ? std::min(started, choice.tokensPerPass / busy) : started;
+    };
     DraftChoice best { 0, 1.0, targetLatencyS };
     for (int k = 1; k <= most; ++k) {
         // k draft tokens one after another, then the target's last token and the k drafted ones
         // back to back, as it takes a prompt: the first at its latency, each further one an interval.
-        const double passS = double(k) * draftLatencyS + targetLatencyS + double(k) * targetIntervalS;
-        const double tokens = tokensPerPass(acceptance, k);
-        if (tokens / passS > best.tokensPerPass / best.passS)
-            best = { k, tokens, passS };
+        const DraftChoice choice { k, tokensPerPass(acceptance, k),
+            double(k) * draftLatencyS + targetLatencyS + double(k) * targetIntervalS };
+        if (rate(choice) > rate(best))
+            best = choice;
     }
     return best;
 }
@@ -89,7 +100,11 @@ Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
     const Expected<RunResult> ran = run(*plan, graph, context.system, token, plain);
     if (!ran)
         return located(ran.error());
-    draft.latencyS = ran->metrics.tokensPerS > 0.0 ? 1.0 / ran->metrics.tokensPerS : 0.0;
+    if (!(ran->metrics.tokensPerS > 0.0))
+        return Diagnostic { where, 0, 0,
+            "the draft model " + speculation.draftParams + " decodes no token on " + context.system.displayName,
+            Diagnostic::Kind::Internal };
+    draft.latencyS = 1.0 / ran->metrics.tokensPerS;
     draft.intervalS = ran->metrics.tokenIntervalS;
     draft.wafers = plan->numSystems;
     draft.freeBytesPerPe = std::max<std::int64_t>(0, free);

@@ -213,8 +213,8 @@ WS_TEST(aSpeculativeProfileIsReadAndItsMistakesAreLocated)
         text.replace(text.find(from), from.size(), to);
         return text;
     };
-    // draft_model without its object, a draft that is not a built-in sample, a rate of 1 (every
-    // draft accepted: a pass would never end), a range outside [0, 1), no source, too many tokens.
+    // draft_model without its object, a draft that is not a built-in sample, a rate of 1 (outside the
+    // geometric series the engine sums), a range outside [0, 1), no source, too many tokens.
     WS_CHECK_CONTAINS(refused(with(drafting(kDraft), "\"speculative\":", "\"unrelated\":")), "\"speculative\" object");
     WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "llama3p2_1b.yaml", "my_model.yaml"))), "llama3_8b.yaml");
     WS_CHECK_CONTAINS(refused(drafting(with(kDraft, "\"value\": 0.7", "\"value\": 1.0"))), "below 1");
