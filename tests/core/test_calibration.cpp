@@ -200,8 +200,9 @@ WS_TEST(aSpeculativeProfileIsReadAndItsMistakesAreLocated)
     WS_CHECK_EQ(read->ranges.at("acceptance_rate").high, 0.8);
     WS_CHECK_EQ(read->fittedTo.at("acceptance_rate"), std::string("a paper"));
     // The other profile of the same file does not draft.
-    WS_CHECK_EQ(
-        parseCalibration(drafting(kDraft), "cal.json", "old")->mechanisms.speculativeDecoding, std::string("off"));
+    const Expected<Calibration> other = parseCalibration(drafting(kDraft), "cal.json", "old");
+    WS_REQUIRE(other.hasValue());
+    WS_CHECK_EQ(other->mechanisms.speculativeDecoding, std::string("off"));
     const auto refused = [](const std::string& text) {
         const Expected<Calibration> parsed = parseCalibration(text, "cal.json", "new");
         WS_REQUIRE(!parsed.hasValue());
