@@ -78,8 +78,8 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    const std::optional<core::ExecutionPlan> plan
-        = compileJob(*input, options, *calibration, { core::engine::RunKind::Inference }, "compile", err, exitCode);
+    const std::optional<core::ExecutionPlan> plan = compileJob(
+        *input, options, *calibration, { .mode = core::engine::RunKind::Inference }, "compile", err, exitCode);
     if (!plan)
         return exitCode;
     const core::ModelGraph* graph = &input->graph;

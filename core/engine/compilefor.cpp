@@ -52,4 +52,21 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     return chosen;
 }
 
+Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& compile,
+    const RunOptions& options, const Calibration& calibration)
+{
+    Expected<ExecutionPlan> plan = compileFor(graph, system, compile, calibration, options);
+    if (!plan)
+        return plan.error();
+    CompiledRun compiled { std::move(plan).value(), options };
+    if (options.mode == RunKind::Inference && calibration.mechanisms.speculativeDecoding == "draft_model"
+        && calibration.speculation.acceptanceRate > 0.0 && !options.draft) {
+        Expected<std::shared_ptr<const DraftPlacement>> draft = placeDraft(compiled.plan, system, calibration, options);
+        if (!draft)
+            return draft.error();
+        compiled.options.draft = *draft;
+    }
+    return compiled;
+}
+
 } // namespace waferscope::core::engine

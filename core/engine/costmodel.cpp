@@ -44,8 +44,14 @@ void finish(KernelCost& cost, double busyCycles, double pes)
 }
 
 // y = A x: A (m x n) block-distributed over rows x cols, x multicast down each column from the
-// top row, every arriving x_j one FMAC instruction over the PE's rows of A; partial y then flows
-// west to east, each PE adding its own before it forwards.
+// top row, every arriving x_j one FMAC instruction over the PE's rows of A; partial y is then
+// reduced along each row.
+// - Gemv: a chain west to east, each PE adding its own before it forwards.
+// - GemvTree: a binary tree into the first column. At level l a vector crosses 2^l columns through
+//   routers that only pass it on and is added by its receiver, so the hops add up to cols - 1 but
+//   an add task is paid once a level, not once a column. A PE takes its children level by level,
+//   each level a whole tile of partial sums (one a cycle) before the next, and sends its sum on
+//   only when it has them all: each of the ceil(log2 cols) levels costs the tile's rows.
 KernelCost costGemv(const fabric::KernelConfig& config, const Calibration& calibration, int hop)
 {
     const std::int64_t m = config.matrixRows;
@@ -58,54 +64,28 @@ KernelCost costGemv(const fabric::KernelConfig& config, const Calibration& calib
     KernelCost cost;
     cost.fmacs = double(m) * double(n);
     cost.computeCycles = double(c.large) * double(ceilDiv(r.large, simd));
-    // The last row hears its x after rows - 1 hops; its partial sums then cross cols - 1 hops,
-    // each an add task, and the tile's outputs leave the last column one per cycle.
+    // The last row hears its x after rows - 1 hops; then its partial sums cross the row.
     cost.latencyCycles = double(rows - 1) * hop;
-    if (cols > 1)
+    double reductionHops = double(cols - 1); // links each output crosses, over the whole row
+    if (config.kind == fabric::KernelKind::GemvTree) {
+        std::int64_t levels = 0;
+        while ((std::int64_t(1) << levels) < cols)
+            ++levels;
+        if (cols > 1)
+            cost.latencyCycles += double(cols - 1) * hop
+                + double(levels) * (double(r.large) * std::max(1.0, calibration.reduceAddCycles) + hop);
+        // Each PE but the first column's sends its tile once, over 2^l links at its level.
+        reductionHops = 0.0;
+        for (std::int64_t l = 0; l < levels; ++l) {
+            const std::int64_t span = std::int64_t(1) << l;
+            reductionHops += double((cols + span - 1) / (2 * span) * span); // senders at span, 3 span, ...
+        }
+    } else if (cols > 1) {
+        // Each hop an add task, and the tile's outputs leave the last column one per cycle.
         cost.latencyCycles += double(cols - 1) * (hop + calibration.reduceAddCycles) + double(r.large);
-    cost.linkWavelets = double(n) * double(rows - 1) + double(m) * double(cols - 1);
-    // Task cycles over all PEs: FMACs of every tile, and one add per partial sum received.
-    double fmacCycles = 0.0;
-    for (const auto& [rowsOfA, rowCount] : { std::pair { r.large, r.largeCount }, std::pair { r.small, r.smallCount } })
-        fmacCycles += double(rowCount) * double(ceilDiv(rowsOfA, simd)) * double(n);
-    const double addCycles = double(m) * double(cols - 1) * calibration.reduceAddCycles;
-    finish(cost, fmacCycles + addCycles, double(rows * cols));
-    return cost;
-}
-
-// The same y = A x with each row's partial sums reduced by a binary tree into its first column
-// (fabric::KernelKind::GemvTree): at level l a vector crosses 2^l columns through routers that
-// only pass it on and is added by its receiver, so the hops add up to cols - 1 across the levels
-// but an add task is paid once a level, not once a column. A PE takes its children level by
-// level, each level a whole tile of partial sums (one a cycle) before the next, and sends its
-// sum on only when it has them all: each of the ceil(log2 cols) levels costs the tile's rows.
-KernelCost costGemvTree(const fabric::KernelConfig& config, const Calibration& calibration, int hop)
-{
-    const std::int64_t m = config.matrixRows;
-    const std::int64_t n = config.matrixCols;
-    const std::int64_t rows = config.regionRows;
-    const std::int64_t cols = config.regionCols;
-    const std::int64_t simd = std::max(1, config.simdWidth);
-    const Blocks r = blocks(m, rows);
-    const Blocks c = blocks(n, cols);
-    std::int64_t levels = 0;
-    while ((std::int64_t(1) << levels) < cols)
-        ++levels;
-    KernelCost cost;
-    cost.fmacs = double(m) * double(n);
-    cost.computeCycles = double(c.large) * double(ceilDiv(r.large, simd));
-    cost.latencyCycles = double(rows - 1) * hop;
-    if (cols > 1)
-        cost.latencyCycles += double(cols - 1) * hop
-            + double(levels) * (double(r.large) * std::max(1.0, calibration.reduceAddCycles) + hop);
-    // Each PE but the first column's sends its tile once, over 2^l links at its level.
-    double hops = 0.0;
-    for (std::int64_t l = 0; l < levels; ++l) {
-        const std::int64_t span = std::int64_t(1) << l;
-        const std::int64_t senders = (cols - span + 2 * span - 1) / (2 * span); // columns span, 3 span, ...
-        hops += double(senders * span);
     }
-    cost.linkWavelets = double(n) * double(rows - 1) + double(m) * hops;
+    cost.linkWavelets = double(n) * double(rows - 1) + double(m) * reductionHops;
+    // Task cycles over all PEs: FMACs of every tile, and one add per partial sum received.
     double fmacCycles = 0.0;
     for (const auto& [rowsOfA, rowCount] : { std::pair { r.large, r.largeCount }, std::pair { r.small, r.smallCount } })
         fmacCycles += double(rowCount) * double(ceilDiv(rowsOfA, simd)) * double(n);
@@ -180,9 +160,8 @@ KernelCost costKernel(const fabric::KernelConfig& config, const Calibration& cal
     const int hop = std::max(1, hopLatencyCycles);
     switch (config.kind) {
     case fabric::KernelKind::Gemv:
-        return costGemv(config, calibration, hop);
     case fabric::KernelKind::GemvTree:
-        return costGemvTree(config, calibration, hop);
+        return costGemv(config, calibration, hop);
     case fabric::KernelKind::GemmStream:
         return costGemmStream(config, calibration, hop);
     default:

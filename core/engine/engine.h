@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,12 +25,17 @@ namespace waferscope::core::engine {
 using core::Bound;
 using core::RunKind;
 
+struct DraftPlacement;
+
 struct RunOptions {
     RunKind mode = RunKind::Train;
     int maxSteps = 1; // iterations (training) or decode steps (inference) on the timeline
     std::int64_t globalBatch = 0; // training: samples per step over all systems; 0 = the config's batch_size
     int users = 1; // inference: concurrent users sharing the pipeline
     std::int64_t promptTokens = 0; // inference: prompt length for time to first token; 0 = min(1024, context)
+    // Inference under a speculative profile: the draft placed beside the plan (placeDraft); empty,
+    // the run places it.
+    std::shared_ptr<const DraftPlacement> draft = nullptr;
 };
 
 // Where an event ran. All CS-X systems of a data-parallel job run the same schedule, so one
@@ -163,7 +169,29 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
 // bands, on as many wafers as the strips take. Other plans are core::compile's.
 constexpr int kMaxStackBands = 8;
 Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
-    const Calibration& calibration, const RunOptions& inference = { RunKind::Inference });
+    const Calibration& calibration, const RunOptions& inference = { .mode = RunKind::Inference });
+
+// A speculative profile's draft model compiled beside a target plan: in the SRAM per PE the
+// target leaves free on its freest wafer, else on wafers of its own (the profile's own compile,
+// at `options`' prompt length). Sweeps place it once and hand it to every run (RunOptions::draft).
+struct DraftPlacement {
+    ModelGraph graph;
+    ExecutionPlan plan;
+    bool sharesWafer = false;
+    int wafer = 0; // the target's wafer it shares, or the first of its own
+};
+Expected<std::shared_ptr<const DraftPlacement>> placeDraft(
+    const ExecutionPlan& target, const SystemSpec& system, const Calibration& calibration, const RunOptions& options);
+
+// What a profile compiles for a run: the plan (compileFor) and, for inference under speculative
+// decoding, the draft placed beside it, held in `options`. A sensitivity sweep compiles once and
+// varies the facts of the run on it.
+struct CompiledRun {
+    ExecutionPlan plan;
+    RunOptions options;
+};
+Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& compile,
+    const RunOptions& options, const Calibration& calibration);
 
 // The run as the JSON object `waferscope-cli run --json` prints.
 std::string metricsToJson(const Metrics& metrics, int indent = -1);

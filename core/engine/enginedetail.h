@@ -61,20 +61,19 @@ struct DraftChoice {
     int draftTokens = 0; // 0: drafting does not pay; the target decodes alone
     double tokensPerPass = 1.0;
     double passS = 0.0;
+    double busyS = 0.0; // the busiest band's share of a pass (the pace of many users)
 };
 // The k from 0 to `most` that gives `users` the most tokens per second in all.
 DraftChoice chooseDraftTokens(double acceptance, int most, int users, double targetLatencyS, double targetIntervalS,
     double draftLatencyS, double draftIntervalS, bool draftShares);
-// The profile's draft model compiled beside `context`'s plan (in the SRAM its freest wafer leaves
-// free, else on wafers of its own) and timed for one token at the prompt's length.
+// The profile's draft model (context.options.draft, or placed now: placeDraft) timed for one
+// token at the prompt's length.
 struct DraftTiming {
     double latencyS = 0.0; // one token, its argmax fed back to its first region
     double intervalS = 0.0; // its busiest region's (or band's) time per token
     int wafers = 1;
     bool sharesWafer = false;
     int wafer = 0; // the target's wafer it shares, or the first of its own
-    bool stacked = false;
-    std::int64_t freeBytesPerPe = 0; // SRAM per PE the target leaves free on its last wafer
 };
 Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt);
 

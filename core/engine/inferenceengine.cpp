@@ -402,13 +402,10 @@ Expected<RunResult> runInference(const Context& context)
             return draft.error();
         const DraftChoice choice = s.acceptanceRate > 0.0 ? chooseDraftTokens(s.acceptanceRate, s.maxDraftTokens, users,
                                        walk.latencyS, intervalS, draft->latencyS, draft->intervalS, draft->sharesWafer)
-                                                          : DraftChoice { 0, 1.0, walk.latencyS };
+                                                          : DraftChoice { 0, 1.0, walk.latencyS, intervalS };
         passTokens = choice.tokensPerPass;
         passS = choice.passS;
-        // The target's k + 1 positions, and the draft's k tokens where it shares the target's PEs.
-        passBusyS = draft->sharesWafer
-            ? double(choice.draftTokens + 1) * intervalS + double(choice.draftTokens) * draft->intervalS
-            : std::max(double(choice.draftTokens + 1) * intervalS, double(choice.draftTokens) * draft->intervalS);
+        passBusyS = choice.busyS;
         if (choice.draftTokens > 0 && draft->sharesWafer)
             draftPromptS = draft->latencyS + double(prompt - 1) * draft->intervalS;
         const bool drafts = choice.draftTokens > 0;

@@ -169,11 +169,12 @@ Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& 
     const RunOptions& run, const Calibration& calibration, const SweepOptions& options)
 {
     const bool inference = run.mode == RunKind::Inference;
+    // The plan (and a draft beside it) as the baseline compiles it; each factor varies the run on it.
+    const Expected<CompiledRun> compiled = compileRun(graph, system, compile, run, calibration);
+    if (!compiled)
+        return compiled.error();
     const FigureFunction figure = [&](const SystemSpec& varied, const Calibration& constants) -> Expected<double> {
-        Expected<ExecutionPlan> plan = compileFor(graph, varied, compile, constants, run);
-        if (!plan)
-            return plan.error();
-        Expected<RunResult> result = engine::run(*plan, graph, varied, run, constants);
+        Expected<RunResult> result = engine::run(compiled->plan, graph, varied, compiled->options, constants);
         if (!result)
             return result.error();
         return inference ? result->metrics.tokensPerS : result->metrics.samplesPerS;

@@ -65,7 +65,9 @@ struct SweepOptions {
 Expected<Sensitivity> sweep(const std::string& figureName, const FigureFunction& figure, const SystemSpec& system,
     const Calibration& calibration, const SweepOptions& options = {});
 
-// The headline figure of compiling and running `graph` with `compile` and `run` options.
+// The headline figure of compiling and running `graph` with `compile` and `run` options; the plan
+// (and a speculative profile's draft) is compiled once, for the baseline, and every factor varies
+// the run on it.
 Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& compile,
     const RunOptions& run, const Calibration& calibration, const SweepOptions& options = {});
 

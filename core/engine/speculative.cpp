@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace waferscope::core::engine::detail {
+namespace waferscope::core::engine {
+
+namespace detail {
 
 double tokensPerPass(double acceptance, int draftTokens)
 {
@@ -29,19 +31,20 @@ DraftChoice chooseDraftTokens(double acceptance, int most, int users, double tar
     // band can take. A pass keeps it busy for the target's k + 1 positions, and where the draft
     // shares its PEs for the draft's k tokens as well (an upper bound: the draft's busiest region
     // counted on the target's busiest band); a draft on wafers of its own is paced by its own.
-    const auto rate = [&](const DraftChoice& choice) {
-        const double k = double(choice.draftTokens);
-        const double busy = draftShares ? (k + 1.0) * targetIntervalS + k * draftIntervalS
-                                        : std::max((k + 1.0) * targetIntervalS, k * draftIntervalS);
-        const double started = double(std::max(1, users)) * choice.tokensPerPass / choice.passS;
-        return busy > 0.0 ? std::min(started, choice.tokensPerPass / busy) : started;
+    const auto busy = [&](int k) {
+        return draftShares ? double(k + 1) * targetIntervalS + double(k) * draftIntervalS
+                           : std::max(double(k + 1) * targetIntervalS, double(k) * draftIntervalS);
     };
-    DraftChoice best { 0, 1.0, targetLatencyS };
+    const auto rate = [&](const DraftChoice& choice) {
+        const double started = double(std::max(1, users)) * choice.tokensPerPass / choice.passS;
+        return choice.busyS > 0.0 ? std::min(started, choice.tokensPerPass / choice.busyS) : started;
+    };
+    DraftChoice best { 0, 1.0, targetLatencyS, busy(0) };
     for (int k = 1; k <= most; ++k) {
         // k draft tokens one after another, then the target's last token and the k drafted ones
         // back to back, as it takes a prompt: the first at its latency, each further one an interval.
         const DraftChoice choice { k, tokensPerPass(acceptance, k),
-            double(k) * draftLatencyS + targetLatencyS + double(k) * targetIntervalS };
+            double(k) * draftLatencyS + targetLatencyS + double(k) * targetIntervalS, busy(k) };
         if (rate(choice) > rate(best))
             best = choice;
     }
@@ -50,66 +53,93 @@ DraftChoice chooseDraftTokens(double acceptance, int most, int users, double tar
 
 Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
 {
+    std::shared_ptr<const DraftPlacement> placed = context.options.draft;
+    if (!placed) {
+        Expected<std::shared_ptr<const DraftPlacement>> placing
+            = placeDraft(context.plan, context.system, context.calibration, context.options);
+        if (!placing)
+            return placing.error();
+        placed = *placing;
+    }
     const Speculation& speculation = context.calibration.speculation;
+    Calibration plain = context.calibration; // the draft itself decodes one token a pass
+    plain.mechanisms.speculativeDecoding = "off";
+    RunOptions token;
+    token.mode = RunKind::Inference;
+    token.promptTokens = std::min<std::int64_t>(prompt, std::max<std::int64_t>(1, placed->graph.config.sequenceLength));
+    const Expected<RunResult> ran = run(placed->plan, placed->graph, context.system, token, plain);
+    if (!ran) {
+        Diagnostic error = ran.error();
+        error.message = "the draft model " + speculation.draftParams + " of software profile "
+            + context.calibration.profile + ": " + error.message;
+        return error;
+    }
+    if (!(ran->metrics.tokensPerS > 0.0))
+        return Diagnostic { "samples/" + speculation.draftParams, 0, 0,
+            "the draft model " + speculation.draftParams + " decodes no token on " + context.system.displayName,
+            Diagnostic::Kind::Internal };
+    DraftTiming draft;
+    draft.latencyS = 1.0 / ran->metrics.tokensPerS;
+    draft.intervalS = ran->metrics.tokenIntervalS;
+    draft.wafers = placed->plan.numSystems;
+    draft.sharesWafer = placed->sharesWafer;
+    draft.wafer = placed->wafer;
+    return draft;
+}
+
+} // namespace detail
+
+Expected<std::shared_ptr<const DraftPlacement>> placeDraft(
+    const ExecutionPlan& target, const SystemSpec& system, const Calibration& calibration, const RunOptions& options)
+{
+    const Speculation& speculation = calibration.speculation;
     const std::string where = "samples/" + speculation.draftParams;
     const auto located = [&](const Diagnostic& cause) {
         Diagnostic error = cause;
-        error.message = "the draft model " + speculation.draftParams + " of software profile "
-            + context.calibration.profile + ": " + cause.message;
+        error.message = "the draft model " + speculation.draftParams + " of software profile " + calibration.profile
+            + ": " + cause.message;
         return error;
     };
     const std::optional<std::string_view> text = builtinSample(speculation.draftParams);
     if (!text)
         return Diagnostic { "--calibration", 0, 0,
-            "software profile " + context.calibration.profile + " drafts with " + speculation.draftParams
+            "software profile " + calibration.profile + " drafts with " + speculation.draftParams
                 + ", which is not a built-in sample" };
     Expected<ModelConfig> config = readParamsText(*text, where);
     if (!config)
         return located(config.error());
-    const ModelGraph graph = buildModelGraph(*config);
-    // The draft itself decodes one token a pass.
-    Calibration plain = context.calibration;
+    auto draft = std::make_shared<DraftPlacement>();
+    draft->graph = buildModelGraph(*config);
+    Calibration plain = calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = "off";
     RunOptions token;
     token.mode = RunKind::Inference;
-    token.promptTokens = std::min<std::int64_t>(prompt, std::max<std::int64_t>(1, graph.config.sequenceLength));
-    CompileOptions options;
-    options.mode = RunMode::Inference;
-    const std::int64_t sram = context.system.wafer.sramPerPeBytes;
+    token.promptTokens = std::min<std::int64_t>(options.promptTokens > 0 ? options.promptTokens : 1024,
+        std::max<std::int64_t>(1, draft->graph.config.sequenceLength));
+    CompileOptions compile;
+    compile.mode = RunMode::Inference;
+    const std::int64_t sram = system.wafer.sramPerPeBytes;
     // First in the SRAM the target leaves free on the wafer with the most of it; else on wafers
     // of its own.
-    const ExecutionPlan& target = context.plan;
     const std::vector<std::int64_t> fullest = fullestPeBytes(target);
     const auto freest = std::min_element(fullest.begin(), fullest.end());
     const std::int64_t free = target.sramPerPeBytes - *freest;
-    DraftTiming draft;
     Expected<ExecutionPlan> plan = Diagnostic { where, 0, 0, "no SRAM left beside the target" };
     if (free > 0) {
-        options.sramReservePerPe = sram - free;
-        plan = compileFor(graph, context.system, options, plain, token);
-        draft.sharesWafer = plan && plan->numSystems == 1;
-        draft.wafer = int(freest - fullest.begin());
+        compile.sramReservePerPe = sram - free;
+        plan = compileFor(draft->graph, system, compile, plain, token);
+        draft->sharesWafer = plan && plan->numSystems == 1;
+        draft->wafer = int(freest - fullest.begin());
     }
-    if (!draft.sharesWafer) {
-        options.sramReservePerPe = sram - target.sramPerPeBytes;
-        plan = compileFor(graph, context.system, options, plain, token);
+    if (!draft->sharesWafer) {
+        compile.sramReservePerPe = sram - target.sramPerPeBytes;
+        plan = compileFor(draft->graph, system, compile, plain, token);
         if (!plan)
             return located(plan.error());
-        draft.wafer = target.numSystems;
+        draft->wafer = target.numSystems;
     }
-    const Expected<RunResult> ran = run(*plan, graph, context.system, token, plain);
-    if (!ran)
-        return located(ran.error());
-    if (!(ran->metrics.tokensPerS > 0.0))
-        return Diagnostic { where, 0, 0,
-            "the draft model " + speculation.draftParams + " decodes no token on " + context.system.displayName,
-            Diagnostic::Kind::Internal };
-    draft.latencyS = 1.0 / ran->metrics.tokensPerS;
-    draft.intervalS = ran->metrics.tokenIntervalS;
-    draft.wafers = plan->numSystems;
-    draft.freeBytesPerPe = std::max<std::int64_t>(0, free);
-    draft.stacked = plan->stackedLayers;
-    return draft;
+    draft->plan = std::move(plan).value();
+    return std::shared_ptr<const DraftPlacement>(std::move(draft));
 }
 
-} // namespace waferscope::core::engine::detail
+} // namespace waferscope::core::engine

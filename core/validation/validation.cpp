@@ -166,25 +166,32 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         return graph.error();
     const std::string params = " --params samples/" + figure.params + " --system " + figure.system;
     const std::string profile = " --calibration " + calibration.profile;
-    const auto runOnce = [](const ModelGraph& model, RunMode mode, const SystemSpec& on,
-                             const engine::Calibration& constants) -> Expected<engine::RunResult> {
+    // A model compiled once, as the figure's own system and profile compile it; the sweep varies
+    // the run on that plan (and on the draft placed beside it).
+    const auto compiled = [&](const ModelGraph& model, RunMode mode) {
         CompileOptions options;
         options.mode = mode;
         engine::RunOptions run;
         run.mode = runKindFor(mode);
-        const Expected<ExecutionPlan> plan = engine::compileFor(model, on, options, constants, run);
-        if (!plan)
-            return plan.error();
-        return engine::run(*plan, model, on, run, constants);
+        return engine::compileRun(model, *system, options, run, calibration);
     };
+    const auto runOn = [](const ModelGraph& model, const Expected<engine::CompiledRun>& held, const SystemSpec& on,
+                           const engine::Calibration& constants) -> Expected<engine::RunResult> {
+        if (!held)
+            return held.error();
+        return engine::run(held->plan, model, on, held->options, constants);
+    };
+    std::optional<Expected<engine::CompiledRun>> target;
+    std::optional<Expected<engine::CompiledRun>> thinned;
     // The figure as a function of the hardware and the constants, so that the sensitivity sweep
     // can vary each ranged one alone (core/engine/sensitivity.h): its extremes are [low, high].
     engine::FigureFunction compute;
     std::optional<ModelGraph> sparse;
     if (figure.kind == "decode_tokens_per_s" || figure.kind == "time_to_first_token_s") {
         const bool rate = figure.kind == "decode_tokens_per_s";
+        target = compiled(*graph, RunMode::Inference);
         compute = [&, rate](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
-            const Expected<engine::RunResult> run = runOnce(*graph, RunMode::Inference, on, constants);
+            const Expected<engine::RunResult> run = runOn(*graph, *target, on, constants);
             if (!run)
                 return run.error();
             return rate ? run->metrics.tokensPerS : run->metrics.timeToFirstTokenS;
@@ -215,11 +222,13 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         if (!pruned)
             return pruned.error();
         sparse = std::move(pruned).value();
+        target = compiled(*graph, RunMode::Train);
+        thinned = compiled(*sparse, RunMode::Train);
         compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
-            const Expected<engine::RunResult> dense = runOnce(*graph, RunMode::Train, on, constants);
+            const Expected<engine::RunResult> dense = runOn(*graph, *target, on, constants);
             if (!dense)
                 return dense.error();
-            const Expected<engine::RunResult> thin = runOnce(*sparse, RunMode::Train, on, constants);
+            const Expected<engine::RunResult> thin = runOn(*sparse, *thinned, on, constants);
             if (!thin)
                 return thin.error();
             return dense->metrics.stepTimeS / thin->metrics.stepTimeS;

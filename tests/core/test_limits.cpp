@@ -243,7 +243,7 @@ WS_TEST(framesOfHundredsOfWafersAreRefusedAndTwentyTwoFit)
         WS_REQUIRE(config.hasValue());
         const ModelGraph graph = buildModelGraph(*config);
         const ExecutionPlan plan = test::plan(graph, cs3, RunMode::Inference);
-        const Expected<engine::RunResult> run = engine::run(plan, graph, cs3, { engine::RunKind::Inference });
+        const Expected<engine::RunResult> run = engine::run(plan, graph, cs3, { .mode = engine::RunKind::Inference });
         WS_REQUIRE(run.hasValue());
         const engine::FrameSource frames(plan, graph, cs3, *run);
         return std::make_pair(frames.wafers(), engine::checkFrameMemory(frames, cs3));

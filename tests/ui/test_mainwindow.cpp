@@ -252,11 +252,14 @@ private Q_SLOTS:
         QCOMPARE(view->scene().highlighted, int(head));
         QVERIFY(window->statusBar()->currentMessage().contains(QStringLiteral("lm_head")));
 
-        // The rendered view shows the head's colour in its interior.
+        // The rendered view shows the head's colour in its interior: its upper right, clear of the
+        // legend in the view's lower left however the docks size the view.
+        window->resize(1600, 1000);
+        QCoreApplication::processEvents();
         const QImage image = view->grab().toImage();
         const QColor colour = (*view->scene().regions)[head].color;
         const QPoint inside
-            = view->viewport().peToPixel(QPointF(rect.x + rect.w / 4 + 0.5, rect.y + rect.h / 4 + 0.5)).toPoint();
+            = view->viewport().peToPixel(QPointF(rect.x + 3 * rect.w / 4 + 0.5, rect.y + rect.h / 4 + 0.5)).toPoint();
         QCOMPARE(image.pixelColor(inside * image.devicePixelRatio()).rgb(), colour.rgb());
 
         // A GEMV region runs on the cycle-level fabric from the Placement dock; the result is
