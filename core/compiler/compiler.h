@@ -24,6 +24,8 @@ struct CompileOptions {
     // band (1: every tier over the whole wafer). Tall bands give each op more PEs; short ones
     // shorter paths across them: the engine picks the count whose token is fastest.
     int stackBands = 1;
+    // Inference: tree-reduced GEMVs (ExecutionPlan::treeReducedGemv).
+    bool treeReducedGemv = false;
     // SRAM per PE kept back for the program: code, task and route tables, I/O buffers. Not
     // published; an assumption of 4 KiB of the 48 KiB (the SDK examples' code is a few KiB).
     std::int64_t sramReservePerPe = 4096;

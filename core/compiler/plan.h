@@ -122,6 +122,10 @@ struct ExecutionPlan {
     // Inference: every block spread over its wafer's whole usable rectangle, the blocks of a wafer
     // stacked in SRAM tiers (Region::tier), instead of a strip each.
     bool stackedLayers = false;
+    // Inference: each GEMV's output rows reduce along binary trees rooted at their last column
+    // (MeshGEMV-style), not chains through every column. Set from the software profile's gemv
+    // mechanism ("tree_reduced" or "chain_reduced", core/engine/calibration.h).
+    bool treeReducedGemv = false;
     std::int64_t microBatch = 0; // weight streaming: the micro-batch the plan is built for
     std::int64_t maxMicroBatch = 0; // weight streaming: the largest that fits
     CheckpointStrategy checkpointStrategy = CheckpointStrategy::AllBlocks; // weight streaming (training)

@@ -211,6 +211,7 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
                 { { "from", transfer.from }, { "to", transfer.to }, { "bytes_per_token", transfer.bytesPerToken } });
         out["transfers"] = transfers;
         out["stacked_layers"] = plan.stackedLayers;
+        out["gemv"] = plan.treeReducedGemv ? "tree_reduced" : "chain_reduced";
     }
     return out.dump(indent);
 }

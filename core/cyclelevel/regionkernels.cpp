@@ -3,6 +3,7 @@
 #include "core/cyclelevel/computesteps.h"
 #include "core/cyclelevel/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
+#include "core/fabric/kernels.h"
 
 #include <algorithm>
 #include <bit>
@@ -262,16 +263,37 @@ void GemvKernel::route(RouteBook& book)
     for (const StreamTree& tree : columns)
         m_column.push_back(tree.empty() ? -1 : book.place(tree));
     // The reductions along the output rows.
-    StreamTree chain[2] = { StreamTree(m_spec.name + " reduction"), StreamTree(m_spec.name + " reduction") };
-    for (const Lane& lane : m_spec.output) {
-        std::vector<Pe> pes;
-        for (int t = 0; t < gemvColumns(); ++t)
-            pes.push_back({ frame.x(m_spec.firstColumn + t), lane.y });
-        chainHops(pes, chain);
+    const int count = gemvColumns();
+    if (m_spec.treeReduced) {
+        // Level l: from position d (counted back from the exit) 2^l columns forward, through
+        // routers that only pass it on.
+        for (int level = 0; level < reductionTreeLevels(count); ++level) {
+            StreamTree tree(m_spec.name + " tree level " + std::to_string(level));
+            const int span = 1 << level;
+            for (const Lane& lane : m_spec.output)
+                for (int d = span; d < count; d += 2 * span) {
+                    const int from = count - 1 - d;
+                    tree.hop(
+                        frame.x(m_spec.firstColumn + from), lane.y, Fabric::kRampPort, directionBit(frame.forward()));
+                    for (int t = from + 1; t < from + span; ++t)
+                        tree.hop(
+                            frame.x(m_spec.firstColumn + t), lane.y, frame.backward(), directionBit(frame.forward()));
+                    tree.hop(frame.x(m_spec.firstColumn + from + span), lane.y, frame.backward(), kRampBit);
+                }
+            m_tree.push_back(book.place(tree));
+        }
+    } else {
+        StreamTree chain[2] = { StreamTree(m_spec.name + " reduction"), StreamTree(m_spec.name + " reduction") };
+        for (const Lane& lane : m_spec.output) {
+            std::vector<Pe> pes;
+            for (int t = 0; t < count; ++t)
+                pes.push_back({ frame.x(m_spec.firstColumn + t), lane.y });
+            chainHops(pes, chain);
+        }
+        for (int i = 0; i < 2; ++i)
+            if (!chain[i].empty())
+                m_chain[i] = book.place(chain[i]);
     }
-    for (int i = 0; i < 2; ++i)
-        if (!chain[i].empty())
-            m_chain[i] = book.place(chain[i]);
     if (m_spec.epilogue == Epilogue::Logits && m_spec.output.size() > 1) {
         std::vector<Pe> pes;
         for (std::size_t k = 0; k < m_spec.output.size(); ++k)
@@ -448,7 +470,16 @@ void GemvKernel::program(ProgramWriter& writer, const GemvColors& colors, std::i
             }
             if (k < 0)
                 continue;
-            if (columns > 1) {
+            if (columns > 1 && m_spec.treeReduced) {
+                // Each child's vector whole, level by level; the last child's sums forwarded.
+                const ReductionTreeNode node = reductionTreeNode(columns - 1 - t, columns);
+                const int send = node.sendLevel >= 0 ? m_tree[std::size_t(node.sendLevel)] : kNoColor;
+                for (std::size_t i = 0; i < node.childLevels.size(); ++i)
+                    writer.armAndAwait(x, y, m_tree[std::size_t(node.childLevels[i])],
+                        addTask(acc, size, i + 1 == node.childLevels.size() ? send : kNoColor));
+                if (node.childLevels.empty())
+                    writer.send(x, y, send, acc, size);
+            } else if (columns > 1) {
                 if (t == 0)
                     writer.send(x, y, m_chain[0], acc, size);
                 else

@@ -101,7 +101,10 @@ struct GemvColors {
 // lane's stream passes along its row to its columns; each such PE multiplies its part and turns
 // the stream onto its column, down which every PE with output rows multiplies it too. PE
 // (u, row) holds W[the row's outputs, the column's inputs]; each output row's partial sums are
-// reduced along the row to its last column, which applies the epilogue and sends the lane on.
+// reduced along the row to its last column, which applies the epilogue and sends the lane on:
+// along a chain through every column (the SDK examples'), or, `treeReduced`, along a binary tree
+// rooted at the last column (MeshGEMV-style, fabric::reductionTreeNode): a color a level, and a PE
+// adds each level's vector whole but the last, whose sums it forwards as they are added.
 struct GemvSpec {
     std::string name;
     Frame frame;
@@ -119,6 +122,7 @@ struct GemvSpec {
     int topK = 0;
     int expert = -1;
     bool lastExpert = false; // Combine: ends the chain
+    bool treeReduced = false;
 };
 
 class GemvKernel {
@@ -172,6 +176,7 @@ private:
     int m_firstRow = 0; // the output rows' span in the frame
     int m_lastRow = 0;
     int m_chain[2] = { -1, -1 };
+    std::vector<int> m_tree; // treeReduced: the color of each level
     int m_argmax = -1; // Logits: down the last column
     std::vector<int> m_rowOutput; // per frame row: output block index or -1
     std::vector<std::int32_t> m_acc; // per (t, output block): f32 accumulator offset

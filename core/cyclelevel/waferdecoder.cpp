@@ -368,6 +368,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                       spec.output = std::move(output);
                       spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
                       spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
+                      spec.treeReduced = plan.treeReducedGemv;
                       spec.epilogue = epilogue;
                       spec.activation = s.activation;
                       spec.ropeTheta = s.ropeTheta;
@@ -457,6 +458,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             spec.weight = weights.tensor(Tensor::LmHead, 0, 0);
             spec.bias = s.lmHeadBias ? weights.tensor(Tensor::LmHeadBias, 0, 0) : absent;
             spec.epilogue = Epilogue::Logits;
+            spec.treeReduced = plan.treeReducedGemv;
             impl.lmHead = std::make_unique<GemvKernel>(spec, context);
             impl.measured.push_back({ head->opName, "lm_head", frame });
         }

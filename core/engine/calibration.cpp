@@ -230,7 +230,8 @@ Expected<Calibration> parseCalibration(std::string_view text, const std::string&
         if (!mechanisms->is_object())
             return reader.error(at + "/mechanisms", "\"mechanisms\" must be an object");
         Mechanisms& m = calibration.mechanisms;
-        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", { "chain_reduced" }, m.gemv))
+        if (auto error
+            = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", { "chain_reduced", "tree_reduced" }, m.gemv))
             return *error;
         if (auto error = mechanism(
                 reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights", "stacked" }, m.regionSizing))

@@ -12,7 +12,10 @@ namespace waferscope::core::engine {
 // What a software release runs, as the engine builds it. Only the mechanisms the engine has are
 // accepted in a calibration file: asking for one it has not is an error, never silently ignored.
 struct Mechanisms {
-    std::string gemv = "chain_reduced"; // the SDK-style GEMV: multicast down columns, chain-reduced rows
+    // "chain_reduced": the SDK-style GEMV, multicast down columns, output rows reduced along chains;
+    // "tree_reduced": the same with the rows reduced along binary trees (MeshGEMV-style,
+    // ExecutionPlan::treeReducedGemv).
+    std::string gemv = "chain_reduced";
     // "by_weights": a strip per block, each region sized by the bytes it holds; "stacked": the
     // blocks of a wafer may share its PEs in SRAM tiers (CompileOptions::stackLayers), in as many
     // bands as give the fastest token (engine::compileFor).

@@ -8,7 +8,9 @@ namespace waferscope::core::engine {
 Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
     const Calibration& calibration, const RunOptions& inference)
 {
-    CompileOptions strips = options;
+    CompileOptions profiled = options;
+    profiled.treeReducedGemv = calibration.mechanisms.gemv == "tree_reduced";
+    CompileOptions strips = profiled;
     strips.stackLayers = false;
     Expected<ExecutionPlan> best = compile(graph, system, strips);
     if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != "stacked")
@@ -28,7 +30,7 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     double fastest = rate(*best);
     int tiers = 1; // the most blocks a wafer stacks: more bands than that give the same plan
     for (int bands = 1; bands <= std::min(kMaxStackBands, tiers); ++bands) {
-        CompileOptions stacked = options;
+        CompileOptions stacked = profiled;
         stacked.stackLayers = true;
         stacked.stackBands = bands;
         Expected<ExecutionPlan> plan = compile(graph, system, stacked);

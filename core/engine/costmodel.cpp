@@ -68,9 +68,7 @@ KernelCost costGemv(const fabric::KernelConfig& config, const Calibration& calib
     cost.latencyCycles = double(rows - 1) * hop;
     double reductionHops = double(cols - 1); // links each output crosses, over the whole row
     if (config.kind == fabric::KernelKind::GemvTree) {
-        std::int64_t levels = 0;
-        while ((std::int64_t(1) << levels) < cols)
-            ++levels;
+        const std::int64_t levels = fabric::reductionTreeLevels(int(cols));
         if (cols > 1)
             cost.latencyCycles += double(cols - 1) * hop
                 + double(levels) * (double(r.large) * std::max(1.0, calibration.reduceAddCycles) + hop);

@@ -85,6 +85,7 @@ struct DecodeGemvShape {
     int experts = 0;
     bool chosen = true;
     bool inputsStored = false;
+    bool treeReduced = false; // the output rows reduce along a binary tree (GemvSpec::treeReduced)
 };
 KernelCost costDecodeGemv(const DecodeGemvShape& shape);
 
@@ -110,6 +111,7 @@ struct DecodeExpertsShape {
     // false: shared experts, which every token runs: no routing weights, every expert multiplies,
     // and cycles run from the input lanes' first wavelets at column 0 (as for a GEMV).
     bool routed = true;
+    bool treeReduced = false; // each piece's rows reduce along binary trees
 };
 KernelCost costDecodeExperts(const DecodeExpertsShape& shape);
 

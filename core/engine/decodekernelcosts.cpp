@@ -13,6 +13,7 @@
 // cycle later. The forms are max-plus recurrences over a region's rows or columns: first-wavelet
 // latencies, then a pipelined stream of one wavelet per cycle behind them.
 #include "core/engine/costmodel.h"
+#include "core/fabric/kernels.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -60,6 +61,35 @@ double chainHead(double headSend, const std::vector<double>& ready)
     for (std::size_t p = 1; p < ready.size(); ++p)
         at = std::max(p == 1 ? at : at + kChainHop, ready[p]);
     return at;
+}
+
+// A tree-reduced row (GemvSpec::treeReduced): the cycle its root's engine is free for the
+// epilogue, its `size` sums in, given the cycle each column's engine is free of its FMACs. A node
+// takes its children's vectors level by level, a cycle a wavelet: each level whole but the last
+// (then a cycle to arm the next level's task), the last's sums forwarded as they are added. That
+// stream reaches the parent as a forwarding hop of a chain reaches the next PE, plus a cycle a
+// router it passes. A leaf sends once its FMACs end.
+double treeRoot(const std::vector<double>& ready, std::int64_t size)
+{
+    const int count = int(ready.size());
+    std::vector<double> arrives(ready.size(), 0.0); // per position: its first wavelet at its parent's task
+    double root = 0.0;
+    for (int d = count - 1; d >= 0; --d) {
+        const fabric::ReductionTreeNode node = fabric::reductionTreeNode(d, count);
+        double free = ready[std::size_t(count - 1 - d)];
+        double first = free + kSendToNeighbour - 1.0; // a leaf's Send
+        for (std::size_t i = 0; i < node.childLevels.size(); ++i) {
+            const double heard = std::max(free, arrives[std::size_t(d + (1 << node.childLevels[i]))]);
+            if (i + 1 < node.childLevels.size())
+                free = heard + double(size) + 1.0;
+            else
+                first = heard + kChainHop - 1.0;
+            root = heard + double(size);
+        }
+        if (node.sendLevel >= 0)
+            arrives[std::size_t(d)] = first + double(1 << node.sendLevel);
+    }
+    return root;
 }
 
 // The GEMV's geometry as GemvKernel deals it, and the cycle its last FMAC ends at each PE.
@@ -245,7 +275,12 @@ Work gemvWork(const GemvGeometry& geometry)
             const double perWavelet = elementwise(size, 1, geometry.simd);
             // A split lane's column (and a dispatched one's) stores every wavelet, then multiplies
             // its part; a whole lane's multiplies each as it comes.
-            double pe = perWavelet + (t > 0 ? double(size) : 0.0) + routing;
+            // The reduction's adds: the chain's, once at every column but the first; the tree's,
+            // once a child.
+            const double adds = shape.treeReduced
+                ? double(fabric::reductionTreeNode(geometry.columns - 1 - t, geometry.columns).childLevels.size())
+                : (t > 0 ? 1.0 : 0.0);
+            double pe = perWavelet + adds * double(size) + routing;
             for (const GemvGeometry::Share& share : shares) {
                 const auto use = double(share.use);
                 if (dispatch)
@@ -285,7 +320,13 @@ Traffic gemvTraffic(const GemvGeometry& geometry)
         along(in.row, 0, shape.firstColumn + geometry.lastTap(lane), double(in.size));
     }
     for (const DecodeLane& out : shape.outputs) {
-        along(out.row, shape.firstColumn, shape.width - 1, double(out.size));
+        if (!shape.treeReduced)
+            along(out.row, shape.firstColumn, shape.width - 1, double(out.size));
+        for (int d = 1; shape.treeReduced && d < geometry.columns; ++d) { // to the parent 2^level ahead
+            const int from = shape.firstColumn + geometry.columns - 1 - d;
+            along(out.row, from, from + (1 << fabric::reductionTreeNode(d, geometry.columns).sendLevel),
+                double(out.size));
+        }
         if (geometry.side)
             along(out.row, 0, shape.width - 1, double(out.size));
     }
@@ -317,6 +358,10 @@ std::vector<double> gemvSumsIn(const GemvGeometry& geometry)
             std::vector<double> ready;
             for (int t = 0; t < geometry.columns; ++t)
                 ready.push_back(geometry.fmacDone(t, out.row, out.size) + elementwise(out.size, 1, geometry.simd));
+            if (geometry.shape.treeReduced) {
+                in.push_back(treeRoot(ready, out.size));
+                continue;
+            }
             // The head sends once its engine is done with its inputs.
             last = chainHead(ready[0], ready) + double(out.size - 1);
         }
@@ -387,6 +432,7 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
         gemv.outputs = out;
         gemv.simdWidth = simd;
         gemv.experts = experts;
+        gemv.treeReduced = shape.treeReduced;
         if (shape.routed)
             gemv.routedAt = kRoutedAt + double(begin(index));
         return gemv;

@@ -69,6 +69,7 @@ DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan,
     : m_graph(graph)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
     , m_stacked(plan.stackedLayers)
+    , m_tree(plan.treeReducedGemv)
 {
     for (const Region& region : plan.regions)
         if (region.replica == 0)
@@ -229,6 +230,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         shape.outputs = std::move(out);
         shape.epilogue = epilogue;
         shape.simdWidth = m_simd;
+        shape.treeReduced = m_tree;
         return costDecodeGemv(shape);
     };
     const KernelCost normCost = costNormColumn(norm);
@@ -309,6 +311,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.hidden = hidden;
             experts.ffn = ffn();
             experts.simdWidth = m_simd;
+            experts.treeReduced = m_tree;
             return DecodeRegionCost { costDecodeExperts(experts), "experts" };
         }
         if (part == "ffn.shared_experts" && w >= sharedPieces()) {
@@ -324,6 +327,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             shared.hidden = hidden;
             shared.ffn = ffn();
             shared.simdWidth = m_simd;
+            shared.treeReduced = m_tree;
             return DecodeRegionCost { costDecodeExperts(shared), "experts" };
         }
     }

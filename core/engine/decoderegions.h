@@ -67,6 +67,7 @@ private:
     const ModelGraph& m_graph;
     int m_simd = 8;
     bool m_stacked = false; // stacked tiers: heads split over the rows of their tall regions
+    bool m_tree = false; // tree-reduced GEMVs
     std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
 
     std::map<std::string, const Region*> m_byName;

@@ -86,43 +86,13 @@ void buildChainReduce(StaticColorFabric& fabric, const std::vector<std::pair<int
     }
 }
 
-// Tree reduction of each row's partial vectors into its first column (KernelKind::GemvTree).
-// At level l, the PEs whose column is an odd multiple of 2^l send their vector 2^l columns west,
-// on color 1 + l, past the PEs between (whose routers only pass it on); the receiver adds it to
-// its own. A PE takes its children's vectors level by level once its FMACs are done (each add
-// task unblocks the next), then sends its sum on at its own level; column 0 keeps the total.
-int treeLevels(int cols)
-{
-    int levels = 0;
-    while ((1 << levels) < cols)
-        ++levels;
-    return levels;
-}
-
+// Tree reduction of each row's partial vectors into its first column (KernelKind::GemvTree), on
+// color 1 + l at level l (reductionTreeNode). A PE takes its children's vectors level by level
+// once its FMACs are done (each add task unblocks the next), then sends its sum on at its own
+// level; column 0 keeps the total.
 int treeColor(int level)
 {
     return 1 + level;
-}
-
-// The PE of column c: its sending level (the lowest set bit of c; -1 for column 0) and its
-// children's levels (those below it whose child column is inside the row).
-struct TreeNode {
-    int sendLevel = -1;
-    std::vector<int> childLevels;
-};
-TreeNode treeNode(int c, int cols)
-{
-    TreeNode node;
-    const int levels = treeLevels(cols);
-    for (int l = 0; l < levels; ++l) {
-        if (c != 0 && (c >> l) & 1) {
-            node.sendLevel = l;
-            break;
-        }
-        if (c + (1 << l) < cols)
-            node.childLevels.push_back(l);
-    }
-    return node;
 }
 
 // Wires the tree along one row (`offsets`: each column's partial vector): routes, the add tasks
@@ -132,7 +102,7 @@ void buildTreeReduce(StaticColorFabric& fabric, int row, int cols, const std::ve
     std::uint32_t length, const std::vector<bool>& hasWork)
 {
     for (int c = 0; c < cols; ++c) {
-        const TreeNode node = treeNode(c, cols);
+        const ReductionTreeNode node = reductionTreeNode(c, cols);
         PeState& pe = fabric.pe(c, row);
         const std::uint32_t offset = offsets[std::size_t(c)];
         if (node.sendLevel >= 0) {

@@ -118,10 +118,8 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     fabricConfig.width = config.regionCols;
     fabricConfig.height = config.regionRows;
     // One multicast color and the two alternating reduction colors, or one color per tree level.
-    int levels = 0;
-    while ((1 << levels) < config.regionCols)
-        ++levels;
-    fabricConfig.colors = config.kind == KernelKind::GemvTree ? std::max(3, 1 + levels) : 3;
+    fabricConfig.colors
+        = config.kind == KernelKind::GemvTree ? std::max(3, 1 + reductionTreeLevels(config.regionCols)) : 3;
     fabricConfig.queueDepth = config.queueDepth;
     fabricConfig.simdWidth = config.simdWidth;
     StaticColorFabric fabric(fabricConfig);
@@ -200,6 +198,29 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     result.fmacLowerBoundCycles = (result.fmacs + lanes - 1) / lanes;
     result.streamedWavelets = setup.streamedWavelets;
     return result;
+}
+
+int reductionTreeLevels(int count)
+{
+    int levels = 0;
+    while ((1 << levels) < count)
+        ++levels;
+    return levels;
+}
+
+ReductionTreeNode reductionTreeNode(int position, int count)
+{
+    ReductionTreeNode node;
+    const int levels = reductionTreeLevels(count);
+    for (int l = 0; l < levels; ++l) {
+        if (position != 0 && (position >> l) & 1) {
+            node.sendLevel = l;
+            break;
+        }
+        if (position + (1 << l) < count)
+            node.childLevels.push_back(l);
+    }
+    return node;
 }
 
 } // namespace waferscope::core::fabric

@@ -26,6 +26,17 @@ const char* kernelName(KernelKind kind);
 std::optional<KernelKind> parseKernel(const std::string& name);
 std::string kernelNames(); // "gemv|gemm_stream|..."
 
+// A binary reduction tree over `count` PEs in a line, rooted at position 0 (MeshGEMV-style). At
+// level l the PEs at odd multiples of 2^l send their vector 2^l positions towards the root, past
+// the PEs between (whose routers only pass it on), and the receiver adds it to its own: the hops
+// add up to count - 1, but a PE adds once a level, not once a position.
+struct ReductionTreeNode {
+    int sendLevel = -1; // the lowest set bit of the position; -1 at the root
+    std::vector<int> childLevels; // ascending: the child at level l is 2^l positions farther
+};
+int reductionTreeLevels(int count); // ceil(log2 count)
+ReductionTreeNode reductionTreeNode(int position, int count);
+
 struct KernelConfig {
     KernelKind kind = KernelKind::Gemv;
     int matrixRows = 1024; // M (collectives: ignored)

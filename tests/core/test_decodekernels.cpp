@@ -425,6 +425,7 @@ engine::DecodeGemvShape gemvModel(const GemvCase& shape)
     model.inputs = decodeLanes(shape.input);
     model.outputs = decodeLanes(shape.output);
     model.epilogue = decodeEpilogue(shape.epilogue);
+    model.treeReduced = shape.treeReduced;
     return model;
 }
 
@@ -444,6 +445,76 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
         checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
+    }
+}
+
+// The tree-reduced GEMV (MeshGEMV-style): the same sums as the chain's, and its closed form.
+const std::vector<GemvCase>& treeCases()
+{
+    using E = Epilogue;
+    static const std::vector<GemvCase> cases = [] {
+        std::vector<GemvCase> all {
+            { "tree 2 columns", 2, 4, 0, lanes(0, 2, 32), lanes(0, 4, 32), 32, 32, E::Round },
+            { "tree 5 columns", 5, 4, 0, lanes(0, 4, 32), lanes(0, 4, 32), 32, 32, E::Round },
+            { "tree 16x4, 4 parts", 16, 4, 0, lanes(0, 4, 64), lanes(0, 4, 128), 64, 128, E::Round },
+            { "tree 24x2, 12 parts", 24, 2, 0, lanes(0, 2, 96), lanes(0, 2, 32), 96, 32, E::Round },
+            { "tree 33x4 after a norm", 33, 4, 1, lanes(0, 4, 128), lanes(0, 4, 16), 128, 16, E::Residual },
+            { "tree 64x2, one output", 64, 2, 0, lanes(0, 2, 256), lanes(0, 2, 4), 256, 4, E::Round },
+            { "tree 48x8, rotary", 48, 8, 1, lanes(0, 8, 256), lanes(0, 8, 64), 256, 64, E::Rotary },
+            { "tree 40x6, gelu", 40, 6, 0, lanes(0, 6, 240), lanes(0, 6, 48), 240, 48, E::Activation },
+            { "tree 12x8, logits", 12, 8, 1, lanes(0, 8, 64), lanes(0, 8, 256), 64, 256, E::Logits },
+            { "tree 3x12, tall", 3, 12, 0, lanes(0, 3, 48), lanes(0, 12, 96), 48, 96, E::Round },
+        };
+        for (GemvCase& shape : all)
+            shape.treeReduced = true;
+        return all;
+    }();
+    return cases;
+}
+
+WS_TEST(treeReducedDecodeGemvSumsLikeTheChainAndItsClosedFormTracksTheFabric)
+{
+    for (const GemvCase& shape : treeCases()) {
+        const GemvRun run = runGemv(shape, Storage::Bf16);
+        if (shape.epilogue == Epilogue::Logits) {
+            for (std::size_t k = 0; k < shape.output.size(); ++k)
+                for (std::uint32_t i = 0; i < shape.output[k].size(); ++i) {
+                    const std::size_t global = shape.output[k].begin + i;
+                    WS_CHECK(std::fabs(run.lanes[k][i] - run.sums[global]) <= run.sumBounds[global]);
+                }
+        } else {
+            Agreement agreement;
+            for (std::size_t k = 0; k < shape.output.size(); ++k) {
+                const Agreement lane = checkRoundedLane(shape, run, k, Storage::Bf16);
+                agreement.total += lane.total;
+                agreement.identical += lane.identical;
+            }
+            WS_CHECK(agreement.mostlyIdentical());
+        }
+        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
+    }
+}
+
+// The tree pays where a row has many columns and few outputs: a level's adds cost the tile's
+// outputs, the chain's hops a cycle and a half a column. The fabric and the closed form agree on
+// which is faster both ways.
+WS_TEST(aTreeReducedDecodeGemvIsFasterOnlyOverManyColumnsWithFewOutputs)
+{
+    using E = Epilogue;
+    const GemvCase wide { "128x2, 2 outputs a row", 128, 2, 0, lanes(0, 2, 512), lanes(0, 2, 4), 512, 4, E::Round };
+    const GemvCase narrow { "8x4, 32 outputs a row", 8, 4, 0, lanes(0, 4, 64), lanes(0, 4, 128), 64, 128, E::Round };
+    for (const bool treeWins : { true, false }) {
+        const GemvCase& chained = treeWins ? wide : narrow;
+        GemvCase tree = chained;
+        tree.treeReduced = true;
+        const double fabricTree = double(runGemv(tree, Storage::Bf16).measure.cycles);
+        const double fabricChain = double(runGemv(chained, Storage::Bf16).measure.cycles);
+        const double modelTree = engine::costDecodeGemv(gemvModel(tree)).cycles;
+        const double modelChain = engine::costDecodeGemv(gemvModel(chained)).cycles;
+        std::printf("%-24s tree %5.0f, chain %5.0f cycles; closed forms %7.1f, %7.1f\n", chained.name.c_str(),
+            fabricTree, fabricChain, modelTree, modelChain);
+        WS_CHECK_EQ(fabricTree < fabricChain, treeWins);
+        WS_CHECK_EQ(modelTree < modelChain, treeWins);
     }
 }
 

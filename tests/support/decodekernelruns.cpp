@@ -82,6 +82,7 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     spec.bias = shape.bias ? rowTensor(22, shape.outFeatures, 0.0f, storage) : WeightTensor::absent(storage);
     spec.epilogue = shape.epilogue;
     spec.activation = shape.activation;
+    spec.treeReduced = shape.treeReduced;
     if (shape.epilogue == Epilogue::Route) {
         spec.experts = int(shape.outFeatures);
         spec.topK = shape.topK;

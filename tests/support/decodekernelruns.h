@@ -48,6 +48,7 @@ struct GemvCase {
     bool bias = false;
     std::int64_t position = 0; // Rotary
     int topK = 0; // Route: the experts (outFeatures) the router picks per token
+    bool treeReduced = false; // the output rows reduce along a binary tree, not a chain
 };
 
 struct GemvRun {
