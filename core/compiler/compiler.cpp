@@ -376,9 +376,6 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
         if (!failure.empty())
             return cannotMap("--mode", failure);
         plan.treeReducedGemv = options.treeReducedGemv;
-        if (plan.treeReducedGemv)
-            plan.notes.push_back("GEMVs reduce each output row along a binary tree into its last column "
-                                 "(MeshGEMV-style), a color a level, instead of a chain through every column");
     } else {
         plan.numSystems = numSystems;
         const ExecutionPlan base = plan;

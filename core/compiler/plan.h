@@ -54,6 +54,9 @@ struct KernelPlan {
     std::vector<int> colors; // multicast color, the two alternating reduce colors, output color
     std::int64_t broadcastHops = 0; // longest multicast path in the region
     std::int64_t reduceHops = 0; // longest reduction chain
+    // Inference: the region's GEMVs reduce their output rows along binary trees (MeshGEMV-style),
+    // not chains (ExecutionPlan::treeReducedGemv).
+    bool treeReduced = false;
 };
 const char* toString(KernelPlan::Kind kind);
 
@@ -122,9 +125,11 @@ struct ExecutionPlan {
     // Inference: every block spread over its wafer's whole usable rectangle, the blocks of a wafer
     // stacked in SRAM tiers (Region::tier), instead of a strip each.
     bool stackedLayers = false;
-    // Inference: each GEMV's output rows reduce along binary trees rooted at their last column
-    // (MeshGEMV-style), not chains through every column. Set from the software profile's gemv
-    // mechanism ("tree_reduced" or "chain_reduced", core/engine/calibration.h).
+    // Inference: the software has tree-reduced GEMVs, whose output rows reduce along binary trees
+    // rooted at their last column (MeshGEMV-style), beside the chain-reduced ones; the engine
+    // gives each region the faster (KernelPlan::treeReduced, engine::compileFor). Set from the
+    // software profile's gemv mechanism ("tree_reduced" or "chain_reduced",
+    // core/engine/calibration.h).
     bool treeReducedGemv = false;
     std::int64_t microBatch = 0; // weight streaming: the micro-batch the plan is built for
     std::int64_t maxMicroBatch = 0; // weight streaming: the largest that fits

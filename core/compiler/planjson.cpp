@@ -153,7 +153,8 @@ std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int i
                     { "matrix_cols", kernel.matrixCols }, { "tile_rows", kernel.tileRows },
                     { "tile_cols", kernel.tileCols }, { "broadcast", fabric::directionName(kernel.broadcast) },
                     { "reduce", fabric::directionName(kernel.reduce) }, { "colors", kernel.colors },
-                    { "broadcast_hops", kernel.broadcastHops }, { "reduce_hops", kernel.reduceHops } } },
+                    { "broadcast_hops", kernel.broadcastHops }, { "reduce_hops", kernel.reduceHops },
+                    { "reduction", kernel.treeReduced ? "tree" : "chain" } } },
         });
     }
     json out = {

@@ -359,7 +359,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             const bool rotary = s.positions == DecoderShape::Positions::Rotary;
             const auto gemvOn
                 = [&](const std::string& name, const Frame& on, int firstColumn, Lanes input, Lanes output,
-                      Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue, int expert, bool measure) {
+                      Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue, int expert, bool measure,
+                      bool tree) {
                       GemvSpec spec;
                       spec.name = name;
                       spec.frame = on;
@@ -368,7 +369,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                       spec.output = std::move(output);
                       spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
                       spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
-                      spec.treeReduced = plan.treeReducedGemv;
+                      spec.treeReduced = tree;
                       spec.epilogue = epilogue;
                       spec.activation = s.activation;
                       spec.ropeTheta = s.ropeTheta;
@@ -383,7 +384,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
                                   Tensor bias, bool hasBias, Epilogue epilogue) {
                 return gemvOn(strip.regions[index]->opName, frame(index), firstColumn, std::move(input),
-                    std::move(output), weight, bias, hasBias, epilogue, -1, true);
+                    std::move(output), weight, bias, hasBias, epilogue, -1, true,
+                    strip.regions[index]->kernel.treeReduced);
             };
             block.q
                 = gemv(qi, 1, x, heads, Tensor::Wq, Tensor::Bq, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
@@ -425,18 +427,19 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                     Tensor::Router, false, Epilogue::Route);
                 const std::vector<Frame> pieces = expertFrames(frame(6));
                 const std::string name = strip.regions[6]->opName;
+                const bool tree = strip.regions[6]->kernel.treeReduced;
                 impl.measured.push_back({ name, "experts", frame(6), block.router.get() });
                 for (int e = 0; e < int(s.experts); ++e) {
                     const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
                     const std::string expert = name + "." + std::to_string(e);
                     Impl::Ffn ffn;
                     ffn.up = gemvOn(
-                        expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue, e, false);
+                        expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue, e, false, tree);
                     if (s.gated())
                         ffn.gate = gemvOn(expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias,
-                            Epilogue::Gated, e, false);
+                            Epilogue::Gated, e, false, tree);
                     ffn.down = gemvOn(expert + ".down", piece(ffnParts - 1), 0, f, x, Tensor::WDown, Tensor::BDown,
-                        s.ffnBias, Epilogue::Combine, e, false);
+                        s.ffnBias, Epilogue::Combine, e, false, tree);
                     block.ffn.push_back(std::move(ffn));
                 }
             }
@@ -458,7 +461,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             spec.weight = weights.tensor(Tensor::LmHead, 0, 0);
             spec.bias = s.lmHeadBias ? weights.tensor(Tensor::LmHeadBias, 0, 0) : absent;
             spec.epilogue = Epilogue::Logits;
-            spec.treeReduced = plan.treeReducedGemv;
+            spec.treeReduced = head->kernel.treeReduced;
             impl.lmHead = std::make_unique<GemvKernel>(spec, context);
             impl.measured.push_back({ head->opName, "lm_head", frame });
         }

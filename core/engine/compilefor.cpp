@@ -1,9 +1,53 @@
 // The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
 #include "core/engine/engine.h"
 
+#include "core/engine/decoderegions.h"
+
 #include <algorithm>
 
 namespace waferscope::core::engine {
+
+namespace {
+
+// With tree-reduced GEMVs in the software, each region takes the tree where its decode kernel is
+// faster in closed form (ties keep the chain): the tree pays on wide regions with few outputs a
+// row, the chain on narrow ones or many outputs a row. The choice is by a token's latency; the
+// tree's root adds a vector a level, so its PEs are busier, which a band's shared PEs pay when a
+// prompt's positions (or a drafted pass) follow one another at its busiest PE's pace.
+Expected<ExecutionPlan> compileWithReductions(
+    const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options)
+{
+    Expected<ExecutionPlan> compiled = compile(graph, system, options);
+    if (!compiled || !compiled->treeReducedGemv)
+        return compiled;
+    ExecutionPlan plan = std::move(compiled).value();
+    ExecutionPlan trees = plan;
+    for (Region& region : trees.regions)
+        region.kernel.treeReduced = true;
+    for (Region& region : plan.regions)
+        region.kernel.treeReduced = false;
+    const DecodeRegions chained(graph, plan, system);
+    const DecodeRegions treed(graph, trees, system);
+    int chosen = 0;
+    int gemvs = 0;
+    for (std::size_t i = 0; i < plan.regions.size(); ++i) {
+        const std::optional<DecodeRegionCost> chain = chained.cost(plan.regions[i], 0);
+        const std::optional<DecodeRegionCost> tree = treed.cost(trees.regions[i], 0);
+        if (!chain || !tree || chain->cost.cycles == tree->cost.cycles)
+            continue;
+        ++gemvs;
+        if (tree->cost.cycles < chain->cost.cycles) {
+            plan.regions[i].kernel.treeReduced = true;
+            ++chosen;
+        }
+    }
+    plan.notes.push_back("tree-reduced GEMVs (MeshGEMV-style: each output row summed along a binary tree into its "
+                         "last column, a color a level) where faster than the chain: "
+        + std::to_string(chosen) + " of " + std::to_string(gemvs) + " regions whose GEMVs can take either");
+    return plan;
+}
+
+} // namespace
 
 Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
     const Calibration& calibration, const RunOptions& inference)
@@ -12,7 +56,7 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     profiled.treeReducedGemv = calibration.mechanisms.gemv == "tree_reduced";
     CompileOptions strips = profiled;
     strips.stackLayers = false;
-    Expected<ExecutionPlan> best = compile(graph, system, strips);
+    Expected<ExecutionPlan> best = compileWithReductions(graph, system, strips);
     if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != "stacked")
         return best;
     RunOptions token = inference;
@@ -33,7 +77,7 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
         CompileOptions stacked = profiled;
         stacked.stackLayers = true;
         stacked.stackBands = bands;
-        Expected<ExecutionPlan> plan = compile(graph, system, stacked);
+        Expected<ExecutionPlan> plan = compileWithReductions(graph, system, stacked);
         if (!plan)
             continue;
         if (bands == 1)

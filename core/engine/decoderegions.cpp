@@ -69,7 +69,6 @@ DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan,
     : m_graph(graph)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
     , m_stacked(plan.stackedLayers)
-    , m_tree(plan.treeReducedGemv)
 {
     for (const Region& region : plan.regions)
         if (region.replica == 0)
@@ -176,7 +175,8 @@ std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::i
     const std::string part = partOf(region.opName);
     const int layer = m_graph.ops[std::size_t(region.op)].layer;
     Key key { part.empty() ? region.opName : part, region.rect.w, region.rect.h, hiddenLanes(region.system),
-        part.empty() ? 0 : ffnLanes(layer), part.empty() ? 1 : rowsPerHead(layer), int(region.fused.size()), position };
+        part.empty() ? 0 : ffnLanes(layer), part.empty() ? 1 : rowsPerHead(layer), int(region.fused.size()),
+        region.kernel.treeReduced, position };
     const auto found = m_costs.find(key);
     if (found != m_costs.end())
         return found->second;
@@ -230,7 +230,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         shape.outputs = std::move(out);
         shape.epilogue = epilogue;
         shape.simdWidth = m_simd;
-        shape.treeReduced = m_tree;
+        shape.treeReduced = region.kernel.treeReduced;
         return costDecodeGemv(shape);
     };
     const KernelCost normCost = costNormColumn(norm);
@@ -311,7 +311,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.hidden = hidden;
             experts.ffn = ffn();
             experts.simdWidth = m_simd;
-            experts.treeReduced = m_tree;
+            experts.treeReduced = region.kernel.treeReduced;
             return DecodeRegionCost { costDecodeExperts(experts), "experts" };
         }
         if (part == "ffn.shared_experts" && w >= sharedPieces()) {
@@ -327,7 +327,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             shared.hidden = hidden;
             shared.ffn = ffn();
             shared.simdWidth = m_simd;
-            shared.treeReduced = m_tree;
+            shared.treeReduced = region.kernel.treeReduced;
             return DecodeRegionCost { costDecodeExperts(shared), "experts" };
         }
     }

@@ -67,7 +67,6 @@ private:
     const ModelGraph& m_graph;
     int m_simd = 8;
     bool m_stacked = false; // stacked tiers: heads split over the rows of their tall regions
-    bool m_tree = false; // tree-reduced GEMVs
     std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
 
     std::map<std::string, const Region*> m_byName;
@@ -76,7 +75,7 @@ private:
     // Costs by what they depend on (the op's part, the region's size, the lanes, the rows per head,
     // the ops fused in, the position): a model's blocks repeat one shape, and a deep model has
     // tens of thousands of regions.
-    using Key = std::tuple<std::string, int, int, int, int, int, int, std::int64_t>;
+    using Key = std::tuple<std::string, int, int, int, int, int, int, bool, std::int64_t>;
     mutable std::map<Key, std::optional<DecodeRegionCost>> m_costs;
 };
 

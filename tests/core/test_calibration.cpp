@@ -106,6 +106,10 @@ WS_TEST(aMalformedCalibrationIsALocatedError)
     WS_REQUIRE(stacked.hasValue());
     WS_CHECK_EQ(stacked->mechanisms.regionSizing, std::string("stacked"));
     WS_CHECK_EQ(stacked->mechanisms.gemv, std::string("chain_reduced"));
+    // So are tree-reduced GEMVs.
+    const Expected<Calibration> trees = parseCalibration(twoProfiles("tree_reduced"), "cal.json", "new");
+    WS_REQUIRE(trees.hasValue());
+    WS_CHECK_EQ(trees->mechanisms.gemv, std::string("tree_reduced"));
     // A negative overhead.
     const Expected<Calibration> negative = parseCalibration(twoProfiles("chain_reduced", "-5"), "cal.json", "new");
     WS_REQUIRE(!negative.hasValue());

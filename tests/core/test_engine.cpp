@@ -707,3 +707,52 @@ WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
     WS_CHECK(std::any_of(small->notes.begin(), small->notes.end(),
         [](const std::string& note) { return note.find("(strips)") != std::string::npos; }));
 }
+
+// A profile with tree-reduced GEMVs gives each region the reduction whose decode kernel is faster:
+// on GPT-2 small's stacked tiers some regions take the tree and some keep the chain, and one
+// user's token is no slower than on the same layout with every row chained.
+WS_TEST(aTreeReducedProfileGivesEachRegionTheFasterReduction)
+{
+    const SystemSpec cs3 = preset("cs3");
+    Calibration trees = builtinCalibration();
+    trees.mechanisms.regionSizing = "stacked";
+    trees.mechanisms.gemv = "tree_reduced";
+    CompileOptions options;
+    options.mode = RunMode::Inference;
+    const ModelGraph gpt2 = load(sample("gpt2_small.yaml"));
+    const Expected<ExecutionPlan> mixed = compileFor(gpt2, cs3, options, trees);
+    WS_REQUIRE(mixed.hasValue());
+    WS_CHECK(mixed->treeReducedGemv);
+    ExecutionPlan chains = *mixed;
+    ExecutionPlan allTrees = *mixed;
+    for (std::size_t i = 0; i < mixed->regions.size(); ++i) {
+        chains.regions[i].kernel.treeReduced = false;
+        allTrees.regions[i].kernel.treeReduced = true;
+    }
+    const DecodeRegions chained(gpt2, chains, cs3);
+    const DecodeRegions treed(gpt2, allTrees, cs3);
+    const DecodeRegions chosen(gpt2, *mixed, cs3);
+    int tree = 0;
+    int either = 0;
+    for (std::size_t i = 0; i < mixed->regions.size(); ++i) {
+        const std::optional<DecodeRegionCost> cost = chosen.cost(mixed->regions[i], 0);
+        if (!cost)
+            continue;
+        const double chain = chained.cost(chains.regions[i], 0)->cost.cycles;
+        const double both = treed.cost(allTrees.regions[i], 0)->cost.cycles;
+        WS_CHECK_NEAR(cost->cost.cycles, std::min(chain, both), 1e-9);
+        tree += mixed->regions[i].kernel.treeReduced ? 1 : 0;
+        either += chain != both ? 1 : 0;
+    }
+    WS_CHECK(tree > 0);
+    WS_CHECK(tree < either);
+    const double mixedRate = runOrThrow(*mixed, gpt2, cs3, RunKind::Inference).metrics.tokensPerS;
+    const double chainRate = runOrThrow(chains, gpt2, cs3, RunKind::Inference).metrics.tokensPerS;
+    WS_CHECK(mixedRate >= chainRate);
+    // The shipped profiles reduce along chains only.
+    const Expected<ExecutionPlan> launch = compileFor(gpt2, cs3, options, builtinCalibration());
+    WS_REQUIRE(launch.hasValue());
+    WS_CHECK(!launch->treeReducedGemv);
+    WS_CHECK(std::none_of(launch->regions.begin(), launch->regions.end(),
+        [](const Region& region) { return region.kernel.treeReduced; }));
+}

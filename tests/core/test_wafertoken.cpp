@@ -42,7 +42,8 @@ CycleRunResult runSmall(const std::string& file, int tokens, int prompt, int thr
     const ModelGraph graph = waferscope::test::load(data(file));
     const SystemSpec system = smallWafer(96, 96);
     ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
-    plan.treeReducedGemv = tree; // a kernel choice: the layout is the same
+    for (Region& region : plan.regions) // a kernel choice: the layout is the same
+        region.kernel.treeReduced = tree;
     CycleRunOptions options;
     options.tokens = tokens;
     options.promptTokens = prompt;
