@@ -357,30 +357,29 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 kvHeads.push_back({ y0 + h, std::uint32_t(g * s.headDim), std::uint32_t((g + 1) * s.headDim) });
             }
             const bool rotary = s.positions == DecoderShape::Positions::Rotary;
-            const auto gemvOn
-                = [&](const std::string& name, const Frame& on, int firstColumn, Lanes input, Lanes output,
-                      Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue, int expert, bool measure,
-                      bool tree) {
-                      GemvSpec spec;
-                      spec.name = name;
-                      spec.frame = on;
-                      spec.firstColumn = firstColumn;
-                      spec.input = std::move(input);
-                      spec.output = std::move(output);
-                      spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
-                      spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
-                      spec.treeReduced = tree;
-                      spec.epilogue = epilogue;
-                      spec.activation = s.activation;
-                      spec.ropeTheta = s.ropeTheta;
-                      spec.experts = int(s.experts);
-                      spec.topK = int(s.topK);
-                      spec.expert = expert;
-                      spec.lastExpert = expert + 1 == int(s.experts);
-                      if (measure)
-                          impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
-                      return std::make_unique<GemvKernel>(std::move(spec), context);
-                  };
+            const auto gemvOn = [&](const std::string& name, const Frame& on, int firstColumn, Lanes input,
+                                    Lanes output, Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue,
+                                    int expert, bool measure, bool tree) {
+                GemvSpec spec;
+                spec.name = name;
+                spec.frame = on;
+                spec.firstColumn = firstColumn;
+                spec.input = std::move(input);
+                spec.output = std::move(output);
+                spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
+                spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
+                spec.treeReduced = tree;
+                spec.epilogue = epilogue;
+                spec.activation = s.activation;
+                spec.ropeTheta = s.ropeTheta;
+                spec.experts = int(s.experts);
+                spec.topK = int(s.topK);
+                spec.expert = expert;
+                spec.lastExpert = expert + 1 == int(s.experts);
+                if (measure)
+                    impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
+                return std::make_unique<GemvKernel>(std::move(spec), context);
+            };
             const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
                                   Tensor bias, bool hasBias, Epilogue epilogue) {
                 return gemvOn(strip.regions[index]->opName, frame(index), firstColumn, std::move(input),
@@ -433,8 +432,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                     const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
                     const std::string expert = name + "." + std::to_string(e);
                     Impl::Ffn ffn;
-                    ffn.up = gemvOn(
-                        expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue, e, false, tree);
+                    ffn.up = gemvOn(expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue,
+                        e, false, tree);
                     if (s.gated())
                         ffn.gate = gemvOn(expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias,
                             Epilogue::Gated, e, false, tree);

@@ -239,15 +239,17 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
             return false;
         figures[key + "_stacked_no_launch_overhead"] = rate->metrics.tokensPerS;
         // The 2024-11 profile (stacked tiers and speculative decoding), with its fitted overhead
-        // and without it.
+        // and without it, and without it with tree-reduced GEMVs where they are faster.
         const core::Expected<core::engine::Calibration> november = core::engine::resolveCalibration("2024-11");
         if (!november)
             return false;
         core::engine::Calibration hardware = *november;
         hardware.regionLaunchCycles = 0.0;
-        const core::engine::Calibration& fitted = *november;
-        for (const core::engine::Calibration* profile :
-            { &fitted, &static_cast<const core::engine::Calibration&>(hardware) }) {
+        core::engine::Calibration trees = hardware;
+        trees.mechanisms.gemv = "tree_reduced";
+        const std::pair<const core::engine::Calibration*, const char*> profiles[] = { { &*november, "_2024_11" },
+            { &hardware, "_2024_11_no_launch_overhead" }, { &trees, "_2024_11_tree_reduced_no_launch_overhead" } };
+        for (const auto& [profile, suffix] : profiles) {
             const core::Expected<core::ExecutionPlan> drafting
                 = core::engine::compileFor(*llama, *system, inference, *profile);
             const core::Expected<core::engine::RunResult> drafted = drafting
@@ -255,8 +257,7 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
                 : core::Expected<core::engine::RunResult>(drafting.error());
             if (!drafted)
                 return false;
-            figures[key + (profile == &hardware ? "_2024_11_no_launch_overhead" : "_2024_11")]
-                = drafted->metrics.tokensPerS;
+            figures[key + suffix] = drafted->metrics.tokensPerS;
         }
     }
     return ok;
