@@ -74,6 +74,8 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     double fastest = rate(*best);
     int tiers = 1; // the most blocks a wafer stacks: more bands than that give the same plan
     for (int bands = 1; bands <= std::min(kMaxStackBands, tiers); ++bands) {
+        if (inference.cancelled && inference.cancelled())
+            return Diagnostic { "<compile>", 0, 0, "cancelled", Diagnostic::Kind::Internal };
         CompileOptions stacked = profiled;
         stacked.stackLayers = true;
         stacked.stackBands = bands;

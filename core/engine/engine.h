@@ -9,6 +9,7 @@
 #include "core/model/modelgraph.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,10 @@ struct RunOptions {
     // Inference under a speculative profile: the draft placed beside the plan (placeDraft); empty,
     // the run places it.
     std::shared_ptr<const DraftPlacement> draft = nullptr;
+    // Asked now and then (between the steps and every thousand or so streamed layers of weight
+    // streaming, between the layouts compileFor tries); true ends the run with the error
+    // "cancelled". Null: the run goes to its end.
+    std::function<bool()> cancelled = nullptr;
 };
 
 // Where an event ran. All CS-X systems of a data-parallel job run the same schedule, so one

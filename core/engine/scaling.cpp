@@ -30,6 +30,7 @@ Expected<ScalingSweep> scale(
         RunOptions runOptions;
         runOptions.mode = options.mode;
         runOptions.globalBatch = options.globalBatch;
+        runOptions.cancelled = options.cancelled;
         return run(*plan, graph, system, runOptions, calibration);
     };
     const bool baselineListed = std::find(options.numCsx.begin(), options.numCsx.end(), 1) != options.numCsx.end();

@@ -28,7 +28,13 @@ StreamingSimulation::StreamingSimulation(
 double StreamingSimulation::runStep(int step, bool steady, const std::vector<StreamItem>& items)
 {
     const double stepStart = m_stepEnd;
-    for (const StreamItem& item : items) {
+    const std::function<bool()>& cancelled = m_context.options.cancelled;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (cancelled && i % 1024 == 0 && cancelled()) {
+            m_cancelled = true;
+            return 0.0;
+        }
+        const StreamItem& item = items[i];
         const StreamWindow stream = streamWeightsIn(step, item, steady);
         const double computeEnd = computeItem(step, item, stream, stepStart, steady);
         if (!item.backward)

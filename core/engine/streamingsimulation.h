@@ -74,6 +74,7 @@ public:
     // Returns the step's time: until the wafer is done and, for training, the last update is in.
     double runStep(int step, bool steady, const std::vector<StreamItem>& items);
 
+    bool cancelled() const { return m_cancelled; } // RunOptions::cancelled said so during a step
     const SteadyTotals& totals() const { return m_totals; }
     const StreamPath& path() const { return m_path; }
 
@@ -129,6 +130,7 @@ private:
     const double m_checkpointBytesPerS; // one system's own share of the path to MemoryX
     RunResult& m_result; // timeline events and metrics.boundTimeS are added here
     std::vector<double> m_optimizerDone; // per layer: when its last update finished
+    bool m_cancelled = false;
     double m_linkInFree = 0.0; // the stream path in is free from
     double m_linkOutFree = 0.0; // ... and out
     double m_computeFree = 0.0; // the wafer is free from

@@ -252,8 +252,11 @@ Expected<RunResult> runWeightStreaming(const Context& context)
     StreamingSimulation simulation(context, *batches, costs, systems, result);
     const int simulated = std::max(2, shown); // the last step is the steady state
     std::vector<double> stepTimes;
-    for (int step = 0; step < simulated; ++step)
+    for (int step = 0; step < simulated; ++step) {
         stepTimes.push_back(simulation.runStep(step, step + 1 == simulated, items));
+        if (simulation.cancelled())
+            return Diagnostic { "<run>", 0, 0, "cancelled", Diagnostic::Kind::Internal };
+    }
     for (const TimelineEvent& event : result.timeline.events)
         result.timeline.span = std::max(result.timeline.span, event.end);
 

@@ -75,28 +75,6 @@ int systemOf(const engine::TimelineEvent& event, const ExecutionPlan& plan)
     return event.laneIndex;
 }
 
-std::string laneName(engine::LaneKind lane, int index, const ExecutionPlan& plan, bool inference)
-{
-    const std::string system = (inference ? "wafer " : "CS-X ") + std::to_string(index);
-    switch (lane) {
-    case engine::LaneKind::MemoryX:
-        return "MemoryX";
-    case engine::LaneKind::SwarmX:
-        return "SwarmX";
-    case engine::LaneKind::CsxIo:
-        return system + " I/O";
-    case engine::LaneKind::CsxCompute:
-        return system + " wafer";
-    case engine::LaneKind::WaferLink:
-        return "link " + std::to_string(index) + " -> " + std::to_string(index + 1);
-    case engine::LaneKind::Region:
-        if (index >= 0 && std::size_t(index) < plan.regions.size())
-            return "region " + std::to_string(index) + " " + plan.regions[std::size_t(index)].opName;
-        return "region " + std::to_string(index);
-    }
-    return "lane";
-}
-
 std::vector<LaneReport> laneReports(const engine::RunResult& run, const ExecutionPlan& plan)
 {
     struct Accumulated {
@@ -195,6 +173,28 @@ std::vector<RegionReport> regionReports(const engine::Metrics& metrics, const Ex
 }
 
 } // namespace
+
+std::string laneName(engine::LaneKind lane, int index, const ExecutionPlan& plan, bool inference)
+{
+    const std::string system = (inference ? "wafer " : "CS-X ") + std::to_string(index);
+    switch (lane) {
+    case engine::LaneKind::MemoryX:
+        return "MemoryX";
+    case engine::LaneKind::SwarmX:
+        return "SwarmX";
+    case engine::LaneKind::CsxIo:
+        return system + " I/O";
+    case engine::LaneKind::CsxCompute:
+        return system + " wafer";
+    case engine::LaneKind::WaferLink:
+        return "link " + std::to_string(index) + " -> " + std::to_string(index + 1);
+    case engine::LaneKind::Region:
+        if (index >= 0 && std::size_t(index) < plan.regions.size())
+            return "region " + std::to_string(index) + " " + plan.regions[std::size_t(index)].opName;
+        return "region " + std::to_string(index);
+    }
+    return "lane";
+}
 
 Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
     const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics)

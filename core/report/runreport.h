@@ -137,6 +137,10 @@ std::string reportCsv(const RunReport& report);
 // What a person reads in a terminal (also summary.txt).
 std::string reportSummary(const RunReport& report);
 
+// A timeline lane for people: "MemoryX", "CS-X 0 wafer" (inference: "wafer 0"), "region 3
+// layers.0.attn.q", "link 0 -> 1".
+std::string laneName(engine::LaneKind lane, int index, const ExecutionPlan& plan, bool inference);
+
 // The current time as ISO 8601 UTC ("2026-11-21T10:00:00Z").
 std::string utcTimestamp();
 

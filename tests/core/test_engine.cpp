@@ -756,3 +756,19 @@ WS_TEST(aTreeReducedProfileGivesEachRegionTheFasterReduction)
     WS_CHECK(std::none_of(launch->regions.begin(), launch->regions.end(),
         [](const Region& region) { return region.kernel.treeReduced; }));
 }
+
+// A run asked to stop (RunOptions::cancelled) ends with the error "cancelled", not a result.
+WS_TEST(aCancelledRunEndsWithoutAResult)
+{
+    const SystemSpec cs2 = preset("cs2");
+    const ModelGraph gpt3 = load(sample("gpt3_xl.yaml"));
+    const ExecutionPlan streaming = plan(gpt3, cs2, RunMode::Train);
+    RunOptions options;
+    int asked = 0;
+    options.cancelled = [&asked] { return ++asked > 1; }; // the first step's first check goes on
+    const Expected<RunResult> stopped = run(streaming, gpt3, cs2, options);
+    WS_REQUIRE(!stopped.hasValue());
+    WS_CHECK_EQ(stopped.error().message, std::string("cancelled"));
+    options.cancelled = [] { return false; };
+    WS_CHECK(run(streaming, gpt3, cs2, options).hasValue());
+}

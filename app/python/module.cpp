@@ -1,0 +1,274 @@
+// The `waferscope` Python module: hardware(), load(), Model and Plan (this file); Run and Frame
+// (pyrun.cpp). Every result is what the CLI prints for the same job, parsed from the same JSON.
+#include "app/python/pycommon.h"
+
+#include "core/common/names.h"
+#include "core/engine/scaling.h"
+#include "core/hardware/builtinpresets.h"
+#include "core/hardware/hardwarejson.h"
+#include "core/model/graphjson.h"
+#include "core/model/modelloader.h"
+
+#include <pybind11/stl.h>
+
+namespace waferscope::python {
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+template <class Enum>
+Enum choice(const std::string& value, const char* argument)
+{
+    if (const std::optional<Enum> parsed = core::fromName<Enum>(value))
+        return *parsed;
+    raise(core::Diagnostic { argument, 0, 0,
+        std::string(argument) + " expects " + core::choiceList(core::allNames<Enum>()) + ", got '" + value + "'" });
+}
+
+core::SystemSpec preset(const std::string& name)
+{
+    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(name);
+    if (!system)
+        raise(system.error());
+    return std::move(system).value();
+}
+
+core::engine::Calibration calibrationOf(const std::optional<std::string>& name)
+{
+    if (!name)
+        return core::engine::builtinCalibration();
+    core::Expected<core::engine::Calibration> calibration = core::engine::resolveCalibration(*name);
+    if (!calibration)
+        raise(calibration.error());
+    return std::move(calibration).value();
+}
+
+class Model {
+public:
+    explicit Model(std::shared_ptr<const LoadedModel> model)
+        : m_model(std::move(model))
+        , m_info(fromJson(core::modelGraphToJson(m_model->graph)))
+    {
+    }
+    const LoadedModel& loaded() const { return *m_model; }
+    py::object info() const { return m_info; }
+    py::object get(const char* key) const { return m_info[key]; }
+
+    py::object compile(const std::string& system, int numCsx, const std::string& mode, const std::string& execution,
+        const std::optional<std::string>& calibration) const
+    {
+        if (numCsx < 1 || numCsx > 4096)
+            raise(core::Diagnostic {
+                "num_csx", 0, 0, "num_csx expects an integer 1..4096, got " + std::to_string(numCsx) });
+        auto compiled = std::make_shared<CompiledPlan>();
+        compiled->model = m_model;
+        compiled->system = preset(system);
+        compiled->calibration = calibrationOf(calibration);
+        const core::RunKind kind = choice<core::RunKind>(mode, "mode");
+        compiled->options.mode = kind == core::RunKind::Inference ? core::RunMode::Inference : core::RunMode::Train;
+        compiled->options.execution = choice<core::ExecutionChoice>(execution, "execution");
+        compiled->options.numSystems = numCsx;
+        std::atomic<bool> cancel { false };
+        core::engine::RunOptions token { .mode = core::RunKind::Inference };
+        token.cancelled = [&cancel] { return cancel.load(); };
+        core::Expected<core::ExecutionPlan> plan = interruptible(
+            [&] {
+                return core::engine::compileFor(
+                    m_model->graph, compiled->system, compiled->options, compiled->calibration, token);
+            },
+            cancel);
+        if (!plan) {
+            core::Diagnostic reason = plan.error();
+            reason.message
+                = "cannot map " + m_model->path + " onto " + compiled->system.displayName + ": " + reason.message;
+            raise(reason);
+        }
+        compiled->plan = std::move(plan).value();
+        const std::vector<std::string> problems = core::checkPlan(compiled->plan, m_model->graph, compiled->system);
+        if (!problems.empty())
+            raise(core::Diagnostic {
+                "<compile plan>", 0, 0, "invalid plan: " + problems.front(), core::Diagnostic::Kind::Internal });
+        return makePlan(std::move(compiled), kind);
+    }
+
+    py::list scale(const std::string& system, const std::vector<int>& counts, const std::string& mode,
+        const std::string& execution, std::optional<std::int64_t> batchSize,
+        const std::optional<std::string>& calibration) const
+    {
+        core::engine::ScalingOptions options;
+        options.numCsx = counts;
+        options.mode = choice<core::RunKind>(mode, "mode");
+        options.execution = choice<core::ExecutionChoice>(execution, "execution");
+        options.globalBatch = batchSize.value_or(0);
+        const core::SystemSpec spec = preset(system);
+        const core::engine::Calibration constants = calibrationOf(calibration);
+        std::atomic<bool> cancel { false };
+        options.cancelled = [&cancel] { return cancel.load(); };
+        core::Expected<core::engine::ScalingSweep> sweep
+            = interruptible([&] { return core::engine::scale(m_model->graph, spec, options, constants); }, cancel);
+        if (!sweep)
+            raise(sweep.error());
+        return fromJson(core::engine::scalingToJson(*sweep))["points"];
+    }
+
+    static py::object makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind kind);
+
+private:
+    std::shared_ptr<const LoadedModel> m_model;
+    py::object m_info;
+};
+
+class Plan {
+public:
+    Plan(std::shared_ptr<const CompiledPlan> plan, core::RunKind kind)
+        : m_plan(std::move(plan))
+        , m_kind(kind)
+        , m_json(fromJson(core::planToJson(m_plan->plan, m_plan->model->graph)))
+    {
+    }
+    py::object json() const { return m_json; }
+    std::string mode() const { return core::toString(m_plan->plan.mode); }
+    py::object regions() const { return m_json["regions"]; }
+    py::object notes() const { return m_json["notes"]; }
+    py::tuple fabric() const { return py::make_tuple(m_plan->plan.fabricWidth, m_plan->plan.fabricHeight); }
+    std::string system() const { return m_plan->system.name; }
+
+    py::object run(const std::optional<std::string>& mode, int maxSteps, std::optional<std::int64_t> batchSize,
+        int users, std::optional<std::int64_t> promptTokens) const
+    {
+        core::engine::RunOptions options;
+        options.mode = mode ? choice<core::RunKind>(*mode, "mode") : m_kind;
+        if (maxSteps < 1 || maxSteps > 10000)
+            raise(
+                core::Diagnostic { "max_steps", 0, 0, "max_steps expects 1..10000, got " + std::to_string(maxSteps) });
+        if (users < 1)
+            raise(core::Diagnostic { "users", 0, 0, "users expects 1 or more, got " + std::to_string(users) });
+        options.maxSteps = maxSteps;
+        options.globalBatch = batchSize.value_or(0);
+        options.users = users;
+        options.promptTokens = promptTokens.value_or(0);
+        std::atomic<bool> cancel { false };
+        options.cancelled = [&cancel] { return cancel.load(); };
+        core::Expected<core::engine::RunResult> result = interruptible(
+            [&] {
+                return core::engine::run(
+                    m_plan->plan, m_plan->model->graph, m_plan->system, options, m_plan->calibration);
+            },
+            cancel);
+        if (!result)
+            raise(result.error());
+        options.cancelled = nullptr; // the Run keeps its options
+        return makeRun(m_plan, options, std::move(result).value());
+    }
+
+private:
+    std::shared_ptr<const CompiledPlan> m_plan;
+    core::RunKind m_kind;
+    py::object m_json;
+};
+
+py::object Model::makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind kind)
+{
+    return py::cast(Plan(std::move(compiled), kind));
+}
+
+} // namespace
+
+[[noreturn]] void raise(const core::Diagnostic& diagnostic)
+{
+    const py::module_ package = py::module_::import("waferscope");
+    const char* type = diagnostic.kind == core::Diagnostic::Kind::CannotMap ? "MappingError" : "InputError";
+    const py::object error
+        = package.attr(type)(diagnostic.format(), diagnostic.file, diagnostic.line, diagnostic.column);
+    PyErr_SetObject(error.get_type().ptr(), error.ptr());
+    throw py::error_already_set();
+}
+
+py::object fromJson(const std::string& text)
+{
+    return py::module_::import("json").attr("loads")(text);
+}
+
+} // namespace waferscope::python
+
+using namespace waferscope::python;
+
+PYBIND11_MODULE(_waferscope, module)
+{
+    module.doc() = "The compiled part of the waferscope package (see help(waferscope)).";
+    module.attr("__version__") = kVersion;
+
+    module.def(
+        "hardware",
+        [](const std::string& name) -> py::object {
+            const py::list systems = fromJson(waferscope::core::hardwareToJson({ preset(name) }))["systems"];
+            return systems[0];
+        },
+        py::arg("name"),
+        "The hardware preset `name` (\"cs1\", \"cs2\" or \"cs3\") as a dict: the keys of one system of "
+        "`waferscope-cli hardware --json` (wafer, I/O, MemoryX, SwarmX, and where each fact comes from).");
+
+    module.def(
+        "load",
+        [](const std::string& path) {
+            waferscope::core::Expected<waferscope::core::LoadedModelFile> file = waferscope::core::loadModelFile(path);
+            if (!file)
+                raise(file.error());
+            waferscope::core::LoadedModelFile read = std::move(file).value();
+            return Model(std::make_shared<const LoadedModel>(
+                LoadedModel { std::move(read.path), std::move(read.bytes), std::move(read.graph) }));
+        },
+        py::arg("path"),
+        "Loads a Cerebras Model Zoo params YAML. Raises InputError, located, when the file cannot be read or "
+        "is not a model WaferScope understands.");
+
+    py::class_<Model>(module, "Model",
+        "A loaded model: the keys of `waferscope-cli inspect --json` as attributes (name, family, total_params, "
+        "layers, warnings) and in `info`.")
+        .def_property_readonly("info", &Model::info, "Everything `inspect --json` prints, as a dict.")
+        .def_property_readonly(
+            "name", [](const Model& model) { return model.get("name"); }, "The config's model name.")
+        .def_property_readonly(
+            "family", [](const Model& model) { return model.get("family"); }, "The model family (gpt3, llama, ...).")
+        .def_property_readonly(
+            "total_params", [](const Model& model) { return model.get("total_params"); }, "Parameters in all.")
+        .def_property_readonly(
+            "layers", [](const Model& model) { return model.get("layers"); },
+            "One dict per layer (op), as in `inspect --json`.")
+        .def_property_readonly(
+            "warnings", [](const Model& model) { return model.get("warnings"); }, "What the loader assumed or ignored.")
+        .def_property_readonly(
+            "path", [](const Model& model) { return model.loaded().path; }, "The params file as given.")
+        .def("compile", &Model::compile, py::arg("system") = "cs3", py::arg("num_csx") = 1, py::arg("mode") = "train",
+            py::arg("execution") = "auto", py::arg("calibration") = py::none(),
+            "Places the model on `num_csx` systems of `system` for `mode` (\"train\", \"eval\" or \"inference\"), "
+            "with `execution` \"auto\", \"pipelined\" or \"weight_streaming\", under a software profile "
+            "(`calibration`: a built-in name or a file; default the launch profile). Returns a Plan; raises "
+            "MappingError when it cannot be placed.")
+        .def("scale", &Model::scale, py::arg("system"), py::arg("num_csx"), py::arg("mode") = "train",
+            py::arg("execution") = "auto", py::arg("batch_size") = py::none(), py::arg("calibration") = py::none(),
+            "Runs the model on each system count of `num_csx` (ascending) and returns the points of "
+            "`waferscope-cli scale --json`: dicts with num_csx, samples_per_s, speedup, efficiency, ...")
+        .def("__repr__", [](const Model& model) {
+            return "<waferscope.Model " + py::str(model.get("name")).cast<std::string>() + ", "
+                + py::str(model.get("total_params")).cast<std::string>() + " parameters>";
+        });
+
+    py::class_<Plan>(module, "Plan", "A model placed on a system: what `waferscope-cli compile --json` prints.")
+        .def_property_readonly("json", &Plan::json, "The whole plan as `compile --json` prints it.")
+        .def_property_readonly("mode", &Plan::mode, "pipelined, weight_streaming or inference.")
+        .def_property_readonly("regions", &Plan::regions, "One dict per placed region.")
+        .def_property_readonly("fabric", &Plan::fabric, "The fabric's (width, height) in PEs.")
+        .def_property_readonly("notes", &Plan::notes, "What the compiler decided and why.")
+        .def_property_readonly("system", &Plan::system, "The hardware preset's name.")
+        .def("run", &Plan::run, py::arg("mode") = py::none(), py::arg("max_steps") = 2,
+            py::arg("batch_size") = py::none(), py::arg("users") = 1, py::arg("prompt_tokens") = py::none(),
+            "Runs the plan on the simulated cluster for `max_steps` steps (training: optimizer steps; "
+            "inference: decode steps) and returns a Run. `mode` defaults to the one compiled for; "
+            "`batch_size` is the global batch (training), `users` and `prompt_tokens` shape inference.")
+        .def("__repr__",
+            [](const Plan& plan) { return "<waferscope.Plan " + plan.mode() + " on " + plan.system() + ">"; });
+
+    bindRun(module);
+}

@@ -1,0 +1,225 @@
+"""The Python module against the CLI and core: the same metrics as `run --json`, the same
+frames as core's FrameSource, located errors, and Ctrl-C. Run by CTest with the module's build
+folder on PYTHONPATH and WAFERSCOPE_CLI, WAFERSCOPE_FRAMEDUMP and WAFERSCOPE_SOURCE_DIR set."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+import numpy as np
+
+import waferscope
+
+SOURCE = os.environ["WAFERSCOPE_SOURCE_DIR"]
+CLI = os.environ["WAFERSCOPE_CLI"]
+FRAMEDUMP = os.environ["WAFERSCOPE_FRAMEDUMP"]
+
+
+def sample(name):
+    return os.path.join(SOURCE, "samples", name)
+
+
+def cli_json(*args):
+    done = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(done.stdout)
+
+
+class Loading(unittest.TestCase):
+    def test_a_model_has_what_inspect_prints(self):
+        model = waferscope.load(sample("gpt3_xl.yaml"))
+        inspected = cli_json("inspect", "--params", sample("gpt3_xl.yaml"))
+        self.assertEqual(model.total_params, 1315723264)
+        self.assertEqual(model.info, inspected)
+        self.assertEqual(model.name, inspected["name"])
+        self.assertEqual(model.family, inspected["family"])
+        self.assertEqual(len(model.layers), len(inspected["layers"]))
+        self.assertEqual(model.layers[0], inspected["layers"][0])
+
+    def test_hardware_is_the_preset(self):
+        listed = cli_json("hardware")["systems"]
+        for system in listed:
+            self.assertEqual(waferscope.hardware(system["name"]), system)
+
+
+class Running(unittest.TestCase):
+    def test_training_metrics_equal_the_cli(self):
+        plan = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2", num_csx=4, mode="train")
+        run = plan.run(max_steps=2)
+        expected = cli_json("run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "4",
+                            "--max_steps", "2")
+        self.assertEqual(run.metrics, expected)
+        compiled = cli_json("compile", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "4")
+        for key in ("mode", "regions", "notes", "num_systems"):
+            self.assertEqual(plan.json[key], compiled[key])
+        self.assertEqual(plan.mode, compiled["mode"])
+
+    def test_inference_metrics_equal_the_cli(self):
+        plan = waferscope.load(sample("llama3_8b.yaml")).compile(system="cs3", mode="inference")
+        run = plan.run(max_steps=2, users=2)
+        expected = cli_json("run", "--params", sample("llama3_8b.yaml"), "--system", "cs3", "--mode", "inference",
+                            "--max_steps", "2", "--users", "2")
+        self.assertEqual(run.metrics, expected)
+
+    def test_the_timeline_is_every_event(self):
+        run = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2").run(max_steps=2)
+        timeline = run.timeline
+        self.assertGreater(len(timeline), 0)
+        self.assertTrue(np.all(timeline["end_s"] >= timeline["start_s"]))
+        self.assertTrue(np.all((timeline["lane_index"] >= 0) & (timeline["lane_index"] < len(run.lanes))))
+        self.assertEqual(set(timeline["iteration"]), {0, 1})
+        self.assertIn("MemoryX", run.lanes)
+        # The model FLOPs of a step are the timeline's FLOPs of that step, over the systems.
+        flops = timeline["flops"][timeline["iteration"] == 1].sum()
+        self.assertLess(abs(flops / run.metrics["hardware_flops_per_step"] - 1.0), 1e-5)
+
+    def test_frames_equal_core_frame_source(self):
+        plan = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2", num_csx=1, mode="train")
+        run = plan.run(max_steps=2)
+        width, height = plan.fabric
+        for step in (0, 5, len(run.steps) // 2):
+            frame = run.frame(step)
+            with tempfile.NamedTemporaryFile() as dump:
+                subprocess.run([FRAMEDUMP, sample("gpt3_xl.yaml"), "cs2", "train", "1", "2", str(step), "0",
+                                dump.name], check=True)
+                with open(dump.name, "rb") as raw:
+                    h, w, frames = (int(v) for v in raw.readline().split())
+                    activity = np.frombuffer(raw.read(h * w * 4), dtype=np.float32).reshape(h, w)
+                    links = np.frombuffer(raw.read(), dtype=np.float32).reshape(h, w, 4)
+            self.assertEqual((h, w, frames), (height, width, len(run.steps)))
+            self.assertEqual(frame.activity.dtype, np.float32)
+            self.assertEqual(frame.activity.shape, (height, width))
+            np.testing.assert_array_equal(frame.activity, activity)
+            # The engine's order is north, south, east, west; the module's north, east, south, west.
+            np.testing.assert_array_equal(frame.traffic, links[:, :, [0, 2, 1, 3]])
+            self.assertGreater(frame.activity.max(), 0.0)
+        # Weight streaming: the SRAM is the shown layer's region's share of a PE's usable SRAM.
+        layer = run.metrics["layers"][frame.layer]
+        region = plan.regions[layer["region"]] if "region" in layer else None
+        if region is not None:
+            share = region["sram_bytes_per_pe"] / plan.json["fabric"]["sram_bytes_per_pe_available"]
+            self.assertAlmostEqual(float(frame.sram[region["y"], region["x"]]), share, places=6)
+
+    def test_an_inference_plan_fills_its_sram_region_by_region(self):
+        plan = waferscope.load(sample("llama3_8b.yaml")).compile(system="cs3", mode="inference")
+        frame = plan.run().frame(0)
+        capacity = plan.json["fabric"]["sram_bytes_per_pe_available"]
+        expected = np.zeros(frame.sram.shape)
+        for region in plan.regions:
+            if region["system"] == 0:
+                expected[region["y"]:region["y"] + region["h"], region["x"]:region["x"] + region["w"]] += (
+                    region["sram_bytes_per_pe"] / capacity)
+        np.testing.assert_allclose(frame.sram, expected, rtol=1e-6)
+
+    def test_scale_gives_the_cli_points(self):
+        model = waferscope.load(sample("gpt3_xl.yaml"))
+        points = model.scale("cs2", [1, 2, 4])
+        expected = cli_json("scale", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "1,2,4")
+        self.assertEqual(points, expected["points"])
+
+    def test_a_report_is_the_cli_report(self):
+        run = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2").run(max_steps=1)
+        with tempfile.TemporaryDirectory() as directory:
+            run.write_report(os.path.join(directory, "py"))
+            subprocess.run([CLI, "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "1",
+                            "--quiet", "--model_dir", os.path.join(directory, "cli")], check=True)
+            with open(os.path.join(directory, "py", "report.json")) as mine, \
+                    open(os.path.join(directory, "cli", "report.json")) as theirs:
+                ours, cli = json.load(mine), json.load(theirs)
+            for report in (ours, cli):
+                report["manifest"].pop("created_utc")
+            self.assertEqual(ours["totals"], cli["totals"])
+            self.assertEqual(ours["layers"], cli["layers"])
+            self.assertEqual(ours["sensitivity"], cli["sensitivity"])
+            self.assertEqual(sorted(os.listdir(os.path.join(directory, "py"))),
+                             sorted(os.listdir(os.path.join(directory, "cli"))))
+
+
+class Errors(unittest.TestCase):
+    def test_bad_input_is_located(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as bad:
+            bad.write(textwrap.dedent("""\
+                model:
+                  hidden_size: 1024
+                  num_heads: [oops
+                """))
+        try:
+            with self.assertRaises(waferscope.InputError) as caught:
+                waferscope.load(bad.name)
+            self.assertEqual(caught.exception.file, bad.name)
+            self.assertGreaterEqual(caught.exception.line, 3)
+            self.assertGreater(caught.exception.column, 0)
+            self.assertIn(bad.name, str(caught.exception))
+        finally:
+            os.unlink(bad.name)
+        with self.assertRaises(waferscope.InputError) as caught:
+            waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs9")
+        self.assertIn("cs9", str(caught.exception))
+        with self.assertRaises(waferscope.InputError):
+            waferscope.load(sample("gpt3_xl.yaml")).compile(mode="sing")
+
+    def test_a_job_that_cannot_be_placed_is_a_mapping_error(self):
+        model = waferscope.load(sample("llama3p1_405b.yaml"))
+        with self.assertRaises(waferscope.MappingError) as caught:
+            model.compile(system="cs2", mode="train", execution="pipelined")
+        self.assertIn("cannot map", str(caught.exception))
+        self.assertIsInstance(caught.exception, RuntimeError)
+
+
+class Interrupting(unittest.TestCase):
+    def test_ctrl_c_cancels_a_sweep(self):
+        script = textwrap.dedent(f"""\
+            import sys, time, waferscope
+            model = waferscope.load({sample('llama3p1_405b.yaml')!r})
+            print("ready", flush=True)
+            start = time.time()
+            try:
+                model.scale("cs3", list(range(1, 257, 4)))
+                print("finished", flush=True)
+            except KeyboardInterrupt:
+                print("cancelled after %.1f s" % (time.time() - start), flush=True)
+            """)
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                                 env=os.environ)
+        self.assertEqual(child.stdout.readline().strip(), "ready")
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
+        self.assertTrue(out.startswith("cancelled"), out)
+        # The sweep takes seconds; a cancel is heard between two of its runs.
+        self.assertLess(float(out.split()[2]), 3.0)
+
+    def test_ctrl_c_while_writing_a_report_leaves_nothing_behind(self):
+        with tempfile.TemporaryDirectory() as directory:
+            target = os.path.join(directory, "report")
+            script = textwrap.dedent(f"""\
+                import waferscope
+                run = waferscope.load({sample('llama3p1_70b.yaml')!r}).compile(mode="inference").run()
+                print("ready", flush=True)
+                try:
+                    run.write_report({target!r})
+                    print("written", flush=True)
+                except KeyboardInterrupt:
+                    print("cancelled", flush=True)
+                """)
+            child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                                     env=os.environ)
+            self.assertEqual(child.stdout.readline().strip(), "ready")
+            time.sleep(0.2)
+            child.send_signal(signal.SIGINT)
+            out, _ = child.communicate(timeout=300)
+            files = sorted(os.listdir(target)) if os.path.isdir(target) else []
+            if out.strip() == "cancelled":
+                self.assertEqual(files, [])
+            else:
+                self.assertEqual(out.strip(), "written")
+                self.assertEqual(files, ["report.csv", "report.html", "report.json", "summary.txt", "trace.json"])
+
+
+if __name__ == "__main__":
+    unittest.main()
