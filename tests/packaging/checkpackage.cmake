@@ -52,6 +52,20 @@ function(check_installed_cli ROOT)
     endif()
 endfunction()
 
+# The Python module of an installed tree imports with Debian's interpreter and loads a sample:
+# GPT-3 XL has 1,315,723,264 parameters. In a sanitized build the module needs the sanitizer
+# runtime preloaded (PRELOAD).
+function(check_installed_python ROOT)
+    set(environment PYTHONPATH=${ROOT}/lib/python3/dist-packages)
+    if(PRELOAD)
+        list(APPEND environment LD_PRELOAD=${PRELOAD} ASAN_OPTIONS=detect_leaks=0)
+    endif()
+    run_ok(python ${CMAKE_COMMAND} -E env ${environment} /usr/bin/python3 -c
+        "import waferscope\nprint(waferscope.__file__)\nprint(waferscope.load('${ROOT}/share/waferscope/samples/gpt3_xl.yaml').total_params)")
+    expect_in("${python}" "${ROOT}/lib/python3/dist-packages/waferscope/__init__.py" "import waferscope from ${ROOT}")
+    expect_in("${python}" "1315723264" "waferscope.load (installed gpt3_xl.yaml)")
+endfunction()
+
 # The files every install has, relative to the prefix.
 set(app_id io.github.waferscope.WaferScope)
 set(required
@@ -63,7 +77,10 @@ set(required
     share/waferscope/hardware/cs2.json
     share/waferscope/hardware/cs3.json
     share/waferscope/calibration/engine.json
-    share/waferscope/samples/gpt2_small.yaml)
+    share/waferscope/samples/gpt2_small.yaml
+    share/waferscope/samples/gpt3_xl.yaml
+    lib/python3/dist-packages/waferscope/__init__.py
+    lib/python3/dist-packages/waferscope/_waferscope.cpython-311-x86_64-linux-gnu.so)
 foreach(size 16 24 32 48 64 128 256)
     list(APPEND required share/icons/hicolor/${size}x${size}/apps/${app_id}.png)
 endforeach()
@@ -83,6 +100,7 @@ if(NOT GUI AND EXISTS ${prefix}/bin/waferscope)
     message(FATAL_ERROR "checkpackage: bin/waferscope installed by a build without the GUI")
 endif()
 check_installed_cli(${prefix})
+check_installed_python(${prefix})
 
 # (c) The desktop entry and the metainfo as installed, where the validators are installed.
 find_program(DESKTOP_FILE_VALIDATE desktop-file-validate)
@@ -133,6 +151,9 @@ run_ok(depends ${DPKG_DEB} -f ${debs} Depends)
 if(NOT depends MATCHES "(^|, )libc6( |,|$)")
     message(FATAL_ERROR "checkpackage: Depends of ${deb_name} has no libc6 (dpkg-shlibdeps did not run): ${depends}")
 endif()
+foreach(dependency "python3 (>= 3.11)" "python3-numpy")
+    expect_in("${depends}" "${dependency}" "Depends of ${deb_name}")
+endforeach()
 run_ok(fields ${DPKG_DEB} -f ${debs} Package Version Section)
 expect_in("${fields}" "Package: waferscope\n" "dpkg-deb -f ${deb_name}")
 expect_in("${fields}" "Version: ${VERSION}\n" "dpkg-deb -f ${deb_name}")
@@ -141,4 +162,5 @@ expect_in("${fields}" "Section: science\n" "dpkg-deb -f ${deb_name}")
 set(root ${WORK_DIR}/root)
 run_ok(ignored ${DPKG_DEB} -x ${debs} ${root})
 check_installed_cli(${root}/usr)
+check_installed_python(${root}/usr)
 message(STATUS "checkpackage: ${deb_name}\nDepends: ${depends}")
