@@ -271,4 +271,7 @@ PYBIND11_MODULE(_waferscope, module)
             [](const Plan& plan) { return "<waferscope.Plan " + plan.mode() + " on " + plan.system() + ">"; });
 
     bindRun(module);
+    // The classes belong to the package, where users meet them (help(), repr of their types).
+    for (const char* name : { "Model", "Plan", "Run", "Frame" })
+        module.attr(name).attr("__module__") = "waferscope";
 }

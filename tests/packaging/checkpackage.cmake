@@ -79,6 +79,7 @@ set(required
     share/waferscope/calibration/engine.json
     share/waferscope/samples/gpt2_small.yaml
     share/waferscope/samples/gpt3_xl.yaml
+    share/waferscope/notebooks/explore_wafer.ipynb
     lib/python3/dist-packages/waferscope/__init__.py
     lib/python3/dist-packages/waferscope/_waferscope.cpython-311-x86_64-linux-gnu.so)
 foreach(size 16 24 32 48 64 128 256)

@@ -51,7 +51,3 @@ class MappingError(RuntimeError):
 
 
 from ._waferscope import Frame, Model, Plan, Run, __version__, hardware, load  # noqa: E402
-
-for _cls in (Frame, Model, Plan, Run):
-    _cls.__module__ = __name__
-del _cls
