@@ -53,7 +53,16 @@ public:
     py::object metrics() const { return m_metrics; }
     const std::vector<std::string>& lanes() const { return m_lanes; }
 
-    py::array timeline() const
+    // Built on first use, then kept: a long run has millions of events.
+    py::object timeline() const
+    {
+        if (!m_timeline)
+            m_timeline = buildTimeline();
+        return m_timeline;
+    }
+
+private:
+    py::array buildTimeline() const
     {
         const py::module_ numpy = py::module_::import("numpy");
         py::list fields;
@@ -93,6 +102,7 @@ public:
         return table;
     }
 
+public:
     py::list steps() const
     {
         py::list steps;
@@ -207,6 +217,7 @@ private:
     py::object m_metrics;
     std::vector<std::string> m_lanes;
     std::map<std::pair<int, int>, int> m_laneOf; // (lane kind, index) -> index into m_lanes
+    mutable py::object m_timeline;
 };
 
 } // namespace
