@@ -21,12 +21,17 @@ CLI = os.environ["WAFERSCOPE_CLI"]
 FRAMEDUMP = os.environ["WAFERSCOPE_FRAMEDUMP"]
 
 
+# The CLI and the frame dump carry their own sanitizer runtime (in a sanitized tree); the one
+# preloaded for the interpreter must not reach them.
+NATIVE_ENV = {key: value for key, value in os.environ.items() if key != "LD_PRELOAD"}
+
+
 def sample(name):
     return os.path.join(SOURCE, "samples", name)
 
 
 def cli_json(*args):
-    done = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True)
+    done = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True, env=NATIVE_ENV)
     return json.loads(done.stdout)
 
 
@@ -86,7 +91,7 @@ class Running(unittest.TestCase):
             frame = run.frame(step)
             with tempfile.NamedTemporaryFile() as dump:
                 subprocess.run([FRAMEDUMP, sample("gpt3_xl.yaml"), "cs2", "train", "1", "2", str(step), "0",
-                                dump.name], check=True)
+                                dump.name], check=True, env=NATIVE_ENV)
                 with open(dump.name, "rb") as raw:
                     h, w, frames = (int(v) for v in raw.readline().split())
                     activity = np.frombuffer(raw.read(h * w * 4), dtype=np.float32).reshape(h, w)
@@ -127,7 +132,7 @@ class Running(unittest.TestCase):
         with tempfile.TemporaryDirectory() as directory:
             run.write_report(os.path.join(directory, "py"))
             subprocess.run([CLI, "run", "--params", sample("gpt3_xl.yaml"), "--system", "cs2", "--num_csx", "1",
-                            "--quiet", "--model_dir", os.path.join(directory, "cli")], check=True)
+                            "--quiet", "--model_dir", os.path.join(directory, "cli")], check=True, env=NATIVE_ENV)
             with open(os.path.join(directory, "py", "report.json")) as mine, \
                     open(os.path.join(directory, "cli", "report.json")) as theirs:
                 ours, cli = json.load(mine), json.load(theirs)
