@@ -177,6 +177,10 @@ py::object Model::makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind
 
 [[noreturn]] void raise(const core::Diagnostic& diagnostic)
 {
+    if (diagnostic.kind == core::Diagnostic::Kind::Internal) { // a defect, not the user's input
+        PyErr_SetString(PyExc_RuntimeError, diagnostic.format().c_str());
+        throw py::error_already_set();
+    }
     const py::module_ package = py::module_::import("waferscope");
     const char* type = diagnostic.kind == core::Diagnostic::Kind::CannotMap ? "MappingError" : "InputError";
     const py::object error

@@ -56,8 +56,10 @@ public:
     // Built on first use, then kept: a long run has millions of events.
     py::object timeline() const
     {
-        if (!m_timeline)
+        if (!m_timeline) {
             m_timeline = buildTimeline();
+            m_timeline.attr("flags").attr("writeable") = false; // shared by every read: copy to edit
+        }
         return m_timeline;
     }
 
@@ -119,13 +121,12 @@ public:
         return steps;
     }
 
-    Frame frame(py::ssize_t index, int wafer) const
+    Frame frame(py::ssize_t step, int wafer) const
     {
-        if (index < 0)
-            index += py::ssize_t(m_frames.frameCount());
+        const py::ssize_t index = step < 0 ? step + py::ssize_t(m_frames.frameCount()) : step;
         if (index < 0 || std::size_t(index) >= m_frames.frameCount())
             throw py::index_error(
-                "step " + std::to_string(index) + " of a run with " + std::to_string(m_frames.frameCount()) + " steps");
+                "step " + std::to_string(step) + " of a run with " + std::to_string(m_frames.frameCount()) + " steps");
         if (wafer < 0 || wafer >= m_frames.wafers())
             throw py::index_error(
                 "wafer " + std::to_string(wafer) + " of a frame with " + std::to_string(m_frames.wafers()) + " wafers");
@@ -165,8 +166,10 @@ public:
             [&]() -> std::optional<core::Diagnostic> {
                 core::engine::SweepOptions sweep;
                 sweep.cancelled = [&cancel] { return cancel.load(); };
+                core::engine::RunOptions options = m_options; // each run of the sweep hears Ctrl-C too
+                options.cancelled = sweep.cancelled;
                 core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
-                    model.graph, m_plan->system, m_plan->options, m_options, m_plan->calibration, sweep);
+                    model.graph, m_plan->system, m_plan->options, options, m_plan->calibration, sweep);
                 if (!sensitivity)
                     return sensitivity.error();
                 report.sensitivity = std::move(sensitivity).value();

@@ -101,14 +101,26 @@ class Running(unittest.TestCase):
             self.assertEqual(frame.activity.shape, (height, width))
             np.testing.assert_array_equal(frame.activity, activity)
             # The engine's order is north, south, east, west; the module's north, east, south, west.
+            # (A weight-streaming GEMM loads its east and south links only, so this catches an
+            # east/south mix-up; north and west are zero in both.)
             np.testing.assert_array_equal(frame.traffic, links[:, :, [0, 2, 1, 3]])
-            self.assertGreater(frame.activity.max(), 0.0)
-        # Weight streaming: the SRAM is the shown layer's region's share of a PE's usable SRAM.
-        layer = run.metrics["layers"][frame.layer]
-        region = plan.regions[layer["region"]] if "region" in layer else None
-        if region is not None:
-            share = region["sram_bytes_per_pe"] / plan.json["fabric"]["sram_bytes_per_pe_available"]
-            self.assertAlmostEqual(float(frame.sram[region["y"], region["x"]]), share, places=6)
+        self.assertTrue(any(run.frame(s).activity.max() > 0.0 for s in (5, len(run.steps) // 2)))
+
+    def test_a_streamed_layer_fills_the_sram_of_its_region(self):
+        plan = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2", num_csx=1, mode="train")
+        run = plan.run(max_steps=2)
+        layers = run.metrics["layers"]
+        step = next(i for i, s in enumerate(run.steps) if s["iteration"] == 1 and s["phase"] == "forward"
+                    and layers[s["layer"]]["name"].endswith("ffn.up"))
+        frame = run.frame(step)
+        regions = [r for r in plan.regions if r["op"] == layers[frame.layer]["name"]]
+        self.assertEqual(len(regions), 1)
+        region = regions[0]
+        expected = np.zeros(frame.sram.shape)
+        expected[region["y"]:region["y"] + region["h"], region["x"]:region["x"] + region["w"]] = (
+            region["sram_bytes_per_pe"] / plan.json["fabric"]["sram_bytes_per_pe_available"])
+        np.testing.assert_allclose(frame.sram, expected, rtol=1e-6)
+        self.assertGreater(frame.sram.max(), 0.0)
 
     def test_an_inference_plan_fills_its_sram_region_by_region(self):
         plan = waferscope.load(sample("llama3_8b.yaml")).compile(system="cs3", mode="inference")
@@ -179,7 +191,8 @@ class Errors(unittest.TestCase):
 class Interrupting(unittest.TestCase):
     def test_ctrl_c_cancels_a_sweep(self):
         script = textwrap.dedent(f"""\
-            import sys, time, waferscope
+            import signal, sys, time, waferscope
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # even if the test runner ignores it
             model = waferscope.load({sample('llama3p1_405b.yaml')!r})
             print("ready", flush=True)
             start = time.time()
@@ -200,30 +213,30 @@ class Interrupting(unittest.TestCase):
         self.assertLess(float(out.split()[2]), 3.0)
 
     def test_ctrl_c_while_writing_a_report_leaves_nothing_behind(self):
+        # 405B trained on one CS-3: the report's sensitivity sweep runs the model dozens of times
+        # (tens of seconds); Ctrl-C half a second in stops it and nothing is written.
         with tempfile.TemporaryDirectory() as directory:
             target = os.path.join(directory, "report")
             script = textwrap.dedent(f"""\
-                import waferscope
-                run = waferscope.load({sample('llama3p1_70b.yaml')!r}).compile(mode="inference").run()
+                import signal, time, waferscope
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                run = waferscope.load({sample('llama3p1_405b.yaml')!r}).compile(system="cs3").run(max_steps=1)
                 print("ready", flush=True)
+                start = time.time()
                 try:
                     run.write_report({target!r})
                     print("written", flush=True)
                 except KeyboardInterrupt:
-                    print("cancelled", flush=True)
+                    print("cancelled after %.1f s" % (time.time() - start), flush=True)
                 """)
             child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                                      env=os.environ)
             self.assertEqual(child.stdout.readline().strip(), "ready")
-            time.sleep(0.2)
+            time.sleep(0.5)
             child.send_signal(signal.SIGINT)
-            out, _ = child.communicate(timeout=300)
-            files = sorted(os.listdir(target)) if os.path.isdir(target) else []
-            if out.strip() == "cancelled":
-                self.assertEqual(files, [])
-            else:
-                self.assertEqual(out.strip(), "written")
-                self.assertEqual(files, ["report.csv", "report.html", "report.json", "summary.txt", "trace.json"])
+            out, _ = child.communicate(timeout=600)
+            self.assertTrue(out.startswith("cancelled"), out)
+            self.assertFalse(os.path.exists(target) and os.listdir(target))
 
 
 if __name__ == "__main__":
