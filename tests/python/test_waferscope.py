@@ -188,26 +188,35 @@ class Errors(unittest.TestCase):
         self.assertIsInstance(caught.exception, RuntimeError)
 
 
+def interrupted(setup, call, timeout):
+    """Runs `setup`, then `call`, in a child interpreter; sends it Ctrl-C half a second into
+    `call` and returns what it printed: "cancelled after S s" or "finished"."""
+    script = textwrap.dedent(f"""\
+        import signal, time, waferscope
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # even if the test runner ignores it
+        {setup}
+        print("ready", flush=True)
+        start = time.time()
+        try:
+            {call}
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("cancelled after %.1f s" % (time.time() - start), flush=True)
+        """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    if child.stdout.readline().strip() != "ready":
+        child.kill()
+        raise AssertionError("the child did not get ready")
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=timeout)
+    return out
+
+
 class Interrupting(unittest.TestCase):
     def test_ctrl_c_cancels_a_sweep(self):
-        script = textwrap.dedent(f"""\
-            import signal, sys, time, waferscope
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # even if the test runner ignores it
-            model = waferscope.load({sample('llama3p1_405b.yaml')!r})
-            print("ready", flush=True)
-            start = time.time()
-            try:
-                model.scale("cs3", list(range(1, 257, 4)))
-                print("finished", flush=True)
-            except KeyboardInterrupt:
-                print("cancelled after %.1f s" % (time.time() - start), flush=True)
-            """)
-        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                                 env=os.environ)
-        self.assertEqual(child.stdout.readline().strip(), "ready")
-        time.sleep(0.5)
-        child.send_signal(signal.SIGINT)
-        out, _ = child.communicate(timeout=120)
+        out = interrupted(f"model = waferscope.load({sample('llama3p1_405b.yaml')!r})",
+                          'model.scale("cs3", list(range(1, 257, 4)))', timeout=120)
         self.assertTrue(out.startswith("cancelled"), out)
         # The sweep takes seconds; a cancel is heard between two of its runs.
         self.assertLess(float(out.split()[2]), 3.0)
@@ -217,24 +226,9 @@ class Interrupting(unittest.TestCase):
         # (tens of seconds); Ctrl-C half a second in stops it and nothing is written.
         with tempfile.TemporaryDirectory() as directory:
             target = os.path.join(directory, "report")
-            script = textwrap.dedent(f"""\
-                import signal, time, waferscope
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                run = waferscope.load({sample('llama3p1_405b.yaml')!r}).compile(system="cs3").run(max_steps=1)
-                print("ready", flush=True)
-                start = time.time()
-                try:
-                    run.write_report({target!r})
-                    print("written", flush=True)
-                except KeyboardInterrupt:
-                    print("cancelled after %.1f s" % (time.time() - start), flush=True)
-                """)
-            child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                                     env=os.environ)
-            self.assertEqual(child.stdout.readline().strip(), "ready")
-            time.sleep(0.5)
-            child.send_signal(signal.SIGINT)
-            out, _ = child.communicate(timeout=600)
+            out = interrupted(
+                f"run = waferscope.load({sample('llama3p1_405b.yaml')!r}).compile(system='cs3').run(max_steps=1)",
+                f"run.write_report({target!r})", timeout=600)
             self.assertTrue(out.startswith("cancelled"), out)
             self.assertFalse(os.path.exists(target) and os.listdir(target))
 
