@@ -33,7 +33,7 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     core::report::RunReport report
         = core::report::makeReport(core::report::makeManifest(job.model->path.toStdString(), job.model->bytes,
                                        *job.model->graph, job.compileOptions, job.run->options, run.metrics),
-            run, *job.plan, job.run->sweep.get());
+            run, *job.plan, *job.model->graph, job.system, job.run->sweep.get(), job.calibration);
     if (job.tokenRun)
         report.cycleLevel = core::report::cycleLevelReport(*job.tokenRun);
     // What the headline figure depends on, as `run --model_dir` writes it: the dock's sweep of

@@ -186,8 +186,8 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
         return printDiagnostic(err, result.error());
     if (modelDir) {
         progress.set("writing", 3, stages);
-        core::report::RunReport report = core::report::assembleReport(
-            input->path, input->bytes, input->graph, *plan, *modelRun, nullptr, compileOptions, options);
+        core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,
+            input->system, *plan, *modelRun, nullptr, compileOptions, options, calibration);
         report.manifest.seed = cycleOptions.seed;
         report.cycleLevel = core::report::cycleLevelReport(*result);
         if (const std::optional<core::Diagnostic> failed
@@ -320,8 +320,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
             return printDiagnostic(err, swept.error());
         sweep = std::move(swept).value();
     }
-    core::report::RunReport report = core::report::assembleReport(
-        input->path, input->bytes, input->graph, *plan, *result, sweep ? &*sweep : nullptr, compileOptions, options);
+    core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,
+        input->system, *plan, *result, sweep ? &*sweep : nullptr, compileOptions, options, calibration);
     if (modelDir) {
         // The report says what its headline figure depends on: each ranged factor alone.
         core::engine::SweepOptions sensitivityOptions;

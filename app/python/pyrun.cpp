@@ -159,8 +159,8 @@ public:
     py::object writeReport(const std::string& directory) const
     {
         const LoadedModel& model = *m_plan->model;
-        core::report::RunReport report = core::report::assembleReport(
-            model.path, model.bytes, model.graph, m_plan->plan, m_result, nullptr, m_plan->options, m_options);
+        core::report::RunReport report = core::report::assembleReport(model.path, model.bytes, model.graph,
+            m_plan->system, m_plan->plan, m_result, nullptr, m_plan->options, m_options, m_plan->calibration);
         std::atomic<bool> cancel { false };
         std::optional<core::Diagnostic> failed = interruptible(
             [&]() -> std::optional<core::Diagnostic> {

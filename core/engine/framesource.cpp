@@ -248,13 +248,27 @@ std::size_t FrameSource::stepAt(double time) const
 
 UtilizationSeries FrameSource::utilization(int bins) const
 {
-    UtilizationSeries series;
     if (bins <= 0 || m_timeline.span <= 0.0)
+        return {};
+    const double binS = m_timeline.span / double(bins);
+    std::vector<double> edges;
+    for (int b = 0; b <= bins; ++b)
+        edges.push_back(double(b) * binS);
+    UtilizationSeries series = utilizationOver(edges);
+    series.binS = binS;
+    return series;
+}
+
+UtilizationSeries FrameSource::utilizationOver(const std::vector<double>& edges) const
+{
+    UtilizationSeries series;
+    if (edges.size() < 2)
         return series;
-    const std::size_t count = std::size_t(bins);
-    series.binS = m_timeline.span / double(bins);
+    const std::size_t count = edges.size() - 1;
+    series.start.assign(edges.begin(), edges.end() - 1);
+    std::vector<double> width(count);
     for (std::size_t b = 0; b < count; ++b)
-        series.start.push_back(double(b) * series.binS);
+        width[b] = std::max(edges[b + 1] - edges[b], 1e-300);
     series.compute.assign(count, 0.0);
     series.fabric.assign(count, 0.0);
     series.fabricUnmodelled.assign(count, 0.0);
@@ -268,14 +282,15 @@ UtilizationSeries FrameSource::utilization(int bins) const
     // two jobs (streaming, the optimizer) run side by side, so a lane is as busy as the busier.
     std::map<std::pair<LaneKind, Phase>, std::vector<double>> busy;
 
+    // Each bin an event overlaps gets its overlap (and that share of the event).
     const auto spread = [&](double start, double end, auto&& add) {
         const double duration = end - start;
         if (duration <= 0.0)
             return;
-        const std::size_t first = std::min(count - 1, std::size_t(std::max(0.0, start / series.binS)));
-        for (std::size_t b = first; b < count && double(b) * series.binS < end; ++b) {
-            const double overlap
-                = std::min(end, double(b + 1) * series.binS) - std::max(start, double(b) * series.binS);
+        const auto after = std::upper_bound(edges.begin(), edges.end(), start);
+        const std::size_t first = after == edges.begin() ? 0 : std::size_t(after - edges.begin() - 1);
+        for (std::size_t b = first; b < count && edges[b] < end; ++b) {
+            const double overlap = std::min(end, edges[b + 1]) - std::max(start, edges[b]);
             if (overlap > 0.0)
                 add(b, overlap, overlap / duration);
         }
@@ -288,13 +303,13 @@ UtilizationSeries FrameSource::utilization(int bins) const
             // Every copy of a pipelined region carries the same load.
             const double copies = r >= 0 ? double(1 + m_replicas[std::size_t(r)].size()) : 1.0;
             spread(event.start, event.end, [&](std::size_t b, double overlap, double share) {
-                series.compute[b] += event.flops * m_waferShare * share / (peakFlopsPerS * series.binS);
+                series.compute[b] += event.flops * m_waferShare * share / (peakFlopsPerS * width[b]);
                 if (load && load->trafficModelled)
                     series.fabric[b] += copies * overlap * clock * double(load->pesUsed)
-                        * double(load->broadcastLoad + load->reduceLoad) / (linkWaveletsPerS * series.binS);
+                        * double(load->broadcastLoad + load->reduceLoad) / (linkWaveletsPerS * width[b]);
                 else if (load)
                     series.fabricUnmodelled[b]
-                        += copies * overlap * double(load->pesUsed) / (usablePes * waferCount * series.binS);
+                        += copies * overlap * double(load->pesUsed) / (usablePes * waferCount * width[b]);
             });
             continue;
         }
@@ -308,7 +323,7 @@ UtilizationSeries FrameSource::utilization(int bins) const
         share.resize(count, 0.0);
         const double weight = event.lane == LaneKind::WaferLink ? 1.0 / links : 1.0;
         spread(event.start, event.end,
-            [&](std::size_t b, double overlap, double) { share[b] += weight * overlap / series.binS; });
+            [&](std::size_t b, double overlap, double) { share[b] += weight * overlap / width[b]; });
     }
     const auto busiest = [&](LaneKind lane) {
         std::vector<double> out(count, 0.0);
@@ -379,6 +394,38 @@ std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, 
     }
     }
     return current;
+}
+
+std::vector<StepFigures> stepFigures(const FrameSource& frames, const Metrics& metrics)
+{
+    const bool inference = metrics.mode == RunKind::Inference;
+    std::vector<double> edges { inference ? metrics.timeToFirstTokenS : 0.0 };
+    for (double stepS : metrics.stepTimesS)
+        edges.push_back(edges.back() + stepS);
+    const UtilizationSeries over = frames.utilizationOver(edges);
+    // What a step does is the same every step; only its time differs (the first step's fill).
+    const double samplesPerStep = metrics.samplesPerS * metrics.stepTimeS;
+    const double tokensPerStep = metrics.tokensPerS * metrics.stepTimeS; // per user
+    std::vector<StepFigures> steps;
+    for (std::size_t k = 0; k < metrics.stepTimesS.size(); ++k) {
+        StepFigures step;
+        step.step = int(k) + 1;
+        step.startS = edges[k];
+        step.endS = edges[k + 1];
+        step.stepTimeS = metrics.stepTimesS[k];
+        if (step.stepTimeS > 0.0) {
+            if (inference)
+                step.tokensPerS = tokensPerStep / step.stepTimeS;
+            else
+                step.samplesPerS = samplesPerStep / step.stepTimeS;
+            if (metrics.peakFlopsPerS > 0.0)
+                step.mfu = std::clamp(metrics.modelFlopsPerStep / (step.stepTimeS * metrics.peakFlopsPerS), 0.0, 1.0);
+        }
+        if (k < over.compute.size())
+            step.utilization = { over.compute[k], over.fabric[k], over.io[k], over.memoryx[k], over.swarmx[k] };
+        steps.push_back(step);
+    }
+    return steps;
 }
 
 std::optional<Diagnostic> checkFrameMemory(const FrameSource& frames, const SystemSpec& system)

@@ -85,6 +85,8 @@ public:
     // The index of the step running at `time` (the last one started by then; 0 before the first).
     std::size_t stepAt(double time) const;
     UtilizationSeries utilization(int bins) const;
+    // The same figures over the bins between consecutive `edges` (seconds, ascending).
+    UtilizationSeries utilizationOver(const std::vector<double>& edges) const;
 
 private:
     struct RegionLoad {
@@ -109,6 +111,23 @@ private:
     std::vector<std::vector<std::size_t>> m_replicas;
     double m_waferShare = 1.0; // of an event's FLOPs, the shown wafer's (pipelined: all systems')
 };
+
+// One simulated step of a run, as report.json's `steps[]` and the TensorBoard summaries give it.
+// A step is the time between the end of the step before (training: the start of the run;
+// inference: the first token) and its own end, each step's length being Metrics::stepTimesS.
+// The rates are the run's work per step over this step's time (the steady figures of Metrics
+// for a steady step); the utilization is the timeline's over the step (FrameSource's figures).
+struct StepFigures {
+    int step = 0; // 1 for the first step, as a trainer's global step counts
+    double startS = 0.0; // seconds into the run
+    double endS = 0.0;
+    double stepTimeS = 0.0;
+    double samplesPerS = 0.0; // training and eval: samples of the global batch per second
+    double tokensPerS = 0.0; // inference: tokens per second for each user
+    double mfu = 0.0; // model FLOPs of a step over the peak of the systems used, for this step's time
+    Utilization utilization; // compute, fabric, io, memoryx, swarmx
+};
+std::vector<StepFigures> stepFigures(const FrameSource& frames, const Metrics& metrics);
 
 // Whether the frames of every wafer fit the memory budget as a viewer holds them while stepping
 // (core/common/memorybudget.h): a snapshot keeps activity, link loads, traffic and a difference

@@ -102,7 +102,7 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
     return stageFile(path, ContentWriter([&](const std::function<void(std::string_view)>& sink) { sink(content); }));
 }
 
-std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files)
+std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files, const std::vector<std::string>& superseded)
 {
     const std::lock_guard lock(g_staging.mutex);
     for (std::size_t i = 0; i < files.size(); ++i) {
@@ -116,6 +116,8 @@ std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files)
         }
         g_staging.forget(files[i].temporary);
     }
+    for (const std::string& path : superseded)
+        ::unlink(path.c_str());
     return std::nullopt;
 }
 
@@ -170,6 +172,15 @@ bool isTemporaryOf(const std::string& name, const std::string& target)
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0)
         return false;
     return name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+}
+
+std::string temporaryTarget(const std::string& name)
+{
+    const std::size_t tmp = name.rfind(".tmp");
+    if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp < 2)
+        return {};
+    const std::string target = name.substr(1, tmp - 1);
+    return isTemporaryOf(name, target) ? target : std::string();
 }
 
 std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std::string& content)

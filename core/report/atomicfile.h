@@ -28,8 +28,11 @@ using ContentWriter = std::function<void(const std::function<void(std::string_vi
 Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer);
 std::optional<Diagnostic> commitFile(const StagedFile& staged); // removes the temporary on failure
 // Commits `files` in order as one group: abandonStagedFiles() waits for the group, so an
-// interrupt never leaves half of a set replaced. On a failure the rest are discarded.
-std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files);
+// interrupt never leaves half of a set replaced. On a failure the rest are discarded. Once every
+// file is in place, the group removes the files `superseded` names (paths; one already gone is
+// no error): files the new ones replace under other names.
+std::optional<Diagnostic> commitFiles(
+    const std::vector<StagedFile>& files, const std::vector<std::string>& superseded = {});
 void discardFile(const StagedFile& staged);
 
 // For a process that is being stopped (Ctrl-C, SIGTERM): removes every temporary staged and not
@@ -52,5 +55,7 @@ struct StagingCancelled { };
 
 // Whether `name` is a temporary that stageFile made for `target` (a leftover of a killed writer).
 bool isTemporaryOf(const std::string& name, const std::string& target);
+// The target a temporary named `name` was staged for; empty when `name` is not a temporary.
+std::string temporaryTarget(const std::string& name);
 
 } // namespace waferscope::core::report

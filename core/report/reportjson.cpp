@@ -186,6 +186,40 @@ engine::Metrics readTotals(const Reader& r)
     return m;
 }
 
+// A step: training and eval give samples_per_s, inference tokens_per_s (for each user), as
+// `run --json` names them.
+Json stepJson(const engine::StepFigures& step, bool inference)
+{
+    Json json = { { "step", step.step }, { "start_s", number(step.startS) }, { "end_s", number(step.endS) },
+        { "step_time_s", number(step.stepTimeS) } };
+    if (inference)
+        json["tokens_per_s"] = number(step.tokensPerS);
+    else
+        json["samples_per_s"] = number(step.samplesPerS);
+    const engine::Utilization& u = step.utilization;
+    json["mfu"] = number(step.mfu);
+    json["utilization"] = { { "compute", number(u.compute) }, { "fabric", number(u.fabric) }, { "io", number(u.io) },
+        { "memoryx", number(u.memoryx) }, { "swarmx", number(u.swarmx) } };
+    return json;
+}
+
+engine::StepFigures readStep(const Reader& r)
+{
+    engine::StepFigures step;
+    step.step = r.integer<int>("step");
+    step.startS = r.real("start_s");
+    step.endS = r.real("end_s");
+    step.stepTimeS = r.real("step_time_s");
+    if (r.has("tokens_per_s"))
+        step.tokensPerS = r.real("tokens_per_s");
+    else
+        step.samplesPerS = r.real("samples_per_s");
+    step.mfu = r.real("mfu");
+    const Reader u = r.object("utilization");
+    step.utilization = { u.real("compute"), u.real("fabric"), u.real("io"), u.real("memoryx"), u.real("swarmx") };
+    return step;
+}
+
 RunReport readReport(const Reader& root)
 {
     if (root.integer("report_version") != kReportVersion)
@@ -221,6 +255,9 @@ RunReport readReport(const Reader& root)
         report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.real("busy_s"),
             r.real("bytes"), r.real("flops"), r.reals("occupancy") });
     });
+    // Reports written before per-step figures have none.
+    if (root.has("steps"))
+        root.each("steps", [&](const Reader& r) { report.steps.push_back(readStep(r)); });
     if (!root.at("scaling").is_null()) {
         const Reader s = root.object("scaling");
         engine::ScalingSweep sweep;
@@ -283,6 +320,10 @@ std::string reportToJson(const RunReport& report, int indent)
             { "occupancy", std::move(occupancy) } });
     }
     json["timeline"] = { { "span_s", number(report.spanS) }, { "lanes", std::move(lanes) } };
+    Json steps = Json::array();
+    for (const engine::StepFigures& step : report.steps)
+        steps.push_back(stepJson(step, report.manifest.mode == engine::RunKind::Inference));
+    json["steps"] = std::move(steps);
     json["scaling"] = report.scaling ? scalingJson(*report.scaling) : Json(nullptr);
     if (report.cycleLevel)
         json["cycle_level"] = Json::parse(cycleLevelToJson(*report.cycleLevel));

@@ -4,7 +4,9 @@
 #include "core/report/atomicfile.h"
 #include "core/report/chrometrace.h"
 #include "core/report/htmlreport.h"
+#include "core/report/tfevents.h"
 
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -17,15 +19,52 @@ namespace {
 
 namespace fs = std::filesystem;
 
+bool supersededBy(const std::string& name, const ReportFile& file)
+{
+    return name != file.name && file.supersedes && file.supersedes(name);
+}
+
+// Temporaries a killed writer left of the files, or of files they supersede.
 void removeLeftovers(const fs::path& directory, const std::vector<ReportFile>& files)
 {
     std::error_code error;
     for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
-        const std::string name = entry.path().filename().string();
+        const std::string target = temporaryTarget(entry.path().filename().string());
+        if (target.empty())
+            continue;
         for (const ReportFile& file : files)
-            if (isTemporaryOf(name, file.name))
+            if (target == file.name || supersededBy(target, file))
                 fs::remove(entry.path(), error);
     }
+}
+
+// The files of `directory` that `files` replace under other names.
+std::vector<std::string> supersededFiles(const fs::path& directory, const std::vector<ReportFile>& files)
+{
+    std::vector<std::string> superseded;
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+        const std::string name = entry.path().filename().string();
+        for (const ReportFile& file : files)
+            if (supersededBy(name, file) && temporaryTarget(name).empty()) {
+                superseded.push_back(entry.path().string());
+                break;
+            }
+    }
+    return superseded;
+}
+
+// The run directory's event file, named for now and this host.
+ReportFile eventFile(const RunReport& report)
+{
+    const auto now = std::chrono::system_clock::now();
+    const std::int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    ReportFile file(eventFileName(seconds, host), eventFileBytes(report, double(seconds)));
+    file.supersedes = [](const std::string& name) { return isWaferScopeEventFile(name); };
+    return file;
 }
 
 // The renames are durable once the directory itself is flushed.
@@ -46,7 +85,7 @@ std::vector<ReportFile> runDirectoryFiles(
     std::vector<ReportFile> files { { "report.json", reportToJson(report) }, { "report.csv", reportCsv(report) },
         { "report.html", reportHtml(report) },
         { "trace.json", ContentWriter([&run, &plan](const auto& sink) { writeChromeTrace(run, &plan, sink); }) },
-        { "summary.txt", reportSummary(report) } };
+        { "summary.txt", reportSummary(report) }, eventFile(report) };
     if (report.cycleLevel)
         files.emplace_back("cycle_vs_model.csv", cycleVsModelCsv(*report.cycleLevel));
     return files;
@@ -104,7 +143,7 @@ std::optional<Diagnostic> writeRunDirectory(
         }
         staged.push_back(std::move(next).value());
     }
-    if (std::optional<Diagnostic> failed = commitFiles(staged)) {
+    if (std::optional<Diagnostic> failed = commitFiles(staged, supersededFiles(path, files))) {
         removeCreated(); // only what stayed empty
         return failed;
     }

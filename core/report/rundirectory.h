@@ -8,6 +8,7 @@
 #include "core/report/runreport.h"
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,7 +17,8 @@
 namespace waferscope::core::report {
 
 // A run directory (`waferscope-cli run --model_dir DIR`, the GUI's File > Export report):
-// report.json, report.csv, report.html, trace.json and summary.txt, and cycle_vs_model.csv for a
+// report.json, report.csv, report.html, trace.json and summary.txt, the TensorBoard event file
+// events.out.tfevents.<unix time>.<host>.waferscope (tfevents.h), and cycle_vs_model.csv for a
 // report that carries a cycle-level run.
 struct ReportFile {
     ReportFile(std::string fileName, std::string text)
@@ -32,6 +34,9 @@ struct ReportFile {
     std::string name; // file name inside the directory
     std::string content; // the bytes, unless `writer` produces them
     ContentWriter writer;
+    // Files of the directory this one replaces under other names (an earlier run's event file):
+    // removed in the same commit that puts this one in place.
+    std::function<bool(const std::string& name)> supersedes;
 };
 
 // The files of a run, in the order above. The trace is produced while it is written: `run` and
@@ -39,12 +44,12 @@ struct ReportFile {
 std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan);
 
-// Writes `files` into `directory`, creating it when needed. Files not named in `files` are left
-// alone; leftovers of a writer that was killed are removed. Every file is staged completely
-// first, then each is renamed into place: a reader or a crash finds each file either as it was
-// or as it is now, never truncated; when any file cannot be staged, none is replaced.
-// Setting `*cancelled` stops the write within one piece of a file (about 1 MB): the staged
-// temporaries are removed, nothing is replaced, and the error says "cancelled".
+// Writes `files` into `directory`, creating it when needed. Files not named in `files` (nor
+// superseded by one of them) are left alone; leftovers of a writer that was killed are removed. Every file is staged
+// completely first, then each is renamed into place: a reader or a crash finds each file either as it was or as it is
+// now, never truncated; when any file cannot be staged, none is replaced. Setting `*cancelled` stops the write within
+// one piece of a file (about 1 MB): the staged temporaries are removed, nothing is replaced, and the error says
+// "cancelled".
 std::optional<Diagnostic> writeRunDirectory(
     const std::string& directory, const std::vector<ReportFile>& files, const std::atomic<bool>* cancelled = nullptr);
 

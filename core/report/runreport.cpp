@@ -221,7 +221,8 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
 }
 
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
-    const engine::ScalingSweep* sweep)
+    const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
+    const engine::Calibration& calibration)
 {
     RunReport report;
     report.manifest = manifest;
@@ -232,6 +233,7 @@ RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, con
     report.systems = systemReports(run, plan);
     report.lanes = laneReports(run, plan);
     report.spanS = run.timeline.span;
+    report.steps = engine::stepFigures(engine::FrameSource(plan, graph, system, run, calibration), run.metrics);
     if (sweep)
         report.scaling = *sweep;
     return report;
@@ -248,11 +250,12 @@ std::string utcTimestamp()
 }
 
 RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
-    const ExecutionPlan& plan, const engine::RunResult& run, const engine::ScalingSweep* sweep,
-    const CompileOptions& compileOptions, const engine::RunOptions& runOptions)
+    const SystemSpec& system, const ExecutionPlan& plan, const engine::RunResult& run,
+    const engine::ScalingSweep* sweep, const CompileOptions& compileOptions, const engine::RunOptions& runOptions,
+    const engine::Calibration& calibration)
 {
-    return makeReport(
-        makeManifest(inputPath, inputBytes, graph, compileOptions, runOptions, run.metrics), run, plan, sweep);
+    return makeReport(makeManifest(inputPath, inputBytes, graph, compileOptions, runOptions, run.metrics), run, plan,
+        graph, system, sweep, calibration);
 }
 
 } // namespace waferscope::core::report

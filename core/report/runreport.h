@@ -4,6 +4,7 @@
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
 #include "core/report/cyclelevelreport.h"
@@ -97,6 +98,9 @@ struct RunReport {
     std::vector<SystemReport> systems;
     std::vector<LaneReport> lanes;
     double spanS = 0.0; // the timeline's span
+    // Each simulated step (engine::stepFigures): report.json's "steps", and the scalars of the
+    // run directory's TensorBoard event file.
+    std::vector<engine::StepFigures> steps;
     std::optional<engine::ScalingSweep> scaling;
     // `run --level cycle`: the same plan executed on the cycle-level fabric. report.json holds it
     // as "cycle_level" only when present.
@@ -115,16 +119,19 @@ inline constexpr int kOccupancyBins = 120;
 Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
     const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics);
 
-// Assembles the report of a finished run. `sweep` may be null.
+// Assembles the report of a finished run of `plan` (compiled for `graph` on `system`, run with
+// `calibration`). `sweep` may be null.
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
-    const engine::ScalingSweep* sweep);
+    const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
+    const engine::Calibration& calibration = engine::builtinCalibration());
 
 // The report of a finished run, as the CLI's run command and the GUI's export both make it: the
 // manifest (hashing `inputBytes`, the bytes that were loaded and simulated, not what the file
 // holds by now) and the report of the run. `sweep` may be null.
 RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
-    const ExecutionPlan& plan, const engine::RunResult& run, const engine::ScalingSweep* sweep,
-    const CompileOptions& compileOptions, const engine::RunOptions& runOptions);
+    const SystemSpec& system, const ExecutionPlan& plan, const engine::RunResult& run,
+    const engine::ScalingSweep* sweep, const CompileOptions& compileOptions, const engine::RunOptions& runOptions,
+    const engine::Calibration& calibration);
 
 std::string reportToJson(const RunReport& report, int indent = 2);
 // Reads `report.json` back; errors are located (`fileName:line:col` or the key at fault).

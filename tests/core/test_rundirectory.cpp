@@ -56,7 +56,7 @@ report::RunReport reportOf(const Job& job, const engine::ScalingSweep* sweep = n
     const std::string path = sample("gpt3_xl.yaml");
     return report::makeReport(report::makeManifest(path, waferscope::test::readFile(path), job.graph,
                                   job.compileOptions, job.options, job.run.metrics),
-        job.run, job.plan, sweep);
+        job.run, job.plan, job.graph, job.system, sweep);
 }
 
 // RFC 4180 rows (quoted fields may hold commas and doubled quotes).

@@ -90,8 +90,9 @@ void cycle(const Case& job, const SystemSpec& system, const fs::path& directory)
     runOptions.mode = runKindFor(compileOptions.mode);
     const Expected<engine::RunResult> run = engine::run(*plan, *graph, system, runOptions);
     WS_REQUIRE(run.hasValue());
-    const report::RunReport report = report::makeReport(
-        report::makeManifest(path, *bytes, *graph, compileOptions, runOptions, run->metrics), *run, *plan, nullptr);
+    const report::RunReport report
+        = report::makeReport(report::makeManifest(path, *bytes, *graph, compileOptions, runOptions, run->metrics), *run,
+            *plan, *graph, system, nullptr);
     const std::optional<Diagnostic> written
         = report::writeRunDirectory(directory.string(), report::runDirectoryFiles(report, *run, *plan));
     WS_REQUIRE(!written.has_value());

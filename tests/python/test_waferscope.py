@@ -4,7 +4,9 @@ folder on PYTHONPATH and WAFERSCOPE_CLI, WAFERSCOPE_FRAMEDUMP and WAFERSCOPE_SOU
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -153,8 +155,15 @@ class Running(unittest.TestCase):
             self.assertEqual(ours["totals"], cli["totals"])
             self.assertEqual(ours["layers"], cli["layers"])
             self.assertEqual(ours["sensitivity"], cli["sensitivity"])
-            self.assertEqual(sorted(os.listdir(os.path.join(directory, "py"))),
-                             sorted(os.listdir(os.path.join(directory, "cli"))))
+            self.assertEqual(ours["steps"], cli["steps"])
+
+            def files(name):
+                # The event file is named for the second it was written in.
+                return sorted(re.sub(r"^events\.out\.tfevents\.\d+\.", "events.out.tfevents.T.", file)
+                              for file in os.listdir(os.path.join(directory, name)))
+            self.assertEqual(files("py"), files("cli"))
+            self.assertIn("events.out.tfevents.T." + re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
+                          + ".waferscope", files("py"))
 
 
 class Errors(unittest.TestCase):

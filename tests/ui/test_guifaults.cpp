@@ -244,12 +244,13 @@ private Q_SLOTS:
         QVERIFY(old.open(QIODevice::ReadOnly));
         QCOMPARE(old.readAll(), QByteArray("{\"old\": true}"));
 
-        // Exported again without Stop, it writes all six files.
+        // Exported again without Stop, it writes all seven files, a TensorBoard event file among them.
         exported.clear();
         window->exportReport(target);
         QVERIFY(exported.wait(60000));
         QCOMPARE(exported.first().at(1).toString(), QString());
-        QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden).size(), 6);
+        QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden).size(), 7);
+        QCOMPARE(QDir(target).entryList({ QStringLiteral("events.out.tfevents.*.waferscope") }, QDir::Files).size(), 1);
     }
 };
 

@@ -60,7 +60,7 @@ core::report::RunReport gpt3XlOnTwoCs2()
     const core::engine::ScalingSweep sweep = take(core::engine::scale(graph, system, sweepOptions));
     const core::report::Manifest manifest
         = core::report::makeManifest(path, readAll(path), graph, compileOptions, runOptions, run.metrics);
-    return core::report::makeReport(manifest, run, plan, &sweep);
+    return core::report::makeReport(manifest, run, plan, graph, system, &sweep);
 }
 
 // Page objects, not the page tree ("/Type /Pages").
