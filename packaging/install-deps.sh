@@ -9,10 +9,11 @@ set -euo pipefail
 # the desktop entry and the metainfo (packaging test); clang and its runtimes build the asan
 # preset (AddressSanitizer, UndefinedBehaviorSanitizer, libFuzzer); pybind11, Python's headers and
 # NumPy build the Python module (app/python), which every preset builds; nbconvert, ipykernel and
-# matplotlib execute its sample notebook in the tests.
+# matplotlib execute its sample notebook in the tests; libprotobuf and protoc encode the run
+# directory's TensorBoard event file, which python3-protobuf decodes in the tests.
 core_packages=(build-essential cmake ninja-build pkg-config clang-format libtbb-dev nlohmann-json3-dev libyaml-cpp-dev
-    dpkg-dev file desktop-file-utils appstream clang libclang-rt-14-dev pybind11-dev python3-dev python3-numpy
-    jupyter-nbconvert python3-ipykernel python3-matplotlib)
+    libprotobuf-dev protobuf-compiler dpkg-dev file desktop-file-utils appstream clang libclang-rt-14-dev
+    pybind11-dev python3-dev python3-numpy python3-protobuf jupyter-nbconvert python3-ipykernel python3-matplotlib)
 gui_packages=(qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqcustomplot-dev
     libxkbcommon-dev xvfb xauth imagemagick fonts-dejavu-core)
 

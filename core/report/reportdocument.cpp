@@ -133,6 +133,22 @@ ReportTable layerTable(const RunReport& r)
         "nllnnnnnl", rows, "The run has no layers." };
 }
 
+// Each simulated step (report.json's steps[], the TensorBoard scalars).
+ReportTable stepTable(const RunReport& r)
+{
+    const bool inference = r.metrics.mode == RunKind::Inference;
+    std::vector<std::vector<std::string>> rows;
+    for (const engine::StepFigures& s : r.steps) {
+        const engine::Utilization& u = s.utilization;
+        rows.push_back({ std::to_string(s.step), seconds(s.startS), seconds(s.stepTimeS),
+            inference ? rate(s.tokensPerS, "tokens/s") : rate(s.samplesPerS, "samples/s"), percent(s.mfu),
+            percent(u.compute), percent(u.fabric), percent(u.io), percent(u.memoryx), percent(u.swarmx) });
+    }
+    return ReportTable { { "Step", "Starts at", "Step time", inference ? "Tokens/s per user" : "Samples/s", "MFU",
+                             "Compute", "Fabric", "I/O", "MemoryX", "SwarmX" },
+        "nnnnnnnnnn", rows, "The report has no per-step figures." };
+}
+
 std::string general(double value)
 {
     char text[32];
@@ -202,6 +218,7 @@ ReportDocument reportDocument(const RunReport& report)
         section.chart = std::move(chart);
         document.sections.push_back(std::move(section));
     }
+    document.sections.push_back(tableSection("steps", "Steps", stepTable(report)));
     document.sections.push_back(tableSection("regions", "Regions", regionTable(report)));
     document.sections.push_back(tableSection("systems", "Systems", systemTable(report)));
     document.sections.push_back(tableSection("layers", "Layers", layerTable(report)));

@@ -22,7 +22,7 @@ struct ReportSection {
     enum class Kind { Table, List, Chart };
     Kind kind = Kind::Table;
     // "manifest", "key_figures", "notes", "sensitivity", "cycle_level..." (cyclelevelsections.h), a chart's id,
-    // "regions", "systems", "layers"
+    // "steps", "regions", "systems", "layers"
     std::string id;
     std::string title;
     ReportTable table; // Kind::Table
@@ -40,8 +40,8 @@ ReportSection tableSection(std::string id, std::string title, ReportTable table)
 struct ReportDocument {
     std::string title; // "WaferScope report: llama on 4 x cs3"
     std::string subtitle; // "Created ... from ..."
-    // manifest, key figures, notes, what the result depends on, the cycle-level run's, the charts, regions, systems,
-    // layers
+    // manifest, key figures, notes, what the result depends on, the cycle-level run's, the charts, steps, regions,
+    // systems, layers
     std::vector<ReportSection> sections;
     std::string closing; // "Written by WaferScope 0.1.0."
     std::string pageFooter; // for paged renderings: the title and when it was created

@@ -169,6 +169,19 @@ engine::Metrics readTotals(const Reader& r)
         m.users = r.integer<int>("users");
         m.promptTokens = r.integer("prompt_tokens");
         m.aggregateTokensPerS = r.real("aggregate_tokens_per_s");
+        // Reports written before these were kept have neither.
+        if (r.has("token_interval_s"))
+            m.tokenIntervalS = r.real("token_interval_s");
+        if (r.has("speculative") && !r.at("speculative").is_null()) {
+            const Reader s = r.object("speculative");
+            const ReadJson& shares = s.at("shares_wafer");
+            if (!shares.is_boolean())
+                throw ReadError { s.where("shares_wafer"), "expected true or false" };
+            m.speculative = engine::SpeculativeDecode { s.text("draft"), s.integer<int>("draft_wafers"),
+                shares.get<bool>(), s.integer<int>("wafer"), s.integer<int>("draft_tokens"), s.real("acceptance_rate"),
+                s.real("tokens_per_pass"), s.real("draft_token_s"), s.real("draft_interval_s"), s.real("pass_s"),
+                s.real("target_tokens_per_s") };
+        }
     } else {
         m.batchPerSystem = r.integer("batch_per_system");
         m.microBatch = r.integer("micro_batch_size");
@@ -322,7 +335,7 @@ std::string reportToJson(const RunReport& report, int indent)
     json["timeline"] = { { "span_s", number(report.spanS) }, { "lanes", std::move(lanes) } };
     Json steps = Json::array();
     for (const engine::StepFigures& step : report.steps)
-        steps.push_back(stepJson(step, report.manifest.mode == engine::RunKind::Inference));
+        steps.push_back(stepJson(step, report.metrics.mode == engine::RunKind::Inference));
     json["steps"] = std::move(steps);
     json["scaling"] = report.scaling ? scalingJson(*report.scaling) : Json(nullptr);
     if (report.cycleLevel)

@@ -103,6 +103,8 @@ report::RunReport sampleReport()
     std::fill(halfBusy.begin(), halfBusy.begin() + report::kOccupancyBins / 2, 1.0);
     r.lanes = { lane("CS-X 0 wafer", 0.006, halfBusy), lane("MemoryX", 0.003, std::vector<double>(120, 0.5)) };
     r.spanS = 0.012;
+    r.steps = { { 1, 0.0, 0.006, 0.006, 4000.0, 0.0, 0.4, { 0.5, 0.1, 0.2, 0.3, 0.0 } },
+        { 2, 0.006, 0.012, 0.006, 4000.0, 0.0, 0.4, { 0.5, 0.1, 0.2, 0.3, 0.0 } } };
     engine::ScalingSweep sweep;
     sweep.baselineSamplesPerS = 1000;
     sweep.points = { point(1, 1000, 1.0, Bound::Compute), point(2, 1900, 0.95, Bound::Compute),
@@ -416,7 +418,7 @@ WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
         ids.push_back(section.id);
     WS_CHECK(ids
         == std::vector<std::string>({ "manifest", "key_figures", "notes", "layer_utilization", "timeline", "scaling",
-            "placement", "regions", "systems", "layers" }));
+            "placement", "steps", "regions", "systems", "layers" }));
     const auto section = [&](const std::string& id) -> const report::ReportSection& {
         return *std::find_if(document.sections.begin(), document.sections.end(),
             [&](const report::ReportSection& candidate) { return candidate.id == id; });
@@ -431,6 +433,9 @@ WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
         != figures.rows.end());
     WS_CHECK(section("notes").items == std::vector<std::string>({ r.metrics.notes[0], r.plan.notes[0] }));
     WS_CHECK_EQ(section("regions").table.rows.size(), r.regions.size());
+    WS_REQUIRE(!r.steps.empty());
+    WS_CHECK_EQ(section("steps").table.rows.size(), r.steps.size());
+    WS_CHECK_EQ(section("steps").table.headers[3], std::string("Samples/s"));
     WS_CHECK_EQ(section("systems").table.rows.size(), r.systems.size());
     WS_CHECK_EQ(section("layers").table.rows.size(), r.metrics.layers.size());
     WS_CHECK_EQ(section("layers").table.rows[0].back(), std::string(toString(Bound::Pipeline)));

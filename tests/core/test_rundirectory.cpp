@@ -233,6 +233,9 @@ WS_TEST(reportJsonRoundTripsAndIsReproducible)
     WS_CHECK_EQ(read->metrics.layers[5].timeS, job.run.metrics.layers[5].timeS);
     WS_CHECK_EQ(read->regions.size(), job.plan.regions.size());
     WS_CHECK(!read->scaling.has_value());
+    WS_REQUIRE(read->steps.size() == 2);
+    WS_CHECK_EQ(read->steps[1].samplesPerS, first.steps[1].samplesPerS);
+    WS_CHECK_EQ(read->steps[1].utilization.memoryx, first.steps[1].utilization.memoryx);
 
     // The same inputs again, compiled and run afresh: the same report but for the time stamp.
     const Job again = gpt3XlOnTwoCs2();

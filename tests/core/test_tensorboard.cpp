@@ -6,6 +6,7 @@
 
 #include "core/engine/framesource.h"
 #include "core/report/rundirectory.h"
+#include "core/report/runreport.h"
 #include "core/report/tfevents.h"
 
 #include <algorithm>
@@ -140,6 +141,24 @@ WS_TEST(inferenceStepsAreTheDecodeStepsAfterThePrompt)
         WS_CHECK(s.utilization.compute > 0.0);
         WS_CHECK_EQ(s.utilization.memoryx, 0.0); // the weights stay on the wafer
     }
+    // report.json holds them as tokens_per_s and reads them back, with every inference total.
+    report::Manifest manifest;
+    manifest.mode = RunKind::Inference;
+    const report::RunReport written = report::makeReport(manifest, result, compiled, graph, cs3, nullptr);
+    const std::string text = report::reportToJson(written);
+    WS_CHECK(text.find("\"tokens_per_s\": ") != std::string::npos);
+    const Expected<report::RunReport> read = report::reportFromJson(text, "report.json");
+    WS_REQUIRE(read.hasValue() && read->steps.size() == 2);
+    WS_CHECK_EQ(read->steps[1].tokensPerS, steps[1].tokensPerS);
+    WS_CHECK_EQ(report::reportToJson(*read), text);
+    // So does a run that drafted its tokens, with its draft model's figures.
+    report::RunReport drafted = written;
+    drafted.metrics.speculative = SpeculativeDecode { "draft.yaml", 1, true, 0, 4, 0.7, 2.77, 1e-4, 5e-5, 1e-3, 900.0 };
+    const std::string draftedText = report::reportToJson(drafted);
+    const Expected<report::RunReport> readDrafted = report::reportFromJson(draftedText, "report.json");
+    WS_REQUIRE(readDrafted.hasValue() && readDrafted->metrics.speculative.has_value());
+    WS_CHECK_EQ(readDrafted->metrics.speculative->draftTokens, 4);
+    WS_CHECK_EQ(report::reportToJson(*readDrafted), draftedText);
 }
 
 WS_TEST(aRunDirectoryReplacesItsEarlierEventFileInTheSameCommit)
