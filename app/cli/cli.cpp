@@ -27,6 +27,8 @@ constexpr Subcommand kSubcommands[] = {
     { "scale", "training throughput over 1..N systems: speedup, efficiency and the binding limit", runScaleCommand },
     { "compare", "line up two run reports (--model_dir directories): totals, per-layer time and bound changes",
         runCompareCommand },
+    { "cluster", "schedule a jobs file on a shared cluster: starts, ends, waits, makespan, utilization",
+        runClusterCommand },
     { "fabric", "run the cycle-level PE mesh: synthetic traffic or one kernel (gemv, gemm_stream, ...)",
         runFabricCommand },
     { "sensitivity", "what a run's figure depends on: each assumed value varied across its range, by impact",

@@ -16,6 +16,7 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
 int runCompareCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+int runClusterCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 int runValidateCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
 } // namespace waferscope::cli

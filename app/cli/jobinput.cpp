@@ -5,7 +5,12 @@
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace waferscope::cli {
 
@@ -53,6 +58,22 @@ core::ExecutionChoice parseExecution(const ArgParser& parser)
         return *choice;
     throw UsageError { "--execution expects " + core::choiceList(core::allNames<core::ExecutionChoice>()) + ", got '"
         + execution + "'" };
+}
+
+// The directory --model_dir names must be creatable: its nearest existing ancestor is a
+// writable directory. Checked before the run so that a long run is not lost to a typo.
+std::optional<std::string> modelDirProblem(const std::string& directory)
+{
+    namespace fs = std::filesystem;
+    std::error_code error;
+    fs::path path = fs::absolute(fs::path(directory), error);
+    while (!path.empty() && !fs::exists(path, error) && path != path.parent_path())
+        path = path.parent_path();
+    if (!fs::is_directory(path, error))
+        return path.string() + " is not a directory";
+    if (::access(path.c_str(), W_OK | X_OK) != 0)
+        return "cannot write in " + path.string() + ": " + std::strerror(errno);
+    return std::nullopt;
 }
 
 std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err, int& exitCode)

@@ -36,6 +36,10 @@ std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err,
 void addCalibrationOption(ArgParser& parser);
 core::Expected<core::engine::Calibration> parseCalibration(const ArgParser& parser);
 
+// The directory --model_dir names must be creatable: its nearest existing ancestor is a
+// writable directory. Checked before the run so that a long run is not lost to a typo.
+std::optional<std::string> modelDirProblem(const std::string& directory);
+
 // --num_csx N (1..4096), or 0 when absent.
 int parseNumCsx(const ArgParser& parser);
 core::ExecutionChoice parseExecution(const ArgParser& parser);

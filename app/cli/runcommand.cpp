@@ -76,22 +76,6 @@ std::vector<int> parseCountList(const std::string& list, const char* option)
     return counts;
 }
 
-// The directory --model_dir names must be creatable: its nearest existing ancestor is a
-// writable directory. Checked before the run so that a long run is not lost to a typo.
-std::optional<std::string> modelDirProblem(const std::string& directory)
-{
-    namespace fs = std::filesystem;
-    std::error_code error;
-    fs::path path = fs::absolute(fs::path(directory), error);
-    while (!path.empty() && !fs::exists(path, error) && path != path.parent_path())
-        path = path.parent_path();
-    if (!fs::is_directory(path, error))
-        return path.string() + " is not a directory";
-    if (::access(path.c_str(), W_OK | X_OK) != 0)
-        return "cannot write in " + path.string() + ": " + std::strerror(errno);
-    return std::nullopt;
-}
-
 // What `run` and `sensitivity` both take: --mode, --batch_size, --users, --prompt_tokens (whose
 // help says `promptHelp`), besides the job options.
 void addRunShapeOptions(ArgParser& parser, const std::string& promptHelp)

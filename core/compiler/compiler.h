@@ -52,6 +52,11 @@ Expected<fabric::KernelConfig> fabricKernelFor(const Region& region, const Model
 // its tile, `simdWidth` at a time (a lower bound on what the fabric run takes).
 double fmacBoundCycles(const KernelPlan& kernel, int simdWidth);
 
+// What MemoryX stores for a trained model: each op's weights and optimizer state, or the preset's
+// bytes per parameter when that is more (frozen ops: their own). A weight-streaming plan's
+// memoryxStoredBytes.
+double memoryxStateBytes(const ModelGraph& graph, const MemoryXSpec& memoryx);
+
 // The plan as the JSON object `waferscope-cli compile --json` prints.
 std::string planToJson(const ExecutionPlan& plan, const ModelGraph& graph, int indent = -1);
 

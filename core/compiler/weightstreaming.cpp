@@ -3,6 +3,7 @@
 // gradients stream back out.
 #include "core/common/units.h"
 #include "core/compiler/checkpointing.h"
+#include "core/compiler/compiler.h"
 #include "core/compiler/units.h"
 
 #include <algorithm>
@@ -264,3 +265,15 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
 }
 
 } // namespace waferscope::core::compiler
+
+namespace waferscope::core {
+
+double memoryxStateBytes(const ModelGraph& graph, const MemoryXSpec& memoryx)
+{
+    double total = 0.0;
+    for (const Op& op : graph.ops)
+        total += compiler::memoryxBytes(op, memoryx);
+    return total;
+}
+
+} // namespace waferscope::core
