@@ -66,13 +66,12 @@ Expected<JobTiming> TimingCache::timing(
     if (!loaded) {
         Expected<std::string> bytes = readParamsBytes(job.paramsPath);
         if (!bytes) {
-            // Not read at all: say where the jobs file names it.
-            Diagnostic error = bytes.error();
-            if (error.line == 0)
-                error = Diagnostic { jobsPath, job.paramsAt.line, job.paramsAt.column,
-                    "job '" + job.name + "': params '" + job.params + "': " + error.message };
+            // Not read at all (missing, a directory, too large, not text): say where the jobs
+            // file names it.
             m_models.erase(job.paramsPath);
-            return error;
+            return Diagnostic { jobsPath, job.paramsAt.line, job.paramsAt.column,
+                "job '" + job.name + "': params '" + job.params + "' (" + job.paramsPath + "): "
+                    + bytes.error().message };
         }
         if (isJobsFileText(*bytes)) {
             m_models.erase(job.paramsPath);

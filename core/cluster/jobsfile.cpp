@@ -149,6 +149,10 @@ JobsFile readDocument(const YAML::Node& document, const std::string& fileName, s
     const YamlSection root = fields.root(document);
     if (!document.IsMap())
         fields.fail(document.Mark(), "a jobs file is a mapping with 'cluster:' and 'jobs:' keys");
+    if (!document["jobs"].IsDefined() && (document["model"].IsDefined() || document["trainer"].IsDefined()))
+        fields.fail(document.Mark(),
+            "this is a Model Zoo params file, not a WaferScope jobs file (it has no top-level 'jobs:' key); "
+            "a jobs file lists jobs whose 'params' name such files");
     refuseUnknownKeys(fields, root, kTopKeys);
     JobsFile file;
     file.path = fileName;
@@ -249,9 +253,11 @@ std::string jobsFileText(const JobsFile& file, const std::string& targetPath)
         out += "  memoryx_bytes: " + exact(*file.cluster.memoryxBytes) + "\n";
     out += "jobs:\n";
     for (const JobSpec& job : file.jobs) {
+        // An absolute path stays as given; a relative one is rewritten against the new place.
         const fs::path params = fs::absolute(fs::path(job.paramsPath)).lexically_normal();
+        const bool absolute = fs::path(job.params).is_absolute();
         out += "  - name: " + job.name + "\n";
-        out += "    params: " + quoted(params.lexically_relative(targetDir).string()) + "\n";
+        out += "    params: " + quoted(absolute ? job.params : params.lexically_relative(targetDir).string()) + "\n";
         out += std::string("    mode: ") + toString(job.mode) + "\n";
         out += "    num_csx: " + std::to_string(job.numCsx) + "\n";
         if (job.mode == RunKind::Inference) {

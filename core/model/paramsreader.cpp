@@ -132,6 +132,12 @@ Expected<ModelConfig> readParamsText(std::string_view text, const std::string& f
         config.fileName = fileName;
         const YAML::Node document = parseParamsDocument(text, fileName, config.warnings);
         const YamlFields fields(fileName);
+        if (document.IsMap())
+            for (auto it = document.begin(); it != document.end(); ++it)
+                if (it->first.IsScalar() && it->first.Scalar() == "jobs")
+                    fields.fail(it->first.Mark(),
+                        "this is a WaferScope jobs file (it has a top-level 'jobs:' key), not a Model Zoo params "
+                        "file; schedule it with 'waferscope-cli cluster --jobs FILE'");
         const ParamsSections sections = locateSections(fields, fields.root(document), config);
         mergePretrainedModel(fields, sections.model, config);
         readFamily(fields, sections, config);

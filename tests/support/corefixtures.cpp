@@ -2,6 +2,7 @@
 
 #include "testing.h"
 
+#include "core/cluster/jobsfile.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
@@ -64,7 +65,8 @@ std::vector<std::filesystem::path> allConfigs()
         { std::filesystem::path(sourceDir()) / "samples", std::filesystem::path(sharedDir()) / "modelzoo" })
         if (std::filesystem::is_directory(root))
             for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
-                if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+                if (entry.is_regular_file() && entry.path().extension() == ".yaml"
+                    && !core::cluster::isJobsFileText(readFile(entry.path()))) // samples/cluster: jobs files
                     files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     return files;
