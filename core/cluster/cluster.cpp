@@ -70,8 +70,8 @@ Expected<JobTiming> TimingCache::timing(
             // file names it.
             m_models.erase(job.paramsPath);
             return Diagnostic { jobsPath, job.paramsAt.line, job.paramsAt.column,
-                "job '" + job.name + "': params '" + job.params + "' (" + job.paramsPath + "): "
-                    + bytes.error().message };
+                "job '" + job.name + "': params '" + job.params + "' (" + job.paramsPath
+                    + "): " + bytes.error().message };
         }
         if (isJobsFileText(*bytes)) {
             m_models.erase(job.paramsPath);
@@ -189,6 +189,15 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
                 job.usersPerReplica = usersPer(*found);
             }
         }
+        // More systems than the cluster has: no engine run can help.
+        const std::int64_t held = std::int64_t(job.numCsx) * job.replicas;
+        if (held > file.cluster.systems) {
+            job.reason = "needs " + std::to_string(held) + " systems (" + std::to_string(job.replicas) + " x "
+                + std::to_string(job.numCsx) + "); the cluster has " + std::to_string(file.cluster.systems);
+            queued.push_back({ spec.submitS, 0, 0.0, 0.0, spec.priority });
+            result.jobs.push_back(std::move(job));
+            continue;
+        }
         Expected<JobTiming> timing
             = cache.timing(spec, file.path, *system, inference ? usersPer(job.replicas) : 1, options);
         if (!timing)
@@ -212,16 +221,12 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
                                       : std::int64_t(std::ceil(*spec.tokens / std::max(1.0, timing->tokensPerStep)));
             duration = timing->firstStepS + double(job.steps - 1) * timing->stepTimeS;
         }
-        const int held = job.numCsx * job.replicas;
-        if (job.reason.empty() && held > file.cluster.systems)
-            job.reason = "needs " + std::to_string(held) + " systems (" + std::to_string(job.replicas) + " x "
-                + std::to_string(job.numCsx) + "); the cluster has " + std::to_string(file.cluster.systems);
         if (job.reason.empty() && job.memoryxBytes > result.memoryxBytes)
             job.reason = "its weights and optimizer state take " + formatBytes(job.memoryxBytes)
                 + " of MemoryX; the cluster has " + formatBytes(result.memoryxBytes);
         // A job that can never run is left out of the queue: it holds nothing.
-        queued.push_back({ spec.submitS, job.reason.empty() ? held : 0, job.reason.empty() ? job.memoryxBytes : 0.0,
-            duration, spec.priority });
+        queued.push_back({ spec.submitS, job.reason.empty() ? int(held) : 0,
+            job.reason.empty() ? job.memoryxBytes : 0.0, duration, spec.priority });
         job.durationS = duration;
         result.jobs.push_back(std::move(job));
     }
@@ -245,7 +250,7 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.systems = placed[j]->systems;
         firstSubmit = std::min(firstSubmit, job.submitS);
         lastEnd = std::max(lastEnd, *job.endS);
-        busy += double(job.numCsx * job.replicas) * *job.durationS;
+        busy += double(job.numCsx) * double(job.replicas) * *job.durationS;
     }
     if (lastEnd >= firstSubmit) {
         result.makespanS = lastEnd - firstSubmit;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchcyclelevel.h"
+#include "benchcluster.h"
 #include "benchfaults.h"
 #include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
@@ -372,6 +373,11 @@ int main(int argc, char** argv)
 
     if (!cycleLevelFigures(figures, quick)) {
         std::cerr << "waferscope-bench: a decode token on the cycle-level fabric failed\n";
+        return 1;
+    }
+
+    if (!clusterFigures(figures, rounds)) {
+        std::cerr << "waferscope-bench: scheduling a 1,000-job cluster failed\n";
         return 1;
     }
 

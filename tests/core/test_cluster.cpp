@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 using namespace waferscope::core;
 using namespace waferscope::core::cluster;
@@ -376,4 +377,41 @@ WS_TEST(whatIfChangesOnlyTheNamedJobs)
     for (const char* key : { "name", "mode", "num_csx", "replicas", "users", "submit_s", "start_s", "end_s", "wait_s",
              "duration_s", "step_time_s", "steps", "tokens_per_s", "reason" })
         WS_CHECK(json["jobs"][0].contains(key));
+}
+
+// tests/data/badjobs: each file refused where expected.tsv says, and every file listed.
+WS_TEST(theBadJobsCorpusIsRefusedWhereExpected)
+{
+    const fs::path dir = fs::path(dataDir()) / "badjobs";
+    std::ifstream tsv(dir / "expected.tsv");
+    std::string line;
+    WS_REQUIRE(std::getline(tsv, line) && line == "file\tline\tcolumn\tkeyword");
+    std::set<std::string> listed;
+    while (std::getline(tsv, line)) {
+        if (line.empty())
+            continue;
+        std::vector<std::string> fields;
+        for (std::size_t start = 0, tab = 0; tab != std::string::npos; start = tab + 1) {
+            tab = line.find('\t', start);
+            fields.push_back(line.substr(start, tab == std::string::npos ? tab : tab - start));
+        }
+        WS_REQUIRE(fields.size() == 4);
+        listed.insert(fields[0]);
+        const std::string path = (dir / fields[0]).string();
+        const Expected<JobsFile> file = readJobsFile(path);
+        WS_REQUIRE(!file.hasValue());
+        WS_CHECK_EQ(file.error().file, path);
+        WS_CHECK_EQ(file.error().line, std::stoi(fields[1]));
+        WS_CHECK_EQ(file.error().column, std::stoi(fields[2]));
+        std::string message = file.error().message;
+        std::transform(
+            message.begin(), message.end(), message.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        WS_CHECK_CONTAINS(message, fields[3]);
+    }
+    WS_CHECK(listed.size() >= 20);
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        if (name != "expected.tsv" && name != "README.md" && !listed.count(name))
+            reportFailure(__FILE__, __LINE__, name + " has no row in expected.tsv");
+    }
 }
