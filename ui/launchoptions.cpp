@@ -10,7 +10,7 @@ namespace waferscope::ui {
 QStringList dockNames()
 {
     return { QStringLiteral("messages"), QStringLiteral("timeline"), QStringLiteral("utilization"),
-        QStringLiteral("scaling"), QStringLiteral("layers"), QStringLiteral("sensitivity") };
+        QStringLiteral("scaling"), QStringLiteral("layers"), QStringLiteral("sensitivity"), QStringLiteral("cluster") };
 }
 
 LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error, bool* helpShown)

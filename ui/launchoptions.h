@@ -32,7 +32,7 @@ struct LaunchOptions {
 };
 
 // The tabbed bottom docks --dock can bring to the front: "messages", "timeline", "utilization",
-// "scaling", "layers", "sensitivity" (MainWindow::raiseDock).
+// "scaling", "layers", "sensitivity", "cluster" (MainWindow::raiseDock).
 QStringList dockNames();
 
 } // namespace waferscope::ui

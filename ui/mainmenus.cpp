@@ -1,5 +1,6 @@
 #include "ui/mainmenus.h"
 
+#include "ui/clusterpanel.h"
 #include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/sessionstate.h"
@@ -58,7 +59,7 @@ void MainMenus::createFileMenu()
     m_openAction
         = file->addAction(m_window->style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this, [this] {
               m_window->openFiles(QFileDialog::getOpenFileNames(m_window, tr("Open Model Zoo params files"), QString(),
-                  tr("Model Zoo params (*.yaml *.yml);;All files (*)")));
+                  tr("Model Zoo params or jobs files (*.yaml *.yml);;All files (*)")));
           });
     m_openAction->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
@@ -81,6 +82,15 @@ void MainMenus::createFileMenu()
         connect(m_document, &Document::runChanged, action,
             [this, action] { action->setEnabled(m_document->run() != nullptr); });
     }
+    QAction* saveJobs = file->addAction(tr("Save &jobs as…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(m_window, tr("Save the Cluster dock's jobs"),
+            QStringLiteral("jobs.yaml"), tr("WaferScope jobs file (*.yaml *.yml);;All files (*)"));
+        if (!path.isEmpty())
+            reportFailure(m_window->clusterPanel()->saveJobsAs(path));
+    });
+    saveJobs->setEnabled(false);
+    connect(m_window->clusterPanel(), &ClusterPanel::scheduled, saveJobs,
+        [this, saveJobs] { saveJobs->setEnabled(m_window->clusterPanel()->hasJobs()); });
     file->addAction(tr("Save &wafer image…"), this, [this] {
         const QString path = QFileDialog::getSaveFileName(m_window, tr("Save the wafer view"),
             QStringLiteral("wafer.png"), tr("PNG image (*.png);;SVG drawing (*.svg)"));

@@ -1,5 +1,6 @@
 #include "ui/mainwindow.h"
 
+#include "ui/clusterpanel.h"
 #include "ui/document.h"
 #include "ui/layerspanel.h"
 #include "ui/mainmenus.h"
@@ -47,6 +48,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_document(new Document(std::move(systems), this))
     , m_waferView(new WaferView(this))
     , m_presenter(new WaferPresenter(m_document, m_waferView, this))
+    , m_clusterPanel(new ClusterPanel(this))
     , m_menus(new MainMenus(this, m_document))
     , m_playbackBar(new PlaybackBar(m_presenter->playback(), this))
     , m_messages(new MessagePanel(this))
@@ -104,6 +106,9 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
         if (const auto run = m_document->run(); run && std::size_t(layer) < run->metrics.layers.size())
             m_presenter->selectRegion(run->metrics.layers[std::size_t(layer)].region);
     });
+    connect(m_clusterPanel, &ClusterPanel::jobActivated, this, &MainWindow::loadClusterJob);
+    connect(m_clusterPanel, &ClusterPanel::failed, this, &MainWindow::showError);
+    connect(m_clusterPanel, &ClusterPanel::scheduled, this, &MainWindow::settled);
     m_systemPanel->setSystem(currentSystem(), numSystems());
     statusBar()->showMessage(tr("Drop a Model Zoo params YAML on the window to load a model."));
 }
@@ -185,6 +190,9 @@ void MainWindow::createDocks()
         m_sensitivityPanel, Qt::BottomDockWidgetArea);
     tabifyDockWidget(scaling, layers);
     tabifyDockWidget(layers, sensitivity);
+    QDockWidget* cluster
+        = addDock(tr("Cluster"), QStringLiteral("clusterDock"), m_clusterPanel, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(sensitivity, cluster);
     timeline->raise();
     resizeDocks({ model, system }, { 560, 380 }, Qt::Horizontal);
     resizeDocks({ model, placement }, { 320, 480 }, Qt::Vertical);
@@ -293,6 +301,37 @@ void MainWindow::openFiles(const QStringList& paths)
     for (qsizetype i = 0; i + 1 < paths.size(); ++i)
         m_menus->addRecent(paths[i]);
     openFile(paths.back());
+}
+
+void MainWindow::openFile(const QString& path)
+{
+    if (!ClusterPanel::looksLikeJobsFile(path)) {
+        m_document->open(path);
+        return;
+    }
+    m_menus->addRecent(path);
+    raiseDock(QStringLiteral("cluster"));
+    // The schedule needs room: once it is shown, the bottom docks take half the window.
+    connect(
+        m_clusterPanel, &ClusterPanel::scheduled, this,
+        [this] {
+            if (auto* dock = findChild<QDockWidget*>(QStringLiteral("clusterDock")))
+                resizeDocks({ dock }, { height() / 2 }, Qt::Vertical);
+        },
+        Qt::SingleShotConnection);
+    m_clusterPanel->open(path);
+}
+
+// A job clicked in the Cluster dock: its model, on its system and allocation, in the other docks.
+void MainWindow::loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode)
+{
+    if (!selectSystem(system))
+        return showError(tr("%1: error: no such system").arg(system));
+    setRunMode(core::compileModeFor(mode));
+    if (mode != core::RunKind::Inference)
+        if (const QString error = setNumSystems(numCsx); !error.isEmpty())
+            return showError(error);
+    m_document->open(paramsPath);
 }
 
 void MainWindow::exportReport(const QString& directory)

@@ -22,6 +22,7 @@ class QTableView;
 
 namespace waferscope::ui {
 
+class ClusterPanel;
 class MessagePanel;
 class ModelPanel;
 class PlacementPanel;
@@ -54,8 +55,9 @@ public:
     const core::SystemSpec& currentSystem() const { return m_document->system(); }
     int numSystems() const { return m_document->numSystems(); }
     // Opens a model file (File > Open, drag and drop, command line) off the GUI thread; on
-    // failure the previously loaded model stays.
-    void openFile(const QString& path) { m_document->open(path); }
+    // failure the previously loaded model stays. A jobs file (a top-level `jobs:` key) goes to the
+    // Cluster dock instead, which it brings to the front.
+    void openFile(const QString& path);
     // Several files (a drop, a multiple selection): opens the last, lists the others in the
     // recent files.
     void openFiles(const QStringList& paths);
@@ -104,8 +106,9 @@ public:
     QTableView* layerTable() const { return m_layersPanel->table(); } // the Layers dock
     UtilizationPanel* utilizationPanel() const { return m_utilizationPanel; }
     SensitivityPanel* sensitivityPanel() const { return m_sensitivityPanel; } // "What this result depends on"
+    ClusterPanel* clusterPanel() const { return m_clusterPanel; } // jobs files on a shared cluster
     // Shows a dock and brings it to the front of its tabs: a name of dockNames() ("sensitivity"
-    // for the "sensitivityDock"). False when there is no such dock.
+    // for the "sensitivityDock", "cluster" for the Cluster dock). False when there is no such dock.
     bool raiseDock(const QString& name);
     PlaybackController* playback() const { return m_presenter->playback(); } // which step the views show
 
@@ -131,10 +134,12 @@ private:
     void showBaseline();
     void showStep(const std::shared_ptr<const FrameSnapshot>& snapshot);
     void showRegion(int planIndex);
+    void loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
 
     Document* m_document; // the model, plan and run, and the jobs that make them
     WaferView* m_waferView;
     WaferPresenter* m_presenter; // what the wafer view shows; owns the stepper
+    ClusterPanel* m_clusterPanel; // owns the jobs file, its schedule and its worker (before the menus, which use it)
     MainMenus* m_menus;
     PlaybackBar* m_playbackBar;
     MessagePanel* m_messages;

@@ -1,0 +1,98 @@
+#pragma once
+
+#include "core/cluster/cluster.h"
+#include "ui/jobrunner.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QSlider;
+class QTableWidget;
+
+namespace waferscope::ui {
+
+class ClusterGantt;
+class ClusterTiles;
+
+// The Cluster dock: a jobs file scheduled on its shared cluster. It owns its state (the jobs as
+// edited, the schedule, the engine timings kept across reschedules) and its worker; the main
+// window only routes jobs files to it and loads a clicked job into the other docks.
+//
+// Above: the file, the policy and the figures (makespan, utilization). Left: the systems as tiles
+// coloured by job at the cursor's time, with a slider for the time. Right: the Gantt chart of the
+// jobs with a queue lane, and the jobs table, whose num_csx cells are editable: an edit reschedules
+// at once, newest only, on a worker. GUI thread.
+class ClusterPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ClusterPanel(QWidget* parent = nullptr);
+
+    // Reads and schedules a jobs file off the GUI thread; on failure the dock keeps what it had
+    // and `failed` says why.
+    void open(const QString& path);
+    // Writes the jobs as edited (File > Save jobs as), params paths relative to the new place.
+    // Returns the error text, or an empty string.
+    QString saveJobsAs(const QString& path) const;
+    bool hasJobs() const { return m_file.has_value(); }
+    // A job's allocation changed: rescheduled at once (newest only). False for a count outside
+    // 1 to the cluster's systems or no such job.
+    bool setNumCsx(int job, int numCsx);
+    void setPolicy(core::cluster::Policy policy);
+    bool isBusy() const { return m_runner->isBusy(); }
+
+    std::shared_ptr<const core::cluster::ClusterResult> schedule() const { return m_result; }
+    const std::optional<core::cluster::JobsFile>& jobs() const { return m_file; }
+    void setTime(double seconds); // the cursor: tiles, Gantt and slider follow
+    ClusterTiles* tiles() const { return m_tiles; }
+    ClusterGantt* gantt() const { return m_gantt; }
+    QTableWidget* table() const { return m_table; }
+    QString summary() const;
+
+    // Whether the file at `path` reads as a jobs file (a top-level `jobs:` key in its first
+    // 64 KiB): what a drop or File > Open routes here.
+    static bool looksLikeJobsFile(const QString& path);
+
+Q_SIGNALS:
+    void scheduled(); // a schedule is on screen for the newest request
+    void failed(const QString& message); // located, for Messages
+    // A job clicked in the table: its model to load with its allocation.
+    void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
+
+private:
+    struct Outcome {
+        std::optional<core::cluster::JobsFile> file; // set when it was read here
+        std::shared_ptr<const core::cluster::ClusterResult> result;
+        QString error;
+    };
+    void reschedule(std::optional<QString> path);
+    void show(Outcome outcome);
+    void fillTable();
+    void onCellChanged(int row, int column);
+
+    JobRunner* m_runner;
+    std::optional<core::cluster::JobsFile> m_file;
+    std::shared_ptr<const core::cluster::ClusterResult> m_result;
+    core::cluster::Policy m_policy = core::cluster::Policy::Backfill;
+    // Engine timings, shared by the worker's runs (one at a time) across reschedules.
+    struct Timings {
+        std::mutex mutex;
+        core::cluster::TimingCache cache;
+    };
+    std::shared_ptr<Timings> m_timings;
+    QLabel* m_summary;
+    QComboBox* m_policyBox;
+    ClusterTiles* m_tiles;
+    QSlider* m_slider;
+    QLabel* m_timeLabel;
+    ClusterGantt* m_gantt;
+    QTableWidget* m_table;
+    bool m_filling = false; // the table is being filled: its edits are not the user's
+};
+
+} // namespace waferscope::ui
