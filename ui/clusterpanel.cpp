@@ -5,6 +5,7 @@
 #include "ui/clustergantt.h"
 #include "ui/clustertiles.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
@@ -48,6 +49,7 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     , m_timings(std::make_shared<Timings>())
     , m_summary(new QLabel(this))
     , m_policyBox(new QComboBox(this))
+    , m_sizeBox(new QCheckBox(tr("Size inference replicas"), this))
     , m_tiles(new ClusterTiles(this))
     , m_slider(new QSlider(Qt::Horizontal, this))
     , m_timeLabel(new QLabel(this))
@@ -67,6 +69,10 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     header->addWidget(m_summary, 1);
     header->addWidget(new QLabel(tr("Policy:"), this));
     header->addWidget(m_policyBox);
+    m_sizeBox->setToolTip(tr("Inference jobs with tokens_per_s_per_user run with the fewest replicas that give "
+                             "each user that rate"));
+    connect(m_sizeBox, &QCheckBox::toggled, this, &ClusterPanel::setSizeInference);
+    header->addWidget(m_sizeBox);
 
     m_slider->setRange(0, kSliderSteps);
     connect(m_slider, &QSlider::valueChanged, this, [this](int value) {
@@ -141,6 +147,15 @@ void ClusterPanel::setPolicy(core::cluster::Policy policy)
         reschedule(std::nullopt);
 }
 
+void ClusterPanel::setSizeInference(bool on)
+{
+    m_sizeInference = on;
+    if (m_sizeBox->isChecked() != on)
+        m_sizeBox->setChecked(on);
+    if (m_file)
+        reschedule(std::nullopt);
+}
+
 bool ClusterPanel::setNumCsx(int job, int numCsx)
 {
     if (!m_file || job < 0 || std::size_t(job) >= m_file->jobs.size() || numCsx < 1 || numCsx > m_file->cluster.systems)
@@ -156,6 +171,7 @@ void ClusterPanel::reschedule(std::optional<QString> path)
     const std::string file = path ? path->toStdString() : std::string();
     core::cluster::ClusterOptions options;
     options.policy = m_policy;
+    options.sizeInference = m_sizeInference;
     m_summary->setText(path ? tr("Scheduling %1 …").arg(*path) : tr("Rescheduling …"));
     m_runner->start<Outcome>(
         [edited, file, options, timings = m_timings](const JobContext& context) mutable {

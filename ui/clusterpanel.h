@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -44,6 +45,9 @@ public:
     // 1 to the cluster's systems or no such job.
     bool setNumCsx(int job, int numCsx);
     void setPolicy(core::cluster::Policy policy);
+    // Inference jobs with tokens_per_s_per_user get the fewest replicas that give each user that
+    // rate (`cluster --size_inference`).
+    void setSizeInference(bool on);
     bool isBusy() const { return m_runner->isBusy(); }
 
     std::shared_ptr<const core::cluster::ClusterResult> schedule() const { return m_result; }
@@ -79,6 +83,7 @@ private:
     std::optional<core::cluster::JobsFile> m_file;
     std::shared_ptr<const core::cluster::ClusterResult> m_result;
     core::cluster::Policy m_policy = core::cluster::Policy::Backfill;
+    bool m_sizeInference = false;
     // Engine timings, shared by the worker's runs (one at a time) across reschedules.
     struct Timings {
         std::mutex mutex;
@@ -87,6 +92,7 @@ private:
     std::shared_ptr<Timings> m_timings;
     QLabel* m_summary;
     QComboBox* m_policyBox;
+    QCheckBox* m_sizeBox;
     ClusterTiles* m_tiles;
     QSlider* m_slider;
     QLabel* m_timeLabel;

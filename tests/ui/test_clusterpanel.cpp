@@ -1,0 +1,183 @@
+// The Cluster dock: a dropped jobs file is scheduled as core schedules it, the tiles show who
+// holds each system at the cursor, an edited num_csx reschedules, the jobs save and read back,
+// and a clicked job loads its model on its allocation into the other docks.
+#include "ui/clustergantt.h"
+#include "ui/clusterpanel.h"
+#include "ui/clustertiles.h"
+#include "ui/document.h"
+#include "ui/mainwindow.h"
+#include "ui/qcustomplotinclude.h"
+#include "windowfixture.h"
+
+#include "core/cluster/cluster.h"
+
+#include <QDockWidget>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace waferscope;
+using waferscope::test::makeWindow;
+
+namespace {
+
+const QString kCondor = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/cluster/condor_galaxy.yaml");
+
+// The schedule core gives for the file, with these num_csx changes.
+core::cluster::ClusterResult expected(const std::vector<std::pair<std::string, int>>& changes = {})
+{
+    core::cluster::JobsFile file = core::cluster::readJobsFile(kCondor.toStdString()).value();
+    file = core::cluster::withNumCsx(file, changes).value();
+    core::cluster::TimingCache cache;
+    return core::cluster::scheduleCluster(file, {}, cache).value();
+}
+
+} // namespace
+
+class TestClusterPanel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void aDroppedJobsFileIsScheduledInTheClusterDock()
+    {
+        auto window = makeWindow();
+        ui::ClusterPanel* panel = window->clusterPanel();
+        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        QVERIFY(test::dropUrls(window.get(), { QUrl::fromLocalFile(kCondor) }));
+        QVERIFY(scheduled.wait(60000));
+        // Routed here, not to the document: no model was loaded.
+        QVERIFY(!window->document()->model());
+        auto* dock = window->findChild<QDockWidget*>(QStringLiteral("clusterDock"));
+        QVERIFY(dock && dock->isVisible());
+        const core::cluster::ClusterResult want = expected();
+        const auto shown = panel->schedule();
+        QVERIFY(shown);
+        QCOMPARE(shown->jobs.size(), want.jobs.size());
+        for (std::size_t j = 0; j < want.jobs.size(); ++j) {
+            QCOMPARE(shown->jobs[j].startS, want.jobs[j].startS);
+            QCOMPARE(shown->jobs[j].endS, want.jobs[j].endS);
+        }
+        QCOMPARE(panel->table()->rowCount(), int(want.jobs.size()));
+        QVERIFY(panel->summary().contains(QStringLiteral("7 of 7 jobs run")));
+        // The tiles at a moment: each system in the colour of the job that holds it then.
+        const double at = *want.jobs[4].startS + 1.0; // gpt3-6.7b-long has started
+        panel->setTime(at);
+        for (int s = 0; s < want.systems; ++s) {
+            int holder = -1;
+            for (std::size_t j = 0; j < want.jobs.size(); ++j)
+                if (want.jobs[j].startS && *want.jobs[j].startS <= at && at < *want.jobs[j].endS
+                    && std::count(want.jobs[j].systems.begin(), want.jobs[j].systems.end(), s))
+                    holder = int(j);
+            QCOMPARE(panel->tiles()->jobAt(s), holder);
+        }
+        // The Gantt chart: a bar per job that runs and one per wait, and the queue lane.
+        QVERIFY(panel->gantt()->plot()->itemCount() >= 8);
+    }
+
+    void editingNumCsxReschedulesAndSaves()
+    {
+        auto window = makeWindow();
+        ui::ClusterPanel* panel = window->clusterPanel();
+        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        window->openFile(kCondor);
+        QVERIFY(scheduled.wait(60000));
+        // The table's num_csx cell, edited as a user does: llama2-70b on 16 systems.
+        scheduled.clear();
+        panel->table()->item(1, 2)->setData(Qt::EditRole, 16);
+        QVERIFY(scheduled.wait(60000));
+        const core::cluster::ClusterResult want = expected({ { "llama2-70b", 16 } });
+        QCOMPARE(panel->schedule()->jobs[1].numCsx, 16);
+        QCOMPARE(panel->schedule()->jobs[1].endS, want.jobs[1].endS);
+        QCOMPARE(panel->schedule()->makespanS, want.makespanS);
+        // A count the cluster cannot give is refused and the table shows what is scheduled.
+        QVERIFY(!panel->setNumCsx(1, 65));
+        QCOMPARE(panel->table()->item(1, 2)->text(), QStringLiteral("16"));
+        // FIFO from the policy box.
+        scheduled.clear();
+        panel->setPolicy(core::cluster::Policy::Fifo);
+        QVERIFY(scheduled.wait(60000));
+        QCOMPARE(panel->schedule()->policy, core::cluster::Policy::Fifo);
+        panel->setPolicy(core::cluster::Policy::Backfill);
+        QVERIFY(scheduled.wait(60000));
+
+        // Saved elsewhere, the edited jobs read back with their params found.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("sub/edited.yaml"));
+        QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("sub"))));
+        QCOMPARE(panel->saveJobsAs(path), QString());
+        const core::cluster::JobsFile saved = core::cluster::readJobsFile(path.toStdString()).value();
+        QCOMPARE(saved.jobs[1].numCsx, 16);
+        core::cluster::TimingCache cache;
+        core::cluster::ClusterOptions fifo;
+        fifo.policy = core::cluster::Policy::Fifo;
+        const core::cluster::ClusterResult again = core::cluster::scheduleCluster(saved, fifo, cache).value();
+        QCOMPARE(again.makespanS, panel->schedule()->makespanS);
+    }
+
+    void clickingAJobLoadsItsModelOnItsAllocation()
+    {
+        auto window = makeWindow();
+        ui::ClusterPanel* panel = window->clusterPanel();
+        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        window->openFile(kCondor);
+        QVERIFY(scheduled.wait(60000));
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        QTableWidget* table = panel->table();
+        const QRect cell = table->visualItemRect(table->item(0, 0)); // gpt3-xl, 16 CS-2
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+        QTRY_VERIFY_WITH_TIMEOUT(window->document()->model() != nullptr && window->plan() != nullptr, 120000);
+        QCOMPARE(QString::fromStdString(window->currentSystem().name), QStringLiteral("cs2"));
+        QCOMPARE(window->numSystems(), 16);
+        QVERIFY(window->document()->model()->path.endsWith(QStringLiteral("gpt3_xl.yaml")));
+        // The cursor moved to the job's start.
+        QCOMPARE(panel->tiles()->time(), *panel->schedule()->jobs[0].startS);
+    }
+
+    void inferenceReplicasAreSizedOnRequest()
+    {
+        auto window = makeWindow();
+        ui::ClusterPanel* panel = window->clusterPanel();
+        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/cluster/inference.yaml");
+        window->openFile(path);
+        QVERIFY(scheduled.wait(60000));
+        QCOMPARE(panel->schedule()->jobs[1].replicas, 8); // as filed
+        scheduled.clear();
+        panel->setSizeInference(true);
+        QVERIFY(scheduled.wait(60000));
+        core::cluster::ClusterOptions sized;
+        sized.sizeInference = true;
+        core::cluster::TimingCache cache;
+        const core::cluster::ClusterResult want
+            = core::cluster::scheduleCluster(core::cluster::readJobsFile(path.toStdString()).value(), sized, cache)
+                  .value();
+        QCOMPARE(panel->schedule()->jobs[1].replicas, want.jobs[1].replicas);
+        QVERIFY(want.jobs[1].replicasNeeded.has_value());
+        QCOMPARE(panel->table()->item(1, 3)->text(), QString::number(want.jobs[1].replicas));
+    }
+
+    void aBadJobsFileIsLocatedAndKeepsTheSchedule()
+    {
+        auto window = makeWindow();
+        ui::ClusterPanel* panel = window->clusterPanel();
+        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        window->openFile(kCondor);
+        QVERIFY(scheduled.wait(60000));
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("bad.yaml"));
+        QFile file(bad);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("cluster: {system: cs2, systems: 4}\njobs:\n  - {name: a, params: x.yaml, max_stepz: 1}\n");
+        file.close();
+        QSignalSpy failed(panel, &ui::ClusterPanel::failed);
+        scheduled.clear();
+        window->openFile(bad);
+        QVERIFY(scheduled.wait(60000));
+        QCOMPARE(failed.size(), 1);
+        QVERIFY(failed.first().at(0).toString().contains(bad + QStringLiteral(":3:31: error: unknown key")));
+        QCOMPARE(panel->schedule()->jobs.size(), std::size_t(7)); // the last schedule stays
+    }
+};
+
+QTEST_MAIN(TestClusterPanel)
+#include "test_clusterpanel.moc"
