@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchcyclelevel.h"
 #include "benchcluster.h"
+#include "benchcyclelevel.h"
 #include "benchfaults.h"
 #include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
