@@ -104,10 +104,8 @@ void ClusterGantt::setSchedule(std::shared_ptr<const core::cluster::ClusterResul
     }
     m_plot->yAxis->setTicker(ticker);
     m_plot->yAxis->setRange(-0.6, double(rows) + 0.6);
-    double first = 0.0;
-    for (const core::cluster::JobResult& job : m_result->jobs)
-        first = std::min(first, job.submitS);
-    m_plot->xAxis->setRange(first / m_unit, (first + span) / m_unit * 1.02);
+    const double first = m_result->firstSubmitS.value_or(0.0);
+    m_plot->xAxis->setRange(first / m_unit, (first + 1.02 * span) / m_unit);
     m_plot->replot();
 }
 

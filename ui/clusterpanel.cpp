@@ -15,6 +15,7 @@
 #include <QSlider>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -29,6 +30,8 @@ constexpr int kSliderSteps = 1000;
 
 QString clock(double seconds)
 {
+    if (!(seconds < 1e12))
+        return QStringLiteral("%1 s").arg(seconds, 0, 'g', 3);
     const auto whole = static_cast<long long>(std::floor(std::max(0.0, seconds)));
     return QStringLiteral("%1:%2:%3")
         .arg(whole / 3600)
@@ -39,6 +42,16 @@ QString clock(double seconds)
 QString clock(const std::optional<double>& seconds)
 {
     return seconds ? clock(*seconds) : QStringLiteral("-");
+}
+
+bool sameAllocations(const core::cluster::JobsFile& a, const core::cluster::JobsFile& b)
+{
+    if (a.jobs.size() != b.jobs.size())
+        return false;
+    for (std::size_t j = 0; j < a.jobs.size(); ++j)
+        if (a.jobs[j].numCsx != b.jobs[j].numCsx)
+            return false;
+    return true;
 }
 
 } // namespace
@@ -77,7 +90,7 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     m_slider->setRange(0, kSliderSteps);
     connect(m_slider, &QSlider::valueChanged, this, [this](int value) {
         if (m_result && m_result->makespanS)
-            setTime(*m_result->makespanS * value / kSliderSteps);
+            setTime(m_result->firstSubmitS.value_or(0.0) + *m_result->makespanS * value / kSliderSteps);
     });
     auto* left = new QWidget(this);
     auto* leftLayout = new QVBoxLayout(left);
@@ -134,6 +147,10 @@ bool ClusterPanel::looksLikeJobsFile(const QString& path)
 
 void ClusterPanel::open(const QString& path)
 {
+    // A new file: timings start afresh (its params files may have changed on disk).
+    m_timings = std::make_shared<Timings>();
+    m_pending = path;
+    m_requested.reset();
     reschedule(path);
 }
 
@@ -152,7 +169,7 @@ void ClusterPanel::setSizeInference(bool on)
     m_sizeInference = on;
     if (m_sizeBox->isChecked() != on)
         m_sizeBox->setChecked(on);
-    if (m_file)
+    if (m_file || m_pending)
         reschedule(std::nullopt);
 }
 
@@ -160,14 +177,19 @@ bool ClusterPanel::setNumCsx(int job, int numCsx)
 {
     if (!m_file || job < 0 || std::size_t(job) >= m_file->jobs.size() || numCsx < 1 || numCsx > m_file->cluster.systems)
         return false;
-    m_file->jobs[std::size_t(job)].numCsx = numCsx;
+    if (!m_requested)
+        m_requested = m_file;
+    m_requested->jobs[std::size_t(job)].numCsx = numCsx;
     reschedule(std::nullopt);
     return true;
 }
 
 void ClusterPanel::reschedule(std::optional<QString> path)
 {
-    const std::optional<core::cluster::JobsFile> edited = path ? std::nullopt : m_file;
+    // A change while a file is being opened applies to that file.
+    if (!path && m_pending)
+        path = m_pending;
+    const std::optional<core::cluster::JobsFile> edited = path ? std::nullopt : m_requested ? m_requested : m_file;
     const std::string file = path ? path->toStdString() : std::string();
     core::cluster::ClusterOptions options;
     options.policy = m_policy;
@@ -184,10 +206,12 @@ void ClusterPanel::reschedule(std::optional<QString> path)
                     return outcome;
                 }
                 jobs = std::move(read).value();
-                outcome.file = jobs;
             }
+            outcome.file = jobs;
             options.cancelled = [context] { return context.cancelled(); };
             const std::lock_guard lock(timings->mutex);
+            if (context.cancelled())
+                return outcome; // superseded while it waited: dropped unseen
             core::Expected<core::cluster::ClusterResult> result
                 = core::cluster::scheduleCluster(*jobs, options, timings->cache);
             if (!result)
@@ -201,15 +225,20 @@ void ClusterPanel::reschedule(std::optional<QString> path)
 
 void ClusterPanel::show(Outcome outcome)
 {
+    m_pending.reset();
     if (!outcome.error.isEmpty()) {
+        m_requested.reset(); // the edits that failed are dropped: the table shows what is scheduled
+        fillTable();
         m_summary->setText(
             m_result ? summary() + tr(" (the last change failed: %1)").arg(outcome.error) : outcome.error);
         Q_EMIT failed(outcome.error);
         Q_EMIT scheduled();
         return;
     }
-    if (outcome.file)
-        m_file = std::move(outcome.file);
+    // The jobs as scheduled; edits made since are still to come.
+    m_file = std::move(outcome.file);
+    if (m_requested && sameAllocations(*m_requested, *m_file))
+        m_requested.reset();
     m_result = std::move(outcome.result);
     m_tiles->setSchedule(m_result);
     m_gantt->setSchedule(m_result);
@@ -280,7 +309,8 @@ void ClusterPanel::onCellChanged(int row, int column)
         Q_EMIT failed(tr("%1: num_csx must be 1 to %2")
                           .arg(m_table->item(row, Name)->text())
                           .arg(m_file ? m_file->cluster.systems : 0));
-        fillTable(); // back to what is scheduled
+        // Back to what is scheduled, once the view has finished committing this edit.
+        QTimer::singleShot(0, this, &ClusterPanel::fillTable);
     }
 }
 
@@ -291,7 +321,8 @@ void ClusterPanel::setTime(double seconds)
     m_timeLabel->setText(clock(seconds));
     if (m_result && m_result->makespanS && *m_result->makespanS > 0.0) {
         const QSignalBlocker blocker(m_slider);
-        m_slider->setValue(int(std::lround(kSliderSteps * seconds / *m_result->makespanS)));
+        const double share = (seconds - m_result->firstSubmitS.value_or(0.0)) / *m_result->makespanS;
+        m_slider->setValue(int(std::lround(kSliderSteps * std::clamp(share, 0.0, 1.0))));
     }
 }
 

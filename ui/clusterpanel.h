@@ -70,7 +70,7 @@ Q_SIGNALS:
 
 private:
     struct Outcome {
-        std::optional<core::cluster::JobsFile> file; // set when it was read here
+        std::optional<core::cluster::JobsFile> file; // the jobs scheduled (read here, or as edited)
         std::shared_ptr<const core::cluster::ClusterResult> result;
         QString error;
     };
@@ -80,7 +80,9 @@ private:
     void onCellChanged(int row, int column);
 
     JobRunner* m_runner;
-    std::optional<core::cluster::JobsFile> m_file;
+    std::optional<core::cluster::JobsFile> m_file; // the jobs as scheduled on screen
+    std::optional<core::cluster::JobsFile> m_requested; // with edits not yet scheduled
+    std::optional<QString> m_pending; // a file being opened
     std::shared_ptr<const core::cluster::ClusterResult> m_result;
     core::cluster::Policy m_policy = core::cluster::Policy::Backfill;
     bool m_sizeInference = false;

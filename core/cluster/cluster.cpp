@@ -57,7 +57,8 @@ std::vector<std::string> assumptions(const ClusterOptions& options)
 Expected<JobTiming> TimingCache::timing(
     const JobSpec& job, const std::string& jobsPath, const SystemSpec& system, int users, const ClusterOptions& options)
 {
-    const auto key = std::make_tuple(job.paramsPath, job.mode, job.numCsx, users, system.name);
+    const auto key = std::make_tuple(job.paramsPath, job.mode, job.numCsx, users,
+        system.name + " " + options.calibration.version + " " + options.calibration.profile);
     if (const auto found = m_timings.find(key); found != m_timings.end())
         return found->second;
     if (options.cancelled && options.cancelled())
@@ -164,6 +165,15 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.priority = spec.priority;
         const bool inference = spec.mode == RunKind::Inference;
         const auto usersPer = [&](int replicas) { return int((std::int64_t(spec.users) + replicas - 1) / replicas); };
+        // More systems than the cluster has: no engine run can help.
+        const std::int64_t held = std::int64_t(job.numCsx) * job.replicas;
+        if (held > file.cluster.systems) {
+            job.reason = "needs " + std::to_string(held) + " systems (" + std::to_string(job.replicas) + " x "
+                + std::to_string(job.numCsx) + "); the cluster has " + std::to_string(file.cluster.systems);
+            queued.push_back({ spec.submitS, 0, 0.0, 0.0, spec.priority });
+            result.jobs.push_back(std::move(job));
+            continue;
+        }
         if (inference && options.sizeInference && spec.tokensPerSPerUser) {
             // The fewest replicas whose users each get the target: per-user rates fall as a
             // replica serves more users, so the search is over a monotone predicate.
@@ -189,15 +199,6 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
                 job.usersPerReplica = usersPer(*found);
             }
         }
-        // More systems than the cluster has: no engine run can help.
-        const std::int64_t held = std::int64_t(job.numCsx) * job.replicas;
-        if (held > file.cluster.systems) {
-            job.reason = "needs " + std::to_string(held) + " systems (" + std::to_string(job.replicas) + " x "
-                + std::to_string(job.numCsx) + "); the cluster has " + std::to_string(file.cluster.systems);
-            queued.push_back({ spec.submitS, 0, 0.0, 0.0, spec.priority });
-            result.jobs.push_back(std::move(job));
-            continue;
-        }
         Expected<JobTiming> timing
             = cache.timing(spec, file.path, *system, inference ? usersPer(job.replicas) : 1, options);
         if (!timing)
@@ -211,7 +212,8 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
             job.usersPerReplica = usersPer(job.replicas);
             job.aggregateTokensPerS = timing->tokensPerS * double(spec.users);
             duration = spec.durationS;
-            job.steps = timing->stepTimeS > 0.0 ? std::int64_t(std::floor(duration / timing->stepTimeS)) : 0;
+            job.steps
+                = timing->stepTimeS > 0.0 ? std::int64_t(std::min(9e18, std::floor(duration / timing->stepTimeS))) : 0;
             if (options.sizeInference && spec.tokensPerSPerUser && !job.replicasNeeded && job.reason.empty())
                 job.reason = "no replica count reaches " + formatFixed(*spec.tokensPerSPerUser, 1)
                     + " tokens/s per user on this cluster";
@@ -253,6 +255,7 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         busy += double(job.numCsx) * double(job.replicas) * *job.durationS;
     }
     if (lastEnd >= firstSubmit) {
+        result.firstSubmitS = firstSubmit;
         result.makespanS = lastEnd - firstSubmit;
         result.utilization = *result.makespanS > 0.0 ? busy / (double(result.systems) * *result.makespanS) : 0.0;
     }
@@ -262,12 +265,12 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
 Expected<JobsFile> withNumCsx(const JobsFile& file, const std::vector<std::pair<std::string, int>>& changes)
 {
     JobsFile changed = file;
-    for (const auto& [name, numCsx] : changes) {
+    for (const std::pair<std::string, int>& change : changes) {
         const auto job = std::find_if(
-            changed.jobs.begin(), changed.jobs.end(), [&](const JobSpec& spec) { return spec.name == name; });
+            changed.jobs.begin(), changed.jobs.end(), [&](const JobSpec& spec) { return spec.name == change.first; });
         if (job == changed.jobs.end())
-            return Diagnostic { "--what_if", 0, 0, "no job named '" + name + "' in " + file.path };
-        job->numCsx = numCsx;
+            return Diagnostic { "--what_if", 0, 0, "no job named '" + change.first + "' in " + file.path };
+        job->numCsx = change.second;
     }
     return changed;
 }

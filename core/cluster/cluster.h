@@ -68,6 +68,7 @@ struct ClusterResult {
     double memoryxBytes = 0.0; // the capacity scheduled against
     Policy policy = Policy::Backfill;
     std::vector<std::string> notes; // assumptions and choices
+    std::optional<double> firstSubmitS; // of the jobs that run: where the makespan starts
     std::optional<double> makespanS; // the last end minus the first submit, of the jobs that run
     std::optional<double> utilization; // sum of systems x (end - start) / (systems x makespan)
     std::vector<JobResult> jobs; // in file order
@@ -75,8 +76,8 @@ struct ClusterResult {
 
 struct ClusterOptions {
     Policy policy = Policy::Backfill;
-    // Inference jobs with tokens_per_s_per_user run with the replicas needed to give each user
-    // that rate (as many as the cluster can hold when no count does).
+    // Inference jobs with tokens_per_s_per_user run with the fewest replicas that give each user
+    // that rate; a job that no count the cluster holds can serve so gets a reason and never runs.
     bool sizeInference = false;
     engine::Calibration calibration = engine::builtinCalibration();
     std::function<bool()> cancelled; // asked between engine runs; true ends with "cancelled"
@@ -95,6 +96,7 @@ public:
 private:
     struct Loaded;
     std::map<std::string, std::shared_ptr<Loaded>> m_models;
+    // (params, mode, num_csx, users per replica, system and calibration) -> timing
     std::map<std::tuple<std::string, RunKind, int, int, std::string>, JobTiming> m_timings;
     std::size_t m_runs = 0;
 };

@@ -57,10 +57,7 @@ std::string ganttSvg(const ClusterResult& result)
     constexpr double kLeft = 70, kPlot = 640, kTop = 30, kWidth = 740;
     const double pitch = std::clamp(420.0 / double(std::max(1, result.systems)), 1.0, 14.0);
     const double systemsHeight = pitch * double(result.systems);
-    double first = 0.0;
-    for (const JobResult& job : result.jobs)
-        if (job.startS)
-            first = std::min(first, job.submitS);
+    const double first = result.firstSubmitS.value_or(0.0);
     const double span = *result.makespanS;
     const auto x = [&](double t) { return kLeft + kPlot * (t - first) / span; };
     std::vector<const JobResult*> waited;
@@ -202,9 +199,21 @@ std::string clusterTrace(const ClusterResult& result)
     for (int s = 0; s < result.systems; ++s)
         events.push_back({ { "name", "thread_name" }, { "ph", "M" }, { "pid", 0 }, { "tid", s },
             { "args", { { "name", "system " + std::to_string(s) } } } });
+    // A span per job and system it holds, up to a bound that keeps the file loadable (a million
+    // spans is about 250 MB of JSON); past it the trace says where it stops.
+    constexpr std::size_t kMostSpans = 1'000'000;
+    std::size_t spans = 0;
     for (const JobResult& job : result.jobs) {
         if (!job.startS)
             continue;
+        if (spans + job.systems.size() > kMostSpans) {
+            events.push_back({ { "name",
+                                   "truncated: the trace holds the first " + std::to_string(spans)
+                                       + " spans; cluster.json has every job" },
+                { "ph", "i" }, { "s", "g" }, { "pid", 0 }, { "tid", 0 }, { "ts", *job.startS * 1e6 } });
+            break;
+        }
+        spans += job.systems.size();
         for (int s : job.systems)
             events.push_back({ { "name", job.name }, { "cat", toString(job.mode) }, { "ph", "X" }, { "pid", 0 },
                 { "tid", s }, { "ts", *job.startS * 1e6 }, { "dur", *job.durationS * 1e6 },

@@ -8,6 +8,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <initializer_list>
 #include <set>
@@ -193,14 +195,21 @@ std::string exact(double value)
     return out.str();
 }
 
-// A YAML double-quoted string.
+// A YAML double-quoted string; control characters as escapes.
 std::string quoted(const std::string& text)
 {
     std::string out = "\"";
     for (const char c : text) {
-        if (c == '"' || c == '\\')
+        if (c == '"' || c == '\\') {
             out += '\\';
-        out += c;
+            out += c;
+        } else if (std::uint8_t(c) < 0x20 || c == 0x7f) {
+            char escape[8];
+            std::snprintf(escape, sizeof escape, "\\x%02x", unsigned(std::uint8_t(c)));
+            out += escape;
+        } else {
+            out += c;
+        }
     }
     return out + "\"";
 }
@@ -245,7 +254,7 @@ Expected<JobsFile> readJobsFile(const std::string& path)
 
 std::string jobsFileText(const JobsFile& file, const std::string& targetPath)
 {
-    const fs::path targetDir = fs::absolute(fs::path(targetPath)).parent_path();
+    const fs::path targetDir = fs::absolute(fs::path(targetPath)).lexically_normal().parent_path();
     std::string out = "# WaferScope jobs file: waferscope-cli cluster --jobs FILE\ncluster:\n";
     out += "  system: " + file.cluster.system + "\n";
     out += "  systems: " + std::to_string(file.cluster.systems) + "\n";
@@ -256,7 +265,7 @@ std::string jobsFileText(const JobsFile& file, const std::string& targetPath)
         // An absolute path stays as given; a relative one is rewritten against the new place.
         const fs::path params = fs::absolute(fs::path(job.paramsPath)).lexically_normal();
         const bool absolute = fs::path(job.params).is_absolute();
-        out += "  - name: " + job.name + "\n";
+        out += "  - name: " + quoted(job.name) + "\n";
         out += "    params: " + quoted(absolute ? job.params : params.lexically_relative(targetDir).string()) + "\n";
         out += std::string("    mode: ") + toString(job.mode) + "\n";
         out += "    num_csx: " + std::to_string(job.numCsx) + "\n";

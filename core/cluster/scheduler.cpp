@@ -19,6 +19,7 @@ class Pool {
 public:
     Pool(int systems, double memoryxBytes)
         : m_memoryx(memoryxBytes)
+        , m_capacity(memoryxBytes)
     {
         for (int s = 0; s < systems; ++s)
             m_free.insert(s);
@@ -43,10 +44,13 @@ public:
         m_free.insert(systems.begin(), systems.end());
         m_memoryx += job.memoryxBytes;
     }
+    // Nothing runs: all of MemoryX is free, exactly (sums of takes and gives may round).
+    void reset() { m_memoryx = m_capacity; }
 
 private:
     std::set<int> m_free; // lowest first, so a job gets the lowest free indices
     double m_memoryx;
+    double m_capacity;
 };
 
 } // namespace
@@ -103,7 +107,7 @@ std::vector<std::optional<Placement>> scheduleJobs(
             freeSystems += jobs[r.job].systems;
             freeMemoryX += jobs[r.job].memoryxBytes;
             if (head.systems <= freeSystems && head.memoryxBytes <= freeMemoryX * (1.0 + 1e-12))
-                return Shadow { r.endS, freeSystems - head.systems, freeMemoryX - head.memoryxBytes };
+                return Shadow { r.endS, freeSystems - head.systems, std::max(0.0, freeMemoryX - head.memoryxBytes) };
         }
         return Shadow {};
     };
@@ -123,6 +127,8 @@ std::vector<std::optional<Placement>> scheduleJobs(
             pool.give(jobs[j], placed[j]->systems);
             running.erase(running.begin());
         }
+        if (running.empty())
+            pool.reset();
         while (next < arrivals.size() && jobs[arrivals[next]].submitS <= now)
             queue.insert(arrivals[next++]);
         // In order while the head fits.
@@ -132,7 +138,8 @@ std::vector<std::optional<Placement>> scheduleJobs(
             continue;
         const std::size_t head = *queue.begin();
         Shadow shadow = shadowOf(jobs[head]);
-        for (auto it = std::next(queue.begin()); it != queue.end();) {
+        // Every job needs a system: once none is free, no later job can start now.
+        for (auto it = std::next(queue.begin()); it != queue.end() && pool.freeSystems() > 0;) {
             const std::size_t j = *it++;
             const QueuedJob& job = jobs[j];
             if (!pool.fits(job))
@@ -143,7 +150,7 @@ std::vector<std::optional<Placement>> scheduleJobs(
                 continue;
             if (!endsInTime) {
                 shadow.spareSystems -= job.systems;
-                shadow.spareMemoryX -= job.memoryxBytes;
+                shadow.spareMemoryX = std::max(0.0, shadow.spareMemoryX - job.memoryxBytes);
             }
             start(j);
         }

@@ -415,3 +415,42 @@ WS_TEST(theBadJobsCorpusIsRefusedWhereExpected)
             reportFailure(__FILE__, __LINE__, name + " has no row in expected.tsv");
     }
 }
+
+// Names that YAML would read as null, a list or a number, and a params path with control
+// characters, survive a save; a schedule whose jobs all arrive late starts its makespan there.
+WS_TEST(savedJobsKeepOddNamesAndTheMakespanStartsAtTheFirstSubmission)
+{
+    const Expected<JobsFile> file = parseJobsFile("cluster: {system: cs2, systems: 4}\njobs:\n"
+                                                  "  - {name: 'null', params: \"a\\tb\\nc.yaml\", max_steps: 1}\n"
+                                                  "  - {name: '-', params: x.yaml, max_steps: 1}\n"
+                                                  "  - {name: '1e3', params: x.yaml, max_steps: 1}\n",
+        "jobs.yaml");
+    WS_REQUIRE(file.hasValue());
+    WS_CHECK_EQ(file->jobs[0].params, std::string("a\tb\nc.yaml"));
+    const std::string saved = jobsFileText(*file, "jobs.yaml");
+    const Expected<JobsFile> again = parseJobsFile(saved, "jobs.yaml");
+    WS_REQUIRE(again.hasValue());
+    for (std::size_t j = 0; j < 3; ++j) {
+        WS_CHECK_EQ(again->jobs[j].name, file->jobs[j].name);
+        WS_CHECK_EQ(again->jobs[j].params, file->jobs[j].params);
+    }
+
+    const std::string late = jobsFile("late",
+        "cluster: {system: cs2, systems: 4}\njobs:\n"
+        "  - {name: a, params: '{samples}gpt3_xl.yaml', num_csx: 2, max_steps: 10, submit_s: 3600}\n"
+        "  - {name: b, params: '{samples}gpt3_xl.yaml', num_csx: 4, max_steps: 10, submit_s: 3700}\n");
+    TimingCache cache;
+    const ClusterResult result = scheduleCluster(readJobsFile(late).value(), {}, cache).value();
+    WS_CHECK_EQ(result.firstSubmitS.value_or(0.0), 3600.0);
+    WS_CHECK_NEAR(*result.makespanS, *result.jobs[1].endS - 3600.0, 1e-9);
+    // The Gantt chart draws from the first submission: every bar inside the plot (x 70 to 710).
+    const std::string html = clusterHtml(result, late);
+    for (std::size_t at = html.find("<rect fill=\"#"); at != std::string::npos;
+         at = html.find("<rect fill=\"#", at + 1)) {
+        const std::size_t x = html.find(" x=\"", at) + 4;
+        const std::size_t w = html.find(" width=\"", at) + 8;
+        const double left = std::stod(html.substr(x));
+        const double width = std::stod(html.substr(w));
+        WS_CHECK(left >= 69.99 && left + width <= 710.01);
+    }
+}
