@@ -30,13 +30,7 @@ constexpr int kSliderSteps = 1000;
 
 QString clock(double seconds)
 {
-    if (!(seconds < 1e12))
-        return QStringLiteral("%1 s").arg(seconds, 0, 'g', 3);
-    const auto whole = static_cast<long long>(std::floor(std::max(0.0, seconds)));
-    return QStringLiteral("%1:%2:%3")
-        .arg(whole / 3600)
-        .arg(whole / 60 % 60, 2, 10, QLatin1Char('0'))
-        .arg(whole % 60, 2, 10, QLatin1Char('0'));
+    return QString::fromStdString(core::formatClock(seconds));
 }
 
 QString clock(const std::optional<double>& seconds)

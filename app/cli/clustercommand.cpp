@@ -44,21 +44,9 @@ std::vector<std::pair<std::string, int>> parseWhatIf(const std::string& text)
     return changes;
 }
 
-// Times of day in a schedule: h:mm:ss.s from the start, comparable down a column.
 std::string clock(double seconds)
 {
-    if (!(seconds < 1e12)) // past 30,000 years (a hostile token budget): in seconds
-    {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.3g s", seconds);
-        return text;
-    }
-    const double tenths = std::round(std::max(0.0, seconds) * 10.0);
-    const auto whole = static_cast<long long>(tenths / 10.0);
-    char text[48];
-    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld.%lld", whole / 3600, whole / 60 % 60, whole % 60,
-        static_cast<long long>(tenths) % 10);
-    return text;
+    return core::formatClock(seconds, true);
 }
 
 std::string cell(const std::optional<double>& seconds)

@@ -238,9 +238,7 @@ Expected<JobsFile> parseJobsFile(std::string_view text, const std::string& fileN
     } catch (const InputError& error) {
         return error.diagnostic;
     } catch (const YAML::Exception& error) {
-        const int line = error.mark.is_null() ? 1 : error.mark.line + 1;
-        const int column = error.mark.is_null() ? 1 : error.mark.column + 1;
-        return Diagnostic { fileName, line, column, error.msg };
+        return yamlDiagnostic(error, fileName);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "core/common/units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -86,6 +87,23 @@ std::string formatSeconds(double seconds)
     if (seconds >= 1e-3)
         return formatFixed(seconds * 1e3, 3) + " ms";
     return formatFixed(seconds * 1e6, 2) + " us";
+}
+
+std::string formatClock(double seconds, bool tenths)
+{
+    char text[48];
+    if (!(seconds < 1e12)) {
+        std::snprintf(text, sizeof text, "%.3g s", seconds);
+        return text;
+    }
+    const double scaled = tenths ? std::round(std::max(0.0, seconds) * 10.0) : std::floor(std::max(0.0, seconds));
+    const auto whole = static_cast<long long>(tenths ? scaled / 10.0 : scaled);
+    if (tenths)
+        std::snprintf(text, sizeof text, "%lld:%02lld:%02lld.%lld", whole / 3600, whole / 60 % 60, whole % 60,
+            static_cast<long long>(scaled) % 10);
+    else
+        std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", whole / 3600, whole / 60 % 60, whole % 60);
+    return text;
 }
 
 } // namespace waferscope::core

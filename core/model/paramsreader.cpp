@@ -147,10 +147,7 @@ Expected<ModelConfig> readParamsText(std::string_view text, const std::string& f
     } catch (const InputError& error) {
         return error.diagnostic;
     } catch (const YAML::Exception& error) {
-        // A yaml-cpp conversion the typed reader did not anticipate: still the user's input.
-        const int line = error.mark.is_null() ? 1 : error.mark.line + 1;
-        const int column = error.mark.is_null() ? 1 : error.mark.column + 1;
-        return Diagnostic { fileName, line, column, error.msg };
+        return yamlDiagnostic(error, fileName);
     }
 }
 

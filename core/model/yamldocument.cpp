@@ -291,4 +291,11 @@ YAML::Node parseParamsDocument(std::string_view text, const std::string& fileNam
     return root;
 }
 
+Diagnostic yamlDiagnostic(const YAML::Exception& error, const std::string& fileName)
+{
+    const int line = error.mark.is_null() ? 1 : error.mark.line + 1;
+    const int column = error.mark.is_null() ? 1 : error.mark.column + 1;
+    return Diagnostic { fileName, line, column, error.msg };
+}
+
 } // namespace waferscope::core

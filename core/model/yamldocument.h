@@ -24,6 +24,9 @@ inline constexpr int kMaxNestingDepth = 256; // mappings/sequences within each o
 // located diagnostic; an empty document is an error too. A repeated key keeps its last value,
 // as the Model Zoo's own loader does, and adds a located warning.
 using ParamsWarning = ModelConfig::Warning;
+// A yaml-cpp exception a typed reader did not anticipate, located in `fileName`: still the
+// user's input.
+Diagnostic yamlDiagnostic(const YAML::Exception& error, const std::string& fileName);
 YAML::Node parseParamsDocument(
     std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings);
 
