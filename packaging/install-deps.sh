@@ -10,8 +10,9 @@ set -euo pipefail
 # preset (AddressSanitizer, UndefinedBehaviorSanitizer, libFuzzer); pybind11, Python's headers and
 # NumPy build the Python module (app/python), which every preset builds; nbconvert, ipykernel and
 # matplotlib execute its sample notebook in the tests; libprotobuf and protoc encode the run
-# directory's TensorBoard event file, which python3-protobuf decodes in the tests.
-core_packages=(build-essential cmake ninja-build pkg-config clang-format libtbb-dev nlohmann-json3-dev libyaml-cpp-dev
+# directory's TensorBoard event file, which python3-protobuf decodes in the tests; libre2-dev matches config
+# patterns in linear time.
+core_packages=(build-essential cmake ninja-build pkg-config clang-format libtbb-dev nlohmann-json3-dev libyaml-cpp-dev libre2-dev
     libprotobuf-dev protobuf-compiler dpkg-dev file desktop-file-utils appstream clang libclang-rt-14-dev
     pybind11-dev python3-dev python3-numpy python3-protobuf jupyter-nbconvert python3-ipykernel python3-matplotlib)
 gui_packages=(qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqcustomplot-dev

@@ -1,5 +1,7 @@
 #include "ui/clusterpanel.h"
 
+#include "core/common/textfile.h"
+
 #include "core/common/units.h"
 #include "core/report/atomicfile.h"
 #include "ui/clustergantt.h"
@@ -7,7 +9,6 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QFile>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -132,11 +133,13 @@ ClusterPanel::ClusterPanel(QWidget* parent)
 
 bool ClusterPanel::looksLikeJobsFile(const QString& path)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
+    // The core's one way in: a FIFO, a device or a directory is no jobs file (the Document's own
+    // read then says what it is), and nothing blocks.
+    const core::Expected<std::string> head = core::readTextPrefix(path.toStdString(), 64 * 1024, "jobs file");
+    if (!head)
         return false;
     static const QRegularExpression jobsKey(QStringLiteral("(^|\\n)jobs\\s*:"));
-    return jobsKey.match(QString::fromUtf8(file.read(64 * 1024))).hasMatch();
+    return jobsKey.match(QString::fromUtf8(QByteArray::fromStdString(*head))).hasMatch();
 }
 
 void ClusterPanel::open(const QString& path)

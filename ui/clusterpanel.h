@@ -59,7 +59,8 @@ public:
     QString summary() const;
 
     // Whether the file at `path` reads as a jobs file (a top-level `jobs:` key in its first
-    // 64 KiB): what a drop or File > Open routes here.
+    // 64 KiB): what a drop or File > Open routes here. Runs on any thread (MainWindow asks on a
+    // worker); a special file or an unreadable one is not a jobs file.
     static bool looksLikeJobsFile(const QString& path);
 
 Q_SIGNALS:

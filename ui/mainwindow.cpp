@@ -2,6 +2,7 @@
 
 #include "ui/clusterpanel.h"
 #include "ui/document.h"
+#include "ui/jobrunner.h"
 #include "ui/layerspanel.h"
 #include "ui/mainmenus.h"
 #include "ui/messagepanel.h"
@@ -49,6 +50,7 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_waferView(new WaferView(this))
     , m_presenter(new WaferPresenter(m_document, m_waferView, this))
     , m_clusterPanel(new ClusterPanel(this))
+    , m_fileKinds(new JobRunner(this))
     , m_menus(new MainMenus(this, m_document))
     , m_playbackBar(new PlaybackBar(m_presenter->playback(), this))
     , m_messages(new MessagePanel(this))
@@ -303,9 +305,20 @@ void MainWindow::openFiles(const QStringList& paths)
     openFile(paths.back());
 }
 
+bool MainWindow::isBusy() const
+{
+    return m_document->isBusy() || m_fileKinds->isBusy();
+}
+
 void MainWindow::openFile(const QString& path)
 {
-    if (!ClusterPanel::looksLikeJobsFile(path)) {
+    m_fileKinds->start<bool>([path](const JobContext&) { return ClusterPanel::looksLikeJobsFile(path); },
+        [this, path](int, bool jobsFile) { openFileOfKind(path, jobsFile); });
+}
+
+void MainWindow::openFileOfKind(const QString& path, bool jobsFile)
+{
+    if (!jobsFile) {
         m_document->open(path);
         return;
     }

@@ -4,9 +4,12 @@
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
 
+#include "core/common/memorybudget.h"
+#include "core/common/units.h"
 #include "waferscope/version.h"
 
 #include <exception>
+#include <new>
 #include <ostream>
 
 namespace waferscope::cli {
@@ -74,6 +77,16 @@ int runCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
             return subcommand.run(args.subspan(1), out, err);
         } catch (const UsageError& error) {
             return printDiagnostic(err, core::Diagnostic { "waferscope-cli " + command, 0, 0, error.message });
+        } catch (const std::bad_alloc&) {
+            // Every input-sized allocation is checked against the budget first; this is the last
+            // line, for what no estimate foresaw. The stack is unwound, so the memory is free again.
+            const core::MemoryBudget budget = core::memoryBudget();
+            return printDiagnostic(err,
+                core::Diagnostic { "waferscope-cli " + command, 0, 0,
+                    "ran out of memory: the job needs more than this process can have (its budget is "
+                        + core::formatBytes(double(budget.bytes)) + ", " + budget.origin
+                        + "); use a smaller model or fewer steps",
+                    core::Diagnostic::Kind::CannotMap });
         } catch (const std::exception& error) {
             return printDiagnostic(err,
                 core::Diagnostic { "waferscope-cli " + command, 0, 0, std::string("internal error: ") + error.what(),

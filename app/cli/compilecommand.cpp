@@ -3,6 +3,7 @@
 #include "app/cli/exitcode.h"
 #include "app/cli/jobinput.h"
 
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 #include "core/compiler/compiler.h"
 #include <cstdio>
@@ -15,8 +16,8 @@ namespace {
 void printPlan(const core::ExecutionPlan& plan, const core::ModelGraph& graph, const core::SystemSpec& system,
     bool allRegions, std::ostream& out)
 {
-    out << graph.config.name << " on " << system.displayName << ": " << core::toString(plan.mode) << ", "
-        << plan.numSystems << (plan.mode == core::ExecutionMode::Inference ? " wafer(s)" : " system(s)") << ", "
+    out << core::displayText(graph.config.name) << " on " << system.displayName << ": " << core::toString(plan.mode)
+        << ", " << plan.numSystems << (plan.mode == core::ExecutionMode::Inference ? " wafer(s)" : " system(s)") << ", "
         << plan.regions.size() << " regions\n";
     out << "  PEs used " << core::formatFixed(100.0 * plan.peUtilization, 1) << "%   SRAM used "
         << core::formatFixed(100.0 * plan.sramUtilization, 1) << "%   load imbalance "
@@ -31,15 +32,13 @@ void printPlan(const core::ExecutionPlan& plan, const core::ModelGraph& graph, c
     const std::size_t shown = allRegions ? plan.regions.size() : std::min<std::size_t>(plan.regions.size(), 24);
     for (std::size_t i = 0; i < shown; ++i) {
         const core::Region& region = plan.regions[i];
-        char line[256];
         char tier[16] = "";
         if (tiers)
             std::snprintf(tier, sizeof tier, "%-5d ", region.tier);
-        std::snprintf(line, sizeof line, "  %-34s %-6d %s%-5d %-5d %-5d %-5d %-9s %-11.4g %s\n", region.opName.c_str(),
-            region.system, tier, region.rect.x, region.rect.y, region.rect.w, region.rect.h,
-            core::formatBytes(double(region.sramBytesPerPe)).c_str(), region.computeCycles,
+        out << core::formatText("  %-34s %-6d %s%-5d %-5d %-5d %-5d %-9s %-11.4g %s\n",
+            core::displayText(region.opName).c_str(), region.system, tier, region.rect.x, region.rect.y, region.rect.w,
+            region.rect.h, core::formatBytes(double(region.sramBytesPerPe)).c_str(), region.computeCycles,
             core::toString(region.kernel.kind));
-        out << line;
     }
     if (shown < plan.regions.size())
         out << "  ... " << plan.regions.size() - shown

@@ -1,5 +1,6 @@
 #include "app/cli/inspecttable.h"
 
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 #include "core/model/graphjson.h"
 
@@ -32,11 +33,9 @@ std::string blockSignature(const std::vector<const Op*>& ops)
 
 std::string row(const std::string& name, const std::string& kind, double params, double flops, double bytes)
 {
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-34s %-18s %12s %14s %12s\n", name.c_str(), kind.c_str(),
+    return core::formatText("  %-34s %-18s %12s %14s %12s\n", core::displayText(name).c_str(), kind.c_str(),
         params > 0 ? core::formatCount(params).c_str() : "-", flops > 0 ? core::formatSi(flops, "FLOP").c_str() : "-",
         bytes > 0 ? core::formatBytes(bytes).c_str() : "-");
-    return line;
 }
 
 } // namespace
@@ -46,9 +45,8 @@ std::string formatInspectTable(const core::ModelGraph& graph, bool allOps)
     const core::ModelConfig& c = graph.config;
     std::string text;
     char line[512];
-    std::snprintf(line, sizeof line, "%s (%s, %s schema)  %s\n", c.name.c_str(), core::toString(c.family),
-        core::toString(c.schema), c.fileName.c_str());
-    text += line;
+    text += core::formatText("%s (%s, %s schema)  %s\n", core::displayText(c.name).c_str(), core::toString(c.family),
+        core::toString(c.schema), core::displayText(c.fileName).c_str());
     std::snprintf(line, sizeof line,
         "  parameters %s (%s non-zero)   layers %lld   hidden %lld   sequence %lld   batch %lld   micro-batch %s\n",
         core::formatThousands(graph.totalParams).c_str(), core::formatThousands(graph.nonzeroParams).c_str(),

@@ -6,6 +6,7 @@
 #include "app/cli/jobinput.h"
 #include "app/cli/progressline.h"
 
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
@@ -189,16 +190,15 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
         "%s on %s at cycle level: %.0f cycles per token, %.0f tokens/s at %.2f GHz\n"
         "  prompt %zu tokens (prefill %llu cycles), %zu decode steps; tokens %s the reference's, largest logit "
         "error %.3g\n",
-        result->model.c_str(), result->system.c_str(), result->cyclesPerToken, result->tokensPerS,
+        core::displayText(result->model).c_str(), result->system.c_str(), result->cyclesPerToken, result->tokensPerS,
         result->clockHz / 1e9, result->prompt.size(), static_cast<unsigned long long>(result->prefillCycles),
         result->decode.size(), result->tokensMatchReference ? "match" : "differ from", result->maxAbsLogitError);
     out << line << "\n  region                      kernel       measured     model   link wavelets   busy\n";
     for (std::size_t i = 0; i < result->regions.size(); ++i) {
         const core::cyclelevel::RegionCycles& region = result->regions[i];
-        std::snprintf(line, sizeof line, "  %-27s %-11s %9llu %9.0f %15llu %6.1f%%\n", region.op.c_str(),
+        out << core::formatText("  %-27s %-11s %9llu %9.0f %15llu %6.1f%%\n", core::displayText(region.op).c_str(),
             region.kernel.c_str(), static_cast<unsigned long long>(region.measuredCycles), result->modelCycles[i],
             static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
-        out << line;
     }
     for (const std::string& note : result->notes)
         out << "  note: " << note << "\n";
@@ -370,8 +370,8 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
         out << core::engine::scalingToJson(*sweep) << "\n";
         return kExitOk;
     }
-    out << input->graph.config.name << " on " << input->system.displayName << ", global batch " << sweep->globalBatch
-        << "\n\n  num_csx  samples/s     speedup  efficiency  step        bound\n";
+    out << core::displayText(input->graph.config.name) << " on " << input->system.displayName << ", global batch "
+        << sweep->globalBatch << "\n\n  num_csx  samples/s     speedup  efficiency  step        bound\n";
     for (const core::engine::ScalingPoint& point : sweep->points) {
         char line[256];
         std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %-11s %s\n", point.numCsx, point.samplesPerS,
@@ -414,17 +414,15 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
         out << core::engine::sensitivityToJson(*result) << "\n";
         return kExitOk;
     }
-    char line[512];
-    std::snprintf(line, sizeof line, "%s on %s: %s %.6g (from %.6g to %.6g over the factors' ranges)\n\n",
-        input->graph.config.name.c_str(), input->system.displayName.c_str(), result->figure.c_str(), result->baseline,
-        result->low, result->high);
-    out << line
+    out << core::formatText("%s on %s: %s %.6g (from %.6g to %.6g over the factors' ranges)\n\n",
+        core::displayText(input->graph.config.name).c_str(), input->system.displayName.c_str(), result->figure.c_str(),
+        result->baseline, result->low, result->high)
         << "  factor                                   value        range                    "
            "figure at low   figure at high\n";
     for (const core::engine::FactorEffect& factor : result->factors) {
-        std::snprintf(line, sizeof line, "  %-40s %-12.4g %-10.4g .. %-10.4g %12.6g %16.6g\n", factor.name.c_str(),
-            factor.value, factor.lowValue, factor.highValue, factor.figureAtLow, factor.figureAtHigh);
-        out << line;
+        out << core::formatText("  %-40s %-12.4g %-10.4g .. %-10.4g %12.6g %16.6g\n",
+            core::displayText(factor.name).c_str(), factor.value, factor.lowValue, factor.highValue, factor.figureAtLow,
+            factor.figureAtHigh);
     }
     return kExitOk;
 }

@@ -20,7 +20,9 @@ struct Diagnostic {
     std::string message; // what is wrong and what was expected
     Kind kind = Kind::BadInput; // set where the error is found; readers leave the default
 
-    std::string format() const;
+    // One line whatever the file name and message hold: user text is shown through displayText,
+    // so a newline in a value can never print a second, forged `FILE:LINE:COL:` line.
+    std::string format(const char* severity = "error") const;
 };
 
 // Thrown across layers only where a value return would thread through many frames (parsers);

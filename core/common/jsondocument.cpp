@@ -1,6 +1,8 @@
 #include "core/common/jsondocument.h"
 
+#include "core/common/jsonfootprint.h"
 #include "core/common/jsonlocator.h"
+#include "core/common/memorybudget.h"
 
 #include <algorithm>
 
@@ -77,6 +79,16 @@ Expected<nlohmann::json> parseJsonDocument(std::string_view text, const std::str
     };
     if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
         return locatedAt(nul, invalid + "a NUL byte (is this a binary file?)");
+    // No JSON tree is more than about 30 times its text (an array of empty objects), so only a text
+    // that could pass the budget pays for the counting pass.
+    const MemoryBudget budget = memoryBudget();
+    if (double(text.size()) * 64.0 > double(budget.bytes)) {
+        const JsonFootprint footprint = estimateJsonFootprint(text);
+        if (std::optional<Diagnostic> refused
+            = checkMemory("reading this JSON document (" + std::to_string(footprint.values) + " values)",
+                footprint.bytes, "", Diagnostic { fileName, 1, 1, "", Diagnostic::Kind::CannotMap }, budget))
+            return *refused;
+    }
     Json json;
     try {
         json = Json::parse(text.begin(), text.end());

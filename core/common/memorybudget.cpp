@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string_view>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace waferscope::core {
@@ -32,23 +33,60 @@ std::uint64_t physicalMemoryBytes()
     return pages > 0 && pageSize > 0 ? std::uint64_t(pages) * std::uint64_t(pageSize) : 0;
 }
 
-std::optional<std::string> readSmallFile(const char* path)
+std::optional<std::string> readSmallFile(const std::string& path)
 {
     std::ifstream file(path);
     if (!file)
         return std::nullopt;
-    std::string text(std::istreambuf_iterator<char>(file), {});
-    return text.substr(0, 64);
+    std::string text(64, '\0');
+    file.read(text.data(), std::streamsize(text.size()));
+    text.resize(std::size_t(file.gcount()));
+    return text;
+}
+
+// The smallest memory limit of the cgroups this process is in and of their ancestors, as text.
+// /proc/self/cgroup names the groups: "0::/job.scope" under cgroup v2 (memory.max), and
+// "4:memory:/job" under v1 (memory/.../memory.limit_in_bytes, whose "unlimited" is a huge number).
+std::optional<std::string> tightestCgroupLimit()
+{
+    std::optional<std::uint64_t> tightest;
+    const auto consider = [&](const std::string& file) {
+        if (const std::optional<std::string> text = readSmallFile(file))
+            if (const std::optional<std::uint64_t> limit = parseUnsigned(*text);
+                limit && (!tightest || *limit < *tightest))
+                tightest = limit;
+    };
+    const auto considerGroup = [&](const std::string& root, std::string group, const char* fileName) {
+        for (; group.size() > 1 && group.size() < 4096; group = group.substr(0, group.rfind('/')))
+            consider(root + group + "/" + fileName);
+        consider(root + "/" + fileName);
+    };
+    std::ifstream membership("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(membership, line)) {
+        if (line.rfind("0::", 0) == 0)
+            considerGroup("/sys/fs/cgroup", line.substr(3), "memory.max");
+        else if (const std::size_t at = line.find(":memory:"); at != std::string::npos)
+            considerGroup("/sys/fs/cgroup/memory", line.substr(at + 8), "memory.limit_in_bytes");
+    }
+    if (!tightest)
+        return std::nullopt;
+    return std::to_string(*tightest);
+}
+
+std::uint64_t addressSpaceLimitBytes()
+{
+    struct rlimit limit { };
+    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return std::uint64_t(limit.rlim_cur);
 }
 
 } // namespace
 
-MemoryBudget memoryBudgetFrom(const char* limitMb, std::uint64_t physicalBytes, const char* cgroupMax)
+MemoryBudget memoryBudgetFrom(
+    const char* limitMb, std::uint64_t physicalBytes, const char* cgroupMax, std::uint64_t addressSpaceBytes)
 {
-    if (limitMb)
-        if (const std::optional<std::uint64_t> megabytes = parseUnsigned(limitMb);
-            megabytes && *megabytes < 1000000000000ull)
-            return { *megabytes * 1000000, std::string("WAFERSCOPE_MEMORY_LIMIT_MB=") + limitMb };
     std::uint64_t available = physicalBytes;
     std::string where = "this machine's";
     if (cgroupMax)
@@ -56,17 +94,26 @@ MemoryBudget memoryBudgetFrom(const char* limitMb, std::uint64_t physicalBytes, 
             available = *limit;
             where = "this cgroup's";
         }
-    if (available == 0) // nothing known: assume a small workstation rather than no limit
-        return { 4ull << 30, "no memory size known; assumed 4 GiB" };
-    return { available / 2, "half of " + where + " " + formatBytes(double(available)) };
+    if (addressSpaceBytes > 0 && (available == 0 || addressSpaceBytes < available)) {
+        available = addressSpaceBytes;
+        where = "this process's address-space limit (ulimit -v),";
+    }
+    MemoryBudget budget = available == 0 // nothing known: assume a small workstation rather than no limit
+        ? MemoryBudget { 4ull << 30, "no memory size known; assumed 4 GiB" }
+        : MemoryBudget { available / 2, "half of " + where + " " + formatBytes(double(available)) };
+    if (limitMb)
+        if (const std::optional<std::uint64_t> megabytes = parseUnsigned(limitMb);
+            megabytes && *megabytes < 1000000000000ull && *megabytes * 1000000 < budget.bytes)
+            budget = { *megabytes * 1000000, std::string("WAFERSCOPE_MEMORY_LIMIT_MB=") + limitMb };
+    return budget;
 }
 
 MemoryBudget memoryBudget()
 {
     static const MemoryBudget budget = [] {
-        const std::optional<std::string> cgroup = readSmallFile("/sys/fs/cgroup/memory.max");
-        return memoryBudgetFrom(
-            std::getenv("WAFERSCOPE_MEMORY_LIMIT_MB"), physicalMemoryBytes(), cgroup ? cgroup->c_str() : nullptr);
+        const std::optional<std::string> cgroup = tightestCgroupLimit();
+        return memoryBudgetFrom(std::getenv("WAFERSCOPE_MEMORY_LIMIT_MB"), physicalMemoryBytes(),
+            cgroup ? cgroup->c_str() : nullptr, addressSpaceLimitBytes());
     }();
     return budget;
 }
@@ -76,6 +123,7 @@ std::optional<Diagnostic> checkMemory(
 {
     if (bytes <= double(budget.bytes))
         return std::nullopt;
+    location.kind = Diagnostic::Kind::CannotMap;
     location.message = what + " would need " + formatBytes(bytes) + ", more than the "
         + formatBytes(double(budget.bytes)) + " a model or run may use (" + budget.origin + ")"
         + (advice.empty() ? "" : "; " + advice);

@@ -12,9 +12,11 @@ namespace waferscope::core {
 // (estimated from its shape, before anything is allocated) exceeds it is refused with an error
 // that names the cause, instead of swapping the machine to a halt or dying in the allocator.
 //
-// The budget is half of the memory this process can have: physical memory, or the cgroup's
-// memory.max when a container or batch scheduler sets a smaller one. WAFERSCOPE_MEMORY_LIMIT_MB
-// sets it explicitly (shared login nodes, tests).
+// The budget is half of the memory this process can have, the lowest of: physical memory, the
+// memory.max of the cgroups it runs in (a container or a batch scheduler's job) and its
+// address-space rlimit (`ulimit -v`), whose other half is left for code, stacks and the
+// allocator's slack. WAFERSCOPE_MEMORY_LIMIT_MB lowers it further (shared login nodes, tests);
+// it never raises it above what the process can have.
 struct MemoryBudget {
     std::uint64_t bytes = 0;
     std::string origin; // "half of this machine's 24.0 GB", "WAFERSCOPE_MEMORY_LIMIT_MB=512"
@@ -22,12 +24,14 @@ struct MemoryBudget {
 MemoryBudget memoryBudget();
 
 // Reads the budget from the inputs memoryBudget() uses: the environment variable's text (null
-// when unset), physical memory and the cgroup's memory.max text (null when absent). Pure, for
-// tests; a malformed variable is ignored, as are limits of "max" or 0.
-MemoryBudget memoryBudgetFrom(const char* limitMb, std::uint64_t physicalBytes, const char* cgroupMax);
+// when unset), physical memory, the tightest cgroup memory.max text (null when absent) and the
+// address-space rlimit in bytes (0 when unlimited). Pure, for tests; a malformed variable is
+// ignored, as are limits of "max" or 0.
+MemoryBudget memoryBudgetFrom(
+    const char* limitMb, std::uint64_t physicalBytes, const char* cgroupMax, std::uint64_t addressSpaceBytes = 0);
 
-// Null when `bytes` fit the budget; otherwise a Diagnostic located at `file` (an option or a
-// YAML position) that reads "<what> would need <bytes>, more than the <budget> (<origin>)
+// Null when `bytes` fit the budget; otherwise a CannotMap Diagnostic (exit 3) located at `file`
+// (an option or a YAML position) that reads "<what> would need <bytes>, more than the <budget> (<origin>)
 // a model or run may use; <advice>".
 std::optional<Diagnostic> checkMemory(const std::string& what, double bytes, const std::string& advice,
     Diagnostic location, const MemoryBudget& budget = memoryBudget());

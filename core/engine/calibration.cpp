@@ -2,19 +2,22 @@
 
 #include "core/common/jsondocument.h"
 #include "core/common/jsonlocator.h"
+#include "core/common/textfile.h"
 #include "core/model/builtinsamples.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 namespace waferscope::core::engine {
 
 namespace {
+
+// The built-in file is 6 KB; a user's copy with its own profiles stays far below this.
+constexpr std::size_t kMaxCalibrationFileBytes = 4u << 20;
 
 constexpr std::string_view kBuiltinText =
 #include "waferscope/calibrationdata.inc"
@@ -267,17 +270,18 @@ Expected<Calibration> resolveCalibration(const std::string& nameOrFile)
     const std::size_t hash = nameOrFile.rfind('#');
     const std::string path = hash == std::string::npos ? nameOrFile : nameOrFile.substr(0, hash);
     const std::string profile = hash == std::string::npos ? std::string() : nameOrFile.substr(hash + 1);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::error_code ignored;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ignored))) {
         std::string list;
         for (const std::string& name : builtin.profiles)
             list += (list.empty() ? "" : ", ") + name;
         return Diagnostic { "--calibration", 0, 0,
-            "'" + nameOrFile + "' is neither a built-in software profile (" + list + ") nor a readable file" };
+            "'" + nameOrFile + "' is neither a built-in software profile (" + list + ") nor an existing file" };
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseCalibration(text.str(), path, profile);
+    Expected<std::string> text = readTextFile(path, kMaxCalibrationFileBytes, "WaferScope calibration JSON file");
+    if (!text)
+        return text.error();
+    return parseCalibration(text.value(), path, profile);
 }
 
 } // namespace waferscope::core::engine

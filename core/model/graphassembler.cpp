@@ -1,8 +1,9 @@
 #include "core/model/graphassembler.h"
 
+#include "core/model/namepattern.h"
+
 #include <algorithm>
 #include <fnmatch.h>
-#include <regex>
 
 namespace waferscope::core {
 
@@ -77,12 +78,10 @@ void applyFrozen(Op& op, bool trainableBefore)
         op.bwdFlopsPerToken *= 0.5;
 }
 
-bool matchesAny(const std::vector<std::regex>& patterns, const std::string& name)
+bool matchesAny(const std::vector<NamePattern>& patterns, const std::string& name)
 {
-    for (const std::regex& pattern : patterns)
-        if (std::regex_search(name, pattern))
-            return true;
-    return false;
+    return std::any_of(
+        patterns.begin(), patterns.end(), [&](const NamePattern& pattern) { return pattern.search(name); });
 }
 
 } // namespace
@@ -266,9 +265,12 @@ ModelGraph GraphAssembler::finish()
     ModelGraph graph;
     graph.config = m_config;
     // The reader checked the patterns; an op is frozen when every weight of it matches one.
-    std::vector<std::regex> patterns;
-    for (const std::string& pattern : m_config.freezePatterns)
-        patterns.emplace_back(pattern, std::regex::ECMAScript);
+    std::vector<NamePattern> patterns;
+    for (const std::string& pattern : m_config.freezePatterns) {
+        std::string error;
+        if (std::optional<NamePattern> compiled = NamePattern::compile(pattern, error))
+            patterns.push_back(std::move(*compiled));
+    }
     bool previousFrozen = false;
     bool trainableBefore = false;
     double fwdPerSample = 0, bwdPerSample = 0;

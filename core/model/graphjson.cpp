@@ -1,5 +1,7 @@
 #include "core/model/graphjson.h"
 
+#include "core/common/diagnostic.h"
+
 #include <nlohmann/json.hpp>
 
 namespace waferscope::core {
@@ -7,12 +9,9 @@ namespace waferscope::core {
 std::vector<std::string> formatWarnings(const ModelConfig& config)
 {
     std::vector<std::string> lines;
-    for (const ModelConfig::Warning& warning : config.warnings) {
-        std::string line = config.fileName;
-        if (warning.line > 0)
-            line += ":" + std::to_string(warning.line) + ":" + std::to_string(warning.column);
-        lines.push_back(line + ": warning: " + warning.message);
-    }
+    for (const ModelConfig::Warning& warning : config.warnings)
+        lines.push_back(
+            Diagnostic { config.fileName, warning.line, warning.column, warning.message }.format("warning"));
     return lines;
 }
 

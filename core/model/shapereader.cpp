@@ -346,7 +346,7 @@ void readModelShape(const YamlFields& fields, const ParamsSections& sections, Mo
     if (std::optional<Diagnostic> refused = checkMemory("its op graph (" + formatThousands(footprint.tensors)
                 + " weight tensors in " + formatThousands(footprint.ops) + " ops)",
             footprint.bytes, "use fewer layers or experts", Diagnostic {}))
-        fields.fail(mark, refused->message);
+        fields.failAt(mark, *refused);
     if (const double parameters = parameterBound(config); parameters > kMaxParameters) {
         std::ostringstream message;
         message << std::setprecision(2) << "the model would have up to " << parameters

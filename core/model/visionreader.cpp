@@ -3,7 +3,7 @@
 // projector and a language model). Sizes as the Model Zoo's ViT embedding layer reads them.
 #include "core/model/shapefields.h"
 
-#include <regex>
+#include "core/model/namepattern.h"
 
 namespace waferscope::core {
 
@@ -102,19 +102,16 @@ void readImageEncoder(const YamlFields& fields, const YamlSection& model, ModelC
 void readFreeze(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
 {
     for (std::string pattern : fields.textList(model, "freeze")) {
-        // The Model Zoo's patterns are prefixes and simple wildcards. A quantified group can make
-        // a backtracking matcher take exponential time, so it is refused, as are long patterns.
-        const bool nested = pattern.find(")*") != std::string::npos || pattern.find(")+") != std::string::npos
-            || pattern.find("){") != std::string::npos;
-        if (nested || pattern.size() > 256)
+        // The Model Zoo's patterns are prefixes and simple wildcards; they run on a linear-time
+        // engine (NamePattern), and a long one is refused.
+        if (pattern.size() > 256)
             fields.fail(fields.valueMark(model, "freeze"),
-                "freeze pattern '" + pattern.substr(0, 64)
-                    + "' is not supported: use at most 256 characters and no quantified groups ((...)*, (...)+)");
-        try {
-            std::regex check(pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error&) {
-            fields.fail(fields.valueMark(model, "freeze"), "freeze pattern '" + pattern + "' is not a valid regex");
-        }
+                "freeze pattern '" + pattern.substr(0, 64) + "...' is " + std::to_string(pattern.size())
+                    + " characters; a pattern has at most 256");
+        std::string error;
+        if (!NamePattern::compile(pattern, error))
+            fields.fail(fields.valueMark(model, "freeze"),
+                "freeze pattern '" + pattern + "' is not a valid regular expression: " + error);
         config.freezePatterns.push_back(std::move(pattern));
     }
 }
@@ -174,7 +171,9 @@ struct TrunkOutput {
 
 std::vector<TrunkOutput> trunkOutputs(const YAML::Node& forwardArgs)
 {
-    static const std::regex reference(R"(image_model_trunks\.output\((\d{1,4}),\s*(\d{1,4}),\s*(\d{1,4})\))");
+    std::string invalid;
+    static const NamePattern reference
+        = *NamePattern::compile(R"(image_model_trunks\.output\((\d{1,4}),\s*(\d{1,4}),\s*(\d{1,4})\))", invalid);
     std::vector<TrunkOutput> outputs;
     if (!forwardArgs.IsSequence())
         return outputs;
@@ -182,10 +181,9 @@ std::vector<TrunkOutput> trunkOutputs(const YAML::Node& forwardArgs)
         if (!call.IsSequence())
             continue;
         for (const YAML::Node& argument : call) {
-            std::smatch match;
             const std::string text = argument.IsScalar() ? argument.Scalar() : std::string();
-            if (std::regex_search(text, match, reference))
-                outputs.push_back({ std::stoi(match[1]), std::stoi(match[2]), std::stoi(match[3]) });
+            if (const std::optional<std::vector<std::string>> match = reference.searchGroups(text))
+                outputs.push_back({ std::stoi((*match)[0]), std::stoi((*match)[1]), std::stoi((*match)[2]) });
         }
     }
     return outputs;

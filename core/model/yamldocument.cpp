@@ -1,8 +1,16 @@
 #include "core/model/yamldocument.h"
 
+#include "core/common/memorybudget.h"
+#include "core/common/units.h"
+
+#include <yaml-cpp/eventhandler.h>
+
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace waferscope::core {
 
@@ -82,8 +90,9 @@ MarkKey keyOf(const YAML::Node& node)
 // that refers to an ancestor of itself (a cycle), and nesting deeper than kMaxNestingDepth.
 class ExpansionGuard {
 public:
-    explicit ExpansionGuard(const std::string& fileName)
+    ExpansionGuard(const std::string& fileName, std::size_t maxNodes)
         : m_fileName(fileName)
+        , m_maxNodes(maxNodes)
     {
     }
 
@@ -107,9 +116,9 @@ public:
                 size += expandedSize(it->first, depth + 1) + expandedSize(it->second, depth + 1);
             else
                 size += expandedSize(*it, depth + 1);
-            if (size > kMaxExpandedNodes)
+            if (size > m_maxNodes)
                 failAt(m_fileName, node.Mark(),
-                    "alias expansion of this node exceeds " + std::to_string(kMaxExpandedNodes)
+                    "alias expansion of this node exceeds " + formatThousands(std::int64_t(m_maxNodes))
                         + " nodes (nested anchors and aliases, a 'billion laughs' file?)");
         }
         m_sizes[key] = size;
@@ -119,6 +128,7 @@ public:
 private:
     static constexpr std::size_t kInProgress = ~std::size_t(0);
     const std::string& m_fileName;
+    std::size_t m_maxNodes;
     std::map<MarkKey, std::size_t> m_sizes; // expanded size per distinct node; kInProgress while visiting
 };
 
@@ -177,66 +187,264 @@ void checkNestingDepth(std::string_view text, const std::string& fileName)
 
 // YAML 1.1 merge keys (`<<: *defaults`), which PyYAML honours and yaml-cpp 0.7 reads as a plain
 // key: the merged mappings' keys are added where the mapping does not set them itself (earlier
-// mappings of a merged list win over later ones), and the `<<` entry is dropped.
-void applyMergeKeys(YAML::Node node, const std::string& fileName, std::set<MarkKey>& visited)
-{
-    if (!node.IsSequence() && !node.IsMap())
-        return;
-    if (!visited.insert(keyOf(node)).second)
-        return;
-    for (auto it = node.begin(); it != node.end(); ++it)
-        applyMergeKeys(node.IsMap() ? it->second : *it, fileName, visited);
-    const YAML::Node lookup = node; // const lookups leave the mapping as it is (no empty entries)
-    if (!node.IsMap() || !lookup["<<"].IsDefined())
-        return;
-    const YAML::Node merged = lookup["<<"];
-    std::vector<YAML::Node> sources;
-    if (merged.IsMap())
-        sources.push_back(merged);
-    else if (merged.IsSequence())
-        for (const YAML::Node& item : merged)
-            sources.push_back(item);
-    for (const YAML::Node& source : sources)
-        if (!source.IsMap())
-            failAt(fileName, source.Mark(), "a merge key '<<' takes a mapping or a list of mappings");
-    node.remove("<<");
-    for (const YAML::Node& source : sources)
-        for (auto it = source.begin(); it != source.end(); ++it)
-            if (it->first.IsScalar() && !lookup[it->first.Scalar()].IsDefined())
+// mappings of a merged list win over later ones), and the `<<` entry is dropped. Work is linear
+// in the entries merged (a hash set of each mapping's keys), and the entries all merges add
+// together stay within the node limit.
+class MergeKeys {
+public:
+    MergeKeys(const std::string& fileName, std::size_t maxEntries)
+        : m_fileName(fileName)
+        , m_maxEntries(maxEntries)
+    {
+    }
+
+    void apply(YAML::Node node)
+    {
+        if (!node.IsSequence() && !node.IsMap())
+            return;
+        if (!m_visited.insert(keyOf(node)).second)
+            return;
+        for (auto it = node.begin(); it != node.end(); ++it)
+            apply(node.IsMap() ? it->second : *it);
+        const YAML::Node lookup = node; // const lookups leave the mapping as it is (no empty entries)
+        if (!node.IsMap() || !lookup["<<"].IsDefined())
+            return;
+        const YAML::Node merged = lookup["<<"];
+        std::vector<YAML::Node> sources;
+        if (merged.IsMap())
+            sources.push_back(merged);
+        else if (merged.IsSequence())
+            for (const YAML::Node& item : merged)
+                sources.push_back(item);
+        for (const YAML::Node& source : sources)
+            if (!source.IsMap())
+                failAt(m_fileName, source.Mark(), "a merge key '<<' takes a mapping or a list of mappings");
+        node.remove("<<");
+        std::unordered_set<std::string> present;
+        for (auto it = node.begin(); it != node.end(); ++it)
+            if (it->first.IsScalar())
+                present.insert(it->first.Scalar());
+        for (const YAML::Node& source : sources)
+            for (auto it = source.begin(); it != source.end(); ++it) {
+                if (!it->first.IsScalar() || !present.insert(it->first.Scalar()).second)
+                    continue;
+                if (++m_added > m_maxEntries)
+                    failAt(m_fileName, merged.Mark(),
+                        "merge keys ('<<') would add more than " + formatThousands(std::int64_t(m_maxEntries))
+                            + " entries in all (each merge copies the merged mapping's keys)");
                 node.force_insert(it->first, it->second);
-}
+            }
+    }
+
+private:
+    const std::string& m_fileName;
+    std::size_t m_maxEntries;
+    std::size_t m_added = 0; // entries added by every merge so far
+    std::set<MarkKey> m_visited;
+};
 
 // The Model Zoo's loader (PyYAML) keeps the last of repeated keys; yaml-cpp's lookup finds the
-// first. Earlier occurrences are removed so that lookups see the last, as Cerebras's tools do,
-// and each repeat is a located warning, since it is usually an editing slip.
-void keepLastOfRepeatedKeys(
-    YAML::Node node, const std::string& fileName, std::set<MarkKey>& visited, std::vector<ParamsWarning>& warnings)
-{
+// first. A mapping with repeats is rebuilt with the last occurrence of each key, so that lookups
+// see what Cerebras's tools see, in time linear in its entries. The first repeat in the file is a
+// located warning (it is usually an editing slip), and it counts the others.
+class RepeatedKeys {
+public:
+    RepeatedKeys(const std::string& fileName, std::vector<ParamsWarning>& warnings)
+        : m_fileName(fileName)
+        , m_warnings(warnings)
+    {
+    }
+
     // Runs after ExpansionGuard, so the graph is acyclic and its depth bounded.
-    if (!node.IsSequence() && !node.IsMap())
-        return;
-    if (!visited.insert(keyOf(node)).second)
-        return;
-    if (node.IsSequence()) {
-        for (YAML::Node child : node)
-            keepLastOfRepeatedKeys(child, fileName, visited, warnings);
-        return;
-    }
-    std::map<std::string, std::vector<int>> lines; // key -> lines of its occurrences, in order
-    for (auto it = node.begin(); it != node.end(); ++it) {
-        if (it->first.IsScalar()) {
-            std::vector<int>& seen = lines[it->first.Scalar()];
-            if (!seen.empty())
-                warnings.push_back({ it->first.Mark().line + 1, it->first.Mark().column + 1,
-                    "duplicate key '" + it->first.Scalar() + "' (also on line " + std::to_string(seen.back())
-                        + "); the last value is used, as the Model Zoo's loader does" });
-            seen.push_back(it->first.Mark().line + 1);
+    void keepLast(YAML::Node node)
+    {
+        if (!node.IsSequence() && !node.IsMap())
+            return;
+        if (!m_visited.insert(keyOf(node)).second)
+            return;
+        if (node.IsSequence()) {
+            for (YAML::Node child : node)
+                keepLast(child);
+            return;
         }
-        keepLastOfRepeatedKeys(it->second, fileName, visited, warnings);
+        std::vector<std::pair<YAML::Node, YAML::Node>> entries;
+        std::unordered_map<std::string, std::size_t> last; // key -> index of its last entry
+        bool repeated = false;
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            if (it->first.IsScalar()) {
+                const auto [at, inserted] = last.try_emplace(it->first.Scalar(), entries.size());
+                if (!inserted) {
+                    warnAbout(it->first, entries[at->second].first);
+                    at->second = entries.size();
+                    repeated = true;
+                }
+            }
+            entries.emplace_back(it->first, it->second);
+            keepLast(it->second);
+        }
+        if (!repeated)
+            return;
+        YAML::Node rebuilt(YAML::NodeType::Map);
+        for (std::size_t i = 0; i < entries.size(); ++i)
+            if (!entries[i].first.IsScalar() || last.at(entries[i].first.Scalar()) == i)
+                rebuilt.force_insert(entries[i].first, entries[i].second);
+        node = rebuilt; // every alias of this mapping sees the rebuilt one
     }
-    for (const auto& [key, occurrences] : lines)
-        for (std::size_t repeat = 1; repeat < occurrences.size(); ++repeat)
-            node.remove(key); // removes the first remaining occurrence
+
+    // Adds the count of the repeats not named to the first one's warning.
+    void finish()
+    {
+        if (m_repeats > 1)
+            m_warnings[m_firstWarning].message += "; " + formatThousands(std::int64_t(m_repeats - 1))
+                + " more repeated keys in this file are read the same way";
+    }
+
+private:
+    void warnAbout(const YAML::Node& repeat, const YAML::Node& previous)
+    {
+        if (m_repeats++ > 0)
+            return;
+        m_firstWarning = m_warnings.size();
+        m_warnings.push_back({ repeat.Mark().line + 1, repeat.Mark().column + 1,
+            "duplicate key '" + repeat.Scalar() + "' (also on line " + std::to_string(previous.Mark().line + 1)
+                + "); the last value is used, as the Model Zoo's loader does" });
+    }
+
+    const std::string& m_fileName;
+    std::vector<ParamsWarning>& m_warnings;
+    std::set<MarkKey> m_visited;
+    std::size_t m_repeats = 0; // repeated keys seen in the file
+    std::size_t m_firstWarning = 0; // index of the first one's warning
+};
+
+// Counts the nodes of a text without building a tree (yaml-cpp's event parser), and stops at the
+// first node past `limit`: so a file is refused before its tree is built, and after reading no
+// more of it than a file within the limit.
+class DocumentCensus final : public YAML::EventHandler {
+public:
+    struct PastLimit {
+        YAML::Mark mark; // where the first node past the limit starts
+    };
+
+    explicit DocumentCensus(std::size_t limit)
+        : m_limit(limit)
+    {
+    }
+
+    void OnDocumentStart(const YAML::Mark&) override { }
+    void OnDocumentEnd() override { }
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override
+    {
+        scalarBytes += value.size() > 15 ? value.size() + 1 : 0;
+        node(mark);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    {
+        node(mark);
+    }
+    void OnSequenceEnd() override { }
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
+    {
+        node(mark);
+    }
+    void OnMapEnd() override { }
+
+    std::size_t nodes = 0;
+    std::size_t scalarBytes = 0; // characters of scalars too long for the small-string buffer
+
+private:
+    void node(const YAML::Mark& mark)
+    {
+        if (++nodes > m_limit)
+            throw PastLimit { mark };
+    }
+    std::size_t m_limit;
+};
+
+// Refuses a text whose tree would pass the node limit or the memory budget, before the tree is
+// built. A node takes at least one byte of text ("{a,b}" holds four), so a text shorter than
+// both bounds in nodes needs no count, which spares real configs (a few KB) the second parse.
+void checkTreeSize(std::string_view text, const std::string& fileName, const YamlLimits& limits)
+{
+    const MemoryBudget budget = memoryBudget();
+    // The tree, the parser's copy of the text and the text itself, per node and per byte.
+    const auto treeBytes = [&](std::size_t nodes, std::size_t scalarBytes) {
+        return double(nodes) * kYamlBytesPerNode + double(scalarBytes) + 2.0 * double(text.size());
+    };
+    const auto budgetNodes = std::size_t(std::max(0.0, double(budget.bytes) - treeBytes(0, 0)) / kYamlBytesPerNode);
+    const std::size_t limit = std::min(limits.maxNodes, budgetNodes);
+    if (text.size() <= limit)
+        return;
+    DocumentCensus census(limit);
+    std::istringstream stream { std::string(text) };
+    try {
+        YAML::Parser parser(stream);
+        parser.HandleNextDocument(census);
+    } catch (const DocumentCensus::PastLimit& past) {
+        if (limit == limits.maxNodes)
+            failAt(fileName, past.mark,
+                "the file holds more than " + formatThousands(std::int64_t(limits.maxNodes))
+                    + " YAML nodes, the most a " + limits.kind + " may hold");
+        Diagnostic refused = *checkMemory(
+            "reading this YAML file (more than " + formatThousands(std::int64_t(census.nodes - 1)) + " nodes)",
+            treeBytes(census.nodes, census.scalarBytes), "",
+            Diagnostic { fileName, past.mark.line + 1, past.mark.column + 1, "" }, budget);
+        throw InputError { refused };
+    } catch (const YAML::Exception&) {
+        // The tree's own parse reports the syntax error, located.
+    }
+}
+
+// The line where a second YAML document starts, or 0. A line that begins with the marker "---"
+// (or follows the end marker "...") starts a new document wherever it is: YAML forbids the
+// markers at the start of a line inside any content. One "---" before the content is allowed.
+int secondDocumentLine(std::string_view text)
+{
+    bool content = false, marker = false, ended = false;
+    int line = 1;
+    for (std::size_t start = 0; start < text.size(); ++line) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos)
+            end = text.size();
+        const std::string_view row = text.substr(start, end - start);
+        start = end + 1;
+        const auto isMarker = [&](std::string_view mark) {
+            return row.substr(0, 3) == mark && (row.size() == 3 || row[3] == ' ' || row[3] == '\t');
+        };
+        const std::size_t first = row.find_first_not_of(" \t");
+        const bool blank = first == std::string_view::npos || row[first] == '#';
+        if (isMarker("---")) {
+            if (content || marker || ended)
+                return line;
+            marker = true;
+            content = row.find_first_not_of(" \t", 3) != std::string_view::npos
+                && row[row.find_first_not_of(" \t", 3)] != '#';
+        } else if (isMarker("...")) {
+            ended = true;
+        } else if (!blank && !(row[0] == '%' && !content && !marker)) {
+            if (ended)
+                return line;
+            content = true;
+        }
+    }
+    return 0;
+}
+
+// Line breaks as YAML reads them: yaml-cpp knows LF and CRLF, and YAML also allows a lone CR
+// (classic Mac OS files), which would otherwise leave the whole file on one line.
+std::string withLineFeeds(std::string_view text)
+{
+    std::string normalized;
+    normalized.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\r')
+            normalized += text[i];
+        else if (i + 1 >= text.size() || text[i + 1] != '\n')
+            normalized += '\n';
+    }
+    return normalized;
 }
 
 bool onlyCommentsOrSpace(std::string_view text)
@@ -255,12 +463,23 @@ bool onlyCommentsOrSpace(std::string_view text)
 
 } // namespace
 
-YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings)
+YAML::Node parseParamsDocument(
+    std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings, const YamlLimits& limits)
 {
+    std::string normalized;
+    if (text.find('\r') != std::string_view::npos) {
+        normalized = withLineFeeds(text);
+        text = normalized;
+    }
     if (onlyCommentsOrSpace(text))
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
     checkText(text, fileName);
     checkNestingDepth(text, fileName);
+    if (const int second = secondDocumentLine(text))
+        fail(fileName, second, 1,
+            std::string("a second YAML document starts here; a ") + limits.kind
+                + " is one document (split the documents into files of their own)");
+    checkTreeSize(text, fileName, limits);
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));
@@ -279,10 +498,11 @@ YAML::Node parseParamsDocument(std::string_view text, const std::string& fileNam
     }
     if (root.IsNull())
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
-    ExpansionGuard(fileName).expandedSize(root);
-    std::set<MarkKey> merged, visited;
-    applyMergeKeys(root, fileName, merged);
-    keepLastOfRepeatedKeys(root, fileName, visited, warnings);
+    ExpansionGuard(fileName, limits.maxNodes).expandedSize(root);
+    MergeKeys(fileName, limits.maxNodes).apply(root);
+    RepeatedKeys repeated(fileName, warnings);
+    repeated.keepLast(root);
+    repeated.finish();
     if (!root.IsMap())
         fail(fileName, root.Mark().line + 1, root.Mark().column + 1,
             std::string(

@@ -18,16 +18,31 @@ inline constexpr std::size_t kMaxParamsFileBytes = 16u << 20; // real params fil
 inline constexpr std::size_t kMaxExpandedNodes = 1'000'000; // after alias expansion
 inline constexpr int kMaxNestingDepth = 256; // mappings/sequences within each other; configs use < 10
 
+// What one kind of YAML file may hold. A params file has a few hundred nodes; a jobs file of
+// 100,000 jobs about 1.5 million.
+struct YamlLimits {
+    std::size_t maxNodes = kMaxExpandedNodes; // in the tree, aliases expanded, merge keys applied
+    const char* kind = "params file"; // "a params file holds ..."
+};
+
+// The yaml-cpp tree's heap memory per node (node, node_data, node_ref and their shared pointers,
+// a map entry or sequence slot), measured with glibc on this platform: the document estimate
+// multiplies it by the nodes the file holds before the tree is built.
+inline constexpr double kYamlBytesPerNode = 600.0;
+
 // Parses params text into a YAML tree after the checks yaml-cpp does not make: text must be
-// UTF-8 without control characters, indentation has no tabs, and alias expansion stays bounded
-// (a "billion laughs" file is refused at the anchor that blows up). Throws InputError with a
-// located diagnostic; an empty document is an error too. A repeated key keeps its last value,
-// as the Model Zoo's own loader does, and adds a located warning.
+// UTF-8 without control characters, indentation has no tabs, line breaks may be LF, CRLF or a
+// lone CR (as YAML allows), the file holds one document, its tree fits the memory budget (exit
+// 3, checked by a pass that builds nothing), and its nodes, alias expansion (a "billion laughs"
+// file is refused at the anchor that blows up) and merge keys stay within `limits`. Throws
+// InputError with a located diagnostic; an empty document is an error too. A repeated key keeps
+// its last value, as the Model Zoo's own loader does, and adds a located warning: the first
+// repeat is named, and the others are counted in it.
 using ParamsWarning = ModelConfig::Warning;
 // A yaml-cpp exception a typed reader did not anticipate, located in `fileName`: still the
 // user's input.
 Diagnostic yamlDiagnostic(const YAML::Exception& error, const std::string& fileName);
-YAML::Node parseParamsDocument(
-    std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings);
+YAML::Node parseParamsDocument(std::string_view text, const std::string& fileName, std::vector<ParamsWarning>& warnings,
+    const YamlLimits& limits = YamlLimits {});
 
 } // namespace waferscope::core

@@ -69,6 +69,14 @@ void YamlFields::fail(const YAML::Mark& mark, const std::string& message) const
     throw InputError { Diagnostic { m_fileName, line, column, message } };
 }
 
+void YamlFields::failAt(const YAML::Mark& mark, Diagnostic diagnostic) const
+{
+    diagnostic.file = m_fileName;
+    diagnostic.line = mark.is_null() ? 1 : mark.line + 1;
+    diagnostic.column = mark.is_null() ? 1 : mark.column + 1;
+    throw InputError { std::move(diagnostic) };
+}
+
 YamlSection YamlFields::root(const YAML::Node& document) const
 {
     YAML::Mark start;

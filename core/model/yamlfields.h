@@ -2,6 +2,7 @@
 
 // Internal to core/model (includes yaml-cpp).
 
+#include "core/common/diagnostic.h"
 #include "core/model/modelconfig.h"
 
 #include <yaml-cpp/yaml.h>
@@ -29,6 +30,8 @@ public:
     explicit YamlFields(std::string fileName);
 
     [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const;
+    // Throws `diagnostic` (its message and kind) located at `mark` in this file.
+    [[noreturn]] void failAt(const YAML::Mark& mark, Diagnostic diagnostic) const;
 
     YamlSection root(const YAML::Node& document) const;
     // The sub-mapping `key`; absent sections are returned not present unless `required`.

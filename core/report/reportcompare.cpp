@@ -1,5 +1,6 @@
 #include "core/report/reportcompare.h"
 
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 
 #include <nlohmann/json.hpp>
@@ -170,17 +171,16 @@ std::string comparisonText(const ReportComparison& c, const RunReport& a, const 
     const std::string& bPath, std::size_t layersShown)
 {
     std::ostringstream out;
-    out << "A  " << describe(a) << "   " << aPath << "\n"
-        << "B  " << describe(b) << "   " << bPath << "\n";
+    out << "A  " << displayText(describe(a)) << "   " << displayText(aPath) << "\n"
+        << "B  " << displayText(describe(b)) << "   " << displayText(bPath) << "\n";
     if (!c.sameInput)
         out << "   (different params files: layers are matched by name)\n";
     char line[256];
     std::snprintf(line, sizeof line, "\n  %-24s %-14s %-14s %s\n", "", "A", "B", "B vs A");
     out << line;
     for (const MetricChange& m : c.totals) {
-        std::snprintf(line, sizeof line, "  %-24s %-14s %-14s %s\n", m.label.c_str(), formatValue(m, m.a).c_str(),
+        out << formatText("  %-24s %-14s %-14s %s\n", m.label.c_str(), formatValue(m, m.a).c_str(),
             formatValue(m, m.b).c_str(), formatChange(m.a, m.b).c_str());
-        out << line;
     }
     std::snprintf(line, sizeof line, "  %-24s %-14s %-14s %s\n", "bottleneck", toString(c.aBottleneck),
         toString(c.bBottleneck), c.aBottleneck == c.bBottleneck ? "" : "changed");
@@ -201,10 +201,8 @@ std::string comparisonText(const ReportComparison& c, const RunReport& a, const 
         const LayerChange& l = c.layers[order[k]];
         const std::string bound = l.aBound == l.bBound ? std::string(toString(l.aBound))
                                                        : std::string(toString(l.aBound)) + " -> " + toString(l.bBound);
-        std::snprintf(line, sizeof line, "  %-36s %-12s %-12s %-9s %s\n", l.name.c_str(),
-            formatSeconds(l.aTimeS).c_str(), formatSeconds(l.bTimeS).c_str(), formatChange(l.aTimeS, l.bTimeS).c_str(),
-            bound.c_str());
-        out << line;
+        out << formatText("  %-36s %-12s %-12s %-9s %s\n", displayText(l.name).c_str(), formatSeconds(l.aTimeS).c_str(),
+            formatSeconds(l.bTimeS).c_str(), formatChange(l.aTimeS, l.bTimeS).c_str(), bound.c_str());
     }
     const auto boundChanges
         = std::count_if(c.layers.begin(), c.layers.end(), [](const LayerChange& l) { return l.aBound != l.bBound; });

@@ -1,6 +1,7 @@
 // summary.txt and the CLI's text output: the figures a person looks at first.
 #include "core/report/runreport.h"
 
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 
 #include <algorithm>
@@ -45,10 +46,8 @@ void printSlowestLayers(const engine::Metrics& m, std::ostream& out)
     out << "\n  slowest layers                       time        util    bound\n";
     for (std::size_t i = 0; i < shown; ++i) {
         const engine::LayerMetrics& layer = m.layers[order[i]];
-        char line[256];
-        std::snprintf(line, sizeof line, "  %-36s %-11s %5.1f%%  %s\n", layer.name.c_str(),
+        out << formatText("  %-36s %-11s %5.1f%%  %s\n", displayText(layer.name).c_str(),
             formatSeconds(layer.timeS).c_str(), 100.0 * layer.utilization, toString(layer.bound));
-        out << line;
     }
     if (shown < order.size())
         out << "  ... " << order.size() - shown << " more (report.csv and --json list every layer)\n";

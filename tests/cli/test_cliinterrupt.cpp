@@ -49,6 +49,25 @@ int waitFor(pid_t child, std::chrono::milliseconds limit)
     return status;
 }
 
+// Waits until the child blocks `signal` (bit signal-1 of SigBlk in /proc/PID/status): the CLI
+// blocks its stop signals when it installs its handler thread, first thing in main. A signal sent
+// earlier would end the child by the default action, before it could say "interrupted".
+bool waitForHandler(pid_t child, int signal, std::chrono::seconds limit)
+{
+    const Clock::time_point until = Clock::now() + limit;
+    const std::string statusPath = "/proc/" + std::to_string(child) + "/status";
+    while (Clock::now() < until) {
+        const std::string status = waferscope::test::readFile(statusPath);
+        if (const std::size_t at = status.find("SigBlk:\t"); at != std::string::npos) {
+            const unsigned long long blocked = std::stoull(status.substr(at + 8, 16), nullptr, 16);
+            if (blocked & (1ull << (signal - 1)))
+                return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+}
+
 std::vector<std::string> temporariesIn(const fs::path& dir)
 {
     std::vector<std::string> names;
@@ -58,9 +77,10 @@ std::vector<std::string> temporariesIn(const fs::path& dir)
     return names;
 }
 
-// Interrupts a run while it stages `file` (once the temporary has `bytes`), or after `delay`
-// when `file` is empty; checks the ending and returns the milliseconds from signal to exit.
-double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std::chrono::milliseconds delay)
+// Interrupts a run while it stages `file` (once the temporary has `bytes`), or, when `file` is
+// empty, while it computes (once its handler is in place); checks the ending and returns the
+// milliseconds from signal to exit.
+double interrupt(int signal, const std::string& file, std::uintmax_t bytes)
 {
     const fs::path dir = waferscope::test::freshDirectory("dir");
     const fs::path log = fs::temp_directory_path() / ("waferscope-int-log-" + std::to_string(::getpid()));
@@ -76,13 +96,12 @@ double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std:
                                   "--max_steps", "400", "--model_dir", dir.string(), "--quiet" },
         log);
     WS_REQUIRE(child > 0);
-    const bool staging = file.empty() || waferscope::test::waitForStaging(dir, file, bytes, std::chrono::seconds(120));
-    if (file.empty())
-        std::this_thread::sleep_for(delay);
-    WS_REQUIRE(staging);
+    const bool ready = file.empty() ? waitForHandler(child, signal, std::chrono::seconds(120))
+                                    : waferscope::test::waitForStaging(dir, file, bytes, std::chrono::seconds(120));
+    WS_REQUIRE(ready);
     const Clock::time_point sent = Clock::now();
     ::kill(child, signal);
-    const int status = waitFor(child, std::chrono::seconds(5)); // a hang guard, not the target
+    const int status = waitFor(child, std::chrono::seconds(60)); // a hang guard, not the target
     const double latencyMs = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
     WS_REQUIRE(status != -1);
     WS_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == signal);
@@ -99,13 +118,13 @@ double interrupt(int signal, const std::string& file, std::uintmax_t bytes, std:
 
 WS_TEST(ctrlCWhileTheTraceIsWrittenLeavesTheOldReport)
 {
-    const double latencyMs = interrupt(SIGINT, "trace.json", 1 << 20, {});
+    const double latencyMs = interrupt(SIGINT, "trace.json", 1 << 20);
     std::printf("SIGINT while staging trace.json: ended after %.1f ms\n", latencyMs);
 }
 
 WS_TEST(sigtermWhileComputingWritesNothing)
 {
-    const double latencyMs = interrupt(SIGTERM, "", 0, std::chrono::milliseconds(50));
+    const double latencyMs = interrupt(SIGTERM, "", 0);
     std::printf("SIGTERM while computing: ended after %.1f ms\n", latencyMs);
 }
 
@@ -122,7 +141,7 @@ WS_TEST(ctrlCDuringAFirstWriteLeavesNoDirectory)
         log);
     WS_REQUIRE(waferscope::test::waitForStaging(dir, "trace.json", 0, std::chrono::seconds(120)));
     ::kill(child, SIGINT);
-    const int status = waitFor(child, std::chrono::seconds(5));
+    const int status = waitFor(child, std::chrono::seconds(60));
     WS_CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
     WS_CHECK(!fs::exists(parent / "runs"));
     WS_CHECK(fs::is_empty(parent));

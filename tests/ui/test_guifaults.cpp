@@ -25,6 +25,8 @@
 #include <QTest>
 #include <QThreadPool>
 
+#include <sys/stat.h>
+
 using namespace waferscope;
 
 class TestGuiFaults : public QObject {
@@ -68,6 +70,12 @@ private Q_SLOTS:
         // A directory.
         QCOMPARE(dropRefused(window.get(), dir.path()),
             dir.path() + QStringLiteral(":1:1: error: is a directory, expected a Model Zoo params YAML file"));
+        // A FIFO no one writes to: refused at once, the window never waits on it (a blocking
+        // open would hang this test until its watchdog).
+        const QString fifo = dir.filePath(QStringLiteral("pipe.yaml"));
+        QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+        QCOMPARE(dropRefused(window.get(), fifo),
+            fifo + QStringLiteral(":1:1: error: is a FIFO (named pipe), expected a Model Zoo params YAML file"));
         // A binary file (NUL bytes and invalid UTF-8).
         const QString binary = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/binary_garbage.yaml");
         const QString binaryError = dropRefused(window.get(), binary);
