@@ -30,6 +30,12 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     if (!job.model || !job.plan || !job.run || !job.run->run)
         return QStringLiteral("%1: error: there is no run to export yet").arg(job.directory);
     const core::engine::RunResult& run = *job.run->run;
+    // The directory is this export's before the sweep starts: another writer is refused at once.
+    core::Expected<core::report::RunDirectoryWriter> opened
+        = core::report::RunDirectoryWriter::open(job.directory.toStdString());
+    if (!opened)
+        return QString::fromStdString(opened.error().format());
+    core::report::RunDirectoryWriter writer = std::move(opened).value();
     core::report::RunReport report
         = core::report::makeReport(core::report::makeManifest(job.model->path.toStdString(), job.model->bytes,
                                        *job.model->graph, job.compileOptions, job.run->options, run.metrics),
@@ -60,8 +66,7 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     if (pdf.isEmpty())
         return QStringLiteral("%1/report.pdf: error: %2").arg(job.directory, pdfError);
     files.emplace_back("report.pdf", pdf.toStdString());
-    if (const std::optional<core::Diagnostic> error
-        = core::report::writeRunDirectory(job.directory.toStdString(), files, cancelled))
+    if (const std::optional<core::Diagnostic> error = writer.write(files, cancelled))
         return stopped() ? reportCancelledMessage(job.directory) : QString::fromStdString(error->format());
     return {};
 }

@@ -47,9 +47,10 @@ QStringList reportFileNames(bool tokenRun = false);
 QString reportCancelledMessage(const QString& directory);
 
 // Writes the report directory on the calling thread (a worker: the Document's export lane), all
-// files staged then renamed together. Returns the error text, or an empty string; once
-// `cancelled` is set it stops within one piece of a file (about 1 MB), replaces nothing, leaves
-// no temporary and returns reportCancelledMessage().
+// files staged then committed as one set, holding the directory's lock from the start
+// (core/report/rundirectorywriter.h): another writer of the directory is refused at once. Returns the error text, or an
+// empty string; once `cancelled` is set it stops within one piece of a file (about 1 MB), replaces nothing, leaves no
+// temporary and returns reportCancelledMessage().
 QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* cancelled = nullptr);
 
 } // namespace waferscope::ui

@@ -7,7 +7,7 @@
 #include "core/cluster/cluster.h"
 #include "core/cluster/clusterreport.h"
 #include "core/common/units.h"
-#include "core/report/rundirectory.h"
+#include "core/report/rundirectorywriter.h"
 
 #include <algorithm>
 #include <charconv>
@@ -159,6 +159,14 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
     core::Expected<core::engine::Calibration> calibration = parseCalibration(parser);
     if (!calibration)
         return printDiagnostic(err, calibration.error());
+    // The directory is this schedule's until its files are committed (see `run`).
+    std::optional<core::report::RunDirectoryWriter> writer;
+    if (modelDir) {
+        core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(*modelDir);
+        if (!opened)
+            return printDiagnostic(err, opened.error());
+        writer.emplace(std::move(opened).value());
+    }
     options.calibration = std::move(calibration).value();
     const core::Expected<core::cluster::JobsFile> file = core::cluster::readJobsFile(*path);
     if (!file)
@@ -180,11 +188,11 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
         alternative = std::move(rescheduled).value();
     }
     const std::string json = core::cluster::clusterToJson(*result, alternative ? &*alternative : nullptr, changes);
-    if (modelDir) {
+    if (writer) {
         const std::vector<core::report::ReportFile> files { { "cluster.json", json },
             { "report.html", core::cluster::clusterHtml(*result, *path) },
             { "trace.json", core::cluster::clusterTrace(*result) } };
-        if (const std::optional<core::Diagnostic> failed = core::report::writeRunDirectory(*modelDir, files))
+        if (const std::optional<core::Diagnostic> failed = writer->write(files))
             return printDiagnostic(err, *failed);
     }
     if (parser.has("json"))

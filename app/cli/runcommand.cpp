@@ -107,10 +107,10 @@ RunShape parseRunShape(const ArgParser& parser)
 }
 
 // `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
-// With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
-// figures.
+// With --model_dir (`writer`, holding the directory since the run started), the model-level
+// report of the same plan and prompt, joined by the cycle-level figures.
 int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, const core::CompileOptions& compileOptions,
-    const core::engine::Calibration& calibration, const std::optional<std::string>& modelDir, std::ostream& out,
+    const core::engine::Calibration& calibration, core::report::RunDirectoryWriter* writer, std::ostream& out,
     std::ostream& err)
 {
     if (options.mode != core::RunKind::Inference)
@@ -148,7 +148,7 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
             + std::to_string(plan->numSystems) + " " + input->system.displayName + " wafers for inference" };
     // The report's model-level run comes first: it takes a moment, the fabric minutes.
     std::optional<core::engine::RunResult> modelRun;
-    if (modelDir) {
+    if (writer) {
         options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
         // The fabric executes the target one token a pass: the comparison leaves a draft model out.
         core::engine::Calibration target = calibration;
@@ -169,14 +169,14 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
         = core::cyclelevel::runCycleLevel(input->graph, *plan, input->system, cycleOptions);
     if (!result)
         return printDiagnostic(err, result.error());
-    if (modelDir) {
+    if (writer) {
         progress.set("writing", 3, stages);
         core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,
             input->system, *plan, *modelRun, nullptr, compileOptions, options, calibration);
         report.manifest.seed = cycleOptions.seed;
         report.cycleLevel = core::report::cycleLevelReport(*result);
         if (const std::optional<core::Diagnostic> failed
-            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *modelRun, *plan)))
+            = writer->write(core::report::runDirectoryFiles(report, *modelRun, *plan)))
             return printDiagnostic(err, *failed);
     }
     if (parser.has("json")) {
@@ -202,9 +202,9 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     }
     for (const std::string& note : result->notes)
         out << "  note: " << note << "\n";
-    if (modelDir)
+    if (writer)
         out << "  wrote report.json, report.csv, report.html, trace.json, summary.txt and cycle_vs_model.csv to "
-            << *modelDir << "\n";
+            << writer->directory() << "\n";
     return kExitOk;
 }
 
@@ -224,8 +224,9 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         "(default 1024 or the context; --level cycle: 16)");
     parser.addOption("max_steps", "K", "steps on the timeline (default 1; the figures are the steady step's)");
     parser.addOption("model_dir", "DIR",
-        "write the run's report files into DIR (created; other files are kept); with --level cycle\n"
-        "also cycle_vs_model.csv and the cycle-level figures");
+        "write the run's report files into DIR (created; other files are kept), all or none; another\n"
+        "run into DIR meanwhile is refused; with --level cycle also cycle_vs_model.csv and the\n"
+        "cycle-level figures");
     parser.addOption("level", "LEVEL",
         "model (default): the model-level engine; cycle: inference executed on the cycle-level fabric, every\n"
         "op a kernel on its region, a short prefill then --tokens decode steps, checked against a reference");
@@ -265,8 +266,17 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     const std::string level = parser.value("level").value_or("model");
     if (level != "model" && level != "cycle")
         throw UsageError { "--level expects model or cycle, got '" + level + "'" };
+    // The directory is this run's from now until its files are committed: a second run into it
+    // is refused before either computes anything.
+    std::optional<core::report::RunDirectoryWriter> writer;
+    if (modelDir) {
+        core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(*modelDir);
+        if (!opened)
+            return printDiagnostic(err, opened.error());
+        writer.emplace(std::move(opened).value());
+    }
     if (level == "cycle")
-        return runCycleLevel(parser, options, compileOptions, calibration, modelDir, out, err);
+        return runCycleLevel(parser, options, compileOptions, calibration, writer ? &*writer : nullptr, out, err);
     for (const char* option : { "tokens", "seed", "threads" })
         if (parser.value(option))
             throw UsageError { std::string("--") + option + " is for --level cycle" };
@@ -319,7 +329,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
         report.sensitivity = std::move(sensitivity).value();
         progress.set("writing", stages - 1, stages);
         if (const std::optional<core::Diagnostic> failed
-            = core::report::writeRunDirectory(*modelDir, core::report::runDirectoryFiles(report, *result, *plan)))
+            = writer->write(core::report::runDirectoryFiles(report, *result, *plan)))
             return printDiagnostic(err, *failed);
     }
     if (parser.has("json"))

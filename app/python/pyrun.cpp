@@ -161,6 +161,11 @@ public:
         const LoadedModel& model = *m_plan->model;
         core::report::RunReport report = core::report::assembleReport(model.path, model.bytes, model.graph,
             m_plan->system, m_plan->plan, m_result, nullptr, m_plan->options, m_options, m_plan->calibration);
+        // The directory is this report's before the sweep starts: another writer is refused at once.
+        core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(directory);
+        if (!opened)
+            raise(opened.error());
+        core::report::RunDirectoryWriter writer = std::move(opened).value();
         std::atomic<bool> cancel { false };
         std::optional<core::Diagnostic> failed = interruptible(
             [&]() -> std::optional<core::Diagnostic> {
@@ -173,8 +178,7 @@ public:
                 if (!sensitivity)
                     return sensitivity.error();
                 report.sensitivity = std::move(sensitivity).value();
-                return core::report::writeRunDirectory(
-                    directory, core::report::runDirectoryFiles(report, m_result, m_plan->plan), &cancel);
+                return writer.write(core::report::runDirectoryFiles(report, m_result, m_plan->plan), &cancel);
             },
             cancel);
         if (failed)

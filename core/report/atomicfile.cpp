@@ -30,6 +30,7 @@ struct Staging {
     std::mutex mutex;
     std::vector<std::string> temporaries;
     std::vector<std::string> directories; // created for uncommitted files, deepest first per writer
+    std::vector<std::string> lockFiles; // held by this process (rundirectorylock.h)
     bool abandoned = false;
 
     void forget(const std::string& temporary)
@@ -102,28 +103,32 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
     return stageFile(path, ContentWriter([&](const std::function<void(std::string_view)>& sink) { sink(content); }));
 }
 
-std::optional<Diagnostic> commitFiles(const std::vector<StagedFile>& files, const std::vector<std::string>& superseded)
+std::optional<Diagnostic> commitStagedGroup(
+    const std::vector<StagedFile>& files, const std::function<std::optional<Diagnostic>()>& commit)
 {
     const std::lock_guard lock(g_staging.mutex);
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        if (std::rename(files[i].temporary.c_str(), files[i].target.c_str()) != 0) {
-            const Diagnostic error = systemError(files[i].target, "cannot replace the file");
-            for (std::size_t j = i; j < files.size(); ++j) {
-                ::unlink(files[j].temporary.c_str());
-                g_staging.forget(files[j].temporary);
-            }
-            return error;
-        }
-        g_staging.forget(files[i].temporary);
-    }
-    for (const std::string& path : superseded)
-        ::unlink(path.c_str());
-    return std::nullopt;
+    std::optional<Diagnostic> result;
+    if (g_staging.abandoned) {
+        for (const StagedFile& file : files)
+            ::unlink(file.temporary.c_str());
+        result = Diagnostic { files.empty() ? std::string() : files.front().target, 0, 0,
+            "not written: the program is stopping" };
+    } else
+        result = commit();
+    for (const StagedFile& file : files)
+        g_staging.forget(file.temporary);
+    return result;
 }
 
 std::optional<Diagnostic> commitFile(const StagedFile& staged)
 {
-    return commitFiles({ staged });
+    return commitStagedGroup({ staged }, [&]() -> std::optional<Diagnostic> {
+        if (std::rename(staged.temporary.c_str(), staged.target.c_str()) == 0)
+            return std::nullopt;
+        const Diagnostic error = systemError(staged.target, "cannot replace the file");
+        ::unlink(staged.temporary.c_str());
+        return error;
+    });
 }
 
 void discardFile(const StagedFile& staged)
@@ -140,6 +145,9 @@ void abandonStagedFiles()
     for (const std::string& temporary : g_staging.temporaries)
         ::unlink(temporary.c_str());
     g_staging.temporaries.clear();
+    for (const std::string& lockFile : g_staging.lockFiles)
+        ::unlink(lockFile.c_str());
+    g_staging.lockFiles.clear();
     for (const std::string& directory : g_staging.directories)
         ::rmdir(directory.c_str()); // fails, harmlessly, on a directory that is not empty
     g_staging.directories.clear();
@@ -158,6 +166,25 @@ void forgetCreatedDirectories(const std::vector<std::string>& deepestFirst)
         if (const auto it = std::find(g_staging.directories.begin(), g_staging.directories.end(), directory);
             it != g_staging.directories.end())
             g_staging.directories.erase(it);
+}
+
+bool registerLockFile(const std::string& path)
+{
+    const std::lock_guard lock(g_staging.mutex);
+    if (g_staging.abandoned)
+        return false;
+    g_staging.lockFiles.push_back(path);
+    return true;
+}
+
+void removeLockFile(const std::string& path)
+{
+    const std::lock_guard lock(g_staging.mutex);
+    if (const auto it = std::find(g_staging.lockFiles.begin(), g_staging.lockFiles.end(), path);
+        it != g_staging.lockFiles.end()) {
+        ::unlink(path.c_str());
+        g_staging.lockFiles.erase(it);
+    }
 }
 
 std::size_t stagedFileCount()

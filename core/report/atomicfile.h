@@ -17,7 +17,8 @@ namespace waferscope::core::report {
 std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std::string& content);
 
 // The two halves of writeFileAtomically, for writing several files with the shortest window
-// between the first and the last replacement: stage all (the slow part), then commit all.
+// between the first and the last replacement: stage all (the slow part), then commit all
+// (commitjournal.h puts a set of them in place all or nothing).
 struct StagedFile {
     std::string temporary; // ".NAME.tmpNNNNNN" beside the target, complete and flushed
     std::string target;
@@ -27,17 +28,17 @@ Expected<StagedFile> stageFile(const std::string& path, const std::string& conte
 using ContentWriter = std::function<void(const std::function<void(std::string_view)>& sink)>;
 Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& writer);
 std::optional<Diagnostic> commitFile(const StagedFile& staged); // removes the temporary on failure
-// Commits `files` in order as one group: abandonStagedFiles() waits for the group, so an
-// interrupt never leaves half of a set replaced. On a failure the rest are discarded. Once every
-// file is in place, the group removes the files `superseded` names (paths; one already gone is
-// no error): files the new ones replace under other names.
-std::optional<Diagnostic> commitFiles(
-    const std::vector<StagedFile>& files, const std::vector<std::string>& superseded = {});
+// Runs `commit`, which puts `files` in place or removes them (commitFileSet), as one step that
+// abandonStagedFiles() waits for, so an interrupt never stops a set midway; then forgets their
+// temporaries, whatever became of them. Once the process is stopping it removes them and refuses,
+// with nothing replaced.
+std::optional<Diagnostic> commitStagedGroup(
+    const std::vector<StagedFile>& files, const std::function<std::optional<Diagnostic>()>& commit);
 void discardFile(const StagedFile& staged);
 
 // For a process that is being stopped (Ctrl-C, SIGTERM): removes every temporary staged and not
 // yet committed or discarded, in this process, and refuses all later staging, so the process can
-// end with no partial file left behind. Waits for a commitFiles group in progress. Thread-safe;
+// end with no partial file left behind. Waits for a commitStagedGroup in progress. Thread-safe;
 // call it from a normal thread (the CLI's signal thread), not from a signal handler.
 void abandonStagedFiles();
 // Directories a writer created for files it has not committed yet, deepest first: removed by
@@ -46,6 +47,12 @@ void abandonStagedFiles();
 // when its write fails.
 void registerCreatedDirectories(const std::vector<std::string>& deepestFirst);
 void forgetCreatedDirectories(const std::vector<std::string>& deepestFirst);
+// Lock files this process holds (rundirectorylock.h): removed by abandonStagedFiles() before the
+// created directories, while the process still holds their locks. registerLockFile() refuses
+// (false) once the process is stopping; removeLockFile() unlinks the file unless
+// abandonStagedFiles() did already, so a lock file is removed once and only by its holder.
+bool registerLockFile(const std::string& path);
+void removeLockFile(const std::string& path);
 // How many temporaries are staged now (for tests).
 std::size_t stagedFileCount();
 

@@ -1,9 +1,13 @@
 // waferscope-cli run --model_dir and compare: the run directory as a user gets it (of a model-level
-// and of a cycle-level run), the exit codes for directories that cannot be written, and the real
-// binary killed while it writes.
+// and of a cycle-level run), the exit codes for directories that cannot be written, the real
+// binary killed while it writes, and a second run into a directory another run is writing.
 #include "testing.h"
 
 #include "clirunner.h"
+#include "stagingwait.h"
+
+#include "core/report/commitjournal.h"
+#include "core/report/rundirectorylock.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -47,6 +52,47 @@ std::vector<std::string> cycleArgs(const std::string& tokens, const std::string&
 {
     return { "run", "--params", waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml", "--system", "cs2",
         "--mode", "inference", "--level", "cycle", "--prompt_tokens", "3", "--tokens", tokens, "--seed", seed };
+}
+
+std::string refusal(const fs::path& dir, pid_t holder)
+{
+    return dir.string() + ": error: another WaferScope run is writing this directory (pid " + std::to_string(holder)
+        + "); wait for it or choose another directory\n";
+}
+
+// A child process holding `dir`'s lock until `release` is written to; it has the lock on return.
+struct LockHolder {
+    pid_t pid = -1;
+    int release = -1; // the write end of the pipe the holder waits on
+};
+
+LockHolder holdLock(const fs::path& dir)
+{
+    int ready[2], release[2];
+    if (::pipe(ready) != 0 || ::pipe(release) != 0)
+        return {};
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(ready[0]);
+        ::close(release[1]); // so that the parent's close is an end of file here
+        const auto lock = waferscope::core::report::RunDirectoryLock::acquire(dir.string());
+        char byte = lock ? 1 : 0;
+        if (::write(ready[1], &byte, 1) != 1 || ::read(release[0], &byte, 1) < 0)
+            ::_exit(11);
+        ::_exit(lock ? 0 : 10);
+    }
+    char byte = 0;
+    const bool held = child > 0 && ::read(ready[0], &byte, 1) == 1 && byte == 1;
+    for (const int fd : { ready[0], ready[1], release[0] })
+        ::close(fd);
+    return { held ? child : -1, release[1] };
+}
+
+int exitCodeOf(pid_t child)
+{
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::vector<std::string> split(const std::string& text, char separator)
@@ -255,4 +301,80 @@ WS_TEST(cycleLevelRunWritesTheModelReportBesideTheCycleFigures)
     WS_CHECK(found);
     WS_CHECK_CONTAINS(run({ "compare", (dir / "a").string(), (dir / "b").string() }).out, "cycle-level cycles/token");
     fs::remove_all(dir);
+}
+
+WS_TEST(aRunIntoADirectoryAnotherRunWritesIsRefusedBeforeItComputes)
+{
+    const fs::path dir = waferscope::test::freshDirectory("locked");
+    fs::create_directories(dir);
+    const LockHolder holder = holdLock(dir);
+    WS_REQUIRE(holder.pid > 0);
+    // Nothing printed but the refusal: the run neither computed nor wrote (a progress line or a
+    // summary would show on out), and the directory holds the holder's lock file alone.
+    const Result refused = run(runArgs(dir, "2"));
+    WS_CHECK_EQ(refused.code, 2);
+    WS_CHECK(refused.out.empty());
+    WS_CHECK_EQ(refused.err, refusal(dir, holder.pid));
+    const Result cluster = run({ "cluster", "--jobs", waferscope::test::sourceDir() + "/samples/cluster/inference.yaml",
+        "--model_dir", dir.string() });
+    WS_CHECK_EQ(cluster.code, 2);
+    WS_CHECK(cluster.out.empty());
+    WS_CHECK_EQ(cluster.err, refusal(dir, holder.pid));
+    WS_CHECK_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+
+    // Once the holder is gone the same run writes the directory, and leaves no lock file.
+    ::close(holder.release);
+    WS_CHECK_EQ(exitCodeOf(holder.pid), 0);
+    WS_REQUIRE(run(runArgs(dir, "2")).code == 0);
+    for (const char* name : kFiles)
+        WS_CHECK(fs::is_regular_file(dir / name));
+    WS_CHECK(!fs::exists(dir / std::string(waferscope::core::report::RunDirectoryLock::kFileName)));
+    fs::remove_all(dir);
+}
+
+WS_TEST(twoCliRunsIntoOneDirectoryLeaveTheFirstsWhole)
+{
+    // The real binaries: the first is stopped (SIGSTOP) while it stages its trace; the second,
+    // started then, exits 2 naming the first, and none of the first's temporaries goes; the
+    // first, continued, commits a whole directory.
+    const fs::path dir = waferscope::test::freshDirectory("tworuns");
+    const fs::path log = fs::temp_directory_path() / ("waferscope-tworuns-" + std::to_string(::getpid()));
+    const pid_t first = waferscope::test::spawnCli({ "run", "--params", gpt3Xl(), "--system", "cs2", "--num_csx", "16",
+        "--max_steps", "100", "--model_dir", dir.string(), "--quiet" });
+    WS_REQUIRE(first > 0);
+    int status = 0;
+    const bool staging = waferscope::test::waitForStaging(
+        dir, "trace.json", 1, std::chrono::seconds(300), [&] { return ::waitpid(first, &status, WNOHANG) == first; });
+    WS_REQUIRE(staging);
+    ::kill(first, SIGSTOP);
+    WS_REQUIRE(::waitpid(first, &status, WUNTRACED) == first && WIFSTOPPED(status));
+    std::map<std::string, std::uintmax_t> temporaries; // name -> bytes, frozen while the first is stopped
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+        if (!waferscope::core::report::temporaryTarget(entry.path().filename().string()).empty())
+            temporaries[entry.path().filename().string()] = entry.file_size();
+    WS_CHECK(temporaries.size() >= 4); // report.json, report.csv, report.html whole; the trace's begun
+
+    const pid_t second = waferscope::test::spawnCli(
+        { "run", "--params", waferscope::test::sourceDir() + "/samples/gpt2_small.yaml", "--model_dir", dir.string() },
+        log.c_str());
+    WS_REQUIRE(second > 0);
+    WS_CHECK_EQ(exitCodeOf(second), 2);
+    WS_CHECK_EQ(waferscope::test::readFile(log), refusal(dir, first));
+    for (const auto& [name, bytes] : temporaries)
+        WS_CHECK(fs::exists(dir / name) && fs::file_size(dir / name) == bytes);
+
+    ::kill(first, SIGCONT);
+    WS_CHECK_EQ(exitCodeOf(first), 0);
+    std::size_t entries = 0, events = 0;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+        ++entries;
+        events += entry.path().filename().string().starts_with("events.out.tfevents.");
+    }
+    WS_CHECK_EQ(entries, std::size(kFiles) + 1); // the five and the event file: no journal, lock or temporary
+    WS_CHECK_EQ(events, std::size_t(1));
+    const nlohmann::json report = nlohmann::json::parse(waferscope::test::readFile(dir / "report.json"));
+    WS_CHECK_EQ(report["manifest"]["options"]["max_steps"].get<int>(), 100);
+    WS_CHECK(!nlohmann::json::parse(waferscope::test::readFile(dir / "trace.json"), nullptr, false).is_discarded());
+    fs::remove_all(dir);
+    fs::remove(log);
 }

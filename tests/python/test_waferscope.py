@@ -2,6 +2,7 @@
 frames as core's FrameSource, located errors, and Ctrl-C. Run by CTest with the module's build
 folder on PYTHONPATH and WAFERSCOPE_CLI, WAFERSCOPE_FRAMEDUMP and WAFERSCOPE_SOURCE_DIR set."""
 
+import fcntl
 import json
 import os
 import re
@@ -164,6 +165,22 @@ class Running(unittest.TestCase):
             self.assertEqual(files("py"), files("cli"))
             self.assertIn("events.out.tfevents.T." + re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
                           + ".waferscope", files("py"))
+
+
+    def test_a_report_into_a_directory_another_run_writes_is_refused(self):
+        # The lock a writer of the directory holds (flock on .waferscope.lock, naming its pid): the
+        # report is refused before its sensitivity sweep starts, and nothing is written.
+        run = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2").run(max_steps=1)
+        with tempfile.TemporaryDirectory() as directory:
+            with open(os.path.join(directory, ".waferscope.lock"), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                lock.write(f"{os.getpid()}\n")
+                lock.flush()
+                with self.assertRaises(waferscope.InputError) as caught:
+                    run.write_report(directory)
+                self.assertEqual(str(caught.exception), f"{directory}: error: another WaferScope run is writing "
+                                 f"this directory (pid {os.getpid()}); wait for it or choose another directory")
+                self.assertEqual(os.listdir(directory), [".waferscope.lock"])
 
 
 class Errors(unittest.TestCase):
