@@ -1,7 +1,5 @@
 #include "ui/clusterpanel.h"
 
-#include "core/common/textfile.h"
-
 #include "core/common/units.h"
 #include "core/report/atomicfile.h"
 #include "ui/clustergantt.h"
@@ -129,17 +127,6 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     layout->setContentsMargins(4, 2, 4, 2);
     layout->addLayout(header);
     layout->addWidget(split, 1);
-}
-
-bool ClusterPanel::looksLikeJobsFile(const QString& path)
-{
-    // The core's one way in: a FIFO, a device or a directory is no jobs file (the Document's own
-    // read then says what it is), and nothing blocks.
-    const core::Expected<std::string> head = core::readTextPrefix(path.toStdString(), 64 * 1024, "jobs file");
-    if (!head)
-        return false;
-    static const QRegularExpression jobsKey(QStringLiteral("(^|\\n)jobs\\s*:"));
-    return jobsKey.match(QString::fromUtf8(QByteArray::fromStdString(*head))).hasMatch();
 }
 
 void ClusterPanel::open(const QString& path)

@@ -58,11 +58,6 @@ public:
     QTableWidget* table() const { return m_table; }
     QString summary() const;
 
-    // Whether the file at `path` reads as a jobs file (a top-level `jobs:` key in its first
-    // 64 KiB): what a drop or File > Open routes here. Runs on any thread (MainWindow asks on a
-    // worker); a special file or an unreadable one is not a jobs file.
-    static bool looksLikeJobsFile(const QString& path);
-
 Q_SIGNALS:
     void scheduled(); // a schedule is on screen for the newest request
     void failed(const QString& message); // located, for Messages

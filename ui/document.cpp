@@ -6,6 +6,8 @@
 #include "ui/reportexporter.h"
 #include "ui/tokenrun.h"
 
+#include "core/cluster/jobsfile.h"
+#include "core/common/textfile.h"
 #include "core/common/units.h"
 #include "core/hardware/clusterspec.h"
 #include "core/model/graphjson.h"
@@ -40,14 +42,21 @@ std::vector<int> sweepCounts(const core::SystemSpec& system, int current, std::i
     return counts;
 }
 
-// A model file read and built off the GUI thread: the model, or the located error.
+// A model file read and built off the GUI thread: the model, or the located error, or word that
+// the file is a jobs file (the Cluster dock's, not a model).
 struct LoadResult {
     std::shared_ptr<const LoadedModel> model;
     QString error;
+    bool jobsFile = false;
 };
 
 LoadResult loadModel(const QString& path)
 {
+    // Only a regular file's first bytes are looked at (a FIFO or a device is refused by the read
+    // below, located); no YAML tree is built for the look.
+    if (const core::Expected<std::string> head = core::readTextPrefix(path.toStdString(), 64 * 1024, "params file");
+        head && core::cluster::isJobsFileText(*head))
+        return { nullptr, {}, true };
     core::Expected<core::LoadedModelFile> file = core::loadModelFile(path.toStdString());
     if (!file)
         return { nullptr, QString::fromStdString(file.error().format()) };
@@ -199,6 +208,11 @@ void Document::open(const QString& path)
     Q_EMIT loadStarted(path);
     m_loader->start<LoadResult>([path](const JobContext&) { return loadModel(path); },
         [this, path, name](int, LoadResult result) {
+            if (result.jobsFile) {
+                setIdle(m_idleState);
+                Q_EMIT jobsFileOpened(path);
+                return;
+            }
             if (!result.model) {
                 Q_EMIT error(result.error);
                 Q_EMIT loadFailed(path, result.error);

@@ -97,7 +97,9 @@ public:
     QString setCalibration(const QString& nameOrFile);
 
     // The chain.
-    void open(const QString& path); // loads off the GUI thread; on failure the model stays
+    // Loads off the GUI thread; on failure the model stays. A jobs file is told apart there too
+    // (jobsFileOpened), so the GUI thread never opens the file itself.
+    void open(const QString& path);
     bool isBusy() const;
     void cancel(); // drops every job's result; what is held stays
     // The cycle-level kernel of a region (fabricKernelFor): empty when it has one, else why not.
@@ -138,6 +140,9 @@ Q_SIGNALS:
     void loadStarted(const QString& path);
     void modelChanged();
     void loadFailed(const QString& path, const QString& message);
+    // The file open() was given is a jobs file (a top-level `jobs:` key): the model stays, and the
+    // Cluster dock is the one to open it. No settled() follows from the Document.
+    void jobsFileOpened(const QString& path);
     // The plan or the run was replaced or dropped; `reason` says why a view is empty.
     void planChanged(const QString& reason);
     void runChanged(const QString& reason);

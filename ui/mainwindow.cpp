@@ -2,7 +2,6 @@
 
 #include "ui/clusterpanel.h"
 #include "ui/document.h"
-#include "ui/jobrunner.h"
 #include "ui/layerspanel.h"
 #include "ui/mainmenus.h"
 #include "ui/messagepanel.h"
@@ -50,7 +49,6 @@ MainWindow::MainWindow(std::vector<core::SystemSpec> systems, QWidget* parent)
     , m_waferView(new WaferView(this))
     , m_presenter(new WaferPresenter(m_document, m_waferView, this))
     , m_clusterPanel(new ClusterPanel(this))
-    , m_fileKinds(new JobRunner(this))
     , m_menus(new MainMenus(this, m_document))
     , m_playbackBar(new PlaybackBar(m_presenter->playback(), this))
     , m_messages(new MessagePanel(this))
@@ -144,6 +142,7 @@ void MainWindow::connectDocument()
     connect(document, &Document::runChanged, this, &MainWindow::showRun);
     connect(document, &Document::baselineChanged, this, &MainWindow::showBaseline);
     connect(document, &Document::settled, this, &MainWindow::settled);
+    connect(document, &Document::jobsFileOpened, this, &MainWindow::openJobsFile);
     connect(document, &Document::reportExported, this, &MainWindow::reportExported);
     // The regions of a token run on the fabric: measured cycles beside the model's.
     connect(document, &Document::tokenFinished, this, [this] {
@@ -305,23 +304,17 @@ void MainWindow::openFiles(const QStringList& paths)
     openFile(paths.back());
 }
 
-bool MainWindow::isBusy() const
-{
-    return m_document->isBusy() || m_fileKinds->isBusy();
-}
-
 void MainWindow::openFile(const QString& path)
 {
-    m_fileKinds->start<bool>([path](const JobContext&) { return ClusterPanel::looksLikeJobsFile(path); },
-        [this, path](int, bool jobsFile) { openFileOfKind(path, jobsFile); });
+    m_document->open(path); // a jobs file comes back as Document::jobsFileOpened
 }
 
-void MainWindow::openFileOfKind(const QString& path, bool jobsFile)
+void MainWindow::openJobsFile(const QString& path)
 {
-    if (!jobsFile) {
-        m_document->open(path);
-        return;
-    }
+    if (const auto model = m_document->model())
+        m_modelPanel->setGraph(model->path, m_document->graph());
+    else
+        m_modelPanel->setStatus(tr("%1 is a jobs file: see the Cluster dock.").arg(QFileInfo(path).fileName()));
     m_menus->addRecent(path);
     raiseDock(QStringLiteral("cluster"));
     // The schedule needs room: once it is shown, the bottom docks take half the window.

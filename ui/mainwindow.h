@@ -23,7 +23,6 @@ class QTableView;
 namespace waferscope::ui {
 
 class ClusterPanel;
-class JobRunner;
 class MessagePanel;
 class ModelPanel;
 class PlacementPanel;
@@ -57,8 +56,8 @@ public:
     int numSystems() const { return m_document->numSystems(); }
     // Opens a model file (File > Open, drag and drop, command line) off the GUI thread; on
     // failure the previously loaded model stays. A jobs file (a top-level `jobs:` key) goes to the
-    // Cluster dock instead, which it brings to the front. Which of the two a file is, is read on a
-    // worker (readTextPrefix: never blocks on a FIFO), so the window never waits for a file.
+    // Cluster dock instead, which it brings to the front. Which of the two it is, is read on the
+    // Document's worker (a FIFO or a slow mount never holds up the window).
     void openFile(const QString& path);
     // Several files (a drop, a multiple selection): opens the last, lists the others in the
     // recent files.
@@ -72,7 +71,7 @@ public:
     void saveSession(QSettings& settings) const;
     // Work in flight (loading, compiling, running, exporting); cancelling it drops its result
     // and keeps what is on screen.
-    bool isBusy() const;
+    bool isBusy() const { return m_document->isBusy(); }
     void cancelWork() { m_document->cancel(); }
 
     // Null before a model is compiled, or when it cannot be mapped.
@@ -128,7 +127,7 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    void openFileOfKind(const QString& path, bool jobsFile);
+    void openJobsFile(const QString& path);
     void createDocks();
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
     void connectDocument();
@@ -143,7 +142,6 @@ private:
     WaferView* m_waferView;
     WaferPresenter* m_presenter; // what the wafer view shows; owns the stepper
     ClusterPanel* m_clusterPanel; // owns the jobs file, its schedule and its worker (before the menus, which use it)
-    JobRunner* m_fileKinds; // tells a jobs file from a params file off the GUI thread (a FIFO, a slow mount)
     MainMenus* m_menus;
     PlaybackBar* m_playbackBar;
     MessagePanel* m_messages;

@@ -218,19 +218,28 @@ std::string quoted(const std::string& text)
 
 bool isJobsFileText(std::string_view text)
 {
-    try {
-        const YAML::Node document = YAML::Load(std::string(text));
-        return document.IsMap() && document["jobs"].IsDefined();
-    } catch (const YAML::Exception&) {
-        return false;
+    for (std::size_t line = 0; line < text.size();) {
+        if (text.compare(line, 4, "jobs") == 0) {
+            const std::size_t colon = text.find_first_not_of(" \t", line + 4);
+            if (colon != std::string_view::npos && text[colon] == ':')
+                return true;
+        }
+        const std::size_t next = text.find_first_of("\n\r", line);
+        if (next == std::string_view::npos)
+            break;
+        line = next + 1;
     }
+    return false;
 }
 
 Expected<JobsFile> parseJobsFile(std::string_view text, const std::string& fileName)
 {
     try {
         std::vector<ModelConfig::Warning> repeated;
-        const YAML::Node document = parseParamsDocument(text, fileName, repeated);
+        // A node per byte at most: the tree is bounded by the file's size and the memory budget,
+        // and kMaxJobs is counted by the reader.
+        const YAML::Node document = parseParamsDocument(
+            text, fileName, repeated, YamlLimits { kMaxJobsFileBytes, kMaxJobsFileBytes, "jobs file" });
         std::vector<Diagnostic> warnings;
         for (const ModelConfig::Warning& warning : repeated)
             warnings.push_back({ fileName, warning.line, warning.column, warning.message });

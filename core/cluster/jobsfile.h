@@ -70,8 +70,9 @@ struct JobsFile {
 inline constexpr std::size_t kMaxJobsFileBytes = 16u << 20;
 inline constexpr int kMaxJobs = 100000;
 
-// Whether YAML text is a jobs file (a top-level `jobs:` key) rather than a params file; false for
-// text that does not parse.
+// Whether YAML text is a jobs file (a top-level `jobs:` key: a line that starts with it) rather
+// than a params file. A look at the text, linear in its length, that builds no YAML tree: for
+// telling the two apart before either reader runs (the GUI's open, a job's params).
 bool isJobsFileText(std::string_view text);
 
 // Reads a jobs file; `fileName` names it in errors and its directory resolves `params`.

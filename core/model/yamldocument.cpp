@@ -43,12 +43,12 @@ std::size_t utf8SequenceLength(std::string_view text, std::size_t i)
     return length;
 }
 
-void checkText(std::string_view text, const std::string& fileName)
+void checkText(std::string_view text, const std::string& fileName, const YamlLimits& limits)
 {
-    if (text.size() > kMaxParamsFileBytes)
+    if (text.size() > limits.maxBytes)
         fail(fileName, 1, 1,
-            "file is " + std::to_string(text.size() >> 20) + " MiB; a params YAML is expected to be under "
-                + std::to_string(kMaxParamsFileBytes >> 20) + " MiB");
+            "file is " + std::to_string(text.size()) + " bytes; a " + limits.kind + " is at most "
+                + std::to_string(limits.maxBytes) + " bytes");
     int line = 1, column = 1;
     bool inIndentation = true;
     for (std::size_t i = 0; i < text.size();) {
@@ -473,7 +473,7 @@ YAML::Node parseParamsDocument(
     }
     if (onlyCommentsOrSpace(text))
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
-    checkText(text, fileName);
+    checkText(text, fileName, limits);
     checkNestingDepth(text, fileName);
     if (const int second = secondDocumentLine(text))
         fail(fileName, second, 1,

@@ -14,13 +14,16 @@
 namespace waferscope::core {
 
 // Limits that keep hostile input from exhausting memory or time.
-inline constexpr std::size_t kMaxParamsFileBytes = 16u << 20; // real params files are a few KB
+// Real params files are a few KB (the largest Model Zoo config is 25 KB). yaml-cpp reads about
+// 1 MB a second here, so the cap keeps a params file's read (with its node count) under 10 s.
+inline constexpr std::size_t kMaxParamsFileBytes = 4u << 20;
 inline constexpr std::size_t kMaxExpandedNodes = 1'000'000; // after alias expansion
 inline constexpr int kMaxNestingDepth = 256; // mappings/sequences within each other; configs use < 10
 
 // What one kind of YAML file may hold. A params file has a few hundred nodes; a jobs file of
-// 100,000 jobs about 1.5 million.
+// 100,000 jobs about 1.5 million. A file's tree is also held to the memory budget.
 struct YamlLimits {
+    std::size_t maxBytes = kMaxParamsFileBytes; // of the text
     std::size_t maxNodes = kMaxExpandedNodes; // in the tree, aliases expanded, merge keys applied
     const char* kind = "params file"; // "a params file holds ..."
 };

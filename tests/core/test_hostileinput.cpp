@@ -4,6 +4,7 @@
 // out from the rule (the escape of a byte, the line of a marker), not read back from the code.
 #include "testing.h"
 
+#include "core/cluster/jobsfile.h"
 #include "core/common/diagnostic.h"
 #include "core/common/displaytext.h"
 #include "core/common/textfile.h"
@@ -256,4 +257,20 @@ WS_TEST(freezePatternsRunInLinearTime)
         = readParamsText(replaceAll(llava, R"("^image_model")", R"("(a)\\1")"), "llava_backref.yaml");
     WS_REQUIRE(!backreference);
     WS_CHECK(backreference.error().message.find("not a valid regular expression") != std::string::npos);
+}
+
+// ---- jobs files ------------------------------------------------------------------------------------
+
+WS_TEST(aJobsFileOfTheMostJobsIsRead)
+{
+    // 100,000 jobs (kMaxJobs) in flow style, about 7 MB: within the jobs file's size and within the
+    // node count that once refused far smaller files as a 'billion laughs'.
+    const std::string params = test::sourceDir() + "/samples/fc_mnist.yaml";
+    std::string text = "cluster: {system: cs2, systems: 4}\njobs:\n";
+    for (int i = 0; i < cluster::kMaxJobs; ++i)
+        text += "  - {name: j" + std::to_string(i) + ", params: " + params + ", mode: train, num_csx: 1, max_steps: 10}\n";
+    const Expected<cluster::JobsFile> file = cluster::parseJobsFile(text, "many.yaml");
+    WS_REQUIRE(file.hasValue());
+    WS_CHECK_EQ(file->jobs.size(), std::size_t(cluster::kMaxJobs));
+    WS_CHECK_EQ(file->jobs.back().name, "j" + std::to_string(cluster::kMaxJobs - 1));
 }
