@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace waferscope::ui {
 
@@ -69,6 +70,9 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     m_policyBox->addItem(tr("FIFO"), int(core::cluster::Policy::Fifo));
     m_policyBox->setToolTip(
         tr("Backfill starts a later job early only when that does not delay the head of the queue"));
+    connect(m_runner, &JobRunner::progress, this, [this](int, double fraction) {
+        m_summary->setText(m_busyText + QStringLiteral(" %1 %").arg(int(100.0 * fraction)));
+    });
     connect(m_policyBox, &QComboBox::currentIndexChanged, this,
         [this] { setPolicy(core::cluster::Policy(m_policyBox->currentData().toInt())); });
     auto* header = new QHBoxLayout;
@@ -178,7 +182,8 @@ void ClusterPanel::reschedule(std::optional<QString> path)
     core::cluster::ClusterOptions options;
     options.policy = m_policy;
     options.sizeInference = m_sizeInference;
-    m_summary->setText(path ? tr("Scheduling %1 …").arg(*path) : tr("Rescheduling …"));
+    m_busyText = path ? tr("Scheduling %1 …").arg(*path) : tr("Rescheduling …");
+    m_summary->setText(m_busyText);
     m_runner->start<Outcome>(
         [edited, file, options, timings = m_timings](const JobContext& context) mutable {
             Outcome outcome;
@@ -193,6 +198,21 @@ void ClusterPanel::reschedule(std::optional<QString> path)
             }
             outcome.file = jobs;
             options.cancelled = [context] { return context.cancelled(); };
+            // Sizing the first half, timing the jobs the second (all of it without sizing); a
+            // percent at a time.
+            options.progress
+                = [context, sized = false, percent = -1](const core::cluster::ClusterProgress& at) mutable {
+                      const double share = at.total > 0 ? double(at.done) / double(at.total) : 1.0;
+                      const std::string_view phase = at.phase;
+                      sized = sized || phase == "sizing";
+                      const double fraction = phase == "sizing" ? 0.5 * share
+                          : phase == "timing"                   ? (sized ? 0.5 + 0.5 * share : share)
+                                                                : 1.0;
+                      if (int(100.0 * fraction) != percent) {
+                          percent = int(100.0 * fraction);
+                          context.progress(fraction);
+                      }
+                  };
             const std::lock_guard lock(timings->mutex);
             if (context.cancelled())
                 return outcome; // superseded while it waited: dropped unseen

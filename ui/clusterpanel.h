@@ -89,6 +89,7 @@ private:
     };
     std::shared_ptr<Timings> m_timings;
     QLabel* m_summary;
+    QString m_busyText; // "Scheduling FILE …" while a schedule is made, before its progress
     QComboBox* m_policyBox;
     QCheckBox* m_sizeBox;
     ClusterTiles* m_tiles;

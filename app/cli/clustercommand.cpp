@@ -3,6 +3,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
 #include "app/cli/jobinput.h"
+#include "app/cli/progressline.h"
 
 #include "core/cluster/cluster.h"
 #include "core/cluster/clusterreport.h"
@@ -13,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <ostream>
 
 namespace waferscope::cli {
@@ -109,6 +111,16 @@ std::string whatIfText(const ClusterResult& before, const ClusterResult& after)
     return text;
 }
 
+// The stage on the progress line, which adds done/total itself.
+std::string progressText(const core::cluster::ClusterProgress& at)
+{
+    const std::string phase = at.phase;
+    const std::string what = phase == "sizing" ? "sizing replicas (searches)"
+        : phase == "timing"                    ? "timing jobs"
+                                               : "scheduling";
+    return what + ", " + std::to_string(at.compiles) + " compiles, " + std::to_string(at.engineRuns) + " engine runs";
+}
+
 bool anyRuns(const ClusterResult& result)
 {
     for (const JobResult& job : result.jobs)
@@ -133,6 +145,7 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
     parser.addOption("model_dir", "DIR", "write cluster.json, report.html (Gantt chart) and trace.json into DIR");
     addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
+    parser.addFlag("quiet", "no progress bar");
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
@@ -173,6 +186,12 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
         return printDiagnostic(err, file.error());
     for (const core::Diagnostic& warning : file->warnings)
         err << warning.file << ":" << warning.line << ":" << warning.column << ": warning: " << warning.message << "\n";
+    // Sizing and timing run the engine; Ctrl-C ends the process at once (interrupt.h) and nothing
+    // is written before the end.
+    ProgressLine progress(err, !parser.has("quiet") && &err == &std::cerr && ProgressLine::stderrIsTerminal());
+    options.progress = [&progress](const core::cluster::ClusterProgress& at) {
+        progress.set(progressText(at), at.done, std::max(1, at.total));
+    };
     core::cluster::TimingCache cache;
     const core::Expected<ClusterResult> result = core::cluster::scheduleCluster(*file, options, cache);
     if (!result)

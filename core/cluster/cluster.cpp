@@ -1,32 +1,18 @@
 #include "core/cluster/cluster.h"
 
 #include "core/common/units.h"
-#include "core/compiler/compiler.h"
-#include "core/engine/engine.h"
 #include "core/hardware/builtinpresets.h"
-#include "core/model/modelloader.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
 
 namespace waferscope::core::cluster {
 
-struct TimingCache::Loaded {
-    ModelGraph graph;
-};
-
 namespace {
-
-std::string systemsText(int count, const SystemSpec& system)
-{
-    return std::to_string(count) + " x " + system.displayName;
-}
-
-Diagnostic cancelledError()
-{
-    return Diagnostic { "<cluster>", 0, 0, "cancelled", Diagnostic::Kind::Internal };
-}
 
 // The assumptions every schedule makes, for the output's notes (the README lists them too).
 std::vector<std::string> assumptions(const ClusterOptions& options)
@@ -44,94 +30,81 @@ std::vector<std::string> assumptions(const ClusterOptions& options)
         "weights on their wafers",
         "SwarmX bandwidth is not shared out between concurrent jobs: each job streams as if alone",
         "allocations are the lowest-numbered free systems, not aligned to the SwarmX tree",
-        "jobs that share a model, a mode and an allocation share one engine run",
+        "jobs that share a model, a mode and an allocation share one compiled plan, and one engine run for each "
+        "users-per-replica count",
     };
     if (options.sizeInference)
         notes.push_back("--size_inference: inference jobs with tokens_per_s_per_user run with the fewest replicas "
-                        "that give each user that rate");
+                        "that give each user that rate, found by one binary search over users per replica for each "
+                        "model, allocation and target");
     return notes;
 }
 
-} // namespace
-
-Expected<JobTiming> TimingCache::timing(
-    const JobSpec& job, const std::string& jobsPath, const SystemSpec& system, int users, const ClusterOptions& options)
+int usersPerReplica(int users, int replicas)
 {
-    const auto key = std::make_tuple(job.paramsPath, job.mode, job.numCsx, users,
-        system.name + " " + options.calibration.version + " " + options.calibration.profile);
-    if (const auto found = m_timings.find(key); found != m_timings.end())
-        return found->second;
-    if (options.cancelled && options.cancelled())
-        return cancelledError();
-    std::shared_ptr<Loaded>& loaded = m_models[job.paramsPath];
-    if (!loaded) {
-        Expected<std::string> bytes = readParamsBytes(job.paramsPath);
-        if (!bytes) {
-            // Not read at all (missing, a directory, too large, not text): say where the jobs
-            // file names it.
-            m_models.erase(job.paramsPath);
-            return Diagnostic { jobsPath, job.paramsAt.line, job.paramsAt.column,
-                "job '" + job.name + "': params '" + job.params + "' (" + job.paramsPath
-                    + "): " + bytes.error().message };
-        }
-        if (isJobsFileText(*bytes)) {
-            m_models.erase(job.paramsPath);
-            return Diagnostic { jobsPath, job.paramsAt.line, job.paramsAt.column,
-                "job '" + job.name + "': params '" + job.params
-                    + "' is a WaferScope jobs file (it has a top-level 'jobs:' key), not a Model Zoo params file" };
-        }
-        Expected<ModelConfig> config = readParamsText(*bytes, job.paramsPath);
-        if (!config) {
-            m_models.erase(job.paramsPath);
-            return config.error();
-        }
-        loaded = std::make_shared<Loaded>(Loaded { buildModelGraph(*config) });
-    }
-    const ModelGraph& graph = loaded->graph;
-    JobTiming timing;
-    CompileOptions compileOptions;
-    compileOptions.mode = compileModeFor(job.mode);
-    compileOptions.numSystems = job.numCsx;
-    engine::RunOptions runOptions;
-    runOptions.mode = job.mode;
-    runOptions.maxSteps = 2; // the first step (with the fill) and a steady one
-    runOptions.users = users;
-    runOptions.cancelled = options.cancelled;
-    const auto refused = [&](const Diagnostic& error) -> Expected<JobTiming> {
-        if (error.kind == Diagnostic::Kind::Internal)
-            return error;
-        timing.reason = "cannot be mapped on " + systemsText(job.numCsx, system) + ": " + error.message;
-        m_timings[key] = timing;
-        return timing;
-    };
-    ++m_runs;
-    const Expected<ExecutionPlan> plan = engine::compileFor(graph, system, compileOptions, options.calibration,
-        { .mode = RunKind::Inference, .users = users, .cancelled = options.cancelled });
-    if (!plan)
-        return refused(plan.error());
-    const Expected<engine::RunResult> run = engine::run(*plan, graph, system, runOptions, options.calibration);
-    if (!run)
-        return refused(run.error());
-    const engine::Metrics& m = run->metrics;
-    timing.execution = toString(m.execution);
-    timing.systemsUsed = m.numSystems;
-    timing.firstStepS = m.stepTimesS.empty() ? m.stepTimeS : m.stepTimesS.front();
-    timing.stepTimeS = m.stepTimeS;
-    timing.tokensPerStep = m.tokensPerStep;
-    timing.tokensPerS = m.tokensPerS;
-    timing.aggregateTokensPerS = m.aggregateTokensPerS;
-    if (job.mode == RunKind::Inference) {
-        if (m.numSystems > job.numCsx)
-            timing.reason = "needs " + std::to_string(m.numSystems) + " wafers for its weights"
-                + (m.speculative && m.speculative->draftWafers > 0 && !m.speculative->sharesWafer ? " and its draft"
-                                                                                                  : "")
-                + "; num_csx is " + std::to_string(job.numCsx);
-    } else {
-        timing.memoryxBytes = memoryxStateBytes(graph, system.memoryx);
-    }
-    m_timings[key] = timing;
-    return timing;
+    return int((std::int64_t(users) + replicas - 1) / replicas);
 }
+
+// The most replicas a sized job may have: a user each at most, and no more than the cluster holds.
+int mostReplicas(const JobSpec& spec, int systems)
+{
+    return std::max(1, std::min(spec.users, systems / spec.numCsx));
+}
+
+// One --size_inference search, shared by the jobs of one model, allocation and target.
+struct ReplicaSearch {
+    const JobSpec* first = nullptr; // the first job of its kind: its model loads, its errors are located
+    double tokensPerSPerUser = 0.0;
+    int fewestUsers = 1; // per replica: fewer than this, no job of the kind has replicas enough to use
+    int mostUsers = 1; // the most users a job of the kind has
+    std::optional<int> mostUsersMet; // the largest count in that range whose per-user rate meets the target
+};
+
+struct ReplicaSearches {
+    std::vector<ReplicaSearch> searches; // in the order of their first job
+    std::vector<int> ofJob; // the search of each job in the file; -1 when it is not sized
+};
+
+// The searches --size_inference needs: inference jobs with a target, and room for their replicas
+// as filed (a job wider than the cluster is refused before sizing).
+ReplicaSearches replicaSearches(const JobsFile& file, bool sizeInference)
+{
+    ReplicaSearches out;
+    out.ofJob.assign(file.jobs.size(), -1);
+    if (!sizeInference)
+        return out;
+    std::map<std::tuple<std::string, int, double>, int> index;
+    for (std::size_t j = 0; j < file.jobs.size(); ++j) {
+        const JobSpec& spec = file.jobs[j];
+        if (spec.mode != RunKind::Inference || !spec.tokensPerSPerUser
+            || std::int64_t(spec.numCsx) * spec.replicas > file.cluster.systems)
+            continue;
+        const int fewest = usersPerReplica(spec.users, mostReplicas(spec, file.cluster.systems));
+        const auto [at, added]
+            = index.try_emplace({ spec.paramsPath, spec.numCsx, *spec.tokensPerSPerUser }, int(out.searches.size()));
+        if (added)
+            out.searches.push_back({ &spec, *spec.tokensPerSPerUser, fewest, spec.users, std::nullopt });
+        ReplicaSearch& search = out.searches[std::size_t(at->second)];
+        search.fewestUsers = std::min(search.fewestUsers, fewest);
+        search.mostUsers = std::max(search.mostUsers, spec.users);
+        out.ofJob[j] = at->second;
+    }
+    return out;
+}
+
+// The fewest replicas whose users each get the search's target: ceil(users / the most users a
+// replica serves at that rate), when the cluster holds that many.
+std::optional<int> replicasNeeded(const ReplicaSearch& search, const JobSpec& spec, int systems)
+{
+    if (!search.mostUsersMet)
+        return std::nullopt;
+    const int replicas = usersPerReplica(spec.users, std::min(*search.mostUsersMet, spec.users));
+    if (replicas > mostReplicas(spec, systems))
+        return std::nullopt;
+    return replicas;
+}
+
+} // namespace
 
 Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptions& options, TimingCache& cache)
 {
@@ -152,9 +125,45 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
     if (!file.cluster.memoryxBytes)
         result.notes.push_back("MemoryX holds " + formatBytes(result.memoryxBytes) + ", the " + system->displayName
             + " preset's capacity (cluster.memoryx_bytes overrides it)");
+    const std::size_t compilesBefore = cache.compiles();
+    const std::size_t runsBefore = cache.engineRuns();
+    const auto report = [&](const char* phase, int done, int total) {
+        result.compiles = cache.compiles() - compilesBefore;
+        result.engineRuns = cache.engineRuns() - runsBefore;
+        if (options.progress)
+            options.progress({ phase, done, total, result.compiles, result.engineRuns });
+    };
+    const auto timingOf = [&](const JobSpec& spec, int users) {
+        return cache.timing(spec, file.path, *system, users, options.calibration, options.cancelled);
+    };
+
+    ReplicaSearches sizing = replicaSearches(file, options.sizeInference);
+    std::vector<ReplicaSearch>& searches = sizing.searches;
+    for (std::size_t s = 0; s < searches.size(); ++s) {
+        ReplicaSearch& search = searches[s];
+        report("sizing", int(s), int(searches.size()));
+        // The largest count in [fewestUsers, mostUsers] whose per-user rate meets the target.
+        int low = search.fewestUsers;
+        int high = search.mostUsers;
+        while (low <= high) {
+            const int mid = low + (high - low) / 2;
+            Expected<JobTiming> timing = timingOf(*search.first, mid);
+            if (!timing)
+                return timing.error();
+            if (timing->reason.empty() && timing->tokensPerS >= search.tokensPerSPerUser) {
+                search.mostUsersMet = mid;
+                low = mid + 1;
+            } else {
+                high = mid - 1;
+            }
+            report("sizing", int(s), int(searches.size()));
+        }
+    }
 
     std::vector<QueuedJob> queued;
+    const int jobCount = int(file.jobs.size());
     for (const JobSpec& spec : file.jobs) {
+        report("timing", int(result.jobs.size()), jobCount);
         JobResult job;
         job.name = spec.name;
         job.mode = spec.mode;
@@ -164,43 +173,23 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.submitS = spec.submitS;
         job.priority = spec.priority;
         const bool inference = spec.mode == RunKind::Inference;
-        const auto usersPer = [&](int replicas) { return int((std::int64_t(spec.users) + replicas - 1) / replicas); };
         // More systems than the cluster has: no engine run can help.
-        const std::int64_t held = std::int64_t(job.numCsx) * job.replicas;
-        if (held > file.cluster.systems) {
-            job.reason = "needs " + std::to_string(held) + " systems (" + std::to_string(job.replicas) + " x "
-                + std::to_string(job.numCsx) + "); the cluster has " + std::to_string(file.cluster.systems);
+        if (std::int64_t(job.numCsx) * job.replicas > file.cluster.systems) {
+            job.reason = "needs " + std::to_string(std::int64_t(job.numCsx) * job.replicas) + " systems ("
+                + std::to_string(job.replicas) + " x " + std::to_string(job.numCsx) + "); the cluster has "
+                + std::to_string(file.cluster.systems);
             queued.push_back({ spec.submitS, 0, 0.0, 0.0, spec.priority });
             result.jobs.push_back(std::move(job));
             continue;
         }
-        if (inference && options.sizeInference && spec.tokensPerSPerUser) {
-            // The fewest replicas whose users each get the target: per-user rates fall as a
-            // replica serves more users, so the search is over a monotone predicate.
-            const int most = std::max(1, std::min(spec.users, file.cluster.systems / spec.numCsx));
-            int low = 1;
-            int high = most;
-            std::optional<int> found;
-            while (low <= high) {
-                const int mid = low + (high - low) / 2;
-                Expected<JobTiming> t = cache.timing(spec, file.path, *system, usersPer(mid), options);
-                if (!t)
-                    return t.error();
-                if (t->reason.empty() && t->tokensPerS >= *spec.tokensPerSPerUser) {
-                    found = mid;
-                    high = mid - 1;
-                } else {
-                    low = mid + 1;
-                }
-            }
-            job.replicasNeeded = found;
-            if (found) {
-                job.replicas = *found;
-                job.usersPerReplica = usersPer(*found);
-            }
+        const int searchIndex = sizing.ofJob[result.jobs.size()];
+        const ReplicaSearch* search = searchIndex < 0 ? nullptr : &searches[std::size_t(searchIndex)];
+        if (search) {
+            job.replicasNeeded = replicasNeeded(*search, spec, file.cluster.systems);
+            if (job.replicasNeeded)
+                job.replicas = *job.replicasNeeded;
         }
-        Expected<JobTiming> timing
-            = cache.timing(spec, file.path, *system, inference ? usersPer(job.replicas) : 1, options);
+        Expected<JobTiming> timing = timingOf(spec, inference ? usersPerReplica(spec.users, job.replicas) : 1);
         if (!timing)
             return timing.error();
         job.execution = timing->execution;
@@ -209,13 +198,13 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.reason = timing->reason;
         double duration = 0.0;
         if (inference) {
-            job.usersPerReplica = usersPer(job.replicas);
+            job.usersPerReplica = usersPerReplica(spec.users, job.replicas);
             job.aggregateTokensPerS = timing->tokensPerS * double(spec.users);
             duration = spec.durationS;
             job.steps
                 = timing->stepTimeS > 0.0 ? std::int64_t(std::min(9e18, std::floor(duration / timing->stepTimeS))) : 0;
-            if (options.sizeInference && spec.tokensPerSPerUser && !job.replicasNeeded && job.reason.empty())
-                job.reason = "no replica count reaches " + formatFixed(*spec.tokensPerSPerUser, 1)
+            if (search && !job.replicasNeeded && job.reason.empty())
+                job.reason = "no replica count reaches " + formatFixed(search->tokensPerSPerUser, 1)
                     + " tokens/s per user on this cluster";
         } else {
             job.memoryxBytes = timing->memoryxBytes;
@@ -226,12 +215,14 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         if (job.reason.empty() && job.memoryxBytes > result.memoryxBytes)
             job.reason = "its weights and optimizer state take " + formatBytes(job.memoryxBytes)
                 + " of MemoryX; the cluster has " + formatBytes(result.memoryxBytes);
-        // A job that can never run is left out of the queue: it holds nothing.
-        queued.push_back({ spec.submitS, job.reason.empty() ? int(held) : 0,
+        // A job that can never run is left out of the queue: it holds nothing. A sized job holds
+        // its sized replicas.
+        queued.push_back({ spec.submitS, job.reason.empty() ? job.numCsx * job.replicas : 0,
             job.reason.empty() ? job.memoryxBytes : 0.0, duration, spec.priority });
         job.durationS = duration;
         result.jobs.push_back(std::move(job));
     }
+    report("scheduling", jobCount, jobCount);
     const std::vector<std::optional<Placement>> placed
         = scheduleJobs(queued, file.cluster.systems, result.memoryxBytes, options.policy);
     double firstSubmit = std::numeric_limits<double>::infinity();

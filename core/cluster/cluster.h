@@ -2,37 +2,24 @@
 
 #include "core/cluster/jobsfile.h"
 #include "core/cluster/scheduler.h"
+#include "core/cluster/timingcache.h"
 #include "core/common/expected.h"
 #include "core/engine/calibration.h"
 #include "core/hardware/systemspec.h"
 
+#include <cstddef>
 #include <functional>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace waferscope::core::cluster {
 
 // A jobs file scheduled on its cluster (`waferscope-cli cluster`, the GUI's Cluster dock). Each
 // job's step time comes from the model-level engine for its exact allocation: the plan
-// engine::compileFor builds for num_csx systems (inference: the wafers the model needs, which
-// num_csx must hold), run for two steps.
-
-// What the engine gives for one model on one allocation.
-struct JobTiming {
-    std::string reason; // why it can never run (cannot be mapped); empty when it can
-    std::string execution; // "weight_streaming", "pipelined", "inference"
-    int systemsUsed = 0; // of the plan (inference: wafers, a draft model's included)
-    double firstStepS = 0.0; // training: the first step, the stream's or pipeline's fill included
-    double stepTimeS = 0.0; // the steady step (inference: one decode step)
-    double tokensPerStep = 0.0;
-    double tokensPerS = 0.0; // training: tokens/s; inference: per user
-    double aggregateTokensPerS = 0.0; // inference: all users of the replica
-    double memoryxBytes = 0.0; // training: weights and optimizer state held in MemoryX
-};
+// engine::compileRun builds for num_csx systems (inference: the wafers the model needs, which
+// num_csx must hold), run for two steps (TimingCache: one compile per allocation, one run per
+// users-per-replica count on it).
 
 // One job as scheduled.
 struct JobResult {
@@ -72,6 +59,19 @@ struct ClusterResult {
     std::optional<double> makespanS; // the last end minus the first submit, of the jobs that run
     std::optional<double> utilization; // sum of systems x (end - start) / (systems x makespan)
     std::vector<JobResult> jobs; // in file order
+    // The engine work this schedule took (less when its TimingCache held timings already).
+    std::size_t compiles = 0;
+    std::size_t engineRuns = 0;
+};
+
+// Where a schedule is, for a progress line: "sizing" (done of total replica searches, one per
+// model, allocation and target), "timing" (jobs), then "scheduling".
+struct ClusterProgress {
+    const char* phase = "";
+    int done = 0;
+    int total = 0;
+    std::size_t compiles = 0; // so far in this schedule
+    std::size_t engineRuns = 0;
 };
 
 struct ClusterOptions {
@@ -81,28 +81,20 @@ struct ClusterOptions {
     bool sizeInference = false;
     engine::Calibration calibration = engine::builtinCalibration();
     std::function<bool()> cancelled; // asked between engine runs; true ends with "cancelled"
-};
-
-// Engine runs, kept for jobs that share a model, a mode and an allocation (and, for inference,
-// users per replica), and across reschedules (--what_if, the GUI's edits).
-class TimingCache {
-public:
-    // The timing of `job` with `users` per replica; errors are bad input (a params file that does
-    // not load, located), never a job that cannot be mapped (that is JobTiming::reason).
-    Expected<JobTiming> timing(const JobSpec& job, const std::string& jobsPath, const SystemSpec& system, int users,
-        const ClusterOptions& options);
-    std::size_t engineRuns() const { return m_runs; }
-
-private:
-    struct Loaded;
-    std::map<std::string, std::shared_ptr<Loaded>> m_models;
-    // (params, mode, num_csx, users per replica, system and calibration) -> timing
-    std::map<std::tuple<std::string, RunKind, int, int, std::string>, JobTiming> m_timings;
-    std::size_t m_runs = 0;
+    // Called on the scheduling thread after each engine timing asked for (a cached one included)
+    // and at each phase; may be null.
+    std::function<void(const ClusterProgress&)> progress;
 };
 
 // Schedules the file's jobs. Errors: the cluster's system (or its size) is not a valid cluster,
 // a params file does not load, or the run was cancelled.
+//
+// --size_inference asks, for each model, allocation and tokens_per_s_per_user target, the largest
+// users-per-replica count whose per-user rate meets the target: a binary search over 1 to the
+// most users a job of that kind has (per-user rates fall as a replica serves more users), so
+// at most floor(log2(most users)) + 1 engine runs whatever the number of jobs. Each job then needs
+// ceil(users / that count) replicas, and one more run at its own users per replica when no search
+// step ran it.
 Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptions& options, TimingCache& cache);
 
 // `--what_if JOB=N[,JOB=N...]`: the file with those jobs' num_csx changed. Errors name the job
@@ -110,7 +102,8 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
 Expected<JobsFile> withNumCsx(const JobsFile& file, const std::vector<std::pair<std::string, int>>& changes);
 
 // The JSON of `waferscope-cli cluster --json` (and cluster.json): systems, policy, notes,
-// makespan_s, utilization, jobs[]; `whatIf`, when given, under "what_if".
+// makespan_s, utilization, jobs[], work {compiles, engine_runs}; `whatIf`, when given, under
+// "what_if".
 std::string clusterToJson(const ClusterResult& result, const ClusterResult* whatIf = nullptr,
     const std::vector<std::pair<std::string, int>>& changes = {}, int indent = 2);
 

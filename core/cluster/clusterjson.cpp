@@ -48,7 +48,8 @@ Json scheduleJson(const ClusterResult& result)
     return { { "system", result.system }, { "systems", result.systems },
         { "memoryx_bytes", number(result.memoryxBytes) }, { "policy", toString(result.policy) },
         { "notes", result.notes }, { "makespan_s", optional(result.makespanS) },
-        { "utilization", optional(result.utilization) }, { "jobs", std::move(jobs) } };
+        { "utilization", optional(result.utilization) }, { "jobs", std::move(jobs) },
+        { "work", { { "compiles", result.compiles }, { "engine_runs", result.engineRuns } } } };
 }
 
 } // namespace

@@ -1,16 +1,21 @@
 // waferscope-cli cluster: the samples schedule, the JSON keys are there, the run directory holds
-// its three files, exit codes say whether any job runs, and each kind of file refuses the other's
-// command with what it is.
+// its three files, exit codes say whether any job runs, each kind of file refuses the other's
+// command with what it is, the engine work is counted, and Ctrl-C stops a long sizing.
 #include "testing.h"
 
 #include "clirunner.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/wait.h>
 
 namespace {
 
@@ -116,5 +121,76 @@ WS_TEST(exitCodesSayWhetherAnyJobRuns)
     const Result unknownJob = run({ "cluster", "--jobs", sample("cluster/condor_galaxy.yaml"), "--what_if", "nope=2" });
     WS_CHECK_EQ(unknownJob.code, 2);
     WS_CHECK_CONTAINS(unknownJob.err, "no job named 'nope'");
+    fs::remove_all(dir);
+}
+
+WS_TEST(theJsonCountsTheEngineWorkUnderNewKeys)
+{
+    const Result sized
+        = run({ "cluster", "--jobs", sample("cluster/inference.yaml"), "--size_inference", "--json", "--quiet" });
+    WS_CHECK_EQ(sized.code, 0);
+    const nlohmann::ordered_json json = nlohmann::ordered_json::parse(sized.out);
+    // The keys shipped before, in their order, then the new one.
+    std::vector<std::string> keys;
+    for (const auto& item : json.items())
+        keys.push_back(item.key());
+    WS_CHECK((keys
+        == std::vector<std::string> {
+            "system", "systems", "memoryx_bytes", "policy", "notes", "makespan_s", "utilization", "jobs", "work" }));
+    // Llama 3 8B on 1 CS-3 and Llama 3.1 70B on 4: two plans; the 8B job is timed at its 64 / 8
+    // users a replica, the two 70B searches and jobs on the one 70B plan.
+    WS_CHECK_EQ(json["work"]["compiles"].get<int>(), 2);
+    const int runs = json["work"]["engine_runs"].get<int>();
+    // 8B: 1 run. 70B at 400 (500 users, at most 16 replicas: 32 to 500) and at 100 (2000 users:
+    // 125 to 2000): at most 9 + 11 search runs and one more for each job.
+    WS_CHECK(runs >= 3 && runs <= 1 + 9 + 11 + 2);
+    // A sized job holds its sized replicas.
+    for (const auto& job : json["jobs"])
+        if (job["replicas_needed"].is_number_integer() && job["start_s"].is_number())
+            WS_CHECK_EQ(
+                job["systems_held"].size(), job["num_csx"].get<std::size_t>() * job["replicas"].get<std::size_t>());
+    // Without sizing: one run per model and allocation at its users per replica.
+    const nlohmann::json timed
+        = nlohmann::json::parse(run({ "cluster", "--jobs", sample("cluster/inference.yaml"), "--json" }).out);
+    WS_CHECK_EQ(timed["work"]["compiles"].get<int>(), 2);
+    WS_CHECK_EQ(timed["work"]["engine_runs"].get<int>(), 3); // 64/8, 500/8 and 2000/8 users a replica
+}
+
+WS_TEST(ctrlCStopsALongSizingAtOnce)
+{
+    // Llama 3.1 405B on twenty allocations: a compile and a dozen runs each, seconds of work.
+    const fs::path dir = waferscope::test::freshDirectory("cli-cluster-int");
+    fs::create_directories(dir);
+    const std::string jobs = (dir / "jobs.yaml").string();
+    {
+        std::ofstream file(jobs);
+        file << "cluster: {system: cs3, systems: 2048}\njobs:\n";
+        for (int numCsx = 22; numCsx < 42; ++numCsx)
+            file << "  - {name: j" << numCsx << ", params: '" << sample("llama3p1_405b.yaml")
+                 << "', mode: inference, num_csx: " << numCsx
+                 << ", users: 1000, tokens_per_s_per_user: 100, duration_s: 600}\n";
+    }
+    const fs::path log = dir / "log.txt";
+    const pid_t child
+        = waferscope::test::spawnCli({ "cluster", "--jobs", jobs, "--size_inference", "--json" }, log.c_str());
+    WS_REQUIRE(child > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(child, SIGINT);
+    int status = 0;
+    bool ended = true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5); // a hang guard
+    while (ended && ::waitpid(child, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > until) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            ended = false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    WS_REQUIRE(ended);
+    WS_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+    const std::string text = waferscope::test::readFile(log);
+    WS_CHECK_CONTAINS(text, "waferscope-cli: interrupted");
+    WS_CHECK(text.find("\"jobs\"") == std::string::npos); // nothing printed before the end
     fs::remove_all(dir);
 }

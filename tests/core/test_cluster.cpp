@@ -454,3 +454,173 @@ WS_TEST(savedJobsKeepOddNamesAndTheMakespanStartsAtTheFirstSubmission)
         WS_CHECK(left >= 69.99 && left + width <= 710.01);
     }
 }
+
+namespace {
+
+// 300 inference jobs of six kinds (model, num_csx, users, tokens/s per user), in turn, on 64 CS-3.
+struct InferenceKind {
+    const char* params;
+    int numCsx;
+    int users;
+    double target;
+};
+// Llama 3 8B gives a user 1,800 tokens/s up to about 150 users a replica, Llama 3.1 70B 472 up to
+// about 400, both less beyond: the kinds need one replica, a dozen, or more than the rate (8B at
+// 2,000) or the cluster (70B, 20,000 users at 300: 32 replicas of 4 CS-3) allows.
+constexpr InferenceKind kInferenceKinds[] = { { "llama3_8b.yaml", 1, 64, 400 }, { "llama3_8b.yaml", 1, 3000, 1000 },
+    { "llama3_8b.yaml", 1, 1000, 2000 }, { "llama3p1_70b.yaml", 4, 5000, 400 }, { "llama3p1_70b.yaml", 4, 120, 400 },
+    { "llama3p1_70b.yaml", 4, 20000, 300 } };
+
+std::string inferenceJobs(int count)
+{
+    std::string text = "cluster: {system: cs3, systems: 64}\njobs:\n";
+    for (int j = 0; j < count; ++j) {
+        const InferenceKind& kind = kInferenceKinds[std::size_t(j) % std::size(kInferenceKinds)];
+        text += "  - {name: job" + std::to_string(j) + ", params: '{samples}" + kind.params
+            + "', mode: inference, num_csx: " + std::to_string(kind.numCsx) + ", users: " + std::to_string(kind.users)
+            + ", tokens_per_s_per_user: " + std::to_string(int(kind.target))
+            + ", duration_s: 600, submit_s: " + std::to_string(60 * j) + "}\n";
+    }
+    return text;
+}
+
+// The reference: the kind's plan compiled here, and replica counts tried one by one from 1 to the
+// most the cluster holds (64 CS-3 / num_csx, and a user each at most); the first whose per-user
+// rate at ceil(users / replicas) meets the target, and that rate.
+struct Sized {
+    std::optional<int> replicas;
+    double tokensPerS = 0.0;
+};
+
+Sized linearSearch(const InferenceKind& kind)
+{
+    const ModelGraph graph = load(sample(kind.params));
+    const SystemSpec cs3 = preset("cs3");
+    CompileOptions options;
+    options.mode = RunMode::Inference;
+    options.numSystems = kind.numCsx;
+    const ExecutionPlan plan = engine::compileFor(graph, cs3, options, engine::builtinCalibration()).value();
+    const int most = std::min(kind.users, 64 / kind.numCsx);
+    for (int replicas = 1; replicas <= most; ++replicas) {
+        engine::RunOptions run;
+        run.mode = RunKind::Inference;
+        run.maxSteps = 2;
+        run.users = (kind.users + replicas - 1) / replicas;
+        const Expected<engine::RunResult> ran = engine::run(plan, graph, cs3, run);
+        if (ran && ran->metrics.tokensPerS >= kind.target)
+            return { replicas, ran->metrics.tokensPerS };
+    }
+    return {};
+}
+
+} // namespace
+
+// --size_inference over 300 jobs of six kinds: two allocations (Llama 3 8B on 1 CS-3, Llama 3.1
+// 70B on 4), so two compiles; five searches (model, allocation, target), each a binary search over
+// the users per replica its jobs could use, from the fewest (users / most replicas, rounded up)
+// to the most users of its jobs: at most floor(log2(most - fewest + 1)) + 1 runs each:
+//   8B at 400:   users 64, most replicas 64: 1 to 64                          -> 7
+//   8B at 1000:  users 3000, most replicas 64: 47 to 3000                     -> 12
+//   8B at 2000:  users 1000, most replicas 64: 16 to 1000                     -> 10
+//   70B at 400:  users 5000 and 120, most replicas 16 and 16: 8 to 5000       -> 13
+//   70B at 300:  users 20000, most replicas 16: 1250 to 20000                 -> 15
+// then at most one run per kind at its own users per replica (6): at most 63 engine runs, the
+// same for 30 jobs as for 300. Each kind's replicas are those of a linear search.
+WS_TEST(sizingInferenceCompilesEachAllocationOnceAndItsRunsDoNotGrowWithTheJobs)
+{
+    const Expected<JobsFile> many = readJobsFile(jobsFile("size-300", inferenceJobs(300)));
+    const Expected<JobsFile> few = readJobsFile(jobsFile("size-30", inferenceJobs(30)));
+    WS_REQUIRE(many.hasValue() && few.hasValue());
+    ClusterOptions options;
+    options.sizeInference = true;
+    TimingCache manyCache;
+    const Expected<ClusterResult> result = scheduleCluster(*many, options, manyCache);
+    WS_REQUIRE(result.hasValue());
+    TimingCache fewCache;
+    const Expected<ClusterResult> fewResult = scheduleCluster(*few, options, fewCache);
+    WS_REQUIRE(fewResult.hasValue());
+    WS_CHECK_EQ(result->compiles, std::size_t(2));
+    WS_CHECK_EQ(manyCache.compiles(), std::size_t(2));
+    WS_CHECK_EQ(fewResult->compiles, std::size_t(2));
+    WS_CHECK(result->engineRuns <= std::size_t(63));
+    WS_CHECK(result->engineRuns >= std::size_t(5)); // a search runs at least once
+    WS_CHECK_EQ(result->engineRuns, manyCache.engineRuns());
+    WS_CHECK_EQ(fewResult->engineRuns, result->engineRuns);
+    // Scheduled again on the same cache: no work at all.
+    const Expected<ClusterResult> again = scheduleCluster(*many, options, manyCache);
+    WS_REQUIRE(again.hasValue());
+    WS_CHECK_EQ(again->compiles, std::size_t(0));
+    WS_CHECK_EQ(again->engineRuns, std::size_t(0));
+
+    int several = 0; // kinds the reference gives more than one replica
+    int none = 0; // kinds it cannot serve
+    for (std::size_t k = 0; k < std::size(kInferenceKinds); ++k) {
+        const InferenceKind& kind = kInferenceKinds[k];
+        const Sized reference = linearSearch(kind);
+        several += reference.replicas.value_or(0) > 1 ? 1 : 0;
+        none += reference.replicas ? 0 : 1;
+        for (std::size_t j = k; j < result->jobs.size(); j += 7 * std::size(kInferenceKinds)) {
+            const JobResult& job = result->jobs[j];
+            WS_REQUIRE(job.users == kind.users); // job j is of kind j mod 6
+            WS_CHECK(job.replicasNeeded == reference.replicas);
+            if (!reference.replicas) {
+                WS_CHECK_CONTAINS(job.reason, "no replica count reaches");
+                continue;
+            }
+            WS_CHECK_EQ(job.replicas, *reference.replicas);
+            WS_CHECK_EQ(job.usersPerReplica.value_or(0), (kind.users + job.replicas - 1) / job.replicas);
+            WS_CHECK_NEAR(job.tokensPerS, reference.tokensPerS, 1e-12);
+            // A sized job holds its sized replicas.
+            WS_CHECK_EQ(int(job.systems.size()), job.replicas * kind.numCsx);
+        }
+    }
+    WS_CHECK_EQ(several, 2);
+    WS_CHECK_EQ(none, 2);
+}
+
+// Cancelled from the progress callback once five engine runs are done: the schedule stops with
+// "cancelled" before a sixth, and a schedule on the same cache later does only the runs left.
+WS_TEST(sizingInferenceStopsWhenCancelledAndKeepsWhatItRan)
+{
+    const Expected<JobsFile> file = readJobsFile(jobsFile("size-cancel", inferenceJobs(300)));
+    WS_REQUIRE(file.hasValue());
+    ClusterOptions options;
+    options.sizeInference = true;
+    TimingCache whole;
+    const std::size_t allRuns = scheduleCluster(*file, options, whole).value().engineRuns;
+    WS_REQUIRE(allRuns > 5);
+
+    bool stop = false;
+    std::string phases; // each phase once, in the order they came
+    int lastTimed = -1;
+    const auto heard = [&](const ClusterProgress& at) {
+        if (!phases.ends_with(std::string(at.phase) + " "))
+            phases += std::string(at.phase) + " ";
+        if (std::string(at.phase) == "timing")
+            lastTimed = at.done;
+    };
+    options.cancelled = [&stop] { return stop; };
+    options.progress = [&](const ClusterProgress& at) {
+        heard(at);
+        stop = at.engineRuns >= 5;
+    };
+    TimingCache cache;
+    const Expected<ClusterResult> cancelled = scheduleCluster(*file, options, cache);
+    WS_REQUIRE(!cancelled.hasValue());
+    WS_CHECK_EQ(cancelled.error().message, std::string("cancelled"));
+    WS_CHECK(cancelled.error().kind == Diagnostic::Kind::Internal);
+    // The first search (8B at 400 tokens/s, 7 runs) was under way: one compile, five runs.
+    WS_CHECK_EQ(cache.compiles(), std::size_t(1));
+    WS_CHECK_EQ(cache.engineRuns(), std::size_t(5));
+    WS_CHECK_EQ(phases, std::string("sizing "));
+
+    stop = false;
+    phases.clear();
+    options.progress = heard;
+    const Expected<ClusterResult> resumed = scheduleCluster(*file, options, cache);
+    WS_REQUIRE(resumed.hasValue());
+    WS_CHECK_EQ(resumed->engineRuns, allRuns - 5);
+    WS_CHECK_EQ(resumed->compiles, std::size_t(1)); // the 70B's
+    WS_CHECK_EQ(phases, std::string("sizing timing scheduling "));
+    WS_CHECK_EQ(lastTimed, 299);
+}
