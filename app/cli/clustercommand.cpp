@@ -7,6 +7,7 @@
 
 #include "core/cluster/cluster.h"
 #include "core/cluster/clusterreport.h"
+#include "core/common/displaytext.h"
 #include "core/common/units.h"
 #include "core/report/rundirectorywriter.h"
 
@@ -56,11 +57,13 @@ std::string cell(const std::optional<double>& seconds)
     return seconds ? clock(*seconds) : "-";
 }
 
-std::string padded(std::string text, std::size_t width)
+// A table cell: the text shown safely (displayText), then spaces to `width` columns, and always at
+// least one, so that a cell wider than its column (a huge time) never runs into the next.
+std::string padded(const std::string& text, std::size_t width)
 {
-    if (text.size() < width)
-        text += std::string(width - text.size(), ' ');
-    return text;
+    std::string cell = core::displayText(text);
+    const std::size_t columns = core::displayWidth(cell);
+    return cell + std::string(columns < width ? width - columns : 1, ' ');
 }
 
 std::string scheduleText(const ClusterResult& result)
@@ -69,7 +72,7 @@ std::string scheduleText(const ClusterResult& result)
         + core::formatBytes(result.memoryxBytes) + ", policy " + core::cluster::toString(result.policy) + "\n\n";
     std::size_t nameWidth = 4;
     for (const JobResult& job : result.jobs)
-        nameWidth = std::max(nameWidth, job.name.size() + 2);
+        nameWidth = std::max(nameWidth, core::displayWidth(core::displayText(job.name)) + 2);
     text += padded("job", nameWidth) + padded("mode", 11) + padded("systems", 9) + padded("submit", 12)
         + padded("start", 12) + padded("end", 12) + padded("wait", 12) + padded("step", 12) + "steps\n";
     for (const JobResult& job : result.jobs) {
@@ -96,7 +99,7 @@ std::string whatIfText(const ClusterResult& before, const ClusterResult& after)
     };
     std::size_t width = 16;
     for (const JobResult& job : before.jobs)
-        width = std::max(width, job.name.size() + 9);
+        width = std::max(width, core::displayWidth(core::displayText(job.name)) + 9);
     std::string text = "\nwhat if" + std::string(width - 7, ' ') + padded("as filed", 14) + "changed\n";
     text += padded("  makespan", width) + padded(cell(before.makespanS), 14) + cell(after.makespanS) + "\n";
     text
@@ -185,7 +188,7 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
     if (!file)
         return printDiagnostic(err, file.error());
     for (const core::Diagnostic& warning : file->warnings)
-        err << warning.file << ":" << warning.line << ":" << warning.column << ": warning: " << warning.message << "\n";
+        err << warning.format("warning") << "\n";
     // Sizing and timing run the engine; Ctrl-C ends the process at once (interrupt.h) and nothing
     // is written before the end.
     ProgressLine progress(err, !parser.has("quiet") && &err == &std::cerr && ProgressLine::stderrIsTerminal());
