@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 
 namespace waferscope::cli {
@@ -122,6 +123,34 @@ int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std:
     return kExitOk;
 }
 
+// An option the chosen run would ignore, refused at the option: what it is for, or nothing.
+std::optional<core::Diagnostic> ignoredOption(const ArgParser& parser)
+{
+    using core::fabric::KernelKind;
+    const auto refuse = [](const char* option, const std::string& why) {
+        return core::Diagnostic { std::string("--") + option, 0, 0, why };
+    };
+    const std::optional<std::string> name = parser.value("kernel");
+    for (const char* option : { "mesh", "traffic", "rate", "cycles", "warmup", "queue-depth", "hotspot-fraction" })
+        if (name && parser.value(option))
+            return refuse(option, std::string("--") + option + " is for synthetic traffic, not for --kernel " + *name);
+    for (const char* option : { "matrix", "region", "sparsity", "tokens", "length" })
+        if (!name && parser.value(option))
+            return refuse(option, std::string("--") + option + " is for a kernel run (--kernel NAME)");
+    const std::optional<KernelKind> kind = name ? core::fabric::parseKernel(*name) : std::nullopt;
+    if (!kind)
+        return std::nullopt;
+    const bool matrixKernel
+        = *kind == KernelKind::Gemv || *kind == KernelKind::GemvTree || *kind == KernelKind::GemmStream;
+    if (matrixKernel && parser.value("length"))
+        return refuse("length", "--length is the vector length of the collectives; " + *name + " takes --matrix MxN");
+    if (!matrixKernel && parser.value("matrix"))
+        return refuse("matrix", "--matrix is for gemv, gemv_tree and gemm_stream; " + *name + " takes --length N");
+    if (*kind != KernelKind::GemmStream && parser.value("tokens"))
+        return refuse("tokens", "--tokens (activation columns per PE) is for gemm_stream, not " + *name);
+    return std::nullopt;
+}
+
 int runKernelMode(const ArgParser& parser, const core::SystemSpec& system, std::ostream& out, std::ostream& err)
 {
     core::fabric::KernelConfig config;
@@ -219,6 +248,8 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
     core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(systemName);
     if (!system)
         throw UsageError { "unknown system '" + systemName + "' (expected cs1, cs2 or cs3)" };
+    if (const std::optional<core::Diagnostic> ignored = ignoredOption(parser))
+        return printDiagnostic(err, *ignored);
     return parser.has("kernel") ? runKernelMode(parser, *system, out, err) : runTrafficMode(parser, *system, out, err);
 }
 

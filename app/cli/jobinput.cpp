@@ -98,11 +98,19 @@ std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core:
     const core::engine::Calibration& calibration, const core::engine::RunOptions& run, const char* command,
     std::ostream& err, int& exitCode)
 {
+    if (options.mode == core::RunMode::Inference && options.numSystems > 0) { // the compiler would ignore it
+        exitCode = printDiagnostic(err,
+            core::Diagnostic { "--num_csx", 0, 0,
+                "--num_csx is for training and eval: inference places the model on as many " + input.system.displayName
+                    + " wafers as it needs (the plan says how many)" });
+        return std::nullopt;
+    }
     core::Expected<core::ExecutionPlan> plan
         = core::engine::compileFor(input.graph, input.system, options, calibration, run);
     if (!plan) {
         core::Diagnostic reason = plan.error();
-        reason.message = "cannot map " + input.path + " onto " + input.system.displayName + ": " + reason.message;
+        if (reason.kind == core::Diagnostic::Kind::CannotMap) // a bad option is not the model's failing
+            reason.message = "cannot map " + input.path + " onto " + input.system.displayName + ": " + reason.message;
         exitCode = printDiagnostic(err, reason);
         return std::nullopt;
     }

@@ -46,8 +46,9 @@ core::ExecutionChoice parseExecution(const ArgParser& parser);
 
 // Compiles the way the software profile does (core::engine::compileFor, with `run`'s prompt for an
 // inference plan) and checks the plan; prints the reason and returns nothing when it cannot be
-// mapped (exitCode is then the one the diagnostic's kind selects: kExitCannotMap, or
-// kExitInternalError for a plan that breaks its invariants).
+// mapped (exitCode is then the one the diagnostic's kind selects: kExitCannotMap, kExitBadInput for
+// options that mean nothing here such as --num_csx for inference, or kExitInternalError for a plan
+// that breaks its invariants).
 std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core::CompileOptions& options,
     const core::engine::Calibration& calibration, const core::engine::RunOptions& run, const char* command,
     std::ostream& err, int& exitCode);

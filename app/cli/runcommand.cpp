@@ -288,6 +288,16 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
+    // The sweep's counts are checked before the run, as the run's own: a long run is not lost to them.
+    const core::SwarmXSpec& swarmx = input->system.swarmx;
+    const int mostSystems = swarmx.supported ? swarmx.maxSystems : 1;
+    for (const int count : sweepCounts)
+        if (count > mostSystems)
+            return printDiagnostic(err,
+                core::Diagnostic { "--sweep", 0, 0,
+                    "system count " + std::to_string(count) + " is more than " + input->system.displayName
+                        + (swarmx.supported ? "'s SwarmX joins (" + std::to_string(mostSystems) + ")"
+                                            : " runs: it has no SwarmX, so it trains on one system only") });
     progress.set("compiling", 1, stages);
     const std::optional<core::ExecutionPlan> plan
         = compileJob(*input, compileOptions, calibration, options, "run", err, exitCode);

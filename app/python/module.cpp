@@ -20,7 +20,7 @@ constexpr const char* kVersion = "0.1.0";
 template <class Enum>
 Enum choice(const std::string& value, const char* argument)
 {
-    if (const std::optional<Enum> parsed = core::fromName<Enum>(value))
+    if (const std::optional<Enum> parsed = core::fromName<Enum>(checkedText(value, argument)))
         return *parsed;
     raise(core::Diagnostic { argument, 0, 0,
         std::string(argument) + " expects " + core::choiceList(core::allNames<Enum>()) + ", got '" + value + "'" });
@@ -28,7 +28,7 @@ Enum choice(const std::string& value, const char* argument)
 
 core::SystemSpec preset(const std::string& name)
 {
-    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(name);
+    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(checkedText(name, "system"));
     if (!system)
         raise(system.error());
     return std::move(system).value();
@@ -38,10 +38,37 @@ core::engine::Calibration calibrationOf(const std::optional<std::string>& name)
 {
     if (!name)
         return core::engine::builtinCalibration();
-    core::Expected<core::engine::Calibration> calibration = core::engine::resolveCalibration(*name);
+    core::Expected<core::engine::Calibration> calibration
+        = core::engine::resolveCalibration(checkedText(*name, "calibration"));
     if (!calibration)
         raise(calibration.error());
     return std::move(calibration).value();
+}
+
+// The CLI's bounds (run --batch_size, --prompt_tokens).
+constexpr std::int64_t kMaxBatch = std::int64_t(1) << 24;
+constexpr std::int64_t kMaxPromptTokens = std::int64_t(1) << 24;
+
+// An optional count: absent is 0 (the config's, or the default); given, it must be 1..most.
+std::int64_t positive(std::optional<std::int64_t> value, const char* argument, std::int64_t most)
+{
+    if (value && (*value < 1 || *value > most))
+        raise(core::Diagnostic { argument, 0, 0,
+            std::string(argument) + " expects an integer 1.." + std::to_string(most) + " (or None), got "
+                + std::to_string(*value) });
+    return value.value_or(0);
+}
+
+// Systems SwarmX can join for data-parallel training: a generation without it (CS-1) has one.
+void checkSystemCount(int numCsx, const core::SystemSpec& system)
+{
+    const int most = system.swarmx.supported ? system.swarmx.maxSystems : 1;
+    if (numCsx < 1 || numCsx > most)
+        raise(core::Diagnostic { "num_csx", 0, 0,
+            "num_csx expects " + (most == 1 ? std::string("1") : "an integer 1.." + std::to_string(most)) + " for "
+                + system.displayName + ", got " + std::to_string(numCsx)
+                + (system.swarmx.supported ? ": SwarmX joins at most " + std::to_string(most) + " systems"
+                                           : ": it has no SwarmX, so it trains on one system only") });
 }
 
 class Model {
@@ -58,16 +85,18 @@ public:
     py::object compile(const std::string& system, int numCsx, const std::string& mode, const std::string& execution,
         const std::optional<std::string>& calibration) const
     {
-        if (numCsx < 1 || numCsx > 4096)
-            raise(core::Diagnostic {
-                "num_csx", 0, 0, "num_csx expects an integer 1..4096, got " + std::to_string(numCsx) });
         auto compiled = std::make_shared<CompiledPlan>();
         compiled->model = m_model;
         compiled->system = preset(system);
+        checkSystemCount(numCsx, compiled->system);
         compiled->calibration = calibrationOf(calibration);
         const core::RunKind kind = choice<core::RunKind>(mode, "mode");
         compiled->options.mode = kind == core::RunKind::Inference ? core::RunMode::Inference : core::RunMode::Train;
         compiled->options.execution = choice<core::ExecutionChoice>(execution, "execution");
+        if (kind == core::RunKind::Inference && numCsx != 1)
+            raise(core::Diagnostic { "num_csx", 0, 0,
+                "num_csx is for training and eval: inference places the model on as many wafers as it needs, got "
+                    + std::to_string(numCsx) });
         compiled->options.numSystems = numCsx;
         std::atomic<bool> cancel { false };
         core::engine::RunOptions token { .mode = core::RunKind::Inference };
@@ -80,8 +109,9 @@ public:
             cancel);
         if (!plan) {
             core::Diagnostic reason = plan.error();
-            reason.message
-                = "cannot map " + m_model->path + " onto " + compiled->system.displayName + ": " + reason.message;
+            if (reason.kind == core::Diagnostic::Kind::CannotMap) // a bad argument is not the model's failing
+                reason.message
+                    = "cannot map " + m_model->path + " onto " + compiled->system.displayName + ": " + reason.message;
             raise(reason);
         }
         compiled->plan = std::move(plan).value();
@@ -100,8 +130,12 @@ public:
         options.numCsx = counts;
         options.mode = choice<core::RunKind>(mode, "mode");
         options.execution = choice<core::ExecutionChoice>(execution, "execution");
-        options.globalBatch = batchSize.value_or(0);
+        options.globalBatch = positive(batchSize, "batch_size", kMaxBatch);
         const core::SystemSpec spec = preset(system);
+        if (counts.empty())
+            raise(core::Diagnostic { "num_csx", 0, 0, "num_csx expects a list of system counts, got an empty one" });
+        for (const int count : counts)
+            checkSystemCount(count, spec);
         const core::engine::Calibration constants = calibrationOf(calibration);
         std::atomic<bool> cancel { false };
         options.cancelled = [&cancel] { return cancel.load(); };
@@ -142,12 +176,12 @@ public:
         if (maxSteps < 1 || maxSteps > 10000)
             raise(
                 core::Diagnostic { "max_steps", 0, 0, "max_steps expects 1..10000, got " + std::to_string(maxSteps) });
-        if (users < 1)
-            raise(core::Diagnostic { "users", 0, 0, "users expects 1 or more, got " + std::to_string(users) });
+        if (users < 1 || users > (1 << 16))
+            raise(core::Diagnostic { "users", 0, 0, "users expects 1..65536, got " + std::to_string(users) });
         options.maxSteps = maxSteps;
-        options.globalBatch = batchSize.value_or(0);
+        options.globalBatch = positive(batchSize, "batch_size", kMaxBatch);
         options.users = users;
-        options.promptTokens = promptTokens.value_or(0);
+        options.promptTokens = positive(promptTokens, "prompt_tokens", kMaxPromptTokens);
         std::atomic<bool> cancel { false };
         options.cancelled = [&cancel] { return cancel.load(); };
         core::Expected<core::engine::RunResult> result = interruptible(
@@ -174,6 +208,15 @@ py::object Model::makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind
 }
 
 } // namespace
+
+const std::string& checkedText(const std::string& value, const char* argument)
+{
+    if (value.find('\0') != std::string::npos)
+        raise(core::Diagnostic { argument, 0, 0,
+            std::string(argument) + " holds a NUL character at offset " + std::to_string(value.find('\0'))
+                + "; a path or a name cannot contain one" });
+    return value;
+}
 
 [[noreturn]] void raise(const core::Diagnostic& diagnostic)
 {
@@ -216,7 +259,8 @@ PYBIND11_MODULE(_waferscope, module)
     module.def(
         "load",
         [](const std::string& path) {
-            waferscope::core::Expected<waferscope::core::LoadedModelFile> file = waferscope::core::loadModelFile(path);
+            waferscope::core::Expected<waferscope::core::LoadedModelFile> file
+                = waferscope::core::loadModelFile(checkedText(path, "path"));
             if (!file)
                 raise(file.error());
             waferscope::core::LoadedModelFile read = std::move(file).value();

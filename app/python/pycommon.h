@@ -40,6 +40,10 @@ struct CompiledPlan {
 // Raises the package's InputError, or MappingError for a job that cannot be mapped.
 [[noreturn]] void raise(const core::Diagnostic& diagnostic);
 
+// A string argument handed on to C++ as is: a NUL inside it would end it early there (a path
+// would name another file), so it raises InputError naming the argument instead.
+const std::string& checkedText(const std::string& value, const char* argument);
+
 // Parses JSON text into Python objects (dicts, lists, numbers, strings).
 py::object fromJson(const std::string& text);
 

@@ -158,6 +158,8 @@ public:
 
     py::object writeReport(const std::string& directory) const
     {
+        if (checkedText(directory, "model_dir").empty()) // "" would be the working directory
+            raise(core::Diagnostic { "model_dir", 0, 0, "model_dir expects a directory, got an empty string" });
         const LoadedModel& model = *m_plan->model;
         core::report::RunReport report = core::report::assembleReport(model.path, model.bytes, model.graph,
             m_plan->system, m_plan->plan, m_result, nullptr, m_plan->options, m_options, m_plan->calibration);

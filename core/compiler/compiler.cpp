@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace waferscope::core {
@@ -308,6 +309,28 @@ std::string planInference(std::vector<Unit> units, const ModelGraph& graph, cons
     return {};
 }
 
+// Data-parallel training spans systems through SwarmX, up to its largest cluster; a generation
+// without it (CS-1) runs on one system. More is meaningless, whether --num_csx or the config asks.
+std::optional<Diagnostic> systemCountProblem(bool fromOption, int numSystems, const SystemSpec& system)
+{
+    const int most = system.swarmx.supported ? system.swarmx.maxSystems : 1;
+    if (numSystems <= most)
+        return std::nullopt;
+    const std::string why = system.swarmx.supported
+        ? "SwarmX joins at most " + std::to_string(most) + " " + system.displayName + " systems"
+        : system.displayName + " has no SwarmX, so it trains on one system only";
+    if (fromOption)
+        return Diagnostic { "--num_csx", 0, 0,
+            "num_csx is " + std::to_string(numSystems) + ", expected "
+                + (most == 1 ? std::string("1") : "1 to " + std::to_string(most)) + " for " + system.displayName + ": "
+                + why };
+    return Diagnostic { "--system", 0, 0,
+        "the config's num_csx is " + std::to_string(numSystems) + ", but " + why
+            + (most == 1 ? "; give --num_csx 1, or a system with SwarmX"
+                         : "; give --num_csx 1 to " + std::to_string(most) + ", or a larger system"),
+        Diagnostic::Kind::CannotMap };
+}
+
 void summarize(ExecutionPlan& plan, const SystemSpec& system)
 {
     std::int64_t area = 0;
@@ -366,6 +389,9 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
         return cannotMap("--system", "the system has no usable PEs or SRAM");
     const int numSystems
         = options.numSystems > 0 ? options.numSystems : int(std::max<std::int64_t>(1, graph.config.numCsx));
+    if (options.mode != RunMode::Inference)
+        if (std::optional<Diagnostic> refused = systemCountProblem(options.numSystems > 0, numSystems, system))
+            return *refused;
     int stages = 0;
     const std::vector<Unit> units = compiler::buildUnits(graph, system, stages);
 

@@ -4,6 +4,7 @@
 #include "core/common/jsonlocator.h"
 #include "core/common/textfile.h"
 #include "core/model/builtinsamples.h"
+#include "core/model/modelloader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,19 @@ std::optional<Diagnostic> speculation(
         return reader.error(at + "/draft_params",
             "speculative.draft_params must name a built-in sample (" + list + "), not \"" + s.draftParams + "\"");
     }
+    // A draft proposes the next tokens for its target to check: it must be a language model that
+    // generates them (whether its vocabulary is the target's is checked when a target runs).
+    const Expected<ModelConfig> draft = readParamsText(*builtinSample(s.draftParams), "samples/" + s.draftParams);
+    if (!draft || !isDecoderLanguageModel(draft->family))
+        return reader.error(at + "/draft_params",
+            "speculative.draft_params must name a decoder-only language model (the draft proposes the tokens its "
+            "target checks), not \""
+                + s.draftParams + "\""
+                + (draft ? std::string(" (family ") + toString(draft->family) + ")" : std::string()));
+    const Diagnostic where = reader.error(at + "/draft_params", {});
+    s.draftFile = where.file;
+    s.draftLine = where.line;
+    s.draftColumn = where.column;
     if (auto error = text("draft_why", s.draftWhy))
         return error;
     const nlohmann::json most = object->value("max_draft_tokens", nlohmann::json());
@@ -265,8 +279,15 @@ const Calibration& builtinCalibration()
 Expected<Calibration> resolveCalibration(const std::string& nameOrFile)
 {
     const Calibration& builtin = builtinCalibration();
-    if (std::find(builtin.profiles.begin(), builtin.profiles.end(), nameOrFile) != builtin.profiles.end())
-        return parseCalibration(kBuiltinText, "resources/calibration/engine.json", nameOrFile);
+    if (std::find(builtin.profiles.begin(), builtin.profiles.end(), nameOrFile) != builtin.profiles.end()) {
+        Expected<Calibration> named = parseCalibration(kBuiltinText, "resources/calibration/engine.json", nameOrFile);
+        if (!named)
+            return named;
+        Calibration calibration = std::move(named).value();
+        calibration.speculation.draftFile = "--calibration"; // what the user gave, not the compiled-in file
+        calibration.speculation.draftLine = calibration.speculation.draftColumn = 0;
+        return calibration;
+    }
     const std::size_t hash = nameOrFile.rfind('#');
     const std::string path = hash == std::string::npos ? nameOrFile : nameOrFile.substr(0, hash);
     const std::string profile = hash == std::string::npos ? std::string() : nameOrFile.substr(hash + 1);

@@ -39,6 +39,11 @@ struct Speculation {
     double acceptanceRate = 0.0; // in [0, 1)
     std::string acceptanceSource; // where it was measured
     int maxDraftTokens = 8;
+    // Where draftParams was given, so that an error about the draft points there: the calibration
+    // file's line and column, or the option itself for a built-in profile.
+    std::string draftFile = "--calibration";
+    int draftLine = 0;
+    int draftColumn = 0;
 };
 
 // The engine constants no vendor publishes, each with the figure it was fitted to

@@ -2,6 +2,7 @@
 #include "core/engine/engine.h"
 
 #include "core/engine/decoderegions.h"
+#include "core/engine/enginedetail.h"
 
 #include <algorithm>
 
@@ -112,6 +113,8 @@ Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& syst
         Expected<std::shared_ptr<const DraftPlacement>> draft = placeDraft(compiled.plan, system, calibration, options);
         if (!draft)
             return draft.error();
+        if (std::optional<Diagnostic> mismatch = detail::draftMismatch(graph, (*draft)->graph, calibration))
+            return *mismatch;
         compiled.options.draft = *draft;
     }
     return compiled;

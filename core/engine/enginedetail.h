@@ -76,6 +76,10 @@ struct DraftTiming {
     int wafer = 0; // the target's wafer it shares, or the first of its own
 };
 Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt);
+// Why `draft` cannot draft for `target`: it is no decoder-only language model, or its vocabulary
+// is not the target's. Located where the profile names the draft (Speculation::draftFile).
+std::optional<Diagnostic> draftMismatch(
+    const ModelGraph& target, const ModelGraph& draft, const Calibration& calibration);
 
 Expected<RunResult> runWeightStreaming(const Context& context);
 Expected<RunResult> runPipelined(const Context& context);

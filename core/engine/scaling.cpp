@@ -16,7 +16,9 @@ Expected<ScalingSweep> scale(
         if (count < 1 || count > limit)
             return Diagnostic { "--num_csx", 0, 0,
                 "each system count must be between 1 and " + std::to_string(limit) + " for " + system.displayName
-                    + ", got " + std::to_string(count) };
+                    + ", got " + std::to_string(count)
+                    + (system.swarmx.supported ? " (SwarmX joins at most " + std::to_string(limit) + " systems)"
+                                               : " (it has no SwarmX, so it trains on one system only)") };
     const auto runAt = [&](int count) -> Expected<RunResult> {
         CompileOptions compileOptions;
         compileOptions.mode = RunMode::Train;

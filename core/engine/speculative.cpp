@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace waferscope::core::engine {
 
@@ -51,6 +52,25 @@ DraftChoice chooseDraftTokens(double acceptance, int most, int users, double tar
     return best;
 }
 
+std::optional<Diagnostic> draftMismatch(
+    const ModelGraph& target, const ModelGraph& draft, const Calibration& calibration)
+{
+    const Speculation& speculation = calibration.speculation;
+    const ModelConfig& proposer = draft.config;
+    std::string problem;
+    if (!isDecoderLanguageModel(proposer.family))
+        problem = "is of family " + std::string(toString(proposer.family))
+            + ", expected a decoder-only language model (the draft proposes the tokens its target checks)";
+    else if (proposer.vocabSize != target.config.vocabSize)
+        problem = "cannot draft for " + target.config.name + " (" + target.config.fileName
+            + "): their vocabulary sizes must match (the target checks the draft's tokens), got "
+            + std::to_string(proposer.vocabSize) + " and " + std::to_string(target.config.vocabSize);
+    if (problem.empty())
+        return std::nullopt;
+    return Diagnostic { speculation.draftFile, speculation.draftLine, speculation.draftColumn,
+        "the draft model " + speculation.draftParams + " of software profile " + calibration.profile + " " + problem };
+}
+
 Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
 {
     std::shared_ptr<const DraftPlacement> placed = context.options.draft;
@@ -61,6 +81,8 @@ Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
             return placing.error();
         placed = *placing;
     }
+    if (std::optional<Diagnostic> mismatch = draftMismatch(context.graph, placed->graph, context.calibration))
+        return *mismatch;
     const Speculation& speculation = context.calibration.speculation;
     Calibration plain = context.calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = "off";

@@ -106,6 +106,14 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
         return optionError("--region",
             std::string(kernelName(config.kind)) + " needs at least two PEs along each "
                 + (rowWise ? "row" : "column"));
+    // Weight streaming gives each row of PEs its own rows of W (a band of the outputs): a row of
+    // PEs without one would wait for a stream that never comes.
+    if (config.kind == KernelKind::GemmStream && config.regionRows > config.matrixRows)
+        return optionError("--region",
+            "gemm_stream streams each row of PEs its own rows of the " + size(config.matrixRows, config.matrixCols)
+                + " weights, so the region needs at most M = " + std::to_string(config.matrixRows) + " rows, got "
+                + std::to_string(config.regionRows) + "; use --region " + size(config.matrixRows, config.regionCols)
+                + " or a taller --matrix");
     if (const std::int64_t need = sramNeed(config); need > config.sramPerPeBytes)
         return Diagnostic { "--region", 0, 0,
             "does not fit: " + std::string(kernelName(config.kind)) + " on a "
@@ -125,9 +133,13 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     StaticColorFabric fabric(fabricConfig);
     fabric.setThreads(config.threads);
     const KernelSetup setup = buildKernel(config, fabric);
+    // The options were checked above: a kernel that still cannot route, stalls or livelocks is a
+    // defect of its builder, not the user's input.
     if (const std::optional<std::string> error = fabric.validateRoutes())
         return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
-            "internal route error: " + *error };
+            "internal error: the kernel's routes on a " + size(config.regionRows, config.regionCols) + " region for "
+                + size(config.matrixRows, config.matrixCols) + " are broken: " + *error,
+            Diagnostic::Kind::Internal };
 
     // Generous bound: every wavelet could wait for every FMAC of its PE.
     const auto start = std::chrono::steady_clock::now();
@@ -159,13 +171,15 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
             if (pending > 0 && cycle > limit) {
                 failure = Diagnostic { name, 0, 0,
                     "internal error: no result after " + std::to_string(cycle) + " cycles (" + std::to_string(pending)
-                        + " PEs waiting); the kernel's routes livelock on this region shape" };
+                        + " PEs waiting); the kernel's routes livelock on this region shape",
+                    Diagnostic::Kind::Internal };
                 return false;
             }
             if (pending > 0 && fabric.quiescent()) {
                 failure = Diagnostic { name, 0, 0,
-                    "stalled at cycle " + std::to_string(cycle) + " with " + std::to_string(pending)
-                        + " PEs waiting for data" };
+                    "internal error: stalled at cycle " + std::to_string(cycle) + " with " + std::to_string(pending)
+                        + " PEs waiting for data",
+                    Diagnostic::Kind::Internal };
                 return false;
             }
             return pending > 0;

@@ -29,7 +29,6 @@ void readPositions(const YamlFields& fields, const YamlSection& model, ModelConf
         : positions == "alibi"              ? P::Alibi
         : positions == "none"               ? P::None
                                             : P::Learned;
-    config.ropeTheta = fields.number(model, "rope_theta", 1.0, 1e12).value_or(10000.0);
     if (fields.boolean(model, "use_position_embedding") == false)
         config.positions = P::None;
     config.trainableAlibiSlopes = config.positions == P::Alibi

@@ -231,6 +231,31 @@ std::int64_t readVocabularySize(const YamlFields& fields, const ParamsSections& 
             + "], or a known '" + *fileKeys.begin() + "')");
 }
 
+namespace {
+
+// RoPE (any family that names it, ESM-2's encoder as well as the decoders): rope_theta is the
+// base of the rotation frequencies, and rotary_dim the channels of each head it rotates, in pairs.
+void readRotary(const YamlFields& fields, const YamlSection& model, ModelConfig& config)
+{
+    config.ropeTheta = fields.number(model, "rope_theta", 1.0, 1e12).value_or(10000.0);
+    const std::optional<std::int64_t> rotary = fields.integer(model, "rotary_dim", -kMaxHidden, kMaxHidden);
+    const std::int64_t headSize = config.attentionInnerDim / config.numHeads;
+    if (!rotary || (*rotary >= 2 && *rotary % 2 == 0 && *rotary <= headSize))
+        return;
+    const std::string heads = std::to_string(config.numHeads);
+    const std::string source = fields.value(model, "attention_inner_dim")
+        ? "attention_inner_dim / num_heads = " + std::to_string(config.attentionInnerDim) + " / " + heads
+        : fields.value(model, "head_dim")
+        ? std::string("head_dim")
+        : "hidden_size / num_heads = " + std::to_string(config.hiddenSize) + " / " + heads;
+    fields.fail(fields.valueMark(model, "rotary_dim"),
+        "'" + (model.path.empty() ? std::string() : model.path + ".") + "rotary_dim' is " + std::to_string(*rotary)
+            + ", expected an even number from 2 to the head size " + std::to_string(headSize) + " (" + source
+            + "): RoPE rotates pairs of a head's channels");
+}
+
+} // namespace
+
 void readTransformerSizes(
     const YamlFields& fields, const ParamsSections& sections, ModelConfig& config, bool maxPositionsRequired)
 {
@@ -255,6 +280,7 @@ void readTransformerSizes(
             "num_heads must divide " + std::string(inner ? "attention_inner_dim" : "hidden_size") + " (got "
                 + std::to_string(config.attentionInnerDim) + " and " + std::to_string(config.numHeads) + ")");
     }
+    readRotary(fields, model, config);
 }
 
 void adoptShape(ModelConfig& config, const ModelConfig& part)

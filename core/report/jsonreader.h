@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -61,6 +62,30 @@ public:
             throw ReadError { where(key), "'" + key + "' must be a number" };
         return value.get<double>();
     }
+    // Numbers that cannot be otherwise: a time, a rate, FLOPs or bytes is at least 0 (null, written
+    // for a value that was not finite, reads as NaN); a step takes a finite time above 0; a share
+    // of a whole is from 0 to 1. Anything else is refused at the value.
+    double nonNegative(const std::string& key) const
+    {
+        const double value = real(key);
+        if (value < 0.0)
+            throw ReadError { where(key), "'" + key + "' is " + at(key).dump() + ", expected a number of at least 0" };
+        return value;
+    }
+    double positive(const std::string& key) const
+    {
+        const double value = real(key);
+        if (!(value > 0.0) || !std::isfinite(value))
+            throw ReadError { where(key), "'" + key + "' is " + at(key).dump() + ", expected a finite time above 0" };
+        return value;
+    }
+    double fraction(const std::string& key) const
+    {
+        const double value = real(key);
+        if (value < 0.0 || value > 1.0)
+            throw ReadError { where(key), "'" + key + "' is " + at(key).dump() + ", expected a share from 0 to 1" };
+        return value;
+    }
     // An integer that fits `Int` (the field it is read into) as it is, never wrapped.
     template <typename Int = std::int64_t>
     Int integer(const std::string& key) const
@@ -77,14 +102,28 @@ public:
                     + std::to_string(std::numeric_limits<Int>::max()) + "]" };
         return value.is_number_unsigned() ? Int(value.get<std::uint64_t>()) : Int(value.get<std::int64_t>());
     }
-    // Numbers in an array; null stands for a value that was not finite, as in real().
-    std::vector<double> reals(const std::string& key) const
+    // An integer of at least `low` (a count of systems, users, bytes).
+    template <typename Int = std::int64_t>
+    Int atLeast(const std::string& key, Int low) const
+    {
+        const Int value = integer<Int>(key);
+        if (value < low)
+            throw ReadError { where(key),
+                "'" + key + "' is " + std::to_string(value) + ", expected at least " + std::to_string(low) };
+        return value;
+    }
+    // Numbers in an array; null stands for a value that was not finite, as in real(). With
+    // `stepTimes`, each must be a finite number above 0.
+    std::vector<double> reals(const std::string& key, bool stepTimes = false) const
     {
         std::vector<double> list;
         for (std::size_t i = 0; const ReadJson& value : array(key)) {
             if (!value.is_number() && !value.is_null())
                 throw ReadError { where(key) + "/" + std::to_string(i), "expected a number" };
             list.push_back(value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>());
+            if (stepTimes && !(list.back() > 0.0 && std::isfinite(list.back())))
+                throw ReadError { where(key) + "/" + std::to_string(i),
+                    "'" + key + "' holds " + value.dump() + ", expected finite times above 0" };
             ++i;
         }
         return list;

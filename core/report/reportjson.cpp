@@ -131,20 +131,21 @@ engine::Metrics readTotals(const Reader& r)
     m.mode = r.named<RunKind>("mode");
     m.execution = r.named<ExecutionMode>("execution");
     m.system = r.text("system");
-    m.numCsx = r.integer<int>("num_csx");
-    m.numSystems = r.integer<int>("num_systems");
-    m.stepTimeS = r.real("step_time_s");
-    m.samplesPerS = r.real("samples_per_s");
-    m.tokensPerStep = r.real("tokens_per_step");
-    m.tokensPerS = r.real("tokens_per_s");
-    m.mfu = r.real("mfu");
+    m.numCsx = r.atLeast<int>("num_csx", 1);
+    m.numSystems = r.atLeast<int>("num_systems", 1);
+    m.stepTimeS = r.positive("step_time_s");
+    m.samplesPerS = r.nonNegative("samples_per_s");
+    m.tokensPerStep = r.nonNegative("tokens_per_step");
+    m.tokensPerS = r.nonNegative("tokens_per_s");
+    m.mfu = r.fraction("mfu");
     const Reader u = r.object("utilization");
-    m.utilization = { u.real("compute"), u.real("fabric"), u.real("io"), u.real("memoryx"), u.real("swarmx") };
+    m.utilization = { u.fraction("compute"), u.fraction("fabric"), u.fraction("io"), u.fraction("memoryx"),
+        u.fraction("swarmx") };
     m.bottleneck = r.named<Bound>("bottleneck");
-    m.modelFlopsPerStep = r.real("model_flops_per_step");
-    m.hardwareFlopsPerStep = r.real("hardware_flops_per_step");
-    m.peakFlopsPerS = r.real("peak_flops_per_s");
-    m.streamedBytesPerStep = r.real("streamed_bytes_per_step");
+    m.modelFlopsPerStep = r.nonNegative("model_flops_per_step");
+    m.hardwareFlopsPerStep = r.nonNegative("hardware_flops_per_step");
+    m.peakFlopsPerS = r.nonNegative("peak_flops_per_s");
+    m.streamedBytesPerStep = r.nonNegative("streamed_bytes_per_step");
     if (r.has("calibration_profile")) // reports written before software profiles have none
         m.calibrationProfile = r.text("calibration_profile");
     // Reports written before checkpoint strategies existed have none of these keys.
@@ -153,39 +154,39 @@ engine::Metrics readTotals(const Reader& r)
         m.checkpointEvery = r.integer<int>("checkpoint_every");
     }
     if (r.has("recompute_flops_per_step")) {
-        m.recomputeFlopsPerStep = r.real("recompute_flops_per_step");
-        m.checkpointBytesPerStep = r.real("checkpoint_bytes_per_step");
+        m.recomputeFlopsPerStep = r.nonNegative("recompute_flops_per_step");
+        m.checkpointBytesPerStep = r.nonNegative("checkpoint_bytes_per_step");
     }
-    m.linkBytesPerS = r.real("stream_bytes_per_s");
+    m.linkBytesPerS = r.nonNegative("stream_bytes_per_s");
     m.linkBound = r.named<Bound>("stream_bound");
     // Reports written before MemoryX's flash tier was modelled have neither.
     if (r.has("flash_streamed_bytes_per_step")) {
-        m.flashStreamedBytesPerStep = r.real("flash_streamed_bytes_per_step");
-        m.flashLinkBytesPerS = r.real("flash_stream_bytes_per_s");
+        m.flashStreamedBytesPerStep = r.nonNegative("flash_streamed_bytes_per_step");
+        m.flashLinkBytesPerS = r.nonNegative("flash_stream_bytes_per_s");
     }
-    m.stepTimesS = r.reals("step_times_s");
+    m.stepTimesS = r.reals("step_times_s", true);
     if (m.mode == RunKind::Inference) {
-        m.timeToFirstTokenS = r.real("time_to_first_token_s");
-        m.users = r.integer<int>("users");
-        m.promptTokens = r.integer("prompt_tokens");
-        m.aggregateTokensPerS = r.real("aggregate_tokens_per_s");
+        m.timeToFirstTokenS = r.nonNegative("time_to_first_token_s");
+        m.users = r.atLeast<int>("users", 1);
+        m.promptTokens = r.atLeast<std::int64_t>("prompt_tokens", 0);
+        m.aggregateTokensPerS = r.nonNegative("aggregate_tokens_per_s");
         // Reports written before these were kept have neither.
         if (r.has("token_interval_s"))
-            m.tokenIntervalS = r.real("token_interval_s");
+            m.tokenIntervalS = r.nonNegative("token_interval_s");
         if (r.has("speculative") && !r.at("speculative").is_null()) {
             const Reader s = r.object("speculative");
             const ReadJson& shares = s.at("shares_wafer");
             if (!shares.is_boolean())
                 throw ReadError { s.where("shares_wafer"), "expected true or false" };
             m.speculative = engine::SpeculativeDecode { s.text("draft"), s.integer<int>("draft_wafers"),
-                shares.get<bool>(), s.integer<int>("wafer"), s.integer<int>("draft_tokens"), s.real("acceptance_rate"),
-                s.real("tokens_per_pass"), s.real("draft_token_s"), s.real("draft_interval_s"), s.real("pass_s"),
-                s.real("target_tokens_per_s") };
+                shares.get<bool>(), s.integer<int>("wafer"), s.integer<int>("draft_tokens"),
+                s.fraction("acceptance_rate"), s.nonNegative("tokens_per_pass"), s.nonNegative("draft_token_s"),
+                s.nonNegative("draft_interval_s"), s.nonNegative("pass_s"), s.nonNegative("target_tokens_per_s") };
         }
     } else {
-        m.batchPerSystem = r.integer("batch_per_system");
-        m.microBatch = r.integer("micro_batch_size");
-        m.microBatchesPerStep = r.integer("micro_batches_per_step");
+        m.batchPerSystem = r.atLeast<std::int64_t>("batch_per_system", 0);
+        m.microBatch = r.atLeast<std::int64_t>("micro_batch_size", 0);
+        m.microBatchesPerStep = r.atLeast<std::int64_t>("micro_batches_per_step", 0);
     }
     m.notes = r.texts("notes");
     const Reader bounds = r.object("bound_time_s");
@@ -194,7 +195,7 @@ engine::Metrics readTotals(const Reader& r)
         const std::optional<Bound> bound = fromName<Bound>(name);
         if (!bound)
             throw ReadError { bounds.where(name), Reader::unknownName<Bound>(name, name) };
-        m.boundTimeS[*bound] = bounds.real(name);
+        m.boundTimeS[*bound] = bounds.nonNegative(name);
     }
     return m;
 }
@@ -220,16 +221,19 @@ engine::StepFigures readStep(const Reader& r)
 {
     engine::StepFigures step;
     step.step = r.integer<int>("step");
-    step.startS = r.real("start_s");
-    step.endS = r.real("end_s");
-    step.stepTimeS = r.real("step_time_s");
+    step.startS = r.nonNegative("start_s");
+    step.endS = r.nonNegative("end_s");
+    if (step.endS < step.startS)
+        throw ReadError { r.where("end_s"), "'end_s' is before 'start_s': a step ends after it starts" };
+    step.stepTimeS = r.positive("step_time_s");
     if (r.has("tokens_per_s"))
-        step.tokensPerS = r.real("tokens_per_s");
+        step.tokensPerS = r.nonNegative("tokens_per_s");
     else
-        step.samplesPerS = r.real("samples_per_s");
-    step.mfu = r.real("mfu");
+        step.samplesPerS = r.nonNegative("samples_per_s");
+    step.mfu = r.fraction("mfu");
     const Reader u = r.object("utilization");
-    step.utilization = { u.real("compute"), u.real("fabric"), u.real("io"), u.real("memoryx"), u.real("swarmx") };
+    step.utilization = { u.nonNegative("compute"), u.nonNegative("fabric"), u.nonNegative("io"),
+        u.nonNegative("memoryx"), u.nonNegative("swarmx") };
     return step;
 }
 
@@ -244,29 +248,31 @@ RunReport readReport(const Reader& root)
     const Reader plan = root.object("plan");
     report.plan = { plan.named<ExecutionMode>("execution"), plan.integer<int>("fabric_width"),
         plan.integer<int>("fabric_height"), readRect(plan.object("usable")), plan.integer<int>("replicas"),
-        plan.integer<int>("stages"), plan.real("pe_utilization"), plan.real("sram_utilization"), plan.texts("notes") };
+        plan.integer<int>("stages"), plan.nonNegative("pe_utilization"), plan.nonNegative("sram_utilization"),
+        plan.texts("notes") };
     report.metrics = readTotals(root.object("totals"));
     root.each("layers", [&](const Reader& r) {
         report.metrics.layers.push_back({ r.text("name"), r.text("kind"), r.integer<int>("region"), r.integer("params"),
-            r.real("flops"), r.real("time_s"), r.real("utilization"), r.named<Bound>("bound") });
+            r.nonNegative("flops"), r.nonNegative("time_s"), r.nonNegative("utilization"), r.named<Bound>("bound") });
     });
     root.each("regions", [&](const Reader& r) {
         report.regions.push_back({ r.text("op"), r.integer<int>("stage"), r.integer<int>("system"),
-            r.integer<int>("replica"), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"), r.real("time_s"),
-            r.real("flops"), r.real("utilization"), r.named<Bound>("bound") });
+            r.integer<int>("replica"), readRect(r.object("rect")), r.integer("sram_bytes_per_pe"),
+            r.nonNegative("time_s"), r.nonNegative("flops"), r.nonNegative("utilization"), r.named<Bound>("bound") });
     });
     root.each("systems", [&](const Reader& r) {
         const ReadJson& same = r.at("same_schedule_as_system_0");
         if (!same.is_boolean())
             throw ReadError { r.where("same_schedule_as_system_0"), "expected true or false" };
-        report.systems.push_back({ r.integer<int>("index"), r.real("compute_busy_s"), r.real("io_busy_s"),
-            r.real("flops"), r.real("io_bytes"), r.real("compute_utilization"), same.get<bool>() });
+        report.systems.push_back({ r.integer<int>("index"), r.nonNegative("compute_busy_s"), r.nonNegative("io_busy_s"),
+            r.nonNegative("flops"), r.nonNegative("io_bytes"), r.nonNegative("compute_utilization"),
+            same.get<bool>() });
     });
     const Reader timeline = root.object("timeline");
-    report.spanS = timeline.real("span_s");
+    report.spanS = timeline.nonNegative("span_s");
     timeline.each("lanes", [&](const Reader& r) {
-        report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.real("busy_s"),
-            r.real("bytes"), r.real("flops"), r.reals("occupancy") });
+        report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.nonNegative("busy_s"),
+            r.nonNegative("bytes"), r.nonNegative("flops"), r.reals("occupancy") });
     });
     // Reports written before per-step figures have none.
     if (root.has("steps"))
@@ -276,11 +282,11 @@ RunReport readReport(const Reader& root)
         engine::ScalingSweep sweep;
         sweep.system = s.text("system");
         sweep.globalBatch = s.integer("global_batch");
-        sweep.baselineSamplesPerS = s.real("baseline_samples_per_s");
+        sweep.baselineSamplesPerS = s.nonNegative("baseline_samples_per_s");
         s.each("points", [&](const Reader& p) {
-            sweep.points.push_back({ p.integer<int>("num_csx"), p.real("samples_per_s"), p.real("speedup"),
-                p.real("efficiency"), p.real("step_time_s"), p.named<Bound>("bottleneck"),
-                p.named<ExecutionMode>("execution"), p.integer("micro_batch_size") });
+            sweep.points.push_back({ p.atLeast<int>("num_csx", 1), p.nonNegative("samples_per_s"),
+                p.nonNegative("speedup"), p.nonNegative("efficiency"), p.positive("step_time_s"),
+                p.named<Bound>("bottleneck"), p.named<ExecutionMode>("execution"), p.integer("micro_batch_size") });
         });
         report.scaling = std::move(sweep);
     }

@@ -181,6 +181,43 @@ WS_TEST(kernelsThatDoNotFitOrAreMalformedAreRefused)
     WS_CHECK(!runKernel(config).hasValue());
 }
 
+WS_TEST(aStreamedGemmNeedsARowOfWeightsForEachRowOfPes)
+{
+    // gemm_stream streams each row of PEs its own band of W's rows: 100 rows of PEs for 64 rows of
+    // W left 36 rows waiting for a stream that never came, and the run ended in an "internal route
+    // error" dressed as a located one. It is the region that is wrong: refused at --region, as bad
+    // input, naming the most rows it may have.
+    KernelConfig config;
+    config.kind = KernelKind::GemmStream;
+    config.matrixRows = 64;
+    config.matrixCols = 64;
+    config.regionRows = 100;
+    config.regionCols = 4;
+    const Expected<KernelResult> refused = runKernel(config);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK_EQ(refused.error().file, std::string("--region"));
+    WS_CHECK(refused.error().kind == Diagnostic::Kind::BadInput);
+    WS_CHECK_CONTAINS(refused.error().message, "at most M = 64 rows, got 100");
+    WS_CHECK_CONTAINS(refused.error().message, "--region 64x4");
+    // As many rows of PEs as of W, and rows that do not divide, run and match the reference: every
+    // weight is one FMAC per token column (8 columns a PE, 4 and 9 PEs a row).
+    const KernelResult exact = kernel(KernelKind::GemmStream, 64, 64, 64, 4);
+    WS_CHECK(exact.maxAbsError <= 1e-2);
+    WS_CHECK_EQ(exact.fmacs, std::uint64_t(64) * 64 * 8 * 4);
+    const KernelResult uneven = kernel(KernelKind::GemmStream, 7, 3, 5, 9);
+    WS_CHECK(uneven.maxAbsError <= 1e-2);
+    WS_CHECK_EQ(uneven.fmacs, std::uint64_t(7) * 3 * 8 * 9);
+    // The GEMVs keep idle rows and columns of PEs for a region larger than A, both reductions.
+    for (const KernelKind kind : { KernelKind::Gemv, KernelKind::GemvTree }) {
+        const KernelResult gemv = kernel(kind, 64, 64, 100, 4);
+        WS_CHECK(gemv.maxAbsError <= 1e-2);
+        WS_CHECK_EQ(gemv.fmacs, std::uint64_t(64) * 64);
+        const KernelResult wide = kernel(kind, 3, 5, 7, 9);
+        WS_CHECK(wide.maxAbsError <= 1e-2);
+        WS_CHECK_EQ(wide.fmacs, std::uint64_t(3) * 5);
+    }
+}
+
 WS_TEST(framesAreSampledWhileTheSimulationRuns)
 {
     FramePublisher publisher;

@@ -12,6 +12,27 @@
 
 using namespace waferscope::core;
 
+namespace {
+
+// A report whose figures are each a value that occurs once in its text, so that a test can
+// change one and find where it is.
+report::RunReport plausibleReport()
+{
+    report::RunReport written;
+    written.metrics.stepTimeS = 0.5;
+    written.metrics.stepTimesS = { 0.5, 0.375 };
+    written.metrics.mfu = 0.125;
+    written.metrics.utilization.io = 0.0625;
+    engine::LayerMetrics layer;
+    layer.name = "layers.0.ffn.up";
+    layer.kind = "linear";
+    layer.timeS = 0.03125;
+    written.metrics.layers.push_back(layer);
+    return written;
+}
+
+} // namespace
+
 WS_TEST(reportReaderLocatesANumberBeyondADouble)
 {
     // nlohmann throws out_of_range, not parse_error, for "1e999": it used to escape the reader
@@ -49,7 +70,7 @@ WS_TEST(reportReaderReadsAWideObjectInLinearTime)
 
 WS_TEST(reportReaderRefusesIntegersItsFieldsCannotHold)
 {
-    const std::string good = report::reportToJson(report::RunReport {});
+    const std::string good = report::reportToJson(plausibleReport());
     WS_REQUIRE(report::reportFromJson(good, "r.json").hasValue());
     const struct {
         std::string from;
@@ -75,15 +96,14 @@ WS_TEST(reportReaderRefusesIntegersItsFieldsCannotHold)
 
 WS_TEST(reportReaderReadsBackTheNullItWritesForNonFiniteFigures)
 {
-    report::RunReport written;
+    report::RunReport written = plausibleReport();
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    written.metrics.stepTimesS = { 0.5, nan };
+    written.metrics.tokensPerS = nan; // a figure of a run whose step was too short to count, say
     written.lanes.push_back({ "csx", 0, "CS-X 0 wafer", 1.0, 0.0, 0.0, { 0.25, nan } });
     const std::string text = report::reportToJson(written);
     const Expected<report::RunReport> read = report::reportFromJson(text, "r.json");
     WS_REQUIRE(read.hasValue());
-    WS_CHECK_EQ(read->metrics.stepTimesS.size(), std::size_t(2));
-    WS_CHECK(std::isnan(read->metrics.stepTimesS[1]));
+    WS_CHECK(std::isnan(read->metrics.tokensPerS));
     WS_CHECK_EQ(read->lanes.at(0).occupancy.at(0), 0.25);
     WS_CHECK(std::isnan(read->lanes.at(0).occupancy.at(1)));
     WS_CHECK_EQ(report::reportToJson(read.value()), text);
@@ -99,4 +119,42 @@ WS_TEST(reportReaderRefusesANulByteWhereItIs)
     WS_CHECK_EQ(read.error().line, 2);
     WS_CHECK_EQ(read.error().column, 3);
     WS_CHECK_CONTAINS(read.error().message, "NUL byte");
+}
+
+WS_TEST(reportReaderRefusesImpossibleFiguresWhereTheyAre)
+{
+    // A step takes a finite time above 0 (the null the writer uses for a time that was not finite
+    // is no step either); times, FLOPs and bytes are at least 0; a share is from 0 to 1; a run
+    // uses at least one system. `compare` read such reports and printed their ratios.
+    const std::string good = report::reportToJson(plausibleReport());
+    WS_REQUIRE(report::reportFromJson(good, "r.json").hasValue());
+    const struct {
+        std::string from; // as written, the key and its value
+        std::string to;
+        std::string message;
+    } cases[] = {
+        { "\"step_time_s\": 0.5", "\"step_time_s\": -0.5", "'step_time_s' is -0.5, expected a finite time above 0" },
+        { "\"step_time_s\": 0.5", "\"step_time_s\": null", "'step_time_s' is null, expected a finite time above 0" },
+        { "\"step_time_s\": 0.5", "\"step_time_s\": 0", "'step_time_s' is 0, expected a finite time above 0" },
+        { "0.375", "-0.375", "'step_times_s' holds -0.375, expected finite times above 0" },
+        { "0.375", "null", "'step_times_s' holds null, expected finite times above 0" },
+        { "\"mfu\": 0.125", "\"mfu\": 1.5", "'mfu' is 1.5, expected a share from 0 to 1" },
+        { "\"io\": 0.0625", "\"io\": -0.0625", "'io' is -0.0625, expected a share from 0 to 1" },
+        { "\"time_s\": 0.03125", "\"time_s\": -0.03125", "'time_s' is -0.03125, expected a number of at least 0" },
+        { "\"num_systems\": 1", "\"num_systems\": 0", "'num_systems' is 0, expected at least 1" },
+    };
+    for (const auto& c : cases) {
+        std::string bad = good;
+        const std::size_t at = bad.find(c.from);
+        WS_REQUIRE(at != std::string::npos);
+        WS_REQUIRE(bad.find(c.from, at + 1) == std::string::npos); // the one place it is written
+        bad.replace(at, c.from.size(), c.to);
+        const Expected<report::RunReport> read = report::reportFromJson(bad, "r.json");
+        WS_REQUIRE(!read.hasValue());
+        WS_CHECK_EQ(read.error().message, c.message);
+        // Located at the value: its line, and its column after `"key": ` (or at a list's element).
+        const std::size_t value = c.from.find(": ") == std::string::npos ? at : at + c.from.find(": ") + 2;
+        WS_CHECK_EQ(read.error().line, 1 + int(std::count(bad.begin(), bad.begin() + std::ptrdiff_t(at), '\n')));
+        WS_CHECK_EQ(read.error().column, int(value - bad.rfind('\n', at)));
+    }
 }

@@ -206,6 +206,53 @@ class Errors(unittest.TestCase):
         with self.assertRaises(waferscope.InputError):
             waferscope.load(sample("gpt3_xl.yaml")).compile(mode="sing")
 
+    def test_meaningless_arguments_name_themselves(self):
+        model = waferscope.load(sample("gpt2_small.yaml"))
+
+        def refused(argument, call, *words):
+            with self.assertRaises(waferscope.InputError) as caught:
+                call()
+            self.assertEqual(caught.exception.file, argument)
+            self.assertEqual((caught.exception.line, caught.exception.column), (0, 0))
+            for word in words:
+                self.assertIn(word, str(caught.exception))
+
+        plan = model.compile(system="cs2", num_csx=1, mode="train")
+        # Counts of samples, steps, users and prompt tokens start at 1: 0 or less used to be taken
+        # as "the config's" (batch_size, prompt_tokens) and run.
+        for bad in (0, -8):
+            refused("batch_size", lambda: plan.run(batch_size=bad), "batch_size expects an integer 1..", str(bad))
+            refused("batch_size", lambda: model.scale("cs2", [1, 2], batch_size=bad), "batch_size", str(bad))
+            refused("prompt_tokens", lambda: plan.run(mode="inference", prompt_tokens=bad), "prompt_tokens", str(bad))
+            refused("max_steps", lambda: plan.run(max_steps=bad), "max_steps", str(bad))
+            refused("users", lambda: plan.run(mode="inference", users=bad), "users", str(bad))
+            refused("num_csx", lambda: model.compile(system="cs2", num_csx=bad), "num_csx", str(bad))
+            refused("num_csx", lambda: model.scale("cs2", [1, bad]), "num_csx", str(bad))
+        # CS-1 has no SwarmX: one system only; SwarmX joins at most 192 CS-2 and 2,048 CS-3.
+        refused("num_csx", lambda: model.compile(system="cs1", num_csx=192), "expects 1 for CS-1", "no SwarmX")
+        refused("num_csx", lambda: model.compile(system="cs2", num_csx=193), "1..192 for CS-2")
+        refused("num_csx", lambda: model.compile(system="cs3", num_csx=2049), "1..2048 for CS-3")
+        refused("num_csx", lambda: model.scale("cs1", [1, 2]), "expects 1 for CS-1")
+        refused("num_csx", lambda: model.scale("cs2", []), "empty")
+        refused("num_csx", lambda: model.compile(system="cs3", num_csx=4, mode="inference"),
+                "inference places the model")
+        # A NUL in a string would end it early in C++: another file, or another name.
+        refused("path", lambda: waferscope.load(sample("gpt2_small.yaml") + "\0.bak"), "NUL")
+        refused("system", lambda: model.compile(system="cs2\0"), "NUL")
+        refused("calibration", lambda: model.compile(calibration="2024-11\0x"), "NUL")
+        run = plan.run()
+        with tempfile.TemporaryDirectory() as directory:
+            refused("model_dir", lambda: run.write_report(os.path.join(directory, "out\0side")), "NUL")
+            self.assertEqual(os.listdir(directory), [])
+            # "" would write into the working directory.
+            here = os.getcwd()
+            os.chdir(directory)
+            try:
+                refused("model_dir", lambda: run.write_report(""), "model_dir expects a directory")
+                self.assertEqual(os.listdir(directory), [])
+            finally:
+                os.chdir(here)
+
     def test_a_job_that_cannot_be_placed_is_a_mapping_error(self):
         model = waferscope.load(sample("llama3p1_405b.yaml"))
         with self.assertRaises(waferscope.MappingError) as caught:
