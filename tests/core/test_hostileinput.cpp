@@ -268,7 +268,8 @@ WS_TEST(aJobsFileOfTheMostJobsIsRead)
     const std::string params = test::sourceDir() + "/samples/fc_mnist.yaml";
     std::string text = "cluster: {system: cs2, systems: 4}\njobs:\n";
     for (int i = 0; i < cluster::kMaxJobs; ++i)
-        text += "  - {name: j" + std::to_string(i) + ", params: " + params + ", mode: train, num_csx: 1, max_steps: 10}\n";
+        text += "  - {name: j" + std::to_string(i) + ", params: " + params
+            + ", mode: train, num_csx: 1, max_steps: 10}\n";
     const Expected<cluster::JobsFile> file = cluster::parseJobsFile(text, "many.yaml");
     WS_REQUIRE(file.hasValue());
     WS_CHECK_EQ(file->jobs.size(), std::size_t(cluster::kMaxJobs));
