@@ -206,6 +206,23 @@ class Errors(unittest.TestCase):
         with self.assertRaises(waferscope.InputError):
             waferscope.load(sample("gpt3_xl.yaml")).compile(mode="sing")
 
+    def test_read_errors_and_special_files_are_input_errors(self):
+        # An I/O error while reading (EIO from /proc/self/mem's unmapped first page) and a FIFO no
+        # one writes to are the user's input, located at the file: InputError, never RuntimeError,
+        # and the FIFO never blocks the call.
+        with self.assertRaises(waferscope.InputError) as caught:
+            waferscope.load("/proc/self/mem")
+        self.assertEqual((caught.exception.file, caught.exception.line, caught.exception.column),
+                         ("/proc/self/mem", 1, 1))
+        self.assertIn("input/output error", str(caught.exception))
+        with tempfile.TemporaryDirectory() as directory:
+            fifo = os.path.join(directory, "pipe.yaml")
+            os.mkfifo(fifo)
+            with self.assertRaises(waferscope.InputError) as caught:
+                waferscope.load(fifo)
+            self.assertEqual(str(caught.exception),
+                             f"{fifo}:1:1: error: is a FIFO (named pipe), expected a Model Zoo params YAML file")
+
     def test_meaningless_arguments_name_themselves(self):
         model = waferscope.load(sample("gpt2_small.yaml"))
 
