@@ -177,12 +177,8 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
         return printDiagnostic(err, calibration.error());
     // The directory is this schedule's until its files are committed (see `run`).
     std::optional<core::report::RunDirectoryWriter> writer;
-    if (modelDir) {
-        core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(*modelDir);
-        if (!opened)
-            return printDiagnostic(err, opened.error());
-        writer.emplace(std::move(opened).value());
-    }
+    if (const std::optional<core::Diagnostic> refused = openModelDir(modelDir, writer))
+        return printDiagnostic(err, *refused);
     options.calibration = std::move(calibration).value();
     const core::Expected<core::cluster::JobsFile> file = core::cluster::readJobsFile(*path);
     if (!file)

@@ -124,4 +124,16 @@ std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core:
     return std::move(plan).value();
 }
 
+std::optional<core::Diagnostic> openModelDir(
+    const std::optional<std::string>& modelDir, std::optional<core::report::RunDirectoryWriter>& writer)
+{
+    if (!modelDir)
+        return std::nullopt;
+    core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(*modelDir);
+    if (!opened)
+        return opened.error();
+    writer.emplace(std::move(opened).value());
+    return std::nullopt;
+}
+
 } // namespace waferscope::cli

@@ -9,6 +9,7 @@
 #include "core/engine/engine.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "core/report/rundirectorywriter.h"
 
 #include <optional>
 #include <ostream>
@@ -39,6 +40,12 @@ core::Expected<core::engine::Calibration> parseCalibration(const ArgParser& pars
 // The directory --model_dir names must be creatable: its nearest existing ancestor is a
 // writable directory. Checked before the run so that a long run is not lost to a typo.
 std::optional<std::string> modelDirProblem(const std::string& directory);
+
+// Opens --model_dir for a command's files (core::report::RunDirectoryWriter): the directory is the
+// command's from now until its files are committed, and a second writer is refused. Leaves
+// `writer` empty when `modelDir` is not given; the refusal otherwise.
+std::optional<core::Diagnostic> openModelDir(
+    const std::optional<std::string>& modelDir, std::optional<core::report::RunDirectoryWriter>& writer);
 
 // --num_csx N (1..4096), or 0 when absent.
 int parseNumCsx(const ArgParser& parser);

@@ -269,12 +269,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     // The directory is this run's from now until its files are committed: a second run into it
     // is refused before either computes anything.
     std::optional<core::report::RunDirectoryWriter> writer;
-    if (modelDir) {
-        core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(*modelDir);
-        if (!opened)
-            return printDiagnostic(err, opened.error());
-        writer.emplace(std::move(opened).value());
-    }
+    if (const std::optional<core::Diagnostic> refused = openModelDir(modelDir, writer))
+        return printDiagnostic(err, *refused);
     if (level == "cycle")
         return runCycleLevel(parser, options, compileOptions, calibration, writer ? &*writer : nullptr, out, err);
     for (const char* option : { "tokens", "seed", "threads" })

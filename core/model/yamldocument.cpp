@@ -249,9 +249,8 @@ private:
 // located warning (it is usually an editing slip), and it counts the others.
 class RepeatedKeys {
 public:
-    RepeatedKeys(const std::string& fileName, std::vector<ParamsWarning>& warnings)
-        : m_fileName(fileName)
-        , m_warnings(warnings)
+    explicit RepeatedKeys(std::vector<ParamsWarning>& warnings)
+        : m_warnings(warnings)
     {
     }
 
@@ -310,7 +309,6 @@ private:
                 + "); the last value is used, as the Model Zoo's loader does" });
     }
 
-    const std::string& m_fileName;
     std::vector<ParamsWarning>& m_warnings;
     std::set<MarkKey> m_visited;
     std::size_t m_repeats = 0; // repeated keys seen in the file
@@ -500,7 +498,7 @@ YAML::Node parseParamsDocument(
         fail(fileName, 1, 1, "empty params file: no YAML content, expected a Model Zoo params mapping");
     ExpansionGuard(fileName, limits.maxNodes).expandedSize(root);
     MergeKeys(fileName, limits.maxNodes).apply(root);
-    RepeatedKeys repeated(fileName, warnings);
+    RepeatedKeys repeated(warnings);
     repeated.keepLast(root);
     repeated.finish();
     if (!root.IsMap())

@@ -64,15 +64,8 @@ Expected<StagedFile> stageFile(const std::string& path, const ContentWriter& wri
     bool cancelled = false;
     try {
         writer([&](std::string_view piece) {
-            for (std::size_t written = 0; failure == 0 && written < piece.size();) {
-                const ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0)
-                    failure = n < 0 ? errno : ENOSPC;
-                else
-                    written += std::size_t(n);
-            }
+            if (failure == 0)
+                failure = writeAll(fd, piece);
         });
     } catch (const StagingCancelled&) {
         cancelled = true;
@@ -216,6 +209,19 @@ std::optional<Diagnostic> writeFileAtomically(const std::string& path, const std
     if (!staged)
         return staged.error();
     return commitFile(*staged);
+}
+
+int writeAll(int fd, std::string_view bytes)
+{
+    for (std::size_t written = 0; written < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : ENOSPC;
+        written += std::size_t(n);
+    }
+    return 0;
 }
 
 } // namespace waferscope::core::report

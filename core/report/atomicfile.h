@@ -60,6 +60,10 @@ std::size_t stagedFileCount();
 // removes the temporary and returns the error "cancelled".
 struct StagingCancelled { };
 
+// Writes all of `bytes` to `fd` (retrying interrupted and partial writes): 0, or the errno of the
+// failure (ENOSPC for a write that made no progress).
+int writeAll(int fd, std::string_view bytes);
+
 // Whether `name` is a temporary that stageFile made for `target` (a leftover of a killed writer).
 bool isTemporaryOf(const std::string& name, const std::string& target);
 // The target a temporary named `name` was staged for; empty when `name` is not a temporary.

@@ -170,16 +170,7 @@ std::optional<Diagnostic> writeJournal(const fs::path& directory, const Journal&
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return systemError(path, "cannot write the commit journal");
-    int failure = 0;
-    for (std::size_t written = 0; failure == 0 && written < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            failure = n < 0 ? errno : ENOSPC;
-        else
-            written += std::size_t(n);
-    }
+    int failure = writeAll(fd, text);
     if (failure == 0 && ::fsync(fd) != 0)
         failure = errno;
     if (::close(fd) != 0 && failure == 0)
