@@ -315,6 +315,7 @@ void MainWindow::openJobsFile(const QString& path)
         m_modelPanel->setGraph(model->path, m_document->graph());
     else
         m_modelPanel->setStatus(tr("%1 is a jobs file: see the Cluster dock.").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(tr("%1 is a jobs file: scheduling it in the Cluster dock").arg(path), 10000);
     m_menus->addRecent(path);
     raiseDock(QStringLiteral("cluster"));
     // The schedule needs room: once it is shown, the bottom docks take half the window.
