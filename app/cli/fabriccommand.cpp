@@ -227,7 +227,8 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
         "mesh", "WxH", "traffic: mesh size in PEs, or 'wafer' for the system's whole fabric (default 32x32)");
     parser.addOption("traffic", "PATTERN", "traffic: uniform, transpose or hotspot (default uniform)");
     parser.addOption("rate", "R", "traffic: packets injected per PE per cycle, 0..1 (default 0.02)");
-    parser.addOption("cycles", "N", "traffic: cycles to simulate, warm-up included (default 10000)");
+    parser.addOption("cycles", "N",
+        "traffic: cycles to simulate, warm-up included (default 10000; at most 2e11 / PEs, about an hour)");
     parser.addOption("warmup", "N", "traffic: warm-up cycles excluded from statistics (default a quarter)");
     parser.addOption("queue-depth", "D", "traffic: wavelets per router input queue (default 4)");
     parser.addOption("hotspot-fraction", "F", "traffic: share of hotspot packets sent to the centre (default 0.2)");

@@ -1,5 +1,7 @@
 #include "core/common/jsonfootprint.h"
 
+#include "core/common/memorybudget.h"
+
 #include <nlohmann/json.hpp>
 
 namespace waferscope::core {
@@ -7,14 +9,6 @@ namespace waferscope::core {
 namespace {
 
 using Json = nlohmann::json;
-
-// glibc malloc: a block of n bytes takes n + 8 rounded up to 16, at least 32.
-constexpr double heapBlock(double bytes)
-{
-    const double withHeader = bytes + 8.0;
-    const double rounded = double(static_cast<unsigned long long>((withHeader + 15.0) / 16.0)) * 16.0;
-    return rounded < 32.0 ? 32.0 : rounded;
-}
 
 // libstdc++ keeps strings of up to 15 characters inside the std::string itself.
 constexpr std::size_t kSmallString = 15;
@@ -29,7 +23,7 @@ public:
     bool string(string_t& text) override
     {
         ++footprint.strings;
-        footprint.bytes += heapBlock(sizeof(std::string));
+        footprint.bytes += heapBlockBytes(sizeof(std::string));
         text_(text.size());
         return value();
     }
@@ -37,14 +31,14 @@ public:
     bool start_object(std::size_t) override
     {
         ++footprint.objects;
-        footprint.bytes += heapBlock(sizeof(Json::object_t));
+        footprint.bytes += heapBlockBytes(sizeof(Json::object_t));
         return value();
     }
     bool key(string_t& text) override
     {
         ++footprint.members;
         // A std::map node: the tree links (32 bytes), the key and the value.
-        footprint.bytes += heapBlock(32.0 + sizeof(std::string) + sizeof(Json));
+        footprint.bytes += heapBlockBytes(32.0 + sizeof(std::string) + sizeof(Json));
         text_(text.size());
         return true;
     }
@@ -52,7 +46,7 @@ public:
     bool start_array(std::size_t) override
     {
         ++footprint.arrays;
-        footprint.bytes += heapBlock(sizeof(Json::array_t));
+        footprint.bytes += heapBlockBytes(sizeof(Json::array_t));
         return value();
     }
     bool end_array() override { return true; }
@@ -70,7 +64,7 @@ private:
     {
         if (length > kSmallString) {
             footprint.longTextBytes += length;
-            footprint.bytes += heapBlock(double(length) + 1.0);
+            footprint.bytes += heapBlockBytes(double(length) + 1.0);
         }
     }
 };

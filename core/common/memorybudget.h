@@ -36,4 +36,13 @@ MemoryBudget memoryBudgetFrom(
 std::optional<Diagnostic> checkMemory(const std::string& what, double bytes, const std::string& advice,
     Diagnostic location, const MemoryBudget& budget = memoryBudget());
 
+// The memory one heap block of `bytes` takes with glibc's malloc: the request and its 8-byte
+// header rounded up to 16, at least 32. Estimates count each block they expect this way.
+constexpr double heapBlockBytes(double bytes)
+{
+    const double withHeader = bytes + 8.0;
+    const double rounded = double(static_cast<unsigned long long>((withHeader + 15.0) / 16.0)) * 16.0;
+    return rounded < 32.0 ? 32.0 : rounded;
+}
+
 } // namespace waferscope::core

@@ -142,15 +142,13 @@ void finishMetrics(Metrics& metrics, const Context& context)
 
 std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t eventsPerStep, int steps)
 {
-    // The GUI's frame stepper keeps an index and a FrameStep per event beside the event.
-    constexpr double kBytesPerEvent = sizeof(TimelineEvent) + sizeof(std::size_t) + sizeof(FrameStep);
     const double events = double(eventsPerStep) * double(steps);
     const MemoryBudget budget = memoryBudget();
-    const double stepBytes = std::max(1.0, double(eventsPerStep) * kBytesPerEvent);
+    const double stepBytes = std::max(1.0, timelineBudgetBytes(eventsPerStep));
     const auto fitting = std::int64_t(double(budget.bytes) / stepBytes);
     if (std::optional<Diagnostic> refused = checkMemory(std::to_string(steps) + " steps of this run's timeline ("
                 + formatThousands(std::int64_t(events)) + " events)",
-            events * kBytesPerEvent,
+            timelineBudgetBytes(std::size_t(events)),
             fitting > 0 ? "at most " + formatThousands(fitting) + " steps fit; lower --max_steps"
                         : "even one step does not fit",
             Diagnostic { "--max_steps", 0, 0, {}, Diagnostic::Kind::CannotMap }, budget))
@@ -160,6 +158,14 @@ std::optional<Diagnostic> reserveTimeline(Timeline& timeline, std::size_t events
 }
 
 } // namespace detail
+
+double timelineBudgetBytes(std::size_t events)
+{
+    // The event, and what a FrameSource (the GUI's frame stepper, a report's step figures) keeps
+    // of it: its own copy of the timeline, an index and a FrameStep.
+    constexpr double kBytesPerEvent = 2.0 * sizeof(TimelineEvent) + sizeof(std::size_t) + sizeof(FrameStep);
+    return double(events) * kBytesPerEvent;
+}
 
 Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, const SystemSpec& system,
     const RunOptions& options, const Calibration& calibration)

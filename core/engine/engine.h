@@ -82,6 +82,10 @@ struct Timeline {
     double span = 0.0; // end of the last event
 };
 
+// The memory a run budgets for a timeline of `events` (reserved before the run records it): the
+// events, and the copy, index and FrameStep a FrameSource keeps of each.
+double timelineBudgetBytes(std::size_t events);
+
 struct LayerMetrics {
     std::string name; // op name ("layers.3.ffn.up")
     std::string kind; // op kind

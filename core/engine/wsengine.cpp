@@ -150,6 +150,32 @@ std::vector<StreamItem> orderItems(const MicroBatches& batches, int layers, bool
     return items;
 }
 
+// The events one step records (StreamingSimulation::emit, which drops those of no duration): for
+// each micro-batch and layer, forward, the weights' stream-in on MemoryX (one event per tier it
+// reads from), SwarmX and CS-X I/O, the compute and a checkpoint written out on two lanes; in
+// training, backward, the checkpoint read back on two lanes, the stream-in again, two compute
+// phases, the gradients out and their reduction, and once per step the layer's update.
+std::size_t eventsPerStep(const ExecutionPlan& plan, const MicroBatches& batches, bool train)
+{
+    const auto streamIn = [](std::int64_t bytes, double flashShare) {
+        return bytes > 0 ? (flashShare < 1.0 ? 1 : 0) + (flashShare > 0.0 ? 1 : 0) + 1 : 0; // MemoryX tiers, I/O
+    };
+    std::size_t perMicroBatch = 0;
+    std::size_t perStep = 0;
+    for (const StreamedLayer& layer : plan.streamed) {
+        perMicroBatch += std::size_t(
+            streamIn(layer.bytesInForward, layer.flashShare) + 2 + (layer.checkpointOutBytesPerSample > 0 ? 2 : 0));
+        if (!train)
+            continue;
+        const std::int64_t backwardBytes = layer.bytesInBackward + (layer.recomputed ? layer.bytesInForward : 0);
+        const bool checkpointIn = layer.checkpointInBytesPerSample > 0;
+        perMicroBatch += std::size_t(streamIn(backwardBytes, layer.flashShare) + (checkpointIn ? 2 : 0)
+            + (checkpointIn && backwardBytes == 0 ? 1 : 0) + 1 + 2 + (layer.bytesOutGradients > 0 ? 1 : 0) + 1);
+        ++perStep;
+    }
+    return perMicroBatch * std::size_t(batches.count) + perStep;
+}
+
 // Step time, throughput and the stream path of the run.
 void fillThroughput(Metrics& metrics, const Context& context, const MicroBatches& batches,
     const std::vector<double>& stepTimes, const StreamPath& path, int systems)
@@ -238,14 +264,9 @@ Expected<RunResult> runWeightStreaming(const Context& context)
     const int layers = int(plan.streamed.size());
     const LayerCosts costs = costLayers(context, *batches, train, metrics.layers);
 
-    // A forward item emits at most six events (three stream-in lanes, compute, a checkpoint out
-    // on two lanes), a backward one ten (stream-in, a checkpoint in on two lanes, two compute
-    // phases, gradients out on two lanes, the update); one more each for a read from MemoryX's
-    // flash tier.
     const int shown = context.options.maxSteps;
-    const auto itemCount = std::size_t(batches->count) * std::size_t(layers) * (train ? 2 : 1);
-    const std::size_t perItem = (train ? 8 : 4) + (plan.memoryxFlashBytes > 0.0 ? 1 : 0);
-    if (std::optional<Diagnostic> refused = reserveTimeline(result.timeline, itemCount * perItem, shown))
+    if (std::optional<Diagnostic> refused
+        = reserveTimeline(result.timeline, eventsPerStep(plan, *batches, train), shown))
         return *refused;
     const std::vector<StreamItem> items = orderItems(*batches, layers, train);
 

@@ -1,5 +1,6 @@
 #include "core/fabric/fabric.h"
 
+#include "core/common/memorybudget.h"
 #include "core/fabric/statehasher.h"
 
 #include <algorithm>
@@ -98,6 +99,17 @@ std::size_t Fabric::sharedMemoryBytes() const
     for (const std::vector<RowFlag>& flags : m_rowActive)
         bytes += flags.capacity() * sizeof(RowFlag);
     return bytes + m_rowSteps.capacity() * sizeof(RowCount);
+}
+
+double Fabric::sharedBytesFor(const FabricConfig& config)
+{
+    const double pes = double(config.width) * double(config.height);
+    const double rows = double(config.height);
+    // Counters start on a cache line (CacheLineAllocator): up to 64 bytes more per block.
+    const auto counters = [](double bytes) { return heapBlockBytes(bytes + 64.0); };
+    return 3.0 * counters(pes * sizeof(std::uint32_t)) + 2.0 * counters(pes * kDirections * sizeof(std::uint32_t))
+        + 2.0 * counters(rows * sizeof(RowFlag)) + counters(rows * sizeof(RowCount))
+        + heapBlockBytes(rows * sizeof(double)); // BandRunner's row weights
 }
 
 } // namespace waferscope::core::fabric

@@ -123,6 +123,10 @@ protected:
     int currentBuffer() const { return m_runner.current(); }
     void hashClockAndCounters(StateHasher& hash) const; // for digest()
     std::size_t sharedMemoryBytes() const; // of what this class holds
+    // The heap memory a fabric of this shape holds for what this class keeps (the counters, the
+    // row flags and the runner's row weights), counted block by block before it is built: the
+    // estimates of the derived classes (estimateBytes) add their own state to it.
+    static double sharedBytesFor(const FabricConfig& config);
 
     // The counters; rows add to the entries of their own routers during a step.
     mutable CounterVector m_routed;

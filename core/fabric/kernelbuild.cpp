@@ -289,7 +289,13 @@ KernelSetup buildGemmStream(const KernelConfig& config, StaticColorFabric& fabri
     for (int r = 0; r < rows; ++r) {
         const std::uint32_t i0 = blockBegin(m, rows, r);
         const std::uint32_t mr = blockBegin(m, rows, r + 1) - i0;
+        // Sized first: the band's non-zero weights and a marker per row (estimateKernelFootprint
+        // counts the streams at their length).
+        std::size_t length = mr;
+        for (std::size_t i = std::size_t(i0) * std::size_t(n); i < (std::size_t(i0) + mr) * std::size_t(n); ++i)
+            length += w[i] != 0.0f ? 1 : 0;
         std::vector<Wavelet> stream;
+        stream.reserve(length);
         for (std::uint32_t i = i0; i < i0 + mr; ++i) {
             for (int j = 0; j < n; ++j) {
                 const float weight = w[std::size_t(i) * std::size_t(n) + std::size_t(j)];

@@ -1,8 +1,11 @@
 #include "core/fabric/kernels.h"
 
+#include "core/common/memorybudget.h"
+#include "core/common/units.h"
 #include "core/fabric/staticcolorfabric.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 
@@ -41,7 +44,129 @@ std::int64_t sramNeed(const KernelConfig& config)
     }
 }
 
+// The fabric a kernel runs on: one multicast color and the two alternating reduction colors, or
+// one color per tree level.
+FabricConfig fabricConfigOf(const KernelConfig& config)
+{
+    FabricConfig fabric;
+    fabric.width = config.regionCols;
+    fabric.height = config.regionRows;
+    fabric.colors = config.kind == KernelKind::GemvTree ? std::max(3, 1 + reductionTreeLevels(config.regionCols)) : 3;
+    fabric.queueDepth = config.queueDepth;
+    fabric.simdWidth = config.simdWidth;
+    return fabric;
+}
+
+// A block distribution of `total` over `parts` (blockBegin in kernelbuild.cpp): parts of
+// total / parts, and total % parts of them one more; the first part is a small one.
+struct Shares {
+    Shares(std::int64_t total, std::int64_t parts)
+        : small(total / parts)
+        , largeCount(total % parts)
+        , smallCount(parts - total % parts)
+    {
+    }
+    template <typename Each>
+    void each(const Each& body) const // body(size, parts of that size)
+    {
+        body(small, smallCount);
+        if (largeCount > 0)
+            body(small + 1, largeCount);
+    }
+    std::int64_t small;
+    std::int64_t largeCount;
+    std::int64_t smallCount;
+};
+
+// `count` heap blocks of `bytes` each; nothing for empty vectors.
+double blocks(std::int64_t count, double bytes)
+{
+    return bytes > 0.0 ? double(count) * heapBlockBytes(bytes) : 0.0;
+}
+
+// The host's operands, the reference and the gathered result, and the PEs' shares of y = A x:
+// each PE holds its FP16 block of A and its FP32 rows of y; the top row also its block of x,
+// appended to y (the vector grows to at least twice y).
+double gemvOperandBytes(const KernelConfig& config)
+{
+    const std::int64_t m = config.matrixRows;
+    const std::int64_t n = config.matrixCols;
+    const std::int64_t pes = std::int64_t(config.regionRows) * config.regionCols;
+    double bytes = heapBlockBytes(double(m) * double(n) * 4.0) + heapBlockBytes(double(n) * 4.0)
+        + 2.0 * heapBlockBytes(double(m) * 8.0) + 2.0 * heapBlockBytes(double(pes) * 4.0);
+    const Shares rows(m, config.regionRows);
+    const Shares cols(n, config.regionCols);
+    rows.each([&](std::int64_t mr, std::int64_t rowCount) {
+        cols.each([&](std::int64_t nc, std::int64_t colCount) {
+            bytes += blocks(rowCount * colCount, double(mr) * double(nc) * 2.0);
+        });
+        bytes += blocks(rowCount * config.regionCols, double(mr) * 4.0);
+    });
+    const std::int64_t topRows = rows.small;
+    cols.each([&](std::int64_t nc, std::int64_t count) {
+        bytes
+            += blocks(count, double(std::max(topRows + nc, 2 * topRows)) * 4.0) - blocks(count, double(topRows) * 4.0);
+    });
+    if (config.kind == KernelKind::GemvTree) // each row's offsets and work flags while its tree is wired
+        bytes += 2.0 * heapBlockBytes(double(config.regionCols) * 4.0);
+    return bytes;
+}
+
+// Y = W X: the host's W, X, the reference and the gathered Y; each PE's activations (FP16, all N
+// inputs of its tokens) and its FP32 rows of Y; and the weight streams, a wavelet for every
+// non-zero weight (the mask is Bernoulli: the expected count and four standard deviations) and
+// a row marker per output row.
+double gemmStreamOperandBytes(const KernelConfig& config)
+{
+    const double m = config.matrixRows;
+    const double n = config.matrixCols;
+    const double tokens = config.tokensPerPe > 0 ? config.tokensPerPe : config.simdWidth;
+    const double batch = tokens * config.regionCols;
+    const std::int64_t pes = std::int64_t(config.regionRows) * config.regionCols;
+    double bytes = heapBlockBytes(m * n * 4.0) + heapBlockBytes(n * batch * 4.0) + 2.0 * heapBlockBytes(m * batch * 8.0)
+        + 2.0 * heapBlockBytes(double(pes) * 4.0) + blocks(pes, n * tokens * 2.0);
+    Shares(config.matrixRows, config.regionRows).each([&](std::int64_t mr, std::int64_t count) {
+        bytes += blocks(count * config.regionCols, double(mr) * tokens * 4.0);
+    });
+    const double weights = m * n;
+    const double nonzero
+        = weights * (1.0 - config.sparsity) + 4.0 * std::sqrt(weights * config.sparsity * (1.0 - config.sparsity));
+    return bytes + (std::min(weights, nonzero) + m) * double(sizeof(Wavelet)) + blocks(config.regionRows, 1.0);
+}
+
+// Broadcasts and reductions: each PE's FP32 vector, the reference and the gathered values for
+// every PE, and the offsets (appended one by one, and copied for the gather).
+double collectiveOperandBytes(const KernelConfig& config)
+{
+    const std::int64_t pes = std::int64_t(config.regionRows) * config.regionCols;
+    const double n = config.matrixCols;
+    const int longest = std::max(config.regionRows, config.regionCols);
+    return 2.0 * heapBlockBytes(double(pes) * n * 8.0) + blocks(pes, n * 4.0)
+        + heapBlockBytes(double(std::bit_ceil(std::uint64_t(pes))) * 4.0) + heapBlockBytes(double(pes) * 4.0)
+        + 2.0 * heapBlockBytes(double(std::bit_ceil(unsigned(longest))) * 8.0); // a line's PEs
+}
+
 } // namespace
+
+KernelFootprint estimateKernelFootprint(const KernelConfig& config)
+{
+    KernelFootprint footprint;
+    const bool stream = config.kind == KernelKind::GemmStream;
+    footprint.stateBytes = StaticColorFabric::estimateBytes(fabricConfigOf(config), stream ? config.regionRows : 0);
+    switch (config.kind) {
+    case KernelKind::Gemv:
+    case KernelKind::GemvTree:
+        footprint.operandBytes = gemvOperandBytes(config);
+        break;
+    case KernelKind::GemmStream:
+        footprint.operandBytes = gemmStreamOperandBytes(config);
+        break;
+    default:
+        footprint.operandBytes = collectiveOperandBytes(config);
+        break;
+    }
+    return footprint;
+}
 
 const char* kernelName(KernelKind kind)
 {
@@ -122,15 +247,18 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
                 + " a PE has; use a larger region",
             Diagnostic::Kind::CannotMap };
 
-    FabricConfig fabricConfig;
-    fabricConfig.width = config.regionCols;
-    fabricConfig.height = config.regionRows;
-    // One multicast color and the two alternating reduction colors, or one color per tree level.
-    fabricConfig.colors
-        = config.kind == KernelKind::GemvTree ? std::max(3, 1 + reductionTreeLevels(config.regionCols)) : 3;
-    fabricConfig.queueDepth = config.queueDepth;
-    fabricConfig.simdWidth = config.simdWidth;
-    StaticColorFabric fabric(fabricConfig);
+    // Refused before anything is allocated, at the option that weighs most.
+    const KernelFootprint footprint = estimateKernelFootprint(config);
+    const std::string heaviest
+        = footprint.stateBytes >= footprint.operandBytes ? "--region" : (collective ? "--length" : "--matrix");
+    if (std::optional<Diagnostic> refused
+        = checkMemory(std::string(kernelName(config.kind)) + " on a " + size(config.regionRows, config.regionCols)
+                + " region (its fabric state " + formatBytes(footprint.stateBytes) + ", operands and results "
+                + formatBytes(footprint.operandBytes) + ")",
+            footprint.bytes(), "use a smaller " + heaviest, Diagnostic { heaviest, 0, 0, {} }))
+        return *refused;
+
+    StaticColorFabric fabric(fabricConfigOf(config));
     fabric.setThreads(config.threads);
     const KernelSetup setup = buildKernel(config, fabric);
     // The options were checked above: a kernel that still cannot route, stalls or livelocks is a

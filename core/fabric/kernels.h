@@ -65,9 +65,21 @@ struct KernelResult {
     std::int64_t maxSramBytes = 0; // largest per-PE allocation
 };
 
+// What a kernel run holds at its peak, counted from its sizes before anything is allocated: the
+// fabric's state (StaticColorFabric::estimateBytes), and the operands: the host's matrices and
+// vectors, the PEs' shares of them in SRAM, the weight streams waiting at the edge, and the
+// reference and gathered results the check compares. Heap blocks are counted as glibc takes them.
+struct KernelFootprint {
+    double stateBytes = 0.0;
+    double operandBytes = 0.0;
+    double bytes() const { return stateBytes + operandBytes; }
+};
+KernelFootprint estimateKernelFootprint(const KernelConfig& config);
+
 // Builds the kernel on a region-sized fabric, runs it to completion and checks the result.
-// Errors: bad sizes (Diagnostic on the option), or a region whose PEs cannot hold their share
-// (message starts with "does not fit").
+// Errors: bad sizes (Diagnostic on the option), a region whose PEs cannot hold their share
+// (message starts with "does not fit"), or a run whose footprint exceeds the memory budget
+// (exit 3 at --region, or at --matrix or --length when the operands weigh more).
 Expected<KernelResult> runKernel(
     const KernelConfig& config, const FabricObserver& observer = {}, std::uint64_t observeEvery = 1024);
 

@@ -1,5 +1,6 @@
 #include "core/fabric/staticcolorfabric.h"
 
+#include "core/common/memorybudget.h"
 #include "core/fabric/statehasher.h"
 
 #include <algorithm>
@@ -46,6 +47,23 @@ StaticColorFabric::StaticColorFabric(const FabricConfig& config)
     m_selfActive.assign(pes, 1);
     for (std::vector<std::uint8_t>& published : m_published)
         published.assign(pes, 0); // the buffers start empty
+}
+
+double StaticColorFabric::estimateBytes(const FabricConfig& config, std::int64_t edgeSources)
+{
+    const double pes = double(config.width) * double(config.height);
+    const double stride = double((config.colors + 7) & ~7);
+    const double slots = pes * stride; // the per-color byte arrays
+    return sharedBytesFor(config) + heapBlockBytes(pes * config.colors * config.queueDepth * sizeof(Wavelet))
+        + 4.0 * heapBlockBytes(slots) // queue heads and counts, route tx and rx
+        + 2.0 * heapBlockBytes(pes * kDirections * sizeof(Wavelet)) + 2.0 * heapBlockBytes(slots) // m_out, m_occupancy
+        + heapBlockBytes(pes * sizeof(PeState)) + pes * heapBlockBytes(config.colors * sizeof(DataTask))
+        + heapBlockBytes(double(config.height) * sizeof(RowPrograms) + 64.0)
+        + heapBlockBytes(pes * sizeof(std::uint32_t)) + 3.0 * heapBlockBytes(pes) // queued, self active, published
+        + (edgeSources > 0 // the sources, appended one by one, and the source of each PE
+                ? heapBlockBytes(double(std::bit_ceil(std::uint64_t(edgeSources))) * sizeof(EdgeSource))
+                    + heapBlockBytes(pes * sizeof(std::int32_t))
+                : 0.0);
 }
 
 void StaticColorFabric::startPrograms()

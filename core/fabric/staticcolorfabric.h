@@ -20,6 +20,11 @@ public:
     // Validates the configuration (std::invalid_argument).
     explicit StaticColorFabric(const FabricConfig& config);
     ~StaticColorFabric() override;
+    // The heap memory the constructor allocates for a fabric of this shape, counted from the
+    // arrays below (per PE, per queue slot and per link) before anything is allocated, and that of
+    // `edgeSources` edge sources (addEdgeSource) without their streams. What the PEs' programs and
+    // operands and the streams add later is the caller's to count.
+    static double estimateBytes(const FabricConfig& config, std::int64_t edgeSources = 0);
 
     // rx: the direction a color arrives from (kRampPort for the PE's own sends); tx:
     // directionBit()s and/or kRampBit (several bits multicast).

@@ -1,10 +1,13 @@
 #include "core/fabric/traffic.h"
 
+#include "core/common/memorybudget.h"
 #include "core/fabric/xyfabric.h"
 
 #include <algorithm>
 #include <chrono>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 
 namespace waferscope::core::fabric {
 
@@ -76,6 +79,20 @@ TrafficGenerator::RowTotals TrafficGenerator::totals() const
     return sum;
 }
 
+double estimateTrafficBytes(const TrafficConfig& config)
+{
+    FabricConfig fabric;
+    fabric.width = config.width;
+    fabric.height = config.height;
+    fabric.queueDepth = config.queueDepth;
+    const double pes = double(config.width) * double(config.height);
+    // TrafficGenerator: two cycle and two packet counters and the stream keys per PE, a line of
+    // totals per row.
+    return XyFabric::estimateBytes(fabric) + 2.0 * heapBlockBytes(pes * sizeof(std::uint64_t))
+        + 2.0 * heapBlockBytes(pes * sizeof(std::uint32_t)) + heapBlockBytes(pes * sizeof(TrafficGenerator::PeKeys))
+        + heapBlockBytes(double(config.height) * sizeof(TrafficGenerator::RowTotals) + 64.0);
+}
+
 Expected<TrafficResult> runTraffic(
     const TrafficConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
 {
@@ -97,6 +114,22 @@ Expected<TrafficResult> runTraffic(
         return optionError("--queue-depth", "queue depth must be between 2 and 64");
     if (!(config.hotspotFraction >= 0.0 && config.hotspotFraction <= 1.0))
         return optionError("--hotspot-fraction", "hotspot fraction must be between 0 and 1");
+    const std::string mesh = std::to_string(config.width) + "x" + std::to_string(config.height);
+    const double pes = double(config.width) * double(config.height);
+    if (const double routerCycles = double(config.cycles) * pes; routerCycles > kMaxTrafficRouterCycles) {
+        std::ostringstream message;
+        message << std::setprecision(2) << config.cycles << " cycles of a " << mesh << " mesh are " << routerCycles
+                << " router-cycles, more than the " << kMaxTrafficRouterCycles
+                << " one run may take (about an hour on one core); this mesh runs at most "
+                << std::uint64_t(kMaxTrafficRouterCycles / pes) << " cycles";
+        return optionError("--cycles", message.str());
+    }
+    if (std::optional<Diagnostic> refused
+        = checkMemory("the fabric state of a " + mesh + " mesh (queue depth " + std::to_string(config.queueDepth) + ")",
+            estimateTrafficBytes(config),
+            config.queueDepth > 4 ? "use a smaller --mesh or --queue-depth" : "use a smaller --mesh",
+            Diagnostic { "--mesh", 0, 0, {} }))
+        return *refused;
 
     FabricConfig fabricConfig;
     fabricConfig.width = config.width;

@@ -47,8 +47,18 @@ struct TrafficResult {
     std::uint64_t linkWavelets = 0;
 };
 
-// Validates the configuration (a message on error) and runs it, calling `observer` (if any)
-// every `observeEvery` cycles.
+// The most router-cycles (cycles x PEs) one run may take: about an hour on one core, which steps
+// some 5e7 of them a second (waferscope-bench, fabric_router_cycles_per_s_uniform_32x32_1_thread).
+// Statistics settle within thousands of cycles; a longer run is refused at --cycles, not left to
+// run for days.
+inline constexpr double kMaxTrafficRouterCycles = 2e11;
+
+// The heap memory a run of this configuration holds: the mesh (XyFabric::estimateBytes) and the
+// traffic generator's per-PE streams and per-row totals, counted before anything is allocated.
+double estimateTrafficBytes(const TrafficConfig& config);
+
+// Validates the configuration (a message on error; a mesh whose state exceeds the memory budget
+// is exit 3 at --mesh) and runs it, calling `observer` (if any) every `observeEvery` cycles.
 Expected<TrafficResult> runTraffic(
     const TrafficConfig& config, const FabricObserver& observer = {}, std::uint64_t observeEvery = 4096);
 

@@ -2,6 +2,7 @@
 // routers themselves: xyrowswitch.cpp).
 #include "core/fabric/xyfabric.h"
 
+#include "core/common/memorybudget.h"
 #include "core/fabric/fabricsimd.h"
 #include "core/fabric/statehasher.h"
 #include "core/fabric/traffic.h"
@@ -42,25 +43,53 @@ std::uint64_t dueBits(const std::uint64_t* times, int count, std::uint64_t now)
 
 } // namespace
 
+// The layout of the state arrays: padded rows with room for a whole vector past the last router,
+// and slack for whole-vector reads past the last row.
+struct XyFabric::Layout {
+    std::int64_t pitch = 0;
+    std::int64_t counterRow = 0;
+    std::int64_t slotRow = 0;
+    std::size_t counterBytes = 0; // of each counter array and of the pending counts
+    std::size_t slotBytes = 0; // ring slots (Wavelets) and their port bits
+};
+
+XyFabric::Layout XyFabric::layoutOf(const FabricConfig& config)
+{
+    Layout layout;
+    const auto ringSlots = std::int64_t(std::bit_ceil(unsigned(config.queueDepth)));
+    layout.pitch = (std::int64_t(config.width) + 2 + kLanes + 63) & ~std::int64_t(63);
+    // Rows of whole pages (PageAllocator): no prefetch stream crosses from one row to the next.
+    constexpr std::int64_t kPage = 4096;
+    layout.counterRow = (layout.pitch * kPendingFields + kPage - 1) / kPage * kPage; // the counters use ten fields
+    layout.slotRow = (layout.pitch * kQueues * ringSlots + kPage - 1) / kPage * kPage;
+    layout.counterBytes = std::size_t(layout.counterRow * (config.height + 2) + 64);
+    layout.slotBytes = std::size_t(layout.slotRow * (config.height + 2) + 64);
+    return layout;
+}
+
 XyFabric::XyFabric(const FabricConfig& config)
     : Fabric(config)
     , m_depth(config.queueDepth)
     , m_ringSlots(int(std::bit_ceil(unsigned(config.queueDepth))))
 {
-    // The counter arrays, the ring slot planes and the pending counts: padded rows with room for
-    // a whole vector past the last router, and slack for whole-vector reads past the last row.
-    m_pitch = (std::int64_t(width()) + 2 + kLanes + 63) & ~std::int64_t(63);
-    // Rows of whole pages (PageAllocator): no prefetch stream crosses from one row to the next.
-    constexpr std::int64_t kPage = 4096;
-    m_counterRow = (m_pitch * kPendingFields + kPage - 1) / kPage * kPage; // the counters use ten fields
-    m_slotRow = (m_pitch * kQueues * m_ringSlots + kPage - 1) / kPage * kPage;
-    const auto counterBytes = std::size_t(m_counterRow * (height() + 2) + 64);
-    const auto slotBytes = std::size_t(m_slotRow * (height() + 2) + 64);
+    const Layout layout = layoutOf(config);
+    m_pitch = layout.pitch;
+    m_counterRow = layout.counterRow;
+    m_slotRow = layout.slotRow;
     for (auto& counters : m_counters)
-        counters.assign(counterBytes, 0);
-    m_rings.resize(slotBytes);
-    m_portBits.assign(slotBytes, 0);
-    m_pendingCounts.assign(counterBytes, 0);
+        counters.assign(layout.counterBytes, 0);
+    m_rings.resize(layout.slotBytes);
+    m_portBits.assign(layout.slotBytes, 0);
+    m_pendingCounts.assign(layout.counterBytes, 0);
+}
+
+double XyFabric::estimateBytes(const FabricConfig& config)
+{
+    const Layout layout = layoutOf(config);
+    // Page-aligned blocks (PageAllocator) may start up to a page into what they take.
+    const auto pages = [](double bytes) { return heapBlockBytes(bytes + 4096.0); };
+    return sharedBytesFor(config) + 3.0 * pages(double(layout.counterBytes))
+        + pages(double(layout.slotBytes) * sizeof(Wavelet)) + pages(double(layout.slotBytes));
 }
 
 XyFabric::~XyFabric() = default;

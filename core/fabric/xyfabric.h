@@ -29,6 +29,10 @@ public:
     // Validates the configuration (std::invalid_argument); colors and simdWidth are not used.
     explicit XyFabric(const FabricConfig& config);
     ~XyFabric() override;
+    // The heap memory the constructor allocates for a mesh of this shape (the padded counter,
+    // ring-slot and port-bit arrays below, and Fabric's counters), before anything is allocated.
+    // The traffic generator's per-PE streams are the caller's to count.
+    static double estimateBytes(const FabricConfig& config);
 
     void attachTraffic(std::unique_ptr<TrafficGenerator> traffic);
     const TrafficGenerator* traffic() const { return m_traffic.get(); }
@@ -53,6 +57,9 @@ protected:
     void settleCounters() const override;
 
 private:
+    struct Layout;
+    static Layout layoutOf(const FabricConfig& config);
+
     // State is kept over a mesh padded by one idle router on each side, so edge routers need no
     // bounds tests (the padding never sends and never receives), row by row: a padded row of an
     // array holds its fields (or ring slot planes) one after the other, each m_pitch long, whole

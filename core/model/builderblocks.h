@@ -21,7 +21,7 @@ void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::strin
     std::int64_t tokens);
 
 // The vision and multimodal families (visionbuilder.cpp), and U-Net (unetbuilder.cpp).
-ModelGraph buildVisionGraph(const ModelConfig& config);
-ModelGraph buildUnet(const ModelConfig& config);
+void buildVisionGraph(GraphAssembler& graph, const ModelConfig& config);
+void buildUnet(GraphAssembler& graph, const ModelConfig& config);
 
 } // namespace waferscope::core

@@ -1,8 +1,10 @@
 #include "core/model/graphassembler.h"
 
+#include "core/common/memorybudget.h"
 #include "core/model/namepattern.h"
 
 #include <algorithm>
+#include <bit>
 #include <fnmatch.h>
 
 namespace waferscope::core {
@@ -86,10 +88,41 @@ bool matchesAny(const std::vector<NamePattern>& patterns, const std::string& nam
 
 } // namespace
 
-GraphAssembler::GraphAssembler(const ModelConfig& config)
-    : m_config(config)
+GraphAssembler::GraphAssembler(const ModelConfig& config, Mode mode)
+    : m_mode(mode)
+    , m_config(config)
     , m_activationBytes(config.mixedPrecision ? 2 : 4)
 {
+}
+
+void GraphAssembler::countName(const std::string& name)
+{
+    if (name.capacity() > 15) // libstdc++ keeps shorter strings inside the object
+        m_census.bytes += heapBlockBytes(double(name.capacity() + 1));
+}
+
+void GraphAssembler::count(const Op& op)
+{
+    ++m_census.ops;
+    m_census.tensors += std::int64_t(op.tensors.size());
+    countName(op.name);
+    countName(op.stack);
+    if (op.tensors.capacity() > 0)
+        m_census.bytes += heapBlockBytes(double(op.tensors.capacity() * sizeof(ParamTensor)));
+    for (const ParamTensor& tensor : op.tensors)
+        countName(tensor.name);
+}
+
+GraphFootprint GraphAssembler::footprint()
+{
+    for (const Op& op : m_ops)
+        count(op);
+    m_ops.clear();
+    GraphFootprint footprint = m_census;
+    // The ops' array, grown by doubling as they were appended.
+    if (footprint.ops > 0)
+        footprint.bytes += heapBlockBytes(double(std::bit_ceil(std::uint64_t(footprint.ops)) * sizeof(Op)));
+    return footprint;
 }
 
 void GraphAssembler::setContext(std::string stack, int layer, std::int64_t tokensPerSample)
@@ -106,14 +139,21 @@ void GraphAssembler::setFrozen(bool frozen)
 
 Op& GraphAssembler::append(std::string name, Op::Kind kind)
 {
+    if (m_mode == Mode::Census) { // the previous op is finished: counted, then dropped
+        for (const Op& done : m_ops)
+            count(done);
+        m_ops.clear();
+    }
     Op op;
     op.name = std::move(name);
     op.kind = kind;
     op.layer = m_layer;
     op.stack = m_stack;
     m_ops.push_back(std::move(op));
-    m_tokensPerSample.push_back(m_tokens);
-    m_frozen.push_back(m_currentFrozen);
+    if (m_mode == Mode::Build) {
+        m_tokensPerSample.push_back(m_tokens);
+        m_frozen.push_back(m_currentFrozen);
+    }
     return m_ops.back();
 }
 
@@ -169,18 +209,38 @@ void GraphAssembler::experts(const std::string& name, const std::string& tensorP
     Op& op = append(name, Op::Kind::Experts);
     op.inFeatures = hidden;
     op.outFeatures = hidden;
-    for (std::int64_t e = 0; e < numExperts; ++e) {
+    const auto expertTensors = [&](std::int64_t e) {
         const std::string prefix = tensorPrefix + "." + std::to_string(e) + ".ffn.";
-        op.tensors.push_back({ prefix + "0.linear_layer.weight", hidden * filter, true, 0.0 });
+        std::vector<ParamTensor> tensors;
+        tensors.push_back({ prefix + "0.linear_layer.weight", hidden * filter, true, 0.0 });
         if (bias)
-            op.tensors.push_back({ prefix + "0.linear_layer.bias", filter, false, 0.0 });
+            tensors.push_back({ prefix + "0.linear_layer.bias", filter, false, 0.0 });
         if (gated)
-            op.tensors.push_back({ prefix + "0.linear_layer_for_glu.weight", hidden * filter, true, 0.0 });
+            tensors.push_back({ prefix + "0.linear_layer_for_glu.weight", hidden * filter, true, 0.0 });
         if (gated && bias)
-            op.tensors.push_back({ prefix + "0.linear_layer_for_glu.bias", filter, false, 0.0 });
-        op.tensors.push_back({ prefix + "1.linear_layer.weight", filter * hidden, true, 0.0 });
+            tensors.push_back({ prefix + "0.linear_layer_for_glu.bias", filter, false, 0.0 });
+        tensors.push_back({ prefix + "1.linear_layer.weight", filter * hidden, true, 0.0 });
         if (bias)
-            op.tensors.push_back({ prefix + "1.linear_layer.bias", hidden, false, 0.0 });
+            tensors.push_back({ prefix + "1.linear_layer.bias", hidden, false, 0.0 });
+        return tensors;
+    };
+    const auto perExpert = std::int64_t(expertTensors(0).size());
+    if (m_mode == Mode::Build) {
+        op.tensors.reserve(std::size_t(numExperts * perExpert));
+        for (std::int64_t e = 0; e < numExperts; ++e)
+            for (ParamTensor& tensor : expertTensors(e))
+                op.tensors.push_back(std::move(tensor));
+    } else if (numExperts > 0) {
+        // The names differ only in the expert's index: the experts with as many digits have
+        // names as long (and as large) as the first of them.
+        m_census.tensors += numExperts * perExpert;
+        m_census.bytes += heapBlockBytes(double(numExperts * perExpert) * sizeof(ParamTensor));
+        for (std::int64_t first = 0, next = 10; first < numExperts; first = next, next *= 10) {
+            const std::int64_t alike = std::min(next, numExperts) - first;
+            for (const ParamTensor& tensor : expertTensors(first))
+                if (tensor.name.capacity() > 15)
+                    m_census.bytes += double(alike) * heapBlockBytes(double(tensor.name.capacity() + 1));
+        }
     }
     const double matricesPerExpert = gated ? 3.0 : 2.0;
     const double biasFlops = bias ? (gated ? 2.0 : 1.0) * double(filter) + double(hidden) : 0.0;
@@ -257,6 +317,12 @@ void GraphAssembler::extraTensor(const std::string& name, const std::string& ten
             op.tensors.push_back({ tensor, count, false, 0.0 });
             return;
         }
+    }
+    if (m_mode == Mode::Census) { // an op counted already: its array grows by at most two tensors
+        const ParamTensor extra { tensor, count, false, 0.0 };
+        ++m_census.tensors;
+        m_census.bytes += heapBlockBytes(2.0 * sizeof(ParamTensor));
+        countName(extra.name);
     }
 }
 

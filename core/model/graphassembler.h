@@ -3,6 +3,7 @@
 // Internal to core/model: the op vocabulary the family builders assemble graphs from.
 
 #include "core/model/modelgraph.h"
+#include "core/model/modelloader.h"
 
 #include <string>
 
@@ -13,9 +14,18 @@ namespace waferscope::core {
 // token; attention core is 4 * keys * inner forward per token (QK^T and AV over all `keys`,
 // the PaLM/MFU convention, causal masking not discounted) plus softmax; elementwise ops count
 // a few FLOPs per element; every backward is twice its forward.
+//
+// A Census assembler runs the same builders without building the graph: it keeps only the op
+// being assembled and counts, as each is done, what it will hold in the graph (the op, its
+// names, its tensors and theirs, as glibc's heap blocks), so that footprint() is what finish()
+// would return, measured in linear time and constant memory. An expert's tensors are counted
+// from one expert for each length of its index. A tensor added to an op already counted
+// (extraTensor) is counted as if that op had two tensors before; a tie (tieToEmbedding) to one
+// keeps its tensors counted: the census errs on the high side only.
 class GraphAssembler {
 public:
-    explicit GraphAssembler(const ModelConfig& config);
+    enum class Mode { Build, Census };
+    explicit GraphAssembler(const ModelConfig& config, Mode mode = Mode::Build);
 
     // Where the following ops belong: stack ("decoder", "encoder", ""), block index, and the
     // tokens each op processes per sample (sequence length of that stack).
@@ -58,11 +68,18 @@ public:
     // Adds a parameter tensor that belongs to no compute op of its own (T5 relative bias).
     void extraTensor(const std::string& name, const std::string& tensor, std::int64_t count);
 
-    // Applies sparsity, byte sizes and optimizer state; returns the finished graph.
+    // Applies sparsity, byte sizes and optimizer state; returns the finished graph (Build).
     ModelGraph finish();
+    // What the graph holds: its ops, tensors and heap bytes (Census).
+    GraphFootprint footprint();
 
 private:
     Op& append(std::string name, Op::Kind kind);
+    void count(const Op& op); // Census: adds a finished op to m_census
+    void countName(const std::string& name); // Census: a name's heap block, if it has one
+
+    Mode m_mode = Mode::Build;
+    GraphFootprint m_census; // Census: the ops counted so far (bytes without the ops' own array)
 
     const ModelConfig& m_config;
     std::vector<Op> m_ops;

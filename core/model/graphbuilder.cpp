@@ -123,21 +123,18 @@ void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::strin
 namespace {
 
 // GPT-2/3, GPT-J, Falcon, BLOOM, Llama, Mistral, Mixtral, Gemma 2 and the other decoders.
-ModelGraph buildDecoder(const ModelConfig& c)
+void buildDecoder(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     appendDecoder(graph, c, "", "decoder", c.sequenceLength);
     graph.loss("loss", c.vocabSize, c.finalLogitSoftcap > 0 ? 3.0 : 0.0);
-    return graph.finish();
 }
 
 // DPO: each sample is a chosen and a rejected completion, both through the policy and through
 // the reference, a frozen copy of the policy that runs forward only.
-ModelGraph buildDpo(const ModelConfig& c)
+void buildDpo(GraphAssembler& graph, const ModelConfig& c)
 {
     const ModelConfig& policy = c.parts.front().config.front();
     const std::int64_t tokens = 2 * c.sequenceLength;
-    GraphAssembler graph(c);
     if (c.frozenReference) {
         graph.setFrozen(true);
         appendDecoder(graph, policy, "reference.", "reference", tokens);
@@ -146,7 +143,6 @@ ModelGraph buildDpo(const ModelConfig& c)
     appendDecoder(graph, policy, "", "decoder", tokens);
     graph.setContext("", -1, tokens);
     graph.loss("loss", policy.vocabSize, policy.finalLogitSoftcap > 0 ? 3.0 : 0.0);
-    return graph.finish();
 }
 
 // Linformer attention: keys and values are projected along the sequence, from `tokens` rows to
@@ -214,9 +210,8 @@ void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::s
 }
 
 // BERT and ESM-2 pretraining (MLM, and NSP unless disabled), and BERT's fine-tuning heads.
-ModelGraph buildBert(const ModelConfig& c)
+void buildBert(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
     const std::int64_t s = c.sequenceLength;
     appendBertEncoder(graph, c, "", "encoder", s);
@@ -233,43 +228,37 @@ ModelGraph buildBert(const ModelConfig& c)
         if (c.shareEmbeddingWeights)
             graph.tieToEmbedding("mlm_head.decoder");
         graph.loss("loss", c.vocabSize);
-        return graph.finish();
+        return;
     }
     // Fine-tuning: a classifier over [CLS] (after the pooler), every token, or each sentence.
     const std::int64_t headTokens = c.headTokensPerSample > 0 ? c.headTokensPerSample : s;
     graph.setContext("", -1, headTokens);
     graph.linear("classifier", "classifier.ffn.0.linear_layer", h, c.numLabels, c.classifierBias, Op::Kind::LmHead);
     graph.loss("loss", c.numLabels);
-    return graph.finish();
 }
 
 // DPR: question and context encoders, trained with a softmax over in-batch contexts.
-ModelGraph buildDpr(const ModelConfig& c)
+void buildDpr(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     for (const ModelConfig::Part& part : c.parts)
         appendBertEncoder(graph, part.config.front(), part.role + ".", part.role, c.sequenceLength);
     graph.setContext("", -1, 1);
     graph.loss("loss", std::max<std::int64_t>(1, c.batchSize / std::max<std::int64_t>(1, c.numCsx)));
-    return graph.finish();
 }
 
 // The layers-API demo: a post-norm encoder and a biased projection to the vocabulary.
-ModelGraph buildLayersApiDemo(const ModelConfig& c)
+void buildLayersApiDemo(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     appendBertEncoder(graph, c, "", "encoder", c.sequenceLength);
     graph.setContext("", -1, c.sequenceLength);
     graph.linear("lm_head", "decoder", c.hiddenSize, c.vocabSize, true, Op::Kind::LmHead);
     graph.loss("loss", c.vocabSize);
-    return graph.finish();
 }
 
 // T5 and the transformer: encoder-decoder with shared embeddings, relative position buckets
 // (T5) or absolute positions (learned, or sinusoidal without parameters), cross-attention.
-ModelGraph buildSeq2Seq(const ModelConfig& c)
+void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
     const std::int64_t inner = c.attentionInnerDim;
     const std::int64_t src = c.sequenceLength;
@@ -318,13 +307,11 @@ ModelGraph buildSeq2Seq(const ModelConfig& c)
     if (c.shareEmbeddingWeights)
         graph.tieToEmbedding("lm_head");
     graph.loss("loss", c.tgtVocabSize);
-    return graph.finish();
 }
 
 // fc_mnist: the fully connected MNIST classifier of the Cerebras documentation.
-ModelGraph buildFcMnist(const ModelConfig& c)
+void buildFcMnist(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     std::int64_t in = c.inputSize;
     for (std::size_t i = 0; i < c.hiddenSizes.size(); ++i) {
         graph.setContext("", int(i), 1);
@@ -336,12 +323,10 @@ ModelGraph buildFcMnist(const ModelConfig& c)
     graph.setContext("", int(c.hiddenSizes.size()), 1);
     graph.linear("output", "output_layer", in, c.numClasses, c.ffnBias);
     graph.loss("loss", c.numClasses);
-    return graph.finish();
 }
 
-} // namespace
-
-ModelGraph buildModelGraph(const ModelConfig& config)
+// Every family's builder, into `graph`.
+void assembleModelGraph(GraphAssembler& graph, const ModelConfig& config)
 {
     switch (config.family) {
     case F::Bert:
@@ -351,53 +336,46 @@ ModelGraph buildModelGraph(const ModelConfig& config)
     case F::BertQuestionAnswering:
     case F::Esm2:
     case F::Linformer:
-        return buildBert(config);
+        return buildBert(graph, config);
     case F::Dpr:
-        return buildDpr(config);
+        return buildDpr(graph, config);
     case F::Dpo:
-        return buildDpo(config);
+        return buildDpo(graph, config);
     case F::T5:
     case F::Transformer:
-        return buildSeq2Seq(config);
+        return buildSeq2Seq(graph, config);
     case F::LayersApiDemo:
-        return buildLayersApiDemo(config);
+        return buildLayersApiDemo(graph, config);
     case F::FcMnist:
-        return buildFcMnist(config);
+        return buildFcMnist(graph, config);
     case F::VisionTransformer:
     case F::Dino:
     case F::Dit:
     case F::Llava:
     case F::MultimodalSimple:
-        return buildVisionGraph(config);
+        return buildVisionGraph(graph, config);
     case F::Unet:
-        return buildUnet(config);
+        return buildUnet(graph, config);
     default:
-        return buildDecoder(config);
+        return buildDecoder(graph, config);
     }
+}
+
+} // namespace
+
+ModelGraph buildModelGraph(const ModelConfig& config)
+{
+    GraphAssembler graph(config);
+    assembleModelGraph(graph, config);
+    return graph.finish();
 }
 
 GraphFootprint estimateGraphFootprint(const ModelConfig& config)
 {
-    // Upper bounds over the builders above: a T5 decoder block (self- and cross-attention,
-    // three norms, the FFN) has 17 ops of at most two tensors each; experts add three matrices
-    // each; embeddings, heads and the loss stay under 16 ops.
-    constexpr std::int64_t kOpsPerBlock = 20;
-    constexpr std::int64_t kTensorsPerBlock = 2 * kOpsPerBlock;
-    constexpr std::int64_t kOutsideBlocks = 16;
-    // Heap bytes of a name beyond the object itself (names are 20 to 60 characters).
-    constexpr double kNameBytes = 64.0;
-    const std::int64_t copies = std::max<std::size_t>(1, config.parts.size()) * (config.frozenReference ? 2 : 1);
-    const std::int64_t blocks = copies * std::max<std::int64_t>(1, config.numLayers);
-    // An expert has two or three (gated) matrices, each with a bias when the FFN has them.
-    const std::int64_t perExpert = (isGated(config.activation) ? 3 : 2) * (config.ffnBias ? 2 : 1);
-    const std::int64_t expertTensors = perExpert * (config.numExperts + config.numSharedExperts);
-    GraphFootprint footprint;
-    footprint.ops = blocks * kOpsPerBlock + copies * kOutsideBlocks;
-    footprint.tensors = blocks * (kTensorsPerBlock + expertTensors) + 2 * copies * kOutsideBlocks;
-    // The op's own per-op vector (tokens per sample) is counted with the op.
-    footprint.bytes = double(footprint.ops) * (sizeof(Op) + 2.0 * kNameBytes + sizeof(std::int64_t))
-        + double(footprint.tensors) * (sizeof(ParamTensor) + kNameBytes);
-    return footprint;
+    // The builders themselves, on an assembler that keeps one op at a time and counts the rest.
+    GraphAssembler census(config, GraphAssembler::Mode::Census);
+    assembleModelGraph(census, config);
+    return census.footprint();
 }
 
 } // namespace waferscope::core

@@ -18,9 +18,11 @@ Expected<ModelConfig> readParamsFile(const std::string& path);
 // callers that keep what they loaded: readParamsText(bytes, path) then gives the same config.
 Expected<std::string> readParamsBytes(const std::string& path);
 
-// What buildModelGraph(config) will hold, estimated from the shape without building it: an
-// upper bound on ops and weight tensors, and bytes at the graph's in-memory layout. The reader
-// refuses a config whose graph would not fit the memory budget (core/common/memorybudget.h).
+// What buildModelGraph(config) will hold, counted without building it (the builders run on an
+// assembler that keeps one op at a time, GraphAssembler::Mode::Census): its ops and weight
+// tensors, and the heap bytes of the ops, their names and tensors as glibc allocates them. The
+// reader refuses a config whose graph would not fit the memory budget (core/common/memorybudget.h).
+// For configs the reader accepted, as buildModelGraph.
 struct GraphFootprint {
     std::int64_t ops = 0;
     std::int64_t tensors = 0;

@@ -85,9 +85,8 @@ private:
 
 } // namespace
 
-ModelGraph buildUnet(const ModelConfig& c)
+void buildUnet(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     UnetAssembler unet(graph, c);
     Resolution resolution { c.imageShape };
     const std::size_t blocks = c.encoderFilters.size() - 1;
@@ -126,7 +125,6 @@ ModelGraph buildUnet(const ModelConfig& c)
     graph.setContext("", -1, resolution.voxels());
     graph.convolution("final_conv", "final_conv.conv", in, 1, c.outputChannels, true);
     graph.loss("loss", c.outputChannels);
-    return graph.finish();
 }
 
 } // namespace waferscope::core

@@ -80,23 +80,20 @@ void appendImageEncoder(
 }
 
 // ViT classification: the encoder, then a classifier over [CLS] (and the mean patch token).
-ModelGraph buildViT(const ModelConfig& c)
+void buildViT(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     appendImageEncoder(graph, c, "vit_model.", "encoder");
     graph.setContext("", -1, 1);
     const std::int64_t features = c.dinoClassifier ? 2 * c.hiddenSize : c.hiddenSize;
     graph.linear("classifier", "classifier.classifier.ffn.0.linear_layer", features, c.numClasses, c.biasInOutput,
         Op::Kind::LmHead);
     graph.loss("loss", c.numClasses);
-    return graph.finish();
 }
 
 // DiT: latent patches through blocks whose LayerNorms are scaled, shifted and gated by a
 // per-sample vector (timestep and class embeddings) through adaLN-Zero modulation linears.
-ModelGraph buildDit(const ModelConfig& c)
+void buildDit(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     const std::int64_t h = c.hiddenSize;
     const std::int64_t n = c.patches();
     const std::int64_t patchValues = c.numChannels * c.patchHeight * c.patchWidth;
@@ -130,15 +127,13 @@ ModelGraph buildDit(const ModelConfig& c)
     graph.linear("noise_head", "noise_head.conv_transpose", h, patchValues, false, Op::Kind::LmHead);
     graph.extraTensor("noise_head", "noise_head.conv_transpose.bias", c.numChannels);
     graph.loss("loss", patchValues); // mean squared error on the predicted noise
-    return graph.finish();
 }
 
 // DINOv2: each trunk, then the heads that read it (teacher first, so its frozen part runs
 // forward only); each head an MLP to a bottleneck, L2-normalised, then the weight-normed
 // prototypes.
-ModelGraph buildDino(const ModelConfig& c)
+void buildDino(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     for (std::size_t t = 0; t < c.parts.size(); ++t) {
         const std::string trunk = "image_model_trunks.model." + std::to_string(t) + ".";
         appendImageEncoder(graph, c.parts[t].config.front(), trunk, c.parts[t].role);
@@ -165,14 +160,12 @@ ModelGraph buildDino(const ModelConfig& c)
                 graph.loss(name + ".loss", head.output); // cross-entropy against the teacher's prototypes
         }
     }
-    return graph.finish();
 }
 
 // LLaVA and multimodal_simple: the image tower over one image, the projector over its patch
 // tokens (no [CLS]), and the language model over the sequence the image tokens are part of.
-ModelGraph buildMultimodal(const ModelConfig& c)
+void buildMultimodal(GraphAssembler& graph, const ModelConfig& c)
 {
-    GraphAssembler graph(c);
     const ModelConfig& vision = c.parts.front().config.front();
     const ModelConfig& language = c.parts.back().config.front();
     const bool llava = c.family == F::Llava;
@@ -190,22 +183,21 @@ ModelGraph buildMultimodal(const ModelConfig& c)
     appendDecoder(graph, language, "text_model.", "decoder", c.sequenceLength);
     graph.setContext("", -1, c.sequenceLength);
     graph.loss("loss", language.vocabSize);
-    return graph.finish();
 }
 
 } // namespace
 
-ModelGraph buildVisionGraph(const ModelConfig& config)
+void buildVisionGraph(GraphAssembler& graph, const ModelConfig& config)
 {
     switch (config.family) {
     case F::VisionTransformer:
-        return buildViT(config);
+        return buildViT(graph, config);
     case F::Dit:
-        return buildDit(config);
+        return buildDit(graph, config);
     case F::Dino:
-        return buildDino(config);
+        return buildDino(graph, config);
     default:
-        return buildMultimodal(config);
+        return buildMultimodal(graph, config);
     }
 }
 

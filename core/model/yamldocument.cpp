@@ -1,13 +1,12 @@
 #include "core/model/yamldocument.h"
 
+#include "core/model/yamlfootprint.h"
+
 #include "core/common/memorybudget.h"
 #include "core/common/units.h"
 
-#include <yaml-cpp/eventhandler.h>
-
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -315,84 +314,28 @@ private:
     std::size_t m_firstWarning = 0; // index of the first one's warning
 };
 
-// Counts the nodes of a text without building a tree (yaml-cpp's event parser), and stops at the
-// first node past `limit`: so a file is refused before its tree is built, and after reading no
-// more of it than a file within the limit.
-class DocumentCensus final : public YAML::EventHandler {
-public:
-    struct PastLimit {
-        YAML::Mark mark; // where the first node past the limit starts
-    };
-
-    explicit DocumentCensus(std::size_t limit)
-        : m_limit(limit)
-    {
-    }
-
-    void OnDocumentStart(const YAML::Mark&) override { }
-    void OnDocumentEnd() override { }
-    void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
-    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
-    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override
-    {
-        scalarBytes += value.size() > 15 ? value.size() + 1 : 0;
-        node(mark);
-    }
-    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
-    {
-        node(mark);
-    }
-    void OnSequenceEnd() override { }
-    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override
-    {
-        node(mark);
-    }
-    void OnMapEnd() override { }
-
-    std::size_t nodes = 0;
-    std::size_t scalarBytes = 0; // characters of scalars too long for the small-string buffer
-
-private:
-    void node(const YAML::Mark& mark)
-    {
-        if (++nodes > m_limit)
-            throw PastLimit { mark };
-    }
-    std::size_t m_limit;
-};
-
 // Refuses a text whose tree would pass the node limit or the memory budget, before the tree is
 // built. A node takes at least one byte of text ("{a,b}" holds four), so a text shorter than
 // both bounds in nodes needs no count, which spares real configs (a few KB) the second parse.
 void checkTreeSize(std::string_view text, const std::string& fileName, const YamlLimits& limits)
 {
     const MemoryBudget budget = memoryBudget();
-    // The tree, the parser's copy of the text and the text itself, per node and per byte.
-    const auto treeBytes = [&](std::size_t nodes, std::size_t scalarBytes) {
-        return double(nodes) * kYamlBytesPerNode + double(scalarBytes) + 2.0 * double(text.size());
-    };
-    const auto budgetNodes = std::size_t(std::max(0.0, double(budget.bytes) - treeBytes(0, 0)) / kYamlBytesPerNode);
+    const double textBytes = 2.0 * double(text.size()); // the copies the parse makes
+    const auto budgetNodes = std::size_t(std::max(0.0, double(budget.bytes) - textBytes) / kYamlBytesPerNode);
     const std::size_t limit = std::min(limits.maxNodes, budgetNodes);
     if (text.size() <= limit)
         return;
-    DocumentCensus census(limit);
-    std::istringstream stream { std::string(text) };
-    try {
-        YAML::Parser parser(stream);
-        parser.HandleNextDocument(census);
-    } catch (const DocumentCensus::PastLimit& past) {
-        if (limit == limits.maxNodes)
-            failAt(fileName, past.mark,
-                "the file holds more than " + formatThousands(std::int64_t(limits.maxNodes))
-                    + " YAML nodes, the most a " + limits.kind + " may hold");
-        Diagnostic refused = *checkMemory(
-            "reading this YAML file (more than " + formatThousands(std::int64_t(census.nodes - 1)) + " nodes)",
-            treeBytes(census.nodes, census.scalarBytes), "",
-            Diagnostic { fileName, past.mark.line + 1, past.mark.column + 1, "" }, budget);
-        throw InputError { refused };
-    } catch (const YAML::Exception&) {
-        // The tree's own parse reports the syntax error, located.
-    }
+    const YamlFootprint census = estimateYamlFootprint(text, limit);
+    if (!census.pastLimit)
+        return;
+    if (limit == limits.maxNodes)
+        fail(fileName, census.line, census.column,
+            "the file holds more than " + formatThousands(std::int64_t(limits.maxNodes)) + " YAML nodes, the most a "
+                + limits.kind + " may hold");
+    Diagnostic refused = *checkMemory(
+        "reading this YAML file (more than " + formatThousands(std::int64_t(census.nodes - 1)) + " nodes)",
+        census.bytes, "", Diagnostic { fileName, census.line, census.column, "" }, budget);
+    throw InputError { refused };
 }
 
 // The line where a second YAML document starts, or 0. A line that begins with the marker "---"

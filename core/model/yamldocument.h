@@ -28,11 +28,6 @@ struct YamlLimits {
     const char* kind = "params file"; // "a params file holds ..."
 };
 
-// The yaml-cpp tree's heap memory per node (node, node_data, node_ref and their shared pointers,
-// a map entry or sequence slot), measured with glibc on this platform: the document estimate
-// multiplies it by the nodes the file holds before the tree is built.
-inline constexpr double kYamlBytesPerNode = 600.0;
-
 // Parses params text into a YAML tree after the checks yaml-cpp does not make: text must be
 // UTF-8 without control characters, indentation has no tabs, line breaks may be LF, CRLF or a
 // lone CR (as YAML allows), the file holds one document, its tree fits the memory budget (exit

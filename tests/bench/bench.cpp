@@ -16,6 +16,7 @@
 #include "benchcluster.h"
 #include "benchcyclelevel.h"
 #include "benchfaults.h"
+#include "benchmemory.h"
 #include "benchreference.h"
 #ifdef WAFERSCOPE_BENCH_GUI
 #include "benchgui.h"
@@ -383,6 +384,11 @@ int main(int argc, char** argv)
 
     if (!faultFigures(figures, quick ? 1 : 5)) {
         std::cerr << "waferscope-bench: an interrupted or cancelled run did not stop as expected\n";
+        return 1;
+    }
+
+    if (!memoryFigures(figures, quick, rounds)) {
+        std::cerr << "waferscope-bench: a memory estimate or a reader's largest input failed\n";
         return 1;
     }
 

@@ -5,9 +5,14 @@
 #include "testing.h"
 
 #include "core/common/memorybudget.h"
+#include "core/common/units.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
+#include "core/fabric/kernels.h"
+#include "core/fabric/staticcolorfabric.h"
+#include "core/fabric/traffic.h"
+#include "core/fabric/xyfabric.h"
 #include "core/model/modelloader.h"
 #include "core/report/atomicfile.h"
 #include "core/report/rundirectory.h"
@@ -98,45 +103,95 @@ WS_TEST(memoryBudgetIsHalfOfWhatTheProcessCanHave)
         std::string("it would need 3.00 MB, more than the 2.00 MB a model or run may use (a test); do less"));
 }
 
+namespace {
+
+// The estimate is what the reader refuses on, so it must never be below the graph that is then
+// built; and within half as much again of it (the allocator's headers and rounding), or it would
+// refuse models that fit. Its ops and tensors are counted, not bounded.
+void checkFootprint(const ModelConfig& config, const std::string& label)
+{
+    const ModelGraph graph = buildModelGraph(config);
+    const GraphFootprint footprint = estimateGraphFootprint(config);
+    WS_CHECK_EQ(footprint.ops, std::int64_t(graph.ops.size()));
+    WS_CHECK_EQ(footprint.tensors, std::int64_t(tensorCount(graph)));
+    const double walked = graphBytes(graph);
+    if (footprint.bytes < walked || footprint.bytes > 1.5 * walked)
+        test::reportFailure(__FILE__, __LINE__,
+            label + ": estimate " + std::to_string(footprint.bytes) + " B against " + std::to_string(walked)
+                + " B built");
+}
+
+ModelConfig readConfig(const std::string& text, const std::string& label)
+{
+    const Expected<ModelConfig> config = readParamsText(text, label);
+    if (!config)
+        throw std::runtime_error(label + ": " + config.error().message);
+    return *config;
+}
+
+} // namespace
+
 WS_TEST(graphFootprintBoundsEveryRealGraph)
 {
-    // The estimate is what the reader refuses on, so it must never be below the graph that is
-    // then built; and within a small factor of it (plus the fixed part outside the blocks, which
-    // dominates a tiny MLP), or it would refuse models that fit.
     int checked = 0;
     for (const fs::path& path : test::allConfigs()) {
         const Expected<ModelConfig> config = readParamsFile(path.string());
         WS_REQUIRE(config.hasValue());
-        const ModelGraph graph = buildModelGraph(*config);
-        const GraphFootprint footprint = estimateGraphFootprint(*config);
-        WS_CHECK(footprint.ops >= std::int64_t(graph.ops.size()));
-        WS_CHECK(footprint.tensors >= std::int64_t(tensorCount(graph)));
-        const double actual = graphBytes(graph);
-        if (footprint.bytes < actual || footprint.bytes > 8.0 * actual + 65536.0)
-            test::reportFailure(__FILE__, __LINE__,
-                path.filename().string() + ": estimate " + std::to_string(footprint.bytes) + " B against "
-                    + std::to_string(actual) + " B built");
+        checkFootprint(*config, path.filename().string());
         ++checked;
     }
     WS_CHECK(checked >= 20);
 }
 
+WS_TEST(graphFootprintHoldsForManyExpertsAndEveryKindOfModel)
+{
+    // Mixtral 8x7B with 8 to 1,024 experts, top-2 to top-8 routing and shared experts (an expert
+    // op holds thousands of tensors: their names, not the ops, are most of the graph), dense
+    // decoders, BERT, T5 (encoder and decoder) and LLaVA (a vision tower, a projector and a
+    // language model).
+    const std::string mixtral = waferscope::test::readFile(waferscope::test::dataDir() + "/models/mixtral_8x7b.yaml");
+    const auto experts = [&](int count, int topK, int shared) {
+        std::string text = mixtral;
+        text.replace(text.find("num_experts: 8"), 14, "num_experts: " + std::to_string(count));
+        text.replace(text.find("top_k: 2"), 8,
+            "top_k: " + std::to_string(topK)
+                + (shared > 0 ? "\n        num_shared_experts: " + std::to_string(shared) : std::string()));
+        return readConfig(text, "mixtral_" + std::to_string(count) + "x" + std::to_string(topK) + ".yaml");
+    };
+    checkFootprint(experts(8, 2, 0), "mixtral 8 experts");
+    checkFootprint(experts(64, 2, 0), "mixtral 64 experts");
+    checkFootprint(experts(256, 8, 0), "mixtral 256 experts, top 8");
+    checkFootprint(experts(256, 8, 2), "mixtral 256 experts and 2 shared");
+    checkFootprint(experts(1024, 4, 1), "mixtral 1024 experts and 1 shared");
+    for (const char* file : { "models/llama3_70b.yaml", "models/gpt3_13b.yaml", "models/bert_large.yaml",
+             "models/t5_11b.yaml", "families/llava_tiny.yaml", "families/vit_tiny.yaml" })
+        checkFootprint(readConfig(waferscope::test::readFile(waferscope::test::dataDir() + "/" + file), file), file);
+}
+
 WS_TEST(aGraphTooLargeForMemoryIsRefusedWhereTheYamlAsksForIt)
 {
     // 10,000 layers of 4,096 experts (gelu FFNs with biases: two matrices and two biases each):
-    // 164 million weight tensors, about 20 GB of graph. The reader refuses it at num_experts
-    // (line 10, column 18) without building anything.
-    ModelConfig shape;
+    // a block holds 4 x 4,096 expert tensors, the weights and biases of its two LayerNorms (4) and
+    // of q, k, v and the output projection (8) and the router's weight (1); outside the blocks,
+    // the token and position tables and the final LayerNorm (4; the head is tied). 164 million
+    // weight tensors, about 30 GB of graph: the reader refuses it at num_experts (line 10,
+    // column 18) without building anything.
+    const auto tensors = [](std::int64_t layers, std::int64_t experts) { return layers * (4 * experts + 13) + 4; };
+    const Expected<ModelConfig> small = readParamsText(moeConfig(3, 5), "small.yaml");
+    WS_REQUIRE(small.hasValue());
+    WS_CHECK_EQ(std::int64_t(tensorCount(buildModelGraph(*small))), tensors(3, 5)); // the count, on a built graph
+    ModelConfig shape = *small;
     shape.numLayers = 10000;
     shape.numExperts = 4096;
+    WS_CHECK_EQ(estimateGraphFootprint(shape).tensors, tensors(10000, 4096));
     if (double(memoryBudget().bytes) >= estimateGraphFootprint(shape).bytes)
-        WS_SKIP("this machine's memory budget holds the 15 GB graph");
+        WS_SKIP("this machine's memory budget holds the 30 GB graph");
     const Expected<ModelConfig> huge = readParamsText(moeConfig(10000, 4096), "huge.yaml");
     WS_REQUIRE(!huge.hasValue());
     WS_CHECK_EQ(huge.error().file, std::string("huge.yaml"));
     WS_CHECK_EQ(huge.error().line, 10);
     WS_CHECK_EQ(huge.error().column, 18);
-    WS_CHECK(huge.error().message.find("op graph (164,240,032 weight tensors") != std::string::npos);
+    WS_CHECK_CONTAINS(huge.error().message, "op graph (" + formatThousands(tensors(10000, 4096)) + " weight tensors");
     WS_CHECK(huge.error().message.find("use fewer layers or experts") != std::string::npos);
     // The same shape with 8 experts, as Mixtral has, reads.
     WS_CHECK(readParamsText(moeConfig(32, 8), "mixtral.yaml").hasValue());
@@ -279,4 +334,104 @@ WS_TEST(aCancelledSweepStopsBeforeItsNextRun)
     WS_CHECK_EQ(asked, 3);
     options.cancelled = [] { return false; };
     WS_CHECK(engine::scale(graph, cs2, options).hasValue());
+}
+
+WS_TEST(theTimelineIsReservedAtWhatTheRunRecords)
+{
+    // The reservation is what the budget is checked against: never below what a weight-streaming
+    // run records (or the vector would grow, doubling, past the check), and within a tenth of it
+    // (it leaves out only events of no duration), or it would refuse runs that fit.
+    const SystemSpec cs2 = test::preset("cs2");
+    for (const char* name : { "gpt3_xl.yaml", "llama3_8b.yaml" }) {
+        const ModelGraph graph = test::load(test::sample(name));
+        const ExecutionPlan plan = test::plan(graph, cs2, RunMode::Train, ExecutionChoice::WeightStreaming);
+        for (const engine::RunKind kind : { engine::RunKind::Train, engine::RunKind::Eval })
+            for (const int steps : { 1, 3 }) {
+                engine::RunOptions options;
+                options.mode = kind;
+                options.maxSteps = steps;
+                const Expected<engine::RunResult> run = engine::run(plan, graph, cs2, options);
+                WS_REQUIRE(run.hasValue());
+                const std::vector<engine::TimelineEvent>& events = run->timeline.events;
+                WS_CHECK(events.size() > 0);
+                WS_CHECK(events.capacity() >= events.size());
+                WS_CHECK(double(events.capacity()) <= 1.1 * double(events.size()));
+            }
+    }
+}
+
+WS_TEST(fabricStateEstimatesCountWhatTheMeshesAllocate)
+{
+    // The estimates are counted before the fabric exists; memoryBytes() walks what the built one
+    // holds. The estimate adds the allocator's headers and alignment, no more than a few percent.
+    using namespace core::fabric;
+    for (const auto& [width, height] : { std::pair { 2, 2 }, { 32, 32 }, { 100, 37 }, { 300, 200 } })
+        for (const int depth : { 2, 4, 64 }) {
+            FabricConfig config;
+            config.width = width;
+            config.height = height;
+            config.queueDepth = depth;
+            const std::string shape
+                = std::to_string(width) + "x" + std::to_string(height) + " depth " + std::to_string(depth);
+            const double xy = double(XyFabric(config).memoryBytes());
+            const double xyEstimate = XyFabric::estimateBytes(config);
+            if (xyEstimate < xy || xyEstimate > 1.05 * xy + 65536.0)
+                test::reportFailure(__FILE__, __LINE__,
+                    "XyFabric " + shape + ": " + std::to_string(xyEstimate) + " B estimated, " + std::to_string(xy));
+            for (const int colors : { 3, 12, 24 }) {
+                config.colors = colors;
+                const double colored = double(StaticColorFabric(config).memoryBytes());
+                const double coloredEstimate = StaticColorFabric::estimateBytes(config);
+                if (coloredEstimate < colored || coloredEstimate > 1.1 * colored + 65536.0)
+                    test::reportFailure(__FILE__, __LINE__,
+                        "StaticColorFabric " + shape + ", " + std::to_string(colors) + " colors: "
+                            + std::to_string(coloredEstimate) + " B estimated, " + std::to_string(colored));
+            }
+        }
+}
+
+WS_TEST(aKernelTooLargeForMemoryIsRefusedAtTheOptionThatWeighsMost)
+{
+    // row_reduce on the largest region with vectors of 12,000 floats (47 KB of a PE's 48 KiB):
+    // 4.2 million PEs' vectors, the reference and the gathered values are 20 bytes a float,
+    // about a terabyte; the fabric's own state a few GB.
+    using namespace core::fabric;
+    KernelConfig config;
+    config.kind = KernelKind::RowReduce;
+    config.regionRows = 2047;
+    config.regionCols = 2047;
+    config.matrixCols = 12000;
+    const KernelFootprint footprint = estimateKernelFootprint(config);
+    const double floats = 2047.0 * 2047.0 * 12000.0;
+    WS_CHECK(footprint.operandBytes >= 20.0 * floats);
+    WS_CHECK(footprint.operandBytes <= 1.01 * 20.0 * floats);
+    WS_CHECK(footprint.stateBytes < footprint.operandBytes / 100.0);
+    if (double(memoryBudget().bytes) >= footprint.bytes())
+        WS_SKIP("this machine's memory budget holds a terabyte");
+    const Expected<KernelResult> refused = runKernel(config);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK_EQ(refused.error().file, std::string("--length"));
+    WS_CHECK(refused.error().kind == Diagnostic::Kind::CannotMap);
+    WS_CHECK_CONTAINS(refused.error().message, "row_reduce on a 2047x2047 region (its fabric state ");
+    WS_CHECK_CONTAINS(refused.error().message, "use a smaller --length");
+}
+
+WS_TEST(aTrafficRunOfHoursIsRefusedAtCycles)
+{
+    // At most 2e11 router-cycles (cycles x PEs): 195,312,500 cycles of a 32x32 mesh, 223,948 of a
+    // whole WSE-3 (762 x 1172 PEs). Refused before anything is allocated.
+    using namespace core::fabric;
+    TrafficConfig config;
+    config.cycles = 4294967295ull;
+    Expected<TrafficResult> refused = runTraffic(config);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK_EQ(refused.error().file, std::string("--cycles"));
+    WS_CHECK_CONTAINS(refused.error().message, "4294967295 cycles of a 32x32 mesh are 4.4e+12 router-cycles");
+    WS_CHECK_CONTAINS(refused.error().message, "at most 195312500 cycles");
+    config.width = 762;
+    config.height = 1172;
+    config.cycles = 223949;
+    refused = runTraffic(config);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK_CONTAINS(refused.error().message, "at most 223948 cycles");
 }

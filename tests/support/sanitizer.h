@@ -11,12 +11,29 @@
 #endif
 #endif
 
+// Any sanitizer: AddressSanitizer, ThreadSanitizer (GCC and clang say so), and memory and
+// undefined-behaviour sanitizers where the compiler says so (clang; GCC's -fsanitize=undefined
+// defines nothing, and the asan preset pairs it with AddressSanitizer).
+#if defined(WAFERSCOPE_UNDER_ASAN) || defined(__SANITIZE_THREAD__)
+#define WAFERSCOPE_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define WAFERSCOPE_UNDER_SANITIZER 1
+#endif
+#endif
+
 namespace waferscope::test {
 
 #ifdef WAFERSCOPE_UNDER_ASAN
 inline constexpr bool kUnderAsan = true;
 #else
 inline constexpr bool kUnderAsan = false;
+#endif
+
+#ifdef WAFERSCOPE_UNDER_SANITIZER
+inline constexpr bool kUnderSanitizer = true;
+#else
+inline constexpr bool kUnderSanitizer = false;
 #endif
 
 } // namespace waferscope::test
