@@ -228,7 +228,7 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
     parser.addOption("traffic", "PATTERN", "traffic: uniform, transpose or hotspot (default uniform)");
     parser.addOption("rate", "R", "traffic: packets injected per PE per cycle, 0..1 (default 0.02)");
     parser.addOption("cycles", "N",
-        "traffic: cycles to simulate, warm-up included (default 10000; at most 2e11 / PEs, about an hour)");
+        "traffic: cycles to simulate, warm-up included (default 10000; at most 2e11 / PEs, under an hour)");
     parser.addOption("warmup", "N", "traffic: warm-up cycles excluded from statistics (default a quarter)");
     parser.addOption("queue-depth", "D", "traffic: wavelets per router input queue (default 4)");
     parser.addOption("hotspot-fraction", "F", "traffic: share of hotspot packets sent to the centre (default 0.2)");

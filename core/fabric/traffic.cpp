@@ -120,7 +120,7 @@ Expected<TrafficResult> runTraffic(
         std::ostringstream message;
         message << std::setprecision(2) << config.cycles << " cycles of a " << mesh << " mesh are " << routerCycles
                 << " router-cycles, more than the " << kMaxTrafficRouterCycles
-                << " one run may take (about an hour on one core); this mesh runs at most "
+                << " one run may take (under an hour on one core); this mesh runs at most "
                 << std::uint64_t(kMaxTrafficRouterCycles / pes) << " cycles";
         return optionError("--cycles", message.str());
     }
