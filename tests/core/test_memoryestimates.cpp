@@ -12,18 +12,12 @@
 #include "sanitizer.h"
 #include "testing.h"
 
-#include <cerrno>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
-
 namespace {
 
 constexpr double kTolerance = 1.5;
@@ -50,45 +44,14 @@ void checkEstimates(const std::string& kind, long baseline, const std::vector<lo
 // Runs the CLI with one more environment variable; returns its exit status and stderr.
 std::pair<int, std::string> runCli(const std::vector<std::string>& args, const std::string& variable)
 {
-    std::vector<char*> environment;
-    for (char** entry = environ; *entry; ++entry)
-        environment.push_back(*entry);
-    std::string setting = variable;
-    environment.push_back(setting.data());
-    environment.push_back(nullptr);
-    std::vector<std::string> words { WAFERSCOPE_CLI_PATH };
-    words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& word : words)
-        argv.push_back(word.data());
-    argv.push_back(nullptr);
-    int pipe[2];
-    if (::pipe(pipe) != 0)
-        return { -1, "no pipe" };
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclose(&actions, pipe[0]);
-    posix_spawn_file_actions_addclose(&actions, pipe[1]);
-    pid_t child = 0;
-    const int spawned = ::posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environment.data());
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe[1]);
-    std::string output;
-    char buffer[512];
-    for (ssize_t got; spawned == 0 && (got = ::read(pipe[0], buffer, sizeof buffer)) != 0;) {
-        if (got > 0)
-            output.append(buffer, std::size_t(got));
-        else if (errno != EINTR)
-            break;
-    }
-    ::close(pipe[0]);
-    if (spawned != 0)
+    std::vector<std::string> environment = waferscope::test::currentEnvironment();
+    environment.push_back(variable);
+    std::vector<std::string> argv { WAFERSCOPE_CLI_PATH };
+    argv.insert(argv.end(), args.begin(), args.end());
+    const waferscope::test::ChildOutput child = waferscope::test::runChild(argv, environment, STDERR_FILENO);
+    if (!child.started)
         return { -1, "cannot start the CLI" };
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
-    return { WIFEXITED(status) ? WEXITSTATUS(status) : -1, output };
+    return { WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1, child.text };
 }
 
 } // namespace

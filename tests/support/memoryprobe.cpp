@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <fcntl.h>
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,46 +14,69 @@ extern char** environ;
 
 namespace waferscope::test {
 
-ProbeRun runMemoryProbe(const std::string& probePath, const std::string& kind, long size)
+ChildOutput runChild(const std::vector<std::string>& argv, const std::vector<std::string>& environment, int stream)
 {
-    ProbeRun run;
+    ChildOutput result;
+    std::vector<std::string> words = argv, settings = environment;
+    std::vector<char*> argvPointers, environmentPointers;
+    for (std::string& word : words)
+        argvPointers.push_back(word.data());
+    argvPointers.push_back(nullptr);
+    for (std::string& setting : settings)
+        environmentPointers.push_back(setting.data());
+    environmentPointers.push_back(nullptr);
     int pipe[2];
-    if (::pipe(pipe) != 0) {
-        run.error = "no pipe";
-        return run;
-    }
+    if (argv.empty() || ::pipe(pipe) != 0)
+        return result;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, pipe[1], stream);
+    posix_spawn_file_actions_addopen(
+        &actions, stream == STDOUT_FILENO ? STDERR_FILENO : STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclose(&actions, pipe[0]);
     posix_spawn_file_actions_addclose(&actions, pipe[1]);
-    const std::string sizeText = std::to_string(size);
-    char* argv[] = { const_cast<char*>(probePath.c_str()), const_cast<char*>(kind.c_str()),
-        const_cast<char*>(sizeText.c_str()), nullptr };
     pid_t child = 0;
-    const int spawned = ::posix_spawn(&child, probePath.c_str(), &actions, nullptr, argv, environ);
+    const int spawned
+        = ::posix_spawn(&child, argvPointers[0], &actions, nullptr, argvPointers.data(), environmentPointers.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(pipe[1]);
-    std::string output;
-    char buffer[256];
+    char buffer[512];
     for (ssize_t got; spawned == 0 && (got = ::read(pipe[0], buffer, sizeof buffer)) != 0;) {
         if (got > 0)
-            output.append(buffer, std::size_t(got));
+            result.text.append(buffer, std::size_t(got));
         else if (errno != EINTR)
             break;
     }
     ::close(pipe[0]);
-    if (spawned != 0) {
+    if (spawned != 0)
+        return result;
+    result.started = true;
+    while (::waitpid(child, &result.status, 0) < 0 && errno == EINTR) { }
+    return result;
+}
+
+std::vector<std::string> currentEnvironment()
+{
+    std::vector<std::string> settings;
+    for (char** entry = environ; *entry; ++entry)
+        settings.emplace_back(*entry);
+    return settings;
+}
+
+ProbeRun runMemoryProbe(const std::string& probePath, const std::string& kind, long size)
+{
+    ProbeRun run;
+    const std::string sizeText = std::to_string(size);
+    const ChildOutput child = runChild({ probePath, kind, sizeText }, currentEnvironment(), STDOUT_FILENO);
+    if (!child.started) {
         run.error = "cannot start " + probePath;
         return run;
     }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
-    std::istringstream fields(output);
+    std::istringstream fields(child.text);
     fields >> run.estimateBytes >> run.inputBytes >> run.peakBytes;
-    run.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !fields.fail();
+    run.ok = WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0 && !fields.fail();
     if (!run.ok)
-        run.error = kind + " " + sizeText + ": the probe failed (status " + std::to_string(status) + ")";
+        run.error = kind + " " + sizeText + ": the probe failed (status " + std::to_string(child.status) + ")";
     return run;
 }
 

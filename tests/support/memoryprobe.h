@@ -9,6 +9,17 @@
 
 namespace waferscope::test {
 
+// Runs the program `argv[0]` with `argv` and `environment`, reading what it writes on `stream`
+// (STDOUT_FILENO or STDERR_FILENO; the other goes to /dev/null) until it ends.
+struct ChildOutput {
+    bool started = false;
+    int status = 0; // the wait status
+    std::string text;
+};
+ChildOutput runChild(const std::vector<std::string>& argv, const std::vector<std::string>& environment, int stream);
+// This process's environment, as `runChild` takes it.
+std::vector<std::string> currentEnvironment();
+
 struct ProbeRun {
     bool ok = false; // the child did the work and reported its estimate
     double peakBytes = 0.0; // the worker's peak resident set
