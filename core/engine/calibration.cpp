@@ -183,11 +183,11 @@ std::string_view builtinCalibrationText()
 Expected<Calibration> parseCalibration(std::string_view text, const std::string& fileName, const std::string& profile)
 {
     // A calibration nests 5 deep (profiles, a profile, its constants, a constant, its value).
-    Expected<nlohmann::json> parsed
+    Expected<JsonTree> parsed
         = parseJsonDocument(text, fileName, 8, "not valid JSON: ", "a calibration file nests 5");
     if (!parsed)
         return parsed.error();
-    const nlohmann::json json = std::move(parsed).value();
+    const JsonTree json = std::move(parsed).value();
     const Reader reader(text, fileName);
     const std::string schema = json.is_object() && json.contains("schema") && json["schema"].is_string()
         ? json["schema"].get<std::string>()

@@ -299,11 +299,11 @@ Expected<SystemSpec> loadPresetText(std::string_view text, const std::string& fi
         return Diagnostic { fileName, 1, 1,
             "preset is " + std::to_string(text.size()) + " bytes; a hardware preset is at most "
                 + std::to_string(kMaxPresetBytes) + " bytes" };
-    Expected<Json> parsed
+    Expected<JsonTree> parsed
         = parseJsonDocument(text, fileName, kMaxNestingDepth, "invalid JSON: ", "a hardware preset nests 3");
     if (!parsed)
         return parsed.error();
-    const Json root = std::move(parsed).value();
+    const JsonTree root = std::move(parsed).value();
     if (!root.is_object())
         return Diagnostic { fileName, 1, 1,
             std::string("a hardware preset must be a JSON object, got ") + root.type_name() };

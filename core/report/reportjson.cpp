@@ -353,7 +353,7 @@ std::string reportToJson(const RunReport& report, int indent)
 
 Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName)
 {
-    const Expected<ReadJson> json
+    const Expected<JsonTree> json
         = parseJsonDocument(text, fileName, kMaxNestingDepth, "not valid JSON: ", "a WaferScope report nests 5");
     if (!json)
         return json.error();

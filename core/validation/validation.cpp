@@ -64,11 +64,11 @@ std::optional<std::string_view> builtinSample(const std::string& fileName)
 
 Expected<std::vector<PublishedFigure>> parseFigures(std::string_view text, const std::string& fileName)
 {
-    Expected<nlohmann::json> parsed
+    Expected<JsonTree> parsed
         = parseJsonDocument(text, fileName, 6, "not valid JSON: ", "a validation file nests 4");
     if (!parsed)
         return parsed.error();
-    const nlohmann::json json = std::move(parsed).value();
+    const JsonTree json = std::move(parsed).value();
     const JsonLocator locator(text);
     const auto located = [&](const std::string& pointer, const std::string& message) {
         const auto at = locator.locate(pointer);

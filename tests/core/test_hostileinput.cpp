@@ -2,18 +2,26 @@
 // errors, sizes), text shown safely, YAML line breaks, documents, merge keys and repeated keys
 // with bounded work, and config patterns on a linear-time engine. Every expectation is written
 // out from the rule (the escape of a byte, the line of a marker), not read back from the code.
+#include "sanitizer.h"
 #include "testing.h"
 
 #include "core/cluster/jobsfile.h"
 #include "core/common/diagnostic.h"
 #include "core/common/displaytext.h"
+#include "core/common/jsondocument.h"
 #include "core/common/textfile.h"
 #include "core/model/modelloader.h"
 
 #include <filesystem>
 #include <fstream>
 
+#include <cerrno>
+#include <csignal>
+
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace waferscope;
@@ -37,6 +45,34 @@ std::string replaceAll(std::string text, const std::string& from, const std::str
     for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     return text;
+}
+
+// The address space this process has mapped, in bytes (/proc/self/statm counts pages).
+std::size_t mappedBytes()
+{
+    std::ifstream statm("/proc/self/statm");
+    std::size_t pages = 0;
+    statm >> pages;
+    return pages * std::size_t(::sysconf(_SC_PAGESIZE));
+}
+
+// Runs `work` in a forked child whose address space may grow by `headroom` bytes past what it has
+// mapped when `work` starts, and returns the child's wait status. `work` returns the exit code.
+template <typename Work>
+int statusUnderAddressLimit(std::size_t headroom, Work work)
+{
+    const pid_t child = ::fork();
+    if (child == 0) {
+        const auto lower = [headroom] {
+            const rlim_t bytes = mappedBytes() + headroom;
+            const rlimit limit { bytes, bytes };
+            return ::setrlimit(RLIMIT_AS, &limit) == 0;
+        };
+        ::_exit(work(lower));
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) { }
+    return status;
 }
 
 } // namespace
@@ -95,6 +131,92 @@ WS_TEST(sizeCapHoldsWhateverTheFileSystemReports)
     const Expected<std::string> prefix = readTextPrefix((dir / "over").string(), 10, "file");
     WS_CHECK(prefix && *prefix == std::string(10, 'a'));
     fs::remove_all(dir);
+}
+
+// ---- JSON trees when memory runs out -----------------------------------------------------------
+
+WS_TEST(aJsonTreeIsTakenApartWithoutAllocating)
+{
+    if (test::kUnderAsan)
+        WS_SKIP("AddressSanitizer maps terabytes of shadow memory and cannot run under an address-space limit");
+    // A flat array of a million numbers: nlohmann's destructor first reserves a vector of a million
+    // 16-byte values, 16 MB, which the limit of 1 MB beyond what is mapped refuses, inside a
+    // destructor: std::terminate. A JsonTree frees its parts and allocates nothing.
+    const auto wide = [] {
+        nlohmann::json json = nlohmann::json::array();
+        for (int i = 0; i < 1'000'000; ++i)
+            json.push_back(i);
+        return json;
+    };
+    const int plain = statusUnderAddressLimit(1 << 20, [&](auto limit) {
+        nlohmann::json json = wide();
+        if (!limit())
+            return 9;
+        json = nullptr;
+        return 0;
+    });
+    WS_CHECK(WIFSIGNALED(plain) && WTERMSIG(plain) == SIGABRT); // what the test guards against
+    const int tree = statusUnderAddressLimit(1 << 20, [&](auto limit) {
+        JsonTree json(wide());
+        if (!limit())
+            return 9;
+        json = JsonTree();
+        return json.is_null() ? 0 : 8;
+    });
+    WS_CHECK(WIFEXITED(tree));
+    WS_CHECK_EQ(WEXITSTATUS(tree), 0);
+}
+
+WS_TEST(aJsonParseThatRunsOutOfMemoryIsRefusedWithoutAborting)
+{
+    if (test::kUnderAsan)
+        WS_SKIP("AddressSanitizer maps terabytes of shadow memory and cannot run under an address-space limit");
+    // 3 million small objects in one array: about 500 MB of tree from 24 MB of text, with 64 MB to
+    // grow into. 4 GB of address space reserved beforehand (mapped, never usable) lifts the
+    // budget, half the limit, above the tree's estimate, so the counting pass lets the text
+    // through and the allocation fails half way: the partial tree is taken apart while the
+    // exception unwinds (nlohmann's destructor would abort there) and the answer is exit 3.
+    std::string text = "[";
+    for (int i = 0; i < 3'000'000; ++i)
+        text += i > 0 ? ",{\"a\":1}" : "{\"a\":1}";
+    text += "]";
+    const int status = statusUnderAddressLimit(64 << 20, [&](auto limit) {
+        if (::mmap(nullptr, std::size_t(4) << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+            == MAP_FAILED)
+            return 9;
+        if (!limit())
+            return 9;
+        try {
+            const Expected<JsonTree> tree = parseJsonDocument(text, "big.json", 8, "not valid JSON: ", "deep");
+            if (tree)
+                return 4;
+            const bool ranOut = tree.error().message.rfind("ran out of memory reading this JSON document", 0) == 0;
+            return tree.error().kind == Diagnostic::Kind::CannotMap && ranOut ? 0 : 3;
+        } catch (...) {
+            return 5;
+        }
+    });
+    WS_CHECK(WIFEXITED(status));
+    WS_CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+WS_TEST(aJsonDocumentIsReadAsNlohmannReadsIt)
+{
+    // The SAX-built tree against nlohmann's own parser, on a text with every kind of value, nesting,
+    // a repeated key (the last wins) and escapes.
+    const std::string text = R"({"a": [1, -2, 3.5, true, false, null, "x\u00e9", [], {}], "b": {"c": {"d": [[0]]}},
+        "a2": 18446744073709551615, "e": "first", "e": "last", "": 0})";
+    const Expected<JsonTree> tree = parseJsonDocument(text, "t.json", 8, "not valid JSON: ", "deep");
+    WS_REQUIRE(tree);
+    WS_CHECK(static_cast<const nlohmann::json&>(*tree) == nlohmann::json::parse(text));
+    WS_CHECK_EQ((*tree)["e"].get<std::string>(), std::string("last"));
+    const Expected<JsonTree> scalar = parseJsonDocument(" 42 ", "t.json", 8, "not valid JSON: ", "deep");
+    WS_CHECK(scalar && scalar->get<int>() == 42);
+    // Depth is held before anything is built; a syntax error anywhere still comes first.
+    const Expected<JsonTree> deep = parseJsonDocument("[[[[1]]]]", "t.json", 3, "not valid JSON: ", "too deep");
+    WS_CHECK(!deep && deep.error().format() == "t.json:1:4: error: nested deeper than 3 levels; too deep");
+    const Expected<JsonTree> both = parseJsonDocument("[[[[1]]]],", "t.json", 3, "not valid JSON: ", "too deep");
+    WS_CHECK(!both && both.error().message.rfind("not valid JSON: ", 0) == 0);
 }
 
 // ---- text shown safely ---------------------------------------------------------------------------

@@ -74,7 +74,7 @@ int json(long megabytes)
             + "\"flops\": 1.25e12, \"time_s\": 0.00123, \"utilization\": 0.81, \"bound\": \"compute\"}";
     text += "\n]}\n";
     report(estimateJsonFootprint(text).bytes, double(text.capacity()));
-    const Expected<nlohmann::json> tree = parseJsonDocument(text, "report.json", 64, "not valid JSON: ", "too deep");
+    const Expected<JsonTree> tree = parseJsonDocument(text, "report.json", 64, "not valid JSON: ", "too deep");
     return tree ? 0 : failed(tree.error().message);
 }
 
