@@ -159,6 +159,12 @@ private:
     std::vector<RowCount> m_rowSteps;
 };
 
+// The most router-cycles (cycles x PEs) one run of the fabric may take, traffic or kernel: under
+// an hour on one core, which steps 5e7 (RelWithDebInfo) to 1.2e8 (Release) of them a second here
+// (waferscope-bench, fabric_router_cycles_per_s_uniform_32x32_1_thread). A longer run is refused
+// at the option that asks for it, not left to run for a day.
+inline constexpr double kMaxRouterCyclesPerRun = 2e11;
+
 // Called every few cycles of a run (traffic or kernel) with the fabric as it is, between two
 // steps; returning false cancels the run. Used for progress and to publish frames to a GUI.
 using FabricObserver = std::function<bool(const Fabric&)>;

@@ -8,6 +8,8 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 namespace waferscope::core::fabric {
 
@@ -168,6 +170,30 @@ KernelFootprint estimateKernelFootprint(const KernelConfig& config)
     return footprint;
 }
 
+double kernelRouterCyclesLowerBound(const KernelConfig& config)
+{
+    const double rows = config.regionRows;
+    const double pes = rows * double(config.regionCols);
+    const double m = config.matrixRows;
+    const double n = config.matrixCols;
+    const double simd = std::max(1, config.simdWidth);
+    double cycles = 0.0;
+    switch (config.kind) {
+    case KernelKind::GemmStream:
+        cycles = std::floor(m / rows) * n * (1.0 - config.sparsity) * 0.9
+            * std::max(1.0, double(std::max(1, config.tokensPerPe)) / simd);
+        break;
+    case KernelKind::Gemv:
+    case KernelKind::GemvTree:
+        cycles = std::ceil(m * n / (pes * simd));
+        break;
+    default:
+        cycles = n;
+        break;
+    }
+    return cycles * pes;
+}
+
 const char* kernelName(KernelKind kind)
 {
     switch (kind) {
@@ -246,6 +272,19 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
                 + " bytes of SRAM per PE, more than the " + std::to_string(config.sramPerPeBytes)
                 + " a PE has; use a larger region",
             Diagnostic::Kind::CannotMap };
+
+    // Work, then memory: refused before anything is allocated.
+    if (const double work = kernelRouterCyclesLowerBound(config); work > kMaxRouterCyclesPerRun) {
+        std::ostringstream message;
+        message << std::setprecision(2) << kernelName(config.kind) << " of "
+                << (collective ? "length " + std::to_string(config.matrixCols)
+                               : size(config.matrixRows, config.matrixCols))
+                << " on a " << size(config.regionRows, config.regionCols) << " region steps at least " << work
+                << " router-cycles (cycles x PEs), more than the " << kMaxRouterCyclesPerRun
+                << " one run may take (under an hour on one core); use a smaller "
+                << (collective ? "--length" : "--matrix");
+        return optionError(collective ? "--length" : "--matrix", message.str());
+    }
 
     // Refused before anything is allocated, at the option that weighs most.
     const KernelFootprint footprint = estimateKernelFootprint(config);

@@ -76,6 +76,14 @@ struct KernelFootprint {
 };
 KernelFootprint estimateKernelFootprint(const KernelConfig& config);
 
+// The fewest router-cycles (cycles x PEs) a run of this configuration can take, from its sizes:
+// gemm_stream sends each row of PEs its band of W, at least floor(M / rows) x N x (1 - sparsity)
+// wavelets in turn (0.9 of that, for the random sparsity pattern), each taking its PE
+// max(1, tokens / SIMD) cycles; gemv's FMACs over every lane of the region; a collective moves
+// its vector of N over one link a wavelet a cycle. runKernel refuses a configuration above
+// kMaxRouterCyclesPerRun (fabric.h) before it builds anything.
+double kernelRouterCyclesLowerBound(const KernelConfig& config);
+
 // Builds the kernel on a region-sized fabric, runs it to completion and checks the result.
 // Errors: bad sizes (Diagnostic on the option), a region whose PEs cannot hold their share
 // (message starts with "does not fit"), or a run whose footprint exceeds the memory budget

@@ -47,12 +47,10 @@ struct TrafficResult {
     std::uint64_t linkWavelets = 0;
 };
 
-// The most router-cycles (cycles x PEs) one run may take: under an hour on one core, which steps
-// 5e7 (RelWithDebInfo) to 1.2e8 (Release) of them a second here (waferscope-bench,
-// fabric_router_cycles_per_s_uniform_32x32_1_thread). Statistics settle within thousands of
-// cycles; a longer run is refused at --cycles, not left to run (the CLI took up to 4294967295
+// The most router-cycles one traffic run may take (kMaxRouterCyclesPerRun). Statistics settle
+// within thousands of cycles; a longer run is refused at --cycles (the CLI took up to 4294967295
 // cycles: 10 to 24 hours on 32 x 32 PEs, a year on a whole wafer).
-inline constexpr double kMaxTrafficRouterCycles = 2e11;
+inline constexpr double kMaxTrafficRouterCycles = kMaxRouterCyclesPerRun;
 
 // The heap memory a run of this configuration holds: the mesh (XyFabric::estimateBytes) and the
 // traffic generator's per-PE streams and per-row totals, counted before anything is allocated.

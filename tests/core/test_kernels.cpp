@@ -218,6 +218,56 @@ WS_TEST(aStreamedGemmNeedsARowOfWeightsForEachRowOfPes)
     }
 }
 
+WS_TEST(aKernelRunIsBoundedInWorkBeforeItStarts)
+{
+    // The bound is a lower bound: under what every kind really steps (cycles x PEs), dense and
+    // sparse, with tokens below, at and above the SIMD width.
+    struct Case {
+        KernelKind kind;
+        int m, n, rows, cols, tokens;
+        double sparsity;
+    };
+    for (const Case& c : { Case { KernelKind::GemmStream, 256, 256, 16, 16, 8, 0.0 },
+             Case { KernelKind::GemmStream, 256, 512, 8, 32, 16, 0.0 },
+             Case { KernelKind::GemmStream, 96, 64, 12, 5, 3, 0.0 },
+             Case { KernelKind::GemmStream, 256, 256, 16, 16, 8, 0.5 },
+             Case { KernelKind::Gemv, 512, 512, 16, 16, 0, 0.0 }, Case { KernelKind::GemvTree, 300, 200, 7, 9, 0, 0.0 },
+             Case { KernelKind::RowBroadcast, 0, 512, 4, 8, 0, 0.0 },
+             Case { KernelKind::ColumnReduce, 0, 300, 9, 3, 0, 0.0 } }) {
+        KernelConfig config;
+        config.kind = c.kind;
+        config.matrixRows = c.m;
+        config.matrixCols = c.n;
+        config.regionRows = c.rows;
+        config.regionCols = c.cols;
+        config.sparsity = c.sparsity;
+        if (c.tokens > 0)
+            config.tokensPerPe = c.tokens;
+        const Expected<KernelResult> run = runKernel(config);
+        WS_REQUIRE(run.hasValue());
+        const double stepped = double(run->cycles) * c.rows * c.cols;
+        WS_CHECK(kernelRouterCyclesLowerBound(config) <= stepped);
+        WS_CHECK(kernelRouterCyclesLowerBound(config) >= 0.3 * stepped); // and near it: a bound that bites
+    }
+    // 200,000 x 1,024 weights streamed through a 2,000 x 1,000 region, 16 tokens a PE (32 KB of
+    // X): each row of PEs takes 100 x 1,024 x 2 = 204,800 cycles, 4.1e11 router-cycles, hours.
+    // Refused at --matrix before anything is built, whatever the machine's memory.
+    KernelConfig slow;
+    slow.kind = KernelKind::GemmStream;
+    slow.matrixRows = 200'000;
+    slow.matrixCols = 1024;
+    slow.regionRows = 2000;
+    slow.regionCols = 1000;
+    slow.tokensPerPe = 16;
+    const double expected = 100.0 * 1024 * 2 * 2000 * 1000 * 0.9;
+    WS_CHECK_NEAR(kernelRouterCyclesLowerBound(slow), expected, 1e-9);
+    const Expected<KernelResult> refused = runKernel(slow);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK_EQ(refused.error().file, std::string("--matrix"));
+    WS_CHECK(refused.error().kind == Diagnostic::Kind::BadInput);
+    WS_CHECK_CONTAINS(refused.error().message, "router-cycles (cycles x PEs), more than the 2e+11");
+}
+
 WS_TEST(framesAreSampledWhileTheSimulationRuns)
 {
     FramePublisher publisher;
