@@ -71,7 +71,9 @@ ClusterPanel::ClusterPanel(QWidget* parent)
     m_policyBox->setToolTip(
         tr("Backfill starts a later job early only when that does not delay the head of the queue"));
     connect(m_runner, &JobRunner::progress, this, [this](int, double fraction) {
-        m_summary->setText(m_busyText + QStringLiteral(" %1 %").arg(int(100.0 * fraction)));
+        const int percent = int(100.0 * fraction);
+        m_summary->setText(m_busyText + QStringLiteral(" %1 %").arg(percent));
+        Q_EMIT progressed(percent);
     });
     connect(m_policyBox, &QComboBox::currentIndexChanged, this,
         [this] { setPolicy(core::cluster::Policy(m_policyBox->currentData().toInt())); });
@@ -252,6 +254,11 @@ void ClusterPanel::show(Outcome outcome)
     m_summary->setText(summary());
     setTime(m_tiles->time());
     Q_EMIT scheduled();
+}
+
+QString ClusterPanel::shownSummary() const
+{
+    return m_summary->text();
 }
 
 QString ClusterPanel::summary() const

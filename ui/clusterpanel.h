@@ -57,10 +57,15 @@ public:
     ClusterGantt* gantt() const { return m_gantt; }
     QTableWidget* table() const { return m_table; }
     QString summary() const;
+    // The line above the tiles as shown: summary(), or a schedule's progress while it is made.
+    QString shownSummary() const;
 
 Q_SIGNALS:
     void scheduled(); // a schedule is on screen for the newest request
     void failed(const QString& message); // located, for Messages
+    // The newest request's progress, as the summary shows it ("Scheduling FILE … 42 %"): sizing
+    // inference replicas is the first half when asked for, timing the jobs the rest.
+    void progressed(int percent);
     // A job clicked in the table: its model to load with its allocation.
     void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
 

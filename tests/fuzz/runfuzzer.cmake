@@ -2,12 +2,17 @@
 # that nothing is ever written into the source tree: the seeds are copied in first and the
 # fuzzer gets only the copy. With SECONDS=0 it only replays each seed once (a quick regression
 # check of every seed and every input a fuzzer once crashed on).
-#   cmake -DFUZZER=bin -DWORK_DIR=dir -DSEED_DIRS="a;b" -DSECONDS=60 [-DDICT=file] -P runfuzzer.cmake
+# TIMEOUT is the most seconds one input may take before libFuzzer calls it a hang (default 10).
+#   cmake -DFUZZER=bin -DWORK_DIR=dir -DSEED_DIRS="a;b" -DSECONDS=60 [-DDICT=file] [-DTIMEOUT=s] -P runfuzzer.cmake
 foreach(required FUZZER WORK_DIR SEED_DIRS SECONDS)
     if(NOT DEFINED ${required})
         message(FATAL_ERROR "runfuzzer.cmake: ${required} is not set")
     endif()
 endforeach()
+
+if(NOT DEFINED TIMEOUT)
+    set(TIMEOUT 10)
+endif()
 
 # UBSan reports and carries on unless told otherwise: its first report must fail the run like a
 # crash does. Options given by the caller come later and so take precedence.
@@ -37,7 +42,7 @@ endif()
 if(SECONDS EQUAL 0)
     # Files (not folders) given to libFuzzer are run once each and nothing is written.
     file(GLOB corpusFiles ${corpus}/*)
-    execute_process(COMMAND ${FUZZER} -timeout=10 -rss_limit_mb=2048 -artifact_prefix=${artifacts}/ ${corpusFiles}
+    execute_process(COMMAND ${FUZZER} -timeout=${TIMEOUT} -rss_limit_mb=2048 -artifact_prefix=${artifacts}/ ${corpusFiles}
         RESULT_VARIABLE result)
     if(NOT result EQUAL 0)
         message(FATAL_ERROR "${FUZZER} failed (${result}) on a seed; see the output above")
@@ -45,7 +50,7 @@ if(SECONDS EQUAL 0)
     return()
 endif()
 
-set(options -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+set(options -max_total_time=${SECONDS} -timeout=${TIMEOUT} -rss_limit_mb=2048 -print_final_stats=1
     -artifact_prefix=${artifacts}/)
 if(DICT)
     list(APPEND options -dict=${DICT})

@@ -143,8 +143,22 @@ private Q_SLOTS:
         QVERIFY(scheduled.wait(60000));
         QCOMPARE(panel->schedule()->jobs[1].replicas, 8); // as filed
         scheduled.clear();
+        // Sizing shows its progress in the summary, a percent at a time, never going back.
+        QList<QPair<int, QString>> progress;
+        connect(panel, &ui::ClusterPanel::progressed, this,
+            [&](int percent) { progress.append({ percent, panel->shownSummary() }); });
         panel->setSizeInference(true);
         QVERIFY(scheduled.wait(60000));
+        QVERIFY(progress.size() >= 2);
+        for (qsizetype i = 0; i < progress.size(); ++i) {
+            QVERIFY(progress[i].first >= 0 && progress[i].first <= 100);
+            QVERIFY(i == 0 || progress[i].first > progress[i - 1].first);
+            QVERIFY2(progress[i].second.startsWith(QStringLiteral("Rescheduling …"))
+                    && progress[i].second.endsWith(QStringLiteral(" %1 %").arg(progress[i].first)),
+                qPrintable(progress[i].second));
+        }
+        QVERIFY(progress.first().first < 50); // sizing is the first half
+        QCOMPARE(progress.last().first, 100);
         core::cluster::ClusterOptions sized;
         sized.sizeInference = true;
         core::cluster::TimingCache cache;

@@ -9,6 +9,7 @@
 #include "ui/modelpanel.h"
 #include "ui/reportexporter.h"
 #include "ui/sessionstate.h"
+#include "core/report/rundirectorylock.h"
 #include "windowfixture.h"
 
 #include <QCryptographicHash>
@@ -218,6 +219,48 @@ private Q_SLOTS:
             = QJsonDocument::fromJson(report.readAll())[QStringLiteral("manifest")][QStringLiteral("input")].toObject();
         QCOMPARE(input[QStringLiteral("sha256")].toString().toLatin1(), loadedHash);
         QCOMPARE(input[QStringLiteral("path")].toString(), path);
+    }
+
+    void exportToADirectoryAnotherRunWritesIsRefusedAtOnce()
+    {
+        auto window = test::makeWindow();
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
+        QVERIFY(settled.wait(30000));
+        QTemporaryDir dir;
+        const QString target = dir.filePath(QStringLiteral("report"));
+        QVERIFY(QDir().mkpath(target));
+        QFile old(target + QStringLiteral("/report.json"));
+        QVERIFY(old.open(QIODevice::WriteOnly));
+        old.write("{\"old\": true}");
+        old.close();
+        // Another writer (here a lock this process takes, as `run --model_dir` would) holds the
+        // directory: the export is refused before it sweeps or stages anything.
+        core::Expected<core::report::RunDirectoryLock> held = core::report::RunDirectoryLock::acquire(target.toStdString());
+        QVERIFY(held);
+        const int messagesBefore = window->messagePanel()->count();
+        QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
+        window->exportReport(target);
+        QVERIFY(exported.wait(30000));
+        const QString refusal = exported.first().at(1).toString();
+        QVERIFY2(refusal.startsWith(target + QStringLiteral(": error: another WaferScope run is writing this directory")),
+            qPrintable(refusal));
+        QCOMPARE(window->messagePanel()->count(), messagesBefore + 1);
+        QCOMPARE(window->messagePanel()->text(messagesBefore), refusal);
+        QVERIFY(!window->isBusy());
+        QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden),
+            (QStringList { QStringLiteral(".waferscope.lock"), QStringLiteral("report.json") }));
+        QVERIFY(old.open(QIODevice::ReadOnly));
+        QCOMPARE(old.readAll(), QByteArray("{\"old\": true}"));
+        old.close();
+        // Once the other writer is done, the same export writes the directory.
+        std::move(held).value().release();
+        exported.clear();
+        window->exportReport(target);
+        QVERIFY(exported.wait(60000));
+        QCOMPARE(exported.first().at(1).toString(), QString());
+        QVERIFY(QDir(target).exists(QStringLiteral("report.pdf")));
+        QVERIFY(!QDir(target).exists(QStringLiteral(".waferscope.lock")));
     }
 
     void stopDuringExportReplacesNothing()
