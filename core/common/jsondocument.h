@@ -37,7 +37,10 @@ Expected<JsonTree> parseJsonDocument(std::string_view text, const std::string& f
 class JsonTree : public nlohmann::json {
 public:
     JsonTree() = default;
-    explicit JsonTree(nlohmann::json&& json) noexcept : nlohmann::json(std::move(json)) { }
+    explicit JsonTree(nlohmann::json&& json) noexcept
+        : nlohmann::json(std::move(json))
+    {
+    }
     JsonTree(JsonTree&&) noexcept = default;
     JsonTree& operator=(JsonTree&& other) noexcept;
     JsonTree(const JsonTree&) = delete;

@@ -211,12 +211,11 @@ std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::
 // hidden vector bound the lanes it travels in (core/engine/decoderegions.h).
 void fuseProjections(std::vector<Unit>& units, const ModelGraph& graph)
 {
-    const auto endsWith
-        = [&](const Unit& unit, std::string_view part) { return graph.ops[std::size_t(unit.op)].name.ends_with(part); };
+    const auto roleOf = [&](const Unit& unit) { return graph.ops[std::size_t(unit.op)].role; };
     std::vector<Unit> fused;
     for (Unit& unit : units) {
-        if ((endsWith(unit, ".attn.k") || endsWith(unit, ".attn.v")) && !fused.empty()
-            && endsWith(fused.back(), ".attn.q") && fused.back().stage == unit.stage) {
+        if ((roleOf(unit) == OpRole::Key || roleOf(unit) == OpRole::Value) && !fused.empty()
+            && roleOf(fused.back()) == OpRole::Query && fused.back().stage == unit.stage) {
             Unit& q = fused.back();
             q.fused.push_back(unit.op);
             q.fused.insert(q.fused.end(), unit.fused.begin(), unit.fused.end());

@@ -209,6 +209,7 @@ std::string layoutStrips(const std::vector<Unit>& units, std::size_t first, std:
             region.op = unit.op;
             region.fused = unit.fused;
             region.opName = graph.ops[std::size_t(unit.op)].name;
+            region.role = graph.ops[std::size_t(unit.op)].role;
             region.layer = graph.ops[std::size_t(unit.op)].layer;
             region.stage = unit.stage;
             region.system = wafer;

@@ -2,6 +2,7 @@
 
 #include "core/common/names.h"
 #include "core/fabric/wavelet.h"
+#include "core/model/modelgraph.h"
 
 #include <cstdint>
 #include <string>
@@ -65,6 +66,7 @@ struct Region {
     int op = -1; // index into ModelGraph::ops
     std::vector<int> fused; // elementwise ops executed in place by the same PEs (norms, activations, ...)
     std::string opName;
+    OpRole role = OpRole::Other; // its op's (Op::role)
     int layer = -1;
     int stage = 0; // pipeline stage (block) the region belongs to
     int system = 0; // wafer index (multi-wafer inference); 0 otherwise

@@ -173,6 +173,7 @@ std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph
         region.op = unit.op;
         region.fused = unit.fused;
         region.opName = op.name;
+        region.role = op.role;
         region.layer = op.layer;
         region.stage = unit.stage;
         region.rect = plan.usable;

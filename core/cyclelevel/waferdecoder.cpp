@@ -208,20 +208,20 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     impl.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
     impl.cycleLimit = options.maxCyclesPerToken;
 
-    // The plan's regions by op name.
-    std::map<std::string, const Region*> byName;
+    // The plan's regions by block (-1 outside the blocks) and role.
+    std::map<std::pair<int, OpRole>, const Region*> byRole;
     for (const Region& region : plan.regions)
-        byName[region.opName] = &region;
-    const auto find = [&](const std::string& name) -> const Region* {
-        const auto it = byName.find(name);
-        return it == byName.end() ? nullptr : it->second;
+        byRole[{ region.layer < 0 ? -1 : region.layer, region.role }] = &region;
+    const auto find = [&](OpRole role, int layer = -1) -> const Region* {
+        const auto it = byRole.find({ layer, role });
+        return it == byRole.end() ? nullptr : it->second;
     };
     const Rect usable = plan.usable;
     const auto frameOf = [&](const Region& region, int stripY, int stripH, bool westward) {
         return Frame { region.rect.x - usable.x, stripY - usable.y, region.rect.w, stripH, westward };
     };
-    const Region* embedding = find("embedding");
-    const Region* head = find("lm_head");
+    const Region* embedding = find(OpRole::Embedding);
+    const Region* head = find(OpRole::LmHead);
     if (!embedding || !head)
         return refuse("--level", "the plan has no embedding or LM head region");
 
@@ -249,13 +249,14 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     };
     std::vector<Strip> strips;
     const bool moe = s.experts > 0;
-    std::vector<std::string> parts { "attn.q", "attn.k", "attn.v", "attn.core", "attn.out" };
+    std::vector<OpRole> parts { OpRole::Query, OpRole::Key, OpRole::Value, OpRole::AttentionCore,
+        OpRole::AttentionOut };
     if (moe)
-        parts.insert(parts.end(), { "ffn.router", "ffn.experts" });
+        parts.insert(parts.end(), { OpRole::Router, OpRole::Experts });
     else if (s.gated())
-        parts.insert(parts.end(), { "ffn.up", "ffn.gate", "ffn.down" });
+        parts.insert(parts.end(), { OpRole::Up, OpRole::Gate, OpRole::Down });
     else
-        parts.insert(parts.end(), { "ffn.up", "ffn.down" });
+        parts.insert(parts.end(), { OpRole::Up, OpRole::Down });
     // The columns of an MoE strip's experts region: the experts side by side, each its up, gate
     // and down projections (a third each; halves without a gate), in the strip's flow order.
     const int ffnParts = s.gated() ? 3 : 2;
@@ -276,11 +277,11 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
 
     for (int layer = 0; layer < int(s.layers); ++layer) {
         Strip strip;
-        for (const std::string& part : parts) {
-            const std::string name = "layers." + std::to_string(layer) + "." + part;
-            const Region* region = find(name);
+        for (const OpRole part : parts) {
+            const Region* region = find(part, layer);
             if (!region)
-                return refuse("--level", "the plan has no region " + name);
+                return refuse("--level",
+                    "the plan has no " + std::string(toString(part)) + " region in block " + std::to_string(layer));
             strip.regions.push_back(region);
         }
         strip.y = strip.regions.front()->rect.y;

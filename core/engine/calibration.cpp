@@ -183,8 +183,7 @@ std::string_view builtinCalibrationText()
 Expected<Calibration> parseCalibration(std::string_view text, const std::string& fileName, const std::string& profile)
 {
     // A calibration nests 5 deep (profiles, a profile, its constants, a constant, its value).
-    Expected<JsonTree> parsed
-        = parseJsonDocument(text, fileName, 8, "not valid JSON: ", "a calibration file nests 5");
+    Expected<JsonTree> parsed = parseJsonDocument(text, fileName, 8, "not valid JSON: ", "a calibration file nests 5");
     if (!parsed)
         return parsed.error();
     const JsonTree json = std::move(parsed).value();

@@ -7,16 +7,6 @@ namespace waferscope::core::engine {
 
 namespace {
 
-// The op's part within its block ("attn.q", "ffn.down"), or "" outside the blocks.
-std::string partOf(const std::string& name)
-{
-    constexpr std::string_view prefix = "layers.";
-    if (name.rfind(prefix, 0) != 0)
-        return {};
-    const std::size_t dot = name.find('.', prefix.size());
-    return dot == std::string::npos ? std::string() : name.substr(dot + 1);
-}
-
 // `count` lanes of `total` elements dealt evenly, on rows 0..count-1 of the region.
 std::vector<DecodeLane> evenLanes(int count, std::int64_t total)
 {
@@ -65,23 +55,35 @@ bool gated(const ModelConfig& config)
 
 } // namespace
 
+bool inDecodedStack(const Op& op)
+{
+    return op.stack.empty() || op.stack == "decoder";
+}
+
+bool hasDecodeLayout(const ModelGraph& graph)
+{
+    return std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.role == OpRole::CrossQuery; });
+}
+
 DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
     : m_graph(graph)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
     , m_stacked(plan.stackedLayers)
+    , m_layout(hasDecodeLayout(graph))
 {
-    for (const Region& region : plan.regions)
-        if (region.replica == 0)
-            m_byName.emplace(region.opName, &region);
     const ModelConfig& config = graph.config;
+    if (m_layout)
+        for (const Region& region : plan.regions)
+            if (region.replica == 0 && region.op >= 0 && region.op < int(graph.ops.size())
+                && inDecodedStack(graph.ops[std::size_t(region.op)]))
+                m_byRole.emplace(std::pair { region.layer < 0 ? -1 : region.layer, region.role }, &region);
     // A stacked plan's rows per query head, block by block: as many as the attention region has
     // for each head, no more than the output projection's columns can turn down (kTurnColors
     // lanes a column) nor than a head has dimensions.
     m_rowsPerHead.assign(std::size_t(std::max<std::int64_t>(0, config.numLayers)), 1);
     for (int layer = 0; m_stacked && layer < int(m_rowsPerHead.size()); ++layer) {
-        const std::string block = "layers." + std::to_string(layer) + ".";
-        const Region* core = find(block + "attn.core");
-        const Region* out = find(block + "attn.out");
+        const Region* core = find(OpRole::AttentionCore, layer);
+        const Region* out = find(OpRole::AttentionOut, layer);
         if (!core || !out || config.numHeads < 1 || config.numHeads > core->rect.h)
             continue;
         const std::int64_t rows = std::min<std::int64_t>(
@@ -90,43 +92,43 @@ DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan,
             = int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDimOf(config))));
     }
     m_hiddenLanes.assign(std::size_t(std::max(1, plan.numSystems)), int(std::max<std::int64_t>(0, config.hiddenSize)));
-    if (!find("embedding") || !find("lm_head") || config.numHeads < 1 || config.hiddenSize < 1) {
+    if (!find(OpRole::Embedding) || !find(OpRole::LmHead) || config.numHeads < 1 || config.hiddenSize < 1) {
         std::fill(m_hiddenLanes.begin(), m_hiddenLanes.end(), 0);
         return;
     }
     // Every region a lane passes bounds the lanes: a row each in a block's strip, a turn of at
     // most kTurnColors down each GEMV column that takes the hidden vector (the norm column
     // aside), a chain each in the embedding.
-    for (const auto& [name, region] : m_byName) {
+    for (const auto& [at, region] : m_byRole) {
         if (region->system < 0 || region->system >= int(m_hiddenLanes.size()))
             continue;
         int& lanes = m_hiddenLanes[std::size_t(region->system)];
         const int w = region->rect.w;
         const int h = region->rect.h;
-        const std::string part = partOf(name);
-        if (name == "lm_head")
+        const OpRole role = at.second;
+        if (role == OpRole::LmHead)
             lanes = std::min({ lanes, h, kTurnColors * (w - 1) });
-        else if (name == "embedding")
+        else if (role == OpRole::Embedding)
             lanes = std::min(lanes, w);
-        else if (!part.empty())
+        else if (at.first >= 0)
             lanes = std::min(lanes, h);
-        if (part == "attn.q" || part == "ffn.up" || part == "ffn.router")
+        if (role == OpRole::Query || role == OpRole::Up || role == OpRole::Router)
             lanes = std::min(lanes, kTurnColors * std::max(1, w - 1));
-        else if (part == "attn.k" || part == "attn.v" || part == "ffn.gate")
+        else if (role == OpRole::Key || role == OpRole::Value || role == OpRole::Gate)
             lanes = std::min(lanes, kTurnColors * w);
-        else if (part == "ffn.experts")
+        else if (role == OpRole::Experts)
             lanes = std::min(lanes, kTurnColors * (w / pieces()));
-        else if (part == "ffn.shared_experts")
+        else if (role == OpRole::SharedExperts)
             lanes = std::min(lanes, kTurnColors * (w / sharedPieces()));
     }
     for (int& lanes : m_hiddenLanes)
         lanes = std::max(0, lanes);
 }
 
-const Region* DecodeRegions::find(const std::string& name) const
+const Region* DecodeRegions::find(OpRole role, int layer) const
 {
-    const auto it = m_byName.find(name);
-    return it == m_byName.end() ? nullptr : it->second;
+    const auto it = m_byRole.find({ layer, role });
+    return it == m_byRole.end() ? nullptr : it->second;
 }
 
 int DecodeRegions::pieces() const
@@ -153,14 +155,13 @@ int DecodeRegions::rowsPerHead(int layer) const
 
 int DecodeRegions::ffnLanes(int layer) const
 {
-    const std::string block = "layers." + std::to_string(layer) + ".";
     const ModelConfig& config = m_graph.config;
     int columns = 0;
     int rows = 0;
-    if (const Region* down = find(block + "ffn.down")) {
+    if (const Region* down = find(OpRole::Down, layer)) {
         columns = down->rect.w;
         rows = down->rect.h;
-    } else if (const Region* experts = find(block + "ffn.experts")) {
+    } else if (const Region* experts = find(OpRole::Experts, layer)) {
         columns = experts->rect.w / pieces();
         rows = experts->rect.h;
     }
@@ -170,13 +171,13 @@ int DecodeRegions::ffnLanes(int layer) const
 
 std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::int64_t position) const
 {
-    if (region.op < 0 || region.op >= int(m_graph.ops.size()))
+    if (!m_layout || region.op < 0 || region.op >= int(m_graph.ops.size())
+        || !inDecodedStack(m_graph.ops[std::size_t(region.op)]))
         return std::nullopt;
-    const std::string part = partOf(region.opName);
     const int layer = m_graph.ops[std::size_t(region.op)].layer;
-    Key key { part.empty() ? region.opName : part, region.rect.w, region.rect.h, hiddenLanes(region.system),
-        part.empty() ? 0 : ffnLanes(layer), part.empty() ? 1 : rowsPerHead(layer), int(region.fused.size()),
-        region.kernel.treeReduced, position };
+    const bool inBlock = layer >= 0;
+    Key key { region.role, region.rect.w, region.rect.h, hiddenLanes(region.system), inBlock ? ffnLanes(layer) : 0,
+        inBlock ? rowsPerHead(layer) : 1, int(region.fused.size()), region.kernel.treeReduced, position };
     const auto found = m_costs.find(key);
     if (found != m_costs.end())
         return found->second;
@@ -190,7 +191,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     if (lanes < 1 || region.op < 0 || region.op >= int(m_graph.ops.size()))
         return std::nullopt;
     const Op& op = m_graph.ops[std::size_t(region.op)];
-    const std::string part = partOf(region.opName);
+    const OpRole role = region.role;
     const int w = region.rect.w;
     const int h = region.rect.h;
     const double pes = double(w) * double(h);
@@ -244,9 +245,9 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     const bool rotary = config.positions == ModelConfig::Positions::Rotary;
     const auto ffn = [&] { return evenLanes(ffnLanes(op.layer), config.filterSize); };
 
-    if (region.opName == "embedding")
+    if (role == OpRole::Embedding)
         return DecodeRegionCost { costEmbeddingLookup({ w, h, hiddenSizes, m_simd }), "embedding" };
-    if (region.opName == "lm_head") {
+    if (role == OpRole::LmHead) {
         const std::vector<DecodeLane> logits = evenLanes(h, config.vocabSize);
         return DecodeRegionCost { normGemv(logits, DecodeEpilogue::Logits), "lm_head" };
     }
@@ -255,11 +256,11 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     // query heads' rows, which small models afford; with grouped queries on a large one that
     // would hold the weights many times over.)
     const std::int64_t kvWidth = std::clamp<std::int64_t>(config.numKvGroups, 1, heads) * headDim;
-    if (part == "attn.q") {
+    if (role == OpRole::Query) {
         // A stacked plan's q region also holds k and v (one GEMV of the three on the same input):
         // each row's outputs are its part of q and its share of the keys and values.
         const bool withKv = std::any_of(region.fused.begin(), region.fused.end(),
-            [&](int index) { return m_graph.ops[std::size_t(index)].name.ends_with(".attn.k"); });
+            [&](int index) { return m_graph.ops[std::size_t(index)].role == OpRole::Key; });
         std::vector<DecodeLane> out = headLanes;
         if (withKv) {
             std::vector<std::int64_t> sizes(std::size_t(h), 0);
@@ -275,31 +276,31 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         return DecodeRegionCost { normGemv(out, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round), "norm+gemv",
             normCycles };
     }
-    if (part == "attn.k" || part == "attn.v") {
+    if (role == OpRole::Key || role == OpRole::Value) {
         const std::vector<DecodeLane> kvLanes = evenLanes(int(std::min<std::int64_t>(kvWidth, h)), kvWidth);
-        const bool rotate = rotary && part == "attn.k";
+        const bool rotate = rotary && role == OpRole::Key;
         return DecodeRegionCost { gemv(w, 0, hidden, kvLanes, rotate ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),
             "gemv" };
     }
-    if (part == "attn.core")
+    if (role == OpRole::AttentionCore)
         return DecodeRegionCost { costDecodeAttention({ w, h, headRows, int(headDim * headsPerRow),
                                       std::max<std::int64_t>(0, position), m_simd, rowsPerHead }),
             "attention" };
-    if (part == "attn.out")
+    if (role == OpRole::AttentionOut)
         return DecodeRegionCost { gemv(w, 0, headLanes, hidden, DecodeEpilogue::Residual), "gemv" };
     if (ffnLanes(op.layer) >= 1) {
-        if (part == "ffn.up")
+        if (role == OpRole::Up)
             return DecodeRegionCost { normGemv(
                                           ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation),
                 "norm+gemv", normCycles };
-        if (part == "ffn.gate")
+        if (role == OpRole::Gate)
             return DecodeRegionCost { gemv(w, 0, hidden, ffn(), DecodeEpilogue::Gated), "gemv" };
-        if (part == "ffn.down")
+        if (role == OpRole::Down)
             return DecodeRegionCost { gemv(w, 0, ffn(), hidden, DecodeEpilogue::Residual), "gemv" };
-        if (part == "ffn.router") // the routing weights on the first row, their softmax and top k at its exit
+        if (role == OpRole::Router) // the routing weights on the first row, their softmax and top k at its exit
             return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, DecodeEpilogue::Route), "norm+gemv",
                 normCycles };
-        if (part == "ffn.experts" && w >= pieces()) {
+        if (role == OpRole::Experts && w >= pieces()) {
             // From the router's last step: its routing weights cross the region while the
             // experts' inputs are already in (core/engine/costmodel.h).
             DecodeExpertsShape experts;
@@ -314,7 +315,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.treeReduced = region.kernel.treeReduced;
             return DecodeRegionCost { costDecodeExperts(experts), "experts" };
         }
-        if (part == "ffn.shared_experts" && w >= sharedPieces()) {
+        if (role == OpRole::SharedExperts && w >= sharedPieces()) {
             // Every token's experts, after the routed ones: no routing weights to wait for, the
             // input lanes streamed in again, the outputs summed from exit to exit with the residual.
             DecodeExpertsShape shared;
@@ -341,13 +342,13 @@ double DecodeRegions::handOffCycles(const Region& from, const Region& to) const
     const double lanes = hiddenLanes(to.system);
     const double down = std::abs(to.rect.y - from.rect.y);
     constexpr double kRelay = 3.0; // the relay takes a wavelet and sends it on another color
-    return from.opName == "embedding" ? down + lanes : down + 2.0 * lanes + kRelay;
+    return from.role == OpRole::Embedding ? down + lanes : down + 2.0 * lanes + kRelay;
 }
 
 double DecodeRegions::feedbackCycles() const
 {
-    const Region* head = find("lm_head");
-    const Region* embedding = find("embedding");
+    const Region* head = find(OpRole::LmHead);
+    const Region* embedding = find(OpRole::Embedding);
     if (!head || !embedding || head->system != embedding->system || hiddenLanes(head->system) < 1)
         return 0.0;
     return double(

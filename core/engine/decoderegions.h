@@ -21,11 +21,19 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace waferscope::core::engine {
 
 constexpr int kTurnColors = 6; // input lanes a GEMV column turns down at most
+
+// The layout is a causal language model's, the stack that decodes: the blocks of the "decoder"
+// stack and the ops outside every stack (its embedding, final norm and head). A DPO reference
+// copy, a vision tower or an encoder is placed but has no decode kernels. A model with cross-
+// attention (an encoder-decoder) has no decode layout: it has no kernel for cross-attention.
+bool inDecodedStack(const Op& op);
+bool hasDecodeLayout(const ModelGraph& graph);
 
 struct DecodeRegionCost {
     KernelCost cost;
@@ -60,22 +68,24 @@ public:
     double feedbackCycles() const;
 
 private:
-    const Region* find(const std::string& name) const;
+    // The region of the op with `role` in block `layer` (-1: outside the blocks), replica 0.
+    const Region* find(OpRole role, int layer = -1) const;
     int pieces() const; // of an MoE experts region
     int sharedPieces() const; // of its shared experts region
 
     const ModelGraph& m_graph;
     int m_simd = 8;
     bool m_stacked = false; // stacked tiers: heads split over the rows of their tall regions
+    bool m_layout = false; // hasDecodeLayout(graph)
     std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
 
-    std::map<std::string, const Region*> m_byName;
+    std::map<std::pair<int, OpRole>, const Region*> m_byRole; // by (block or -1, role)
     std::vector<int> m_hiddenLanes; // by system
     std::vector<int> m_rowsPerHead; // by layer
-    // Costs by what they depend on (the op's part, the region's size, the lanes, the rows per head,
+    // Costs by what they depend on (the op's role, the region's size, the lanes, the rows per head,
     // the ops fused in, the position): a model's blocks repeat one shape, and a deep model has
     // tens of thousands of regions.
-    using Key = std::tuple<std::string, int, int, int, int, int, int, bool, std::int64_t>;
+    using Key = std::tuple<OpRole, int, int, int, int, int, int, bool, std::int64_t>;
     mutable std::map<Key, std::optional<DecodeRegionCost>> m_costs;
 };
 

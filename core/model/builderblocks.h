@@ -9,9 +9,10 @@
 namespace waferscope::core {
 
 // Self- or cross-attention: q, k, v projections, the core over `keysPerToken` keys, the output
-// projection. `innerDim` is q's width (heads x head size), `kvDim` that of k and v.
+// projection. `innerDim` is q's width (heads x head size), `kvDim` that of k and v. The ops take
+// the attention roles (OpRole::Query, ...), or with `cross` the cross-attention ones.
 void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
-    std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim);
+    std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim, bool cross = false);
 
 // The FFN (gated or not), or the router and experts of a mixture of experts.
 void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors);

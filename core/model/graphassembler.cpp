@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <fnmatch.h>
+#include <utility>
 
 namespace waferscope::core {
 
@@ -137,6 +138,12 @@ void GraphAssembler::setFrozen(bool frozen)
     m_currentFrozen = frozen;
 }
 
+GraphAssembler& GraphAssembler::as(OpRole role)
+{
+    m_nextRole = role;
+    return *this;
+}
+
 Op& GraphAssembler::append(std::string name, Op::Kind kind)
 {
     if (m_mode == Mode::Census) { // the previous op is finished: counted, then dropped
@@ -147,6 +154,7 @@ Op& GraphAssembler::append(std::string name, Op::Kind kind)
     Op op;
     op.name = std::move(name);
     op.kind = kind;
+    op.role = std::exchange(m_nextRole, OpRole::Other);
     op.layer = m_layer;
     op.stack = m_stack;
     m_ops.push_back(std::move(op));

@@ -40,6 +40,10 @@ public:
     // frozen vision tower). An op without weights follows the weighted op before it.
     void setFrozen(bool frozen);
 
+    // The role of the next op appended (Op::role), which then goes back to Other:
+    // `graph.as(OpRole::Query).linear(...)`.
+    GraphAssembler& as(OpRole role);
+
     void embedding(const std::string& name, const std::string& tensor, std::int64_t rows, std::int64_t width,
         Op::Kind kind = Op::Kind::Embedding);
     // Patches of `patchInputs` values (channels x patch height x patch width) to `width`: a GEMM.
@@ -86,6 +90,7 @@ private:
     std::vector<std::int64_t> m_tokensPerSample; // per op, parallel to m_ops
     std::vector<bool> m_frozen; // per op, parallel to m_ops: frozen by setFrozen
     bool m_currentFrozen = false;
+    OpRole m_nextRole = OpRole::Other;
     std::string m_stack;
     int m_layer = -1;
     std::int64_t m_tokens = 1;

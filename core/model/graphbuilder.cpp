@@ -37,22 +37,27 @@ std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
 
 // Self- or cross-attention block: q, k, v projections, core, output projection.
 void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
-    std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim)
+    std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim, bool cross)
 {
     const std::int64_t h = c.hiddenSize;
     const std::int64_t headDim = innerDim / c.numHeads;
-    graph.linear(name + ".q", tensors + ".proj_q_dense_layer", h, innerDim, c.projectionBiasInAttention);
-    graph.linear(name + ".k", tensors + ".proj_k_dense_layer", h, kvDim, c.projectionBiasInAttention);
-    graph.linear(name + ".v", tensors + ".proj_v_dense_layer", h, kvDim, c.projectionBiasInAttention);
+    graph.as(cross ? OpRole::CrossQuery : OpRole::Query)
+        .linear(name + ".q", tensors + ".proj_q_dense_layer", h, innerDim, c.projectionBiasInAttention);
+    graph.as(cross ? OpRole::CrossKey : OpRole::Key)
+        .linear(name + ".k", tensors + ".proj_k_dense_layer", h, kvDim, c.projectionBiasInAttention);
+    graph.as(cross ? OpRole::CrossValue : OpRole::Value)
+        .linear(name + ".v", tensors + ".proj_v_dense_layer", h, kvDim, c.projectionBiasInAttention);
     if (c.qkNormWidth > 0) {
-        graph.norm(name + ".q_norm", tensors + ".q_norm", headDim, c.norm);
-        graph.norm(name + ".k_norm", tensors + ".k_norm", headDim, c.norm);
+        graph.as(OpRole::QueryNorm).norm(name + ".q_norm", tensors + ".q_norm", headDim, c.norm);
+        graph.as(OpRole::KeyNorm).norm(name + ".k_norm", tensors + ".k_norm", headDim, c.norm);
     }
     // A soft cap (cap * tanh(score / cap)) costs a division, a tanh and a product per score.
-    graph.attentionCore(name + ".core", keysPerToken, c.numHeads, headDim, c.attentionLogitSoftcap > 0 ? 3.0 : 0.0);
+    graph.as(cross ? OpRole::CrossAttentionCore : OpRole::AttentionCore)
+        .attentionCore(name + ".core", keysPerToken, c.numHeads, headDim, c.attentionLogitSoftcap > 0 ? 3.0 : 0.0);
     if (c.attentionSinkParameter)
         graph.extraTensor(name + ".core", tensors + ".sink", c.numHeads);
-    graph.linear(name + ".out", tensors + ".proj_output_dense_layer", innerDim, h, c.ffnBiasInAttention);
+    graph.as(cross ? OpRole::CrossAttentionOut : OpRole::AttentionOut)
+        .linear(name + ".out", tensors + ".proj_output_dense_layer", innerDim, h, c.ffnBiasInAttention);
 }
 
 void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors)
@@ -60,19 +65,22 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
     const std::int64_t h = c.hiddenSize;
     const std::int64_t f = c.filterSize;
     if (c.numExperts > 0) {
-        graph.linear(name + ".router", tensors + ".gate", h, c.numExperts, c.routerBias, Op::Kind::MoeRouter);
-        graph.experts(
-            name + ".experts", tensors + ".experts", h, f, c.numExperts, c.topK, isGated(c.activation), c.ffnBias);
+        graph.as(OpRole::Router)
+            .linear(name + ".router", tensors + ".gate", h, c.numExperts, c.routerBias, Op::Kind::MoeRouter);
+        graph.as(OpRole::Experts)
+            .experts(
+                name + ".experts", tensors + ".experts", h, f, c.numExperts, c.topK, isGated(c.activation), c.ffnBias);
         if (c.numSharedExperts > 0)
-            graph.experts(name + ".shared_experts", tensors + ".shared_experts", h, f, c.numSharedExperts,
-                c.numSharedExperts, isGated(c.activation), c.ffnBias);
+            graph.as(OpRole::SharedExperts)
+                .experts(name + ".shared_experts", tensors + ".shared_experts", h, f, c.numSharedExperts,
+                    c.numSharedExperts, isGated(c.activation), c.ffnBias);
         return;
     }
-    graph.linear(name + ".up", tensors + ".ffn.0.linear_layer", h, f, c.ffnBias);
+    graph.as(OpRole::Up).linear(name + ".up", tensors + ".ffn.0.linear_layer", h, f, c.ffnBias);
     if (isGated(c.activation))
-        graph.linear(name + ".gate", tensors + ".ffn.0.linear_layer_for_glu", h, f, c.ffnBias);
-    graph.activation(name + ".act", f, c.activation);
-    graph.linear(name + ".down", tensors + ".ffn.1.linear_layer", f, h, c.ffnBias);
+        graph.as(OpRole::Gate).linear(name + ".gate", tensors + ".ffn.0.linear_layer_for_glu", h, f, c.ffnBias);
+    graph.as(OpRole::Activation).activation(name + ".act", f, c.activation);
+    graph.as(OpRole::Down).linear(name + ".down", tensors + ".ffn.1.linear_layer", f, h, c.ffnBias);
 }
 
 // The Model Zoo's GPT-2 and GPT-J backbones: pre-norm causal decoder, sequential or parallel
@@ -84,38 +92,41 @@ void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::strin
     const std::int64_t inner = c.attentionInnerDim;
     const std::int64_t kvDim = c.numKvGroups * (inner / c.numHeads);
     graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
-    graph.embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
+    graph.as(OpRole::Embedding)
+        .embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
     if (c.trainableAlibiSlopes)
         graph.extraTensor(prefix + "embedding", prefix + "embedding_layer.position_embed_helper.slopes", c.numHeads);
     if (c.positions == ModelConfig::Positions::Learned)
-        graph.embedding(prefix + "position_embedding", prefix + "embedding_layer.position_embeddings.weight",
-            learnedPositionRows(c), h, Op::Kind::PositionEmbedding);
+        graph.as(OpRole::PositionEmbedding)
+            .embedding(prefix + "position_embedding", prefix + "embedding_layer.position_embeddings.weight",
+                learnedPositionRows(c), h, Op::Kind::PositionEmbedding);
     if (c.embeddingLayerNorm)
-        graph.norm(prefix + "embedding_norm", prefix + "embedding_layer.embed_ln", h, c.norm);
+        graph.as(OpRole::EmbeddingNorm).norm(prefix + "embedding_norm", prefix + "embedding_layer.embed_ln", h, c.norm);
     for (int layer = 0; layer < int(c.numLayers); ++layer) {
         const std::string name = prefix + "layers." + std::to_string(layer);
         const std::string tensors = prefix + "transformer_decoder.layers." + std::to_string(layer);
         graph.setContext(stack, layer, tokens);
-        graph.norm(name + ".norm1", tensors + ".norm1", h, c.norm);
+        graph.as(OpRole::AttentionNorm).norm(name + ".norm1", tensors + ".norm1", h, c.norm);
         attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", keysOfBlock(c, layer, tokens), inner, kvDim);
         if (c.parallelAttention) {
             // Attention and FFN read the same input; untied, the FFN has a norm of its own.
             if (c.untiedParallelNorms)
-                graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
+                graph.as(OpRole::FfnNorm).norm(name + ".norm3", tensors + ".norm3", h, c.norm);
             feedForward(graph, c, name + ".ffn", tensors + ".ffn");
             continue;
         }
         if (c.sandwichNorms)
-            graph.norm(name + ".post_attn_norm", tensors + ".post_attn_norm", h, c.norm);
-        graph.norm(name + ".norm3", tensors + ".norm3", h, c.norm);
+            graph.as(OpRole::PostAttentionNorm).norm(name + ".post_attn_norm", tensors + ".post_attn_norm", h, c.norm);
+        graph.as(OpRole::FfnNorm).norm(name + ".norm3", tensors + ".norm3", h, c.norm);
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
         if (c.sandwichNorms)
-            graph.norm(name + ".post_ffn_norm", tensors + ".post_ffn_norm", h, c.norm);
+            graph.as(OpRole::PostFfnNorm).norm(name + ".post_ffn_norm", tensors + ".post_ffn_norm", h, c.norm);
     }
     graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
-    graph.norm(prefix + "final_norm", prefix + "transformer_decoder.norm", h, c.norm);
+    graph.as(OpRole::FinalNorm).norm(prefix + "final_norm", prefix + "transformer_decoder.norm", h, c.norm);
     // A tied head reuses the embedding matrix: same FLOPs, no parameters of its own.
-    graph.linear(prefix + "lm_head", prefix + "lm_head", h, c.vocabSize, c.biasInOutput, Op::Kind::LmHead);
+    graph.as(OpRole::LmHead)
+        .linear(prefix + "lm_head", prefix + "lm_head", h, c.vocabSize, c.biasInOutput, Op::Kind::LmHead);
     if (c.shareEmbeddingWeights)
         graph.tieToEmbedding(prefix + "lm_head");
 }
@@ -153,9 +164,9 @@ void linformerAttention(GraphAssembler& graph, const ModelConfig& c, const std::
 {
     const std::int64_t h = c.hiddenSize;
     const std::int64_t k = std::min(tokens, c.linformerDims);
-    graph.linear(name + ".q", tensors + ".proj_q_dense_layer", h, h, c.projectionBiasInAttention);
-    graph.linear(name + ".k", tensors + ".proj_k_dense_layer", h, h, c.projectionBiasInAttention);
-    graph.linear(name + ".v", tensors + ".proj_v_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.as(OpRole::Query).linear(name + ".q", tensors + ".proj_q_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.as(OpRole::Key).linear(name + ".k", tensors + ".proj_k_dense_layer", h, h, c.projectionBiasInAttention);
+    graph.as(OpRole::Value).linear(name + ".v", tensors + ".proj_v_dense_layer", h, h, c.projectionBiasInAttention);
     graph.setContext(graph.stack(), graph.layer(), h); // one projected row per hidden feature
     graph.linear(name + ".e_projection", tensors + ".E_projection", tokens, k, c.projectionBiasInAttention);
     graph.linear(name + ".f_projection", tensors + ".F_projection", tokens, k,
@@ -163,8 +174,9 @@ void linformerAttention(GraphAssembler& graph, const ModelConfig& c, const std::
     if (c.linformerSharedKv)
         graph.tieToEmbedding(name + ".f_projection"); // the values reuse E
     graph.setContext(graph.stack(), graph.layer(), tokens);
-    graph.attentionCore(name + ".core", k, c.numHeads, h / c.numHeads);
-    graph.linear(name + ".out", tensors + ".proj_output_dense_layer", h, h, c.ffnBiasInAttention);
+    graph.as(OpRole::AttentionCore).attentionCore(name + ".core", k, c.numHeads, h / c.numHeads);
+    graph.as(OpRole::AttentionOut)
+        .linear(name + ".out", tensors + ".proj_output_dense_layer", h, h, c.ffnBiasInAttention);
 }
 
 // BertModel: token, position and segment embeddings with a LayerNorm, post-norm blocks, an
@@ -175,7 +187,8 @@ void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::s
     const std::int64_t h = c.hiddenSize;
     const auto layerNorm = ModelConfig::Norm::LayerNorm;
     graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
-    graph.embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
+    graph.as(OpRole::Embedding)
+        .embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
         graph.embedding(prefix + "position_embedding", prefix + "embedding_layer.position_embeddings.weight",
             learnedPositionRows(c), h, Op::Kind::PositionEmbedding);
@@ -194,9 +207,9 @@ void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::s
             attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", tokens, c.attentionInnerDim,
                 c.numKvGroups * (c.attentionInnerDim / c.numHeads));
         }
-        graph.norm(name + ".norm1", tensors + ".norm1", h, layerNorm);
+        graph.as(OpRole::PostAttentionNorm).norm(name + ".norm1", tensors + ".norm1", h, layerNorm);
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
-        graph.norm(name + ".norm2", tensors + ".norm2", h, layerNorm);
+        graph.as(OpRole::PostFfnNorm).norm(name + ".norm2", tensors + ".norm2", h, layerNorm);
     }
     graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
     if (c.finalNorm)
@@ -251,7 +264,7 @@ void buildLayersApiDemo(GraphAssembler& graph, const ModelConfig& c)
 {
     appendBertEncoder(graph, c, "", "encoder", c.sequenceLength);
     graph.setContext("", -1, c.sequenceLength);
-    graph.linear("lm_head", "decoder", c.hiddenSize, c.vocabSize, true, Op::Kind::LmHead);
+    graph.as(OpRole::LmHead).linear("lm_head", "decoder", c.hiddenSize, c.vocabSize, true, Op::Kind::LmHead);
     graph.loss("loss", c.vocabSize);
 }
 
@@ -265,7 +278,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
     const std::int64_t tgt = c.targetSequenceLength;
     const bool relative = c.positions == ModelConfig::Positions::Relative;
     graph.setContext("encoder", -1, src);
-    graph.embedding("embedding", "encoder.embed_tokens.weight", c.srcVocabSize, h);
+    graph.as(OpRole::Embedding).embedding("embedding", "encoder.embed_tokens.weight", c.srcVocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
         graph.embedding("encoder.position_embedding", "encoder.position_embeddings.weight", c.maxPositions, h,
             Op::Kind::PositionEmbedding);
@@ -284,7 +297,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
     graph.norm("encoder.final_norm", "encoder.norm", h, c.norm);
     graph.setContext("decoder", -1, tgt);
     if (!c.shareEncoderDecoderEmbedding)
-        graph.embedding("decoder.embedding", "decoder.embed_tokens.weight", c.tgtVocabSize, h);
+        graph.as(OpRole::Embedding).embedding("decoder.embedding", "decoder.embed_tokens.weight", c.tgtVocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
         graph.embedding("decoder.position_embedding", "decoder.position_embeddings.weight", learnedPositionRows(c), h,
             Op::Kind::PositionEmbedding);
@@ -294,7 +307,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
         graph.norm(name + ".norm1", name + ".norm1", h, c.norm);
         attentionBlock(graph, c, name + ".attn", name + ".self_attn", tgt, inner, inner);
         graph.norm(name + ".norm2", name + ".norm2", h, c.norm);
-        attentionBlock(graph, c, name + ".cross", name + ".multihead_attn", src, inner, inner);
+        attentionBlock(graph, c, name + ".cross", name + ".multihead_attn", src, inner, inner, true);
         graph.norm(name + ".norm3", name + ".norm3", h, c.norm);
         feedForward(graph, c, name + ".ffn", name + ".ffn");
     }
@@ -303,7 +316,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
             "decoder.layers.0.attn.core", "decoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
     graph.setContext("decoder", -1, tgt);
     graph.norm("decoder.final_norm", "decoder.norm", h, c.norm);
-    graph.linear("lm_head", "lm_head", h, c.tgtVocabSize, false, Op::Kind::LmHead);
+    graph.as(OpRole::LmHead).linear("lm_head", "lm_head", h, c.tgtVocabSize, false, Op::Kind::LmHead);
     if (c.shareEmbeddingWeights)
         graph.tieToEmbedding("lm_head");
     graph.loss("loss", c.tgtVocabSize);

@@ -1,6 +1,8 @@
 #include "core/model/modelconfig.h"
 #include "core/model/modelgraph.h"
 
+#include <iterator>
+
 namespace waferscope::core {
 
 const char* toString(ModelConfig::Family family)
@@ -108,6 +110,42 @@ const char* toString(ModelConfig::Schema schema)
         return "tf_weight_streaming";
     }
     return "unknown";
+}
+
+namespace {
+
+constexpr EnumName<OpRole> kOpRoles[] = { { OpRole::Other, "other" }, { OpRole::Embedding, "embedding" },
+    { OpRole::PositionEmbedding, "position_embedding" }, { OpRole::EmbeddingNorm, "embedding_norm" },
+    { OpRole::AttentionNorm, "attention_norm" }, { OpRole::Query, "q" }, { OpRole::Key, "k" }, { OpRole::Value, "v" },
+    { OpRole::QueryNorm, "q_norm" }, { OpRole::KeyNorm, "k_norm" }, { OpRole::AttentionCore, "attention" },
+    { OpRole::AttentionOut, "attention_out" }, { OpRole::CrossQuery, "cross_q" }, { OpRole::CrossKey, "cross_k" },
+    { OpRole::CrossValue, "cross_v" }, { OpRole::CrossAttentionCore, "cross_attention" },
+    { OpRole::CrossAttentionOut, "cross_attention_out" }, { OpRole::PostAttentionNorm, "post_attention_norm" },
+    { OpRole::FfnNorm, "ffn_norm" }, { OpRole::Up, "ffn_up" }, { OpRole::Gate, "ffn_gate" },
+    { OpRole::Activation, "ffn_activation" }, { OpRole::Down, "ffn_down" }, { OpRole::Router, "router" },
+    { OpRole::Experts, "experts" }, { OpRole::SharedExperts, "shared_experts" },
+    { OpRole::PostFfnNorm, "post_ffn_norm" }, { OpRole::FinalNorm, "final_norm" }, { OpRole::LmHead, "lm_head" } };
+
+constexpr bool rolesInOrder()
+{
+    for (std::size_t i = 0; i < std::size(kOpRoles); ++i)
+        if (std::size_t(kOpRoles[i].value) != i)
+            return false;
+    return std::size(kOpRoles) == std::size_t(OpRole::LmHead) + 1;
+}
+static_assert(rolesInOrder());
+
+} // namespace
+
+template <>
+std::span<const EnumName<OpRole>> nameTable<OpRole>()
+{
+    return kOpRoles;
+}
+
+const char* toString(OpRole role)
+{
+    return kOpRoles[std::size_t(role)].name;
 }
 
 const char* toString(Op::Kind kind)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/common/names.h"
 #include "core/model/modelconfig.h"
 
 #include <cstdint>
@@ -16,6 +17,46 @@ struct ParamTensor {
     bool isMatrix = false; // a weight matrix (sparsifiable by default), not a bias/norm/embedding
     double sparsity = 0.0; // fraction of zeros applied to this tensor
 };
+
+// What an op is within its model, set by the family builders as they append it. The compiler
+// fuses by it and the decode kernels (model level and cycle level) choose their kernel by it;
+// nothing in core reads an op's role from its name. Other is every op no later stage tells apart
+// (a vision tower's patches, a U-Net's convolutions, poolers and losses).
+enum class OpRole : std::uint8_t {
+    Other,
+    Embedding, // the token embedding
+    PositionEmbedding, // learned positions, segments
+    EmbeddingNorm,
+    AttentionNorm, // a block's norm before attention
+    Query,
+    Key,
+    Value,
+    QueryNorm,
+    KeyNorm,
+    AttentionCore,
+    AttentionOut, // the output projection
+    CrossQuery, // an encoder-decoder's cross-attention, attending the encoder's outputs
+    CrossKey,
+    CrossValue,
+    CrossAttentionCore,
+    CrossAttentionOut,
+    PostAttentionNorm,
+    FfnNorm, // a block's norm before the feed-forward
+    Up,
+    Gate,
+    Activation,
+    Down,
+    Router,
+    Experts,
+    SharedExperts,
+    PostFfnNorm,
+    FinalNorm,
+    LmHead,
+};
+// "other", "embedding", "q", "attention", "ffn_down", ... (modelconfig.cpp's table)
+template <>
+std::span<const EnumName<OpRole>> nameTable<OpRole>();
+const char* toString(OpRole role);
 
 // One operation of the model graph, with the costs every later stage is computed from.
 struct Op {
@@ -42,6 +83,7 @@ struct Op {
 
     std::string name; // "layers.3.attn.qkv"
     Kind kind = Kind::Linear;
+    OpRole role = OpRole::Other;
     int layer = -1; // transformer block index, -1 outside the blocks
     std::string stack; // "decoder", "encoder" (T5/BERT), "" for the rest
     std::int64_t tokensPerSample = 1; // tokens this op processes per sample (its stack's sequence length)

@@ -64,8 +64,7 @@ std::optional<std::string_view> builtinSample(const std::string& fileName)
 
 Expected<std::vector<PublishedFigure>> parseFigures(std::string_view text, const std::string& fileName)
 {
-    Expected<JsonTree> parsed
-        = parseJsonDocument(text, fileName, 6, "not valid JSON: ", "a validation file nests 4");
+    Expected<JsonTree> parsed = parseJsonDocument(text, fileName, 6, "not valid JSON: ", "a validation file nests 4");
     if (!parsed)
         return parsed.error();
     const JsonTree json = std::move(parsed).value();

@@ -145,8 +145,9 @@ private Q_SLOTS:
         scheduled.clear();
         // Sizing shows its progress in the summary, a percent at a time, never going back.
         QList<QPair<int, QString>> progress;
-        connect(panel, &ui::ClusterPanel::progressed, this,
-            [&](int percent) { progress.append({ percent, panel->shownSummary() }); });
+        connect(panel, &ui::ClusterPanel::progressed, this, [&](int percent) {
+            progress.append({ percent, panel->shownSummary() });
+        });
         panel->setSizeInference(true);
         QVERIFY(scheduled.wait(60000));
         QVERIFY(progress.size() >= 2);

@@ -2,6 +2,7 @@
 // file, a 100 MB YAML, a file deleted while it loads) it says what is wrong and keeps the model
 // it had; an old or damaged saved layout gives the default one; Stop during a report export
 // replaces nothing.
+#include "core/report/rundirectorylock.h"
 #include "ui/document.h"
 #include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
@@ -9,7 +10,6 @@
 #include "ui/modelpanel.h"
 #include "ui/reportexporter.h"
 #include "ui/sessionstate.h"
-#include "core/report/rundirectorylock.h"
 #include "windowfixture.h"
 
 #include <QCryptographicHash>
@@ -236,14 +236,16 @@ private Q_SLOTS:
         old.close();
         // Another writer (here a lock this process takes, as `run --model_dir` would) holds the
         // directory: the export is refused before it sweeps or stages anything.
-        core::Expected<core::report::RunDirectoryLock> held = core::report::RunDirectoryLock::acquire(target.toStdString());
+        core::Expected<core::report::RunDirectoryLock> held
+            = core::report::RunDirectoryLock::acquire(target.toStdString());
         QVERIFY(held);
         const int messagesBefore = window->messagePanel()->count();
         QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
         window->exportReport(target);
         QVERIFY(exported.wait(30000));
         const QString refusal = exported.first().at(1).toString();
-        QVERIFY2(refusal.startsWith(target + QStringLiteral(": error: another WaferScope run is writing this directory")),
+        QVERIFY2(
+            refusal.startsWith(target + QStringLiteral(": error: another WaferScope run is writing this directory")),
             qPrintable(refusal));
         QCOMPARE(window->messagePanel()->count(), messagesBefore + 1);
         QCOMPARE(window->messagePanel()->text(messagesBefore), refusal);
