@@ -197,8 +197,8 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     for (std::size_t i = 0; i < result->regions.size(); ++i) {
         const core::cyclelevel::RegionCycles& region = result->regions[i];
         out << core::formatText("  %-27s %-11s %9llu %9.0f %15llu %6.1f%%\n", core::displayText(region.op).c_str(),
-            region.kernel.c_str(), static_cast<unsigned long long>(region.measuredCycles), result->modelCycles[i],
-            static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
+            core::toString(region.kernel), static_cast<unsigned long long>(region.measuredCycles),
+            result->modelCycles[i], static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
     }
     for (const std::string& note : result->notes)
         out << "  note: " << note << "\n";

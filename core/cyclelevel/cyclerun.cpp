@@ -178,7 +178,7 @@ std::string cycleRunToJson(const CycleRunResult& result)
     for (std::size_t i = 0; i < result.regions.size(); ++i) {
         const RegionCycles& region = result.regions[i];
         regions.push_back(
-            { { "op", region.op }, { "kernel", region.kernel }, { "measured_cycles", region.measuredCycles },
+            { { "op", region.op }, { "kernel", toString(region.kernel) }, { "measured_cycles", region.measuredCycles },
                 { "model_cycles", result.modelCycles[i] }, { "link_wavelets", region.linkWavelets },
                 { "busy_fraction", region.busyFraction }, { "pes", region.pes } });
         if (!region.expertsChosen.empty())

@@ -4,6 +4,7 @@
 #include "core/cyclelevel/programwriter.h"
 #include "core/cyclelevel/routebook.h"
 #include "core/cyclelevel/weights.h"
+#include "core/kernels/kernelspec.h"
 
 #include <cstdint>
 #include <map>
@@ -68,19 +69,6 @@ private:
     std::vector<std::uint32_t> m_x; // per lane: f32 offset of the lane's values
     std::vector<std::uint32_t> m_stats; // per lane: partial, mean, inverse deviation
     std::vector<std::uint32_t> m_weights; // per lane: f16 offset of its weights (then biases)
-};
-
-// What a GEMV region does with its sums at the PE that ends each output lane.
-enum class Epilogue : std::uint8_t {
-    Round, // S(y + b)
-    Rotary, // S(y + b), then rotary of the lane (one head) at the token's position
-    Residual, // S(x + S(y + b)), x the side input
-    Activation, // act(S(y + b)) rounded (a plain feed-forward's hidden values)
-    Gated, // S(act(S(y + b)) * up), up the side input (this region is the gate)
-    Logits, // y + b, not rounded, then the lane's argmax, reduced over the lanes
-    Route, // MoE router: y + b, not rounded; the routing weights of the top k sent on (one lane)
-    Combine, // an MoE expert's down projection: its S(y + b) times its routing weight, summed over the
-             // experts in order along a chain of their exits; the last adds the side input x: S(x + S(sum))
 };
 
 // The colors a GEMV's program reads and writes (-1: none).

@@ -327,7 +327,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 ? weights.tensor(Tensor::PositionEmbedding, 0, 0)
                 : absent;
             impl.embedding = std::make_unique<EmbeddingKernel>(spec, context);
-            impl.measured.push_back({ embedding->opName, "embedding", frame });
+            impl.measured.push_back({ embedding->opName, RegionKernelKind::Embedding, frame });
         }
         for (int layer = 0; layer < int(s.layers); ++layer) {
             const Strip& strip = strips[std::size_t(layer)];
@@ -378,7 +378,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 spec.expert = expert;
                 spec.lastExpert = expert + 1 == int(s.experts);
                 if (measure)
-                    impl.measured.push_back({ spec.name, firstColumn ? "norm+gemv" : "gemv", spec.frame });
+                    impl.measured.push_back(
+                        { spec.name, firstColumn ? RegionKernelKind::NormGemv : RegionKernelKind::Gemv, spec.frame });
                 return std::make_unique<GemvKernel>(std::move(spec), context);
             };
             const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
@@ -404,7 +405,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 spec.k = kvHeads;
                 spec.v = kvHeads;
                 block.attention = std::make_unique<AttentionKernel>(spec, context);
-                impl.measured.push_back({ spec.name, "attention", spec.frame });
+                impl.measured.push_back({ spec.name, RegionKernelKind::Attention, spec.frame });
             }
             block.out
                 = gemv(oi, 0, block.attention->outputLanes(), x, Tensor::Wo, Tensor::Bo, s.outBias, Epilogue::Residual);
@@ -428,7 +429,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
                 const std::vector<Frame> pieces = expertFrames(frame(6));
                 const std::string name = strip.regions[6]->opName;
                 const bool tree = strip.regions[6]->kernel.treeReduced;
-                impl.measured.push_back({ name, "experts", frame(6), block.router.get() });
+                impl.measured.push_back({ name, RegionKernelKind::Experts, frame(6), block.router.get() });
                 for (int e = 0; e < int(s.experts); ++e) {
                     const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
                     const std::string expert = name + "." + std::to_string(e);
@@ -463,7 +464,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
             spec.epilogue = Epilogue::Logits;
             spec.treeReduced = head->kernel.treeReduced;
             impl.lmHead = std::make_unique<GemvKernel>(spec, context);
-            impl.measured.push_back({ head->opName, "lm_head", frame });
+            impl.measured.push_back({ head->opName, RegionKernelKind::LmHead, frame });
         }
 
         // Colors: every kernel's own streams, then the streams between regions.

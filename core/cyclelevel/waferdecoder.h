@@ -6,6 +6,7 @@
 #include "core/cyclelevel/weights.h"
 #include "core/fabric/fabric.h"
 #include "core/hardware/systemspec.h"
+#include "core/kernels/kernelspec.h"
 #include "core/model/modelgraph.h"
 
 #include <cstdint>
@@ -19,7 +20,7 @@ namespace waferscope::core::cyclelevel {
 // One region's share of a token measured on the fabric.
 struct RegionCycles {
     std::string op; // the plan's op name ("layers.3.attn.core")
-    std::string kernel; // "gemv", "norm+gemv", "attention", "embedding", "lm_head"
+    RegionKernelKind kernel = RegionKernelKind::Gemv;
     std::uint64_t measuredCycles = 0; // from the previous region's finish to its own
     std::uint64_t finishCycle = 0; // cycles into the token at which its last PE finished
     std::uint64_t linkWavelets = 0; // wavelets its routers sent over links during the token

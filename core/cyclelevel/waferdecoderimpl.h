@@ -62,7 +62,7 @@ struct WaferDecoder::Impl {
 
     struct Measured {
         std::string op;
-        std::string kernel;
+        RegionKernelKind kernel = RegionKernelKind::Gemv;
         Frame frame;
         const GemvKernel* router = nullptr; // experts: the router whose weights choose them
     };

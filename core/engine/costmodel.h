@@ -3,6 +3,7 @@
 #include "core/common/names.h"
 #include "core/engine/calibration.h"
 #include "core/fabric/kernels.h"
+#include "core/kernels/kernelspec.h"
 
 #include <cstdint>
 #include <optional>
@@ -64,7 +65,6 @@ struct DecodeLane {
 };
 
 // What a GEMV region does with its sums at each output lane's exit (GemvKernel's Epilogue).
-enum class DecodeEpilogue : std::uint8_t { Round, Rotary, Residual, Activation, Gated, Logits, Route };
 
 // The lane GEMV with a turn: GEMV column t (region column firstColumn + t) takes input lane
 // t mod inputs.size() (a part of it when several columns share the lane), turns it down its
@@ -75,7 +75,7 @@ struct DecodeGemvShape {
     int firstColumn = 0;
     std::vector<DecodeLane> inputs;
     std::vector<DecodeLane> outputs; // on distinct rows; Logits: consecutive rows
-    DecodeEpilogue epilogue = DecodeEpilogue::Round;
+    Epilogue epilogue = Epilogue::Round;
     int simdWidth = 8;
     // MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
     // the `experts` routing weights, whose first wavelet reaches region column u, row v at

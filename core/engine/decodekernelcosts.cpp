@@ -99,7 +99,7 @@ struct GemvGeometry {
         , simd(std::max(1, gemv.simdWidth))
         , columns(gemv.width - gemv.firstColumn)
         , lanes(int(gemv.inputs.size()))
-        , side(gemv.epilogue == DecodeEpilogue::Residual || gemv.epilogue == DecodeEpilogue::Gated)
+        , side(gemv.epilogue == Epilogue::Residual || gemv.epilogue == Epilogue::Gated)
         , outputAt(std::size_t(std::max(0, gemv.height)), -1)
     {
         std::int64_t widest = 0;
@@ -212,17 +212,20 @@ struct GemvGeometry {
     {
         const double round = elementwise(size, 1, simd);
         switch (shape.epilogue) {
-        case DecodeEpilogue::Rotary:
+        case Epilogue::Rotary:
             return round + elementwise(size, 6, simd);
-        case DecodeEpilogue::Activation:
-        case DecodeEpilogue::Gated:
+        case Epilogue::Activation:
+        case Epilogue::Gated:
             return round + elementwise(size, 8, simd);
-        case DecodeEpilogue::Residual: // then the residual's add and rounding
-        case DecodeEpilogue::Logits: // the bias alone, then the lane's argmax
+        case Epilogue::Residual: // then the residual's add and rounding
+        case Epilogue::Logits: // the bias alone, then the lane's argmax
             return 2.0 * round;
-        case DecodeEpilogue::Route: // the bias alone, then softmax, top-k and renormalisation
+        case Epilogue::Route: // the bias alone, then softmax, top-k and renormalisation
             return round + elementwise(size, 12, simd);
-        case DecodeEpilogue::Round:
+        case Epilogue::Round:
+        // An expert's down projection: costDecodeExperts times it as Round and adds its combine
+        // chain (the weight's product, the running sum's add) itself.
+        case Epilogue::Combine:
             break;
         }
         return round;
@@ -290,7 +293,7 @@ Work gemvWork(const GemvGeometry& geometry)
             }
             if (t + 1 == geometry.columns) {
                 pe += geometry.epilogueCycles(size) + (geometry.side ? double(size) : 0.0);
-                pe += shape.epilogue == DecodeEpilogue::Logits && k > 0 ? 3.0 : 0.0;
+                pe += shape.epilogue == Epilogue::Logits && k > 0 ? 3.0 : 0.0;
             }
             work.add(pe);
         }
@@ -340,7 +343,7 @@ Traffic gemvTraffic(const GemvGeometry& geometry)
             if (hops > 0)
                 traffic.busiestLink = std::max(traffic.busiestLink, double(in.size));
         }
-    if (shape.epilogue == DecodeEpilogue::Logits)
+    if (shape.epilogue == Epilogue::Logits)
         traffic.links += 2.0 * double(shape.outputs.size() - 1);
     return traffic;
 }
@@ -377,7 +380,7 @@ double gemvCycles(const GemvGeometry& geometry)
     for (std::size_t k = 0; k < done.size(); ++k)
         done[k] += geometry.epilogueCycles(shape.outputs[k].size);
     double cycles = *std::max_element(done.begin(), done.end());
-    if (shape.epilogue == DecodeEpilogue::Logits) {
+    if (shape.epilogue == Epilogue::Logits) {
         double send = done[0];
         for (std::size_t k = 1; k < done.size(); ++k) {
             const double stored = std::max(send + kSendToNeighbour, done[k]) + 1.0;
@@ -443,7 +446,7 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
         DecodeGemvShape up = piece(e * parts, shape.hidden, shape.ffn);
         up.inputsStored = true;
         up.chosen = chosen;
-        up.epilogue = shape.gatedFfn ? DecodeEpilogue::Round : DecodeEpilogue::Activation;
+        up.epilogue = shape.gatedFfn ? Epilogue::Round : Epilogue::Activation;
         // Unrouted, the input lanes stream in and reach a piece as they pass the ones before it.
         const auto reach = [&](int index) { return shape.routed ? 0.0 : double(begin(index)); };
         const GemvGeometry upGeometry(up);
@@ -523,9 +526,9 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
     for (int p = 0; p < pieces; ++p) {
         const bool isDown = p % parts == parts - 1;
         DecodeGemvShape gemv = isDown ? piece(p, shape.ffn, shape.hidden) : piece(p, shape.hidden, shape.ffn);
-        gemv.epilogue = isDown || (shape.gatedFfn && p % parts == 0) ? DecodeEpilogue::Round
-            : shape.gatedFfn                                         ? DecodeEpilogue::Gated
-                                                                     : DecodeEpilogue::Activation;
+        gemv.epilogue = isDown || (shape.gatedFfn && p % parts == 0) ? Epilogue::Round
+            : shape.gatedFfn                                         ? Epilogue::Gated
+                                                                     : Epilogue::Activation;
         const double share = shape.chosen.empty() ? chosenShare : isChosen(p / parts) ? 1.0 : 0.0;
         for (const bool chosen : { true, false }) {
             gemv.chosen = chosen;
@@ -534,7 +537,7 @@ KernelCost costDecodeExperts(const DecodeExpertsShape& shape)
             busy += (chosen ? share : 1.0 - share) * work.busy;
             busiestPe = std::max(busiestPe, work.busiestPe);
         }
-        gemv.epilogue = DecodeEpilogue::Round; // the gate's side input is up's lane, counted below
+        gemv.epilogue = Epilogue::Round; // the gate's side input is up's lane, counted below
         const GemvGeometry geometry(gemv);
         const Traffic traffic = gemvTraffic(geometry);
         links += traffic.links;

@@ -221,35 +221,35 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
                 headLanes.push_back(
                     { int(head) * rowsPerHead + r, headDim * (r + 1) / rowsPerHead - headDim * r / rowsPerHead });
     }
-    const auto gemv = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out,
-                          DecodeEpilogue epilogue) {
-        DecodeGemvShape shape;
-        shape.width = width;
-        shape.height = h;
-        shape.firstColumn = firstColumn;
-        shape.inputs = std::move(in);
-        shape.outputs = std::move(out);
-        shape.epilogue = epilogue;
-        shape.simdWidth = m_simd;
-        shape.treeReduced = region.kernel.treeReduced;
-        return costDecodeGemv(shape);
-    };
+    const auto gemv
+        = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out, Epilogue epilogue) {
+              DecodeGemvShape shape;
+              shape.width = width;
+              shape.height = h;
+              shape.firstColumn = firstColumn;
+              shape.inputs = std::move(in);
+              shape.outputs = std::move(out);
+              shape.epilogue = epilogue;
+              shape.simdWidth = m_simd;
+              shape.treeReduced = region.kernel.treeReduced;
+              return costDecodeGemv(shape);
+          };
     const KernelCost normCost = costNormColumn(norm);
     const double normCycles = normCost.cycles;
     const auto normThen = [&](const KernelCost& after) { return inSequence(normCost, double(lanes), after, pes); };
     // A GEMV behind its fused norm: the norm in the region's first column, the GEMV in the rest;
     // a region of one column (a strip too full to widen it) runs the norm, then the GEMV, on it.
-    const auto normGemv = [&](std::vector<DecodeLane> out, DecodeEpilogue epilogue) {
+    const auto normGemv = [&](std::vector<DecodeLane> out, Epilogue epilogue) {
         return normThen(gemv(w, w >= 2 ? 1 : 0, hidden, std::move(out), epilogue));
     };
     const bool rotary = config.positions == ModelConfig::Positions::Rotary;
     const auto ffn = [&] { return evenLanes(ffnLanes(op.layer), config.filterSize); };
 
     if (role == OpRole::Embedding)
-        return DecodeRegionCost { costEmbeddingLookup({ w, h, hiddenSizes, m_simd }), "embedding" };
+        return DecodeRegionCost { costEmbeddingLookup({ w, h, hiddenSizes, m_simd }), RegionKernelKind::Embedding };
     if (role == OpRole::LmHead) {
         const std::vector<DecodeLane> logits = evenLanes(h, config.vocabSize);
-        return DecodeRegionCost { normGemv(logits, DecodeEpilogue::Logits), "lm_head" };
+        return DecodeRegionCost { normGemv(logits, Epilogue::Logits), RegionKernelKind::LmHead };
     }
     // The kv heads' values (of k or v) dealt over the region's rows, from which the attention rows
     // of their query heads take them. (The cycle-level kernel computes a kv head on each of its
@@ -273,33 +273,32 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
                 if (sizes[std::size_t(row)] > 0)
                     out.push_back({ row, sizes[std::size_t(row)] });
         }
-        return DecodeRegionCost { normGemv(out, rotary ? DecodeEpilogue::Rotary : DecodeEpilogue::Round), "norm+gemv",
-            normCycles };
+        return DecodeRegionCost { normGemv(out, rotary ? Epilogue::Rotary : Epilogue::Round),
+            RegionKernelKind::NormGemv, normCycles };
     }
     if (role == OpRole::Key || role == OpRole::Value) {
         const std::vector<DecodeLane> kvLanes = evenLanes(int(std::min<std::int64_t>(kvWidth, h)), kvWidth);
         const bool rotate = rotary && role == OpRole::Key;
-        return DecodeRegionCost { gemv(w, 0, hidden, kvLanes, rotate ? DecodeEpilogue::Rotary : DecodeEpilogue::Round),
-            "gemv" };
+        return DecodeRegionCost { gemv(w, 0, hidden, kvLanes, rotate ? Epilogue::Rotary : Epilogue::Round),
+            RegionKernelKind::Gemv };
     }
     if (role == OpRole::AttentionCore)
         return DecodeRegionCost { costDecodeAttention({ w, h, headRows, int(headDim * headsPerRow),
                                       std::max<std::int64_t>(0, position), m_simd, rowsPerHead }),
-            "attention" };
+            RegionKernelKind::Attention };
     if (role == OpRole::AttentionOut)
-        return DecodeRegionCost { gemv(w, 0, headLanes, hidden, DecodeEpilogue::Residual), "gemv" };
+        return DecodeRegionCost { gemv(w, 0, headLanes, hidden, Epilogue::Residual), RegionKernelKind::Gemv };
     if (ffnLanes(op.layer) >= 1) {
         if (role == OpRole::Up)
-            return DecodeRegionCost { normGemv(
-                                          ffn(), gated(config) ? DecodeEpilogue::Round : DecodeEpilogue::Activation),
-                "norm+gemv", normCycles };
+            return DecodeRegionCost { normGemv(ffn(), gated(config) ? Epilogue::Round : Epilogue::Activation),
+                RegionKernelKind::NormGemv, normCycles };
         if (role == OpRole::Gate)
-            return DecodeRegionCost { gemv(w, 0, hidden, ffn(), DecodeEpilogue::Gated), "gemv" };
+            return DecodeRegionCost { gemv(w, 0, hidden, ffn(), Epilogue::Gated), RegionKernelKind::Gemv };
         if (role == OpRole::Down)
-            return DecodeRegionCost { gemv(w, 0, ffn(), hidden, DecodeEpilogue::Residual), "gemv" };
+            return DecodeRegionCost { gemv(w, 0, ffn(), hidden, Epilogue::Residual), RegionKernelKind::Gemv };
         if (role == OpRole::Router) // the routing weights on the first row, their softmax and top k at its exit
-            return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, DecodeEpilogue::Route), "norm+gemv",
-                normCycles };
+            return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, Epilogue::Route),
+                RegionKernelKind::NormGemv, normCycles };
         if (role == OpRole::Experts && w >= pieces()) {
             // From the router's last step: its routing weights cross the region while the
             // experts' inputs are already in (core/engine/costmodel.h).
@@ -313,7 +312,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.ffn = ffn();
             experts.simdWidth = m_simd;
             experts.treeReduced = region.kernel.treeReduced;
-            return DecodeRegionCost { costDecodeExperts(experts), "experts" };
+            return DecodeRegionCost { costDecodeExperts(experts), RegionKernelKind::Experts };
         }
         if (role == OpRole::SharedExperts && w >= sharedPieces()) {
             // Every token's experts, after the routed ones: no routing weights to wait for, the
@@ -329,7 +328,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             shared.ffn = ffn();
             shared.simdWidth = m_simd;
             shared.treeReduced = region.kernel.treeReduced;
-            return DecodeRegionCost { costDecodeExperts(shared), "experts" };
+            return DecodeRegionCost { costDecodeExperts(shared), RegionKernelKind::Experts };
         }
     }
     return std::nullopt;

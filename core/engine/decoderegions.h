@@ -37,7 +37,7 @@ bool hasDecodeLayout(const ModelGraph& graph);
 
 struct DecodeRegionCost {
     KernelCost cost;
-    const char* kernel = ""; // "embedding", "norm+gemv", "gemv", "attention", "experts", "lm_head"
+    RegionKernelKind kernel = RegionKernelKind::Gemv;
     double leadCycles = 0.0; // from its start until its input passes on to the ops beside it: its norm
 };
 

@@ -59,9 +59,9 @@ CycleLevelReport cycleLevelReport(const cyclelevel::CycleRunResult& run)
     report.referenceGenerated = run.referenceTokens;
     for (std::size_t i = 0; i < run.regions.size(); ++i) {
         const cyclelevel::RegionCycles& region = run.regions[i];
-        report.regions.push_back(
-            { region.op, region.kernel, region.measuredCycles, i < run.modelCycles.size() ? run.modelCycles[i] : 0.0,
-                region.linkWavelets, region.busyFraction, region.pes });
+        report.regions.push_back({ region.op, toString(region.kernel), region.measuredCycles,
+            i < run.modelCycles.size() ? run.modelCycles[i] : 0.0, region.linkWavelets, region.busyFraction,
+            region.pes });
     }
     report.colorsAtBusiestRouter = run.colorsAtBusiestRouter;
     report.peakSramBytesPerPe = run.peakSramBytesPerPe;

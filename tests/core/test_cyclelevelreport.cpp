@@ -40,7 +40,8 @@ cyclelevel::CycleRunResult decoderRun(int blocks)
     run.tokensPerS = run.clockHz / run.cyclesPerToken;
     run.maxAbsLogitError = 2.5e-6;
     run.tokensMatchReference = true;
-    const auto add = [&](const std::string& op, const std::string& kernel, std::uint64_t measured, double model) {
+    const auto add = [&](const std::string& op, const std::string& kernelName, std::uint64_t measured, double model) {
+        const RegionKernelKind kernel = *fromName<RegionKernelKind>(kernelName);
         const std::size_t i = run.regions.size();
         run.regions.push_back({ .op = op,
             .kernel = kernel,
@@ -162,7 +163,7 @@ WS_TEST(cycleVsModelCsvHasEveryRegionWithItsRatio)
         WS_REQUIRE(cells.size() == 8);
         const cyclelevel::RegionCycles& region = run.regions[i];
         WS_CHECK_EQ(cells[0], region.op);
-        WS_CHECK_EQ(cells[1], region.kernel);
+        WS_CHECK_EQ(cells[1], std::string(toString(region.kernel)));
         WS_CHECK_EQ(std::stoull(cells[2]), region.measuredCycles);
         WS_CHECK_EQ(std::stod(cells[3]), run.modelCycles[i]);
         if (run.modelCycles[i] == 0.0)
@@ -216,10 +217,10 @@ WS_TEST(kernelSummarySumsEveryRegionMostCyclesFirst)
     std::map<std::string, double> measured, model, busy, peCycles;
     for (std::size_t i = 0; i < run.regions.size(); ++i) {
         const cyclelevel::RegionCycles& region = run.regions[i];
-        measured[region.kernel] += double(region.measuredCycles);
-        model[region.kernel] += run.modelCycles[i];
-        busy[region.kernel] += region.busyFraction * double(region.pes) * double(region.measuredCycles);
-        peCycles[region.kernel] += double(region.pes) * double(region.measuredCycles);
+        measured[toString(region.kernel)] += double(region.measuredCycles);
+        model[toString(region.kernel)] += run.modelCycles[i];
+        busy[toString(region.kernel)] += region.busyFraction * double(region.pes) * double(region.measuredCycles);
+        peCycles[toString(region.kernel)] += double(region.pes) * double(region.measuredCycles);
     }
     const std::vector<KernelCycles> kernels = cyclesByKernel(cycleLevelReport(run));
     WS_REQUIRE(kernels.size() == measured.size());

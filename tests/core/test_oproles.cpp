@@ -8,6 +8,7 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/decoderegions.h"
 #include "core/hardware/builtinpresets.h"
+#include "core/kernels/kernelspec.h"
 #include "core/model/modelloader.h"
 
 #include <filesystem>
@@ -61,6 +62,14 @@ WS_TEST(everyRoleHasOneNameInTheTable)
         WS_CHECK(fromName<OpRole>(entry.name) == entry.value);
     }
     WS_CHECK_EQ(names.size(), std::size_t(OpRole::LmHead) + 1);
+    // The region kernels' names, which report.json and cycle_vs_model.csv spell.
+    const std::set<std::string> kernels { "embedding", "norm+gemv", "gemv", "attention", "experts", "lm_head" };
+    std::set<std::string> named;
+    for (const EnumName<RegionKernelKind>& entry : nameTable<RegionKernelKind>()) {
+        named.insert(entry.name);
+        WS_CHECK(fromName<RegionKernelKind>(toString(entry.value)) == entry.value);
+    }
+    WS_CHECK(named == kernels);
 }
 
 WS_TEST(theBuildersGiveEveryBlockPartItsRole)

@@ -112,7 +112,7 @@ WS_TEST(aSmallMixtureOfExpertsGeneratesTheReferenceTokensOnTheFabric)
     WS_CHECK(result.tokens == result.referenceTokens);
     WS_CHECK(result.maxAbsLogitError <= 1e-3 * logitScale(result));
     const auto experts = std::find_if(result.regions.begin(), result.regions.end(),
-        [](const RegionCycles& region) { return region.kernel == "experts"; });
+        [](const RegionCycles& region) { return region.kernel == RegionKernelKind::Experts; });
     WS_REQUIRE(experts != result.regions.end());
     WS_CHECK(experts->measuredCycles > 0);
 }
@@ -134,7 +134,7 @@ WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
         const char* file = run.file;
         const CycleRunResult result = runSmall(file, 2, 3, 1, run.tree);
         WS_CHECK(result.tokensMatchReference);
-        std::map<std::string, std::pair<double, double>> byKernel;
+        std::map<RegionKernelKind, std::pair<double, double>> byKernel;
         double model = 0.0;
         double measured = 0.0;
         for (std::size_t i = 0; i < result.regions.size(); ++i) {
@@ -148,7 +148,7 @@ WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
         std::printf("%-16s %-5s %8.0f cycles a token, engine %8.0f (%+5.1f%%)", file, run.tree ? "tree" : "chain",
             cycles, model, 100.0 * (model / cycles - 1.0));
         for (const auto& [kernel, share] : byKernel)
-            std::printf("; %s %.0f/%.0f", kernel.c_str(), share.first, share.second);
+            std::printf("; %s %.0f/%.0f", toString(kernel), share.first, share.second);
         std::printf("\n");
         WS_CHECK(measured <= cycles); // the LM head's last step; the argmax's id still travels back
         WS_CHECK(std::fabs(model / cycles - 1.0) <= 0.15);
@@ -177,7 +177,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
         };
         int checked = 0;
         for (const RegionCycles& measured : result.regions) {
-            if (measured.kernel != "experts")
+            if (measured.kernel != RegionKernelKind::Experts)
                 continue;
             const auto region = std::find_if(plan.regions.begin(), plan.regions.end(),
                 [&](const Region& r) { return r.opName == measured.op && r.replica == 0; });

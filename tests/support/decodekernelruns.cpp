@@ -9,6 +9,7 @@
 namespace waferscope::test {
 
 using namespace core::cyclelevel;
+using core::Epilogue;
 
 namespace {
 

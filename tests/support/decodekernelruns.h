@@ -43,7 +43,7 @@ struct GemvCase {
     core::cyclelevel::Lanes output;
     std::int64_t inFeatures = 0;
     std::int64_t outFeatures = 0;
-    core::cyclelevel::Epilogue epilogue = core::cyclelevel::Epilogue::Round;
+    core::Epilogue epilogue = core::Epilogue::Round;
     core::cyclelevel::DecoderShape::Activation activation = core::cyclelevel::DecoderShape::Activation::Gelu;
     bool bias = false;
     std::int64_t position = 0; // Rotary
