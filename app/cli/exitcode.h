@@ -6,7 +6,7 @@
 
 namespace waferscope::cli {
 
-// Process exit codes, a contract shared by every subcommand (README, "Exit codes").
+// Process exit codes, a contract shared by every subcommand (docs/CLI.md, "Exit codes").
 enum ExitCode : int {
     kExitOk = 0,
     kExitInternalError = 1, // a defect in WaferScope

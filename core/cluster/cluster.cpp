@@ -14,7 +14,7 @@ namespace waferscope::core::cluster {
 
 namespace {
 
-// The assumptions every schedule makes, for the output's notes (the README lists them too).
+// The assumptions every schedule makes, for the output's notes (docs/CLI.md lists them too).
 std::vector<std::string> assumptions(const ClusterOptions& options)
 {
     std::vector<std::string> notes {

@@ -18,7 +18,7 @@
 
 namespace waferscope::core::engine {
 
-// Model-level execution of a compiled plan on a simulated cluster (README, "run"): an
+// Model-level execution of a compiled plan on a simulated cluster (docs/CLI.md, "run and scale"): an
 // event simulation over the resources that can bind (MemoryX, SwarmX, each CS-X's I/O and
 // wafer, inter-wafer links), with per-op costs from the kernel cost model.
 

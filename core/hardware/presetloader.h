@@ -8,7 +8,7 @@
 
 namespace waferscope::core {
 
-// Reads a hardware preset (schema "waferscope-hardware/1", see resources/hardware/README.md).
+// Reads a hardware preset (schema "waferscope-hardware/1", see README.md, "Hardware presets").
 // Every numeric fact is an object {"value": V, "source": "..."} or {"value": V, "assumed":
 // "reason"}. Missing keys, unknown keys (usually typos), wrong types, values outside physical
 // ranges and inconsistent combinations are all errors located at FILE:LINE:COL.

@@ -1,6 +1,6 @@
 // core/common/names: the names of modes, executions and bounds are a shipped contract (CLI
 // options and --json, report.json and report.csv, the GUI's session); each is spelled here as
-// the README gives it, and every name reads back as its value.
+// docs/CLI.md gives it, and every name reads back as its value.
 #include "testing.h"
 
 #include "core/common/names.h"
