@@ -3,6 +3,7 @@
 #include "core/compiler/compiler.h"
 
 #include "core/common/units.h"
+#include "core/compiler/decodelayout.h"
 #include "core/compiler/units.h"
 
 #include <algorithm>
@@ -401,6 +402,7 @@ Expected<ExecutionPlan> compile(const ModelGraph& graph, const SystemSpec& syste
         if (!failure.empty())
             return cannotMap("--mode", failure);
         plan.treeReducedGemv = options.treeReducedGemv;
+        plan.decodeLayout = decodeLayoutOf(graph, plan);
     } else {
         plan.numSystems = numSystems;
         const ExecutionPlan base = plan;

@@ -114,6 +114,26 @@ struct WaferTransfer {
     std::int64_t bytesPerToken = 0;
 };
 
+// Inference: the decode kernels' layout, which the compiler decides from the regions it placed
+// (core/compiler/decodelayout.h) and both the engine and the cycle-level run read.
+struct DecodeLayout {
+    std::vector<int> hiddenLanes; // by wafer: lanes of the hidden vector (0: no decode layout there)
+    std::vector<int> ffnLanes; // by block: lanes of the feed-forward's inner values
+    std::vector<int> rowsPerHead; // by block: rows a query head has, each a part of its dimensions (1 but stacked)
+    int hiddenLanesOn(int wafer) const
+    {
+        return wafer >= 0 && wafer < int(hiddenLanes.size()) ? hiddenLanes[std::size_t(wafer)] : 0;
+    }
+    int ffnLanesOf(int block) const
+    {
+        return block >= 0 && block < int(ffnLanes.size()) ? ffnLanes[std::size_t(block)] : 0;
+    }
+    int rowsPerHeadOf(int block) const
+    {
+        return block >= 0 && block < int(rowsPerHead.size()) ? rowsPerHead[std::size_t(block)] : 1;
+    }
+};
+
 struct ExecutionPlan {
     ExecutionMode mode = ExecutionMode::Pipelined;
     std::string system; // preset key
@@ -144,6 +164,7 @@ struct ExecutionPlan {
     std::vector<Region> regions;
     std::vector<StreamedLayer> streamed; // weight streaming only
     std::vector<WaferTransfer> transfers; // inference only
+    DecodeLayout decodeLayout; // inference only
     double peUtilization = 0.0; // PEs inside regions / usable PEs (over all wafers used)
     double sramUtilization = 0.0; // bytes held / usable SRAM (over all wafers used)
     double loadImbalance = 1.0; // largest / smallest compute cycles per PE among compute-sized regions

@@ -1,6 +1,6 @@
 #include "core/cyclelevel/waferdecoder.h"
 
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decodelayout.h"
 
 #include "core/common/units.h"
 #include "core/cyclelevel/regionkernels.h"
@@ -208,14 +208,9 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     impl.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
     impl.cycleLimit = options.maxCyclesPerToken;
 
-    // The plan's regions by block (-1 outside the blocks) and role.
-    std::map<std::pair<int, OpRole>, const Region*> byRole;
-    for (const Region& region : plan.regions)
-        byRole[{ region.layer < 0 ? -1 : region.layer, region.role }] = &region;
-    const auto find = [&](OpRole role, int layer = -1) -> const Region* {
-        const auto it = byRole.find({ layer, role });
-        return it == byRole.end() ? nullptr : it->second;
-    };
+    // The plan's regions of the decoded stack by block (-1 outside the blocks) and role.
+    const DecodeRegionIndex decoded(graph, plan);
+    const auto find = [&](OpRole role, int layer = -1) { return decoded.find(role, layer); };
     const Rect usable = plan.usable;
     const auto frameOf = [&](const Region& region, int stripY, int stripH, bool westward) {
         return Frame { region.rect.x - usable.x, stripY - usable.y, region.rect.w, stripH, westward };
@@ -294,9 +289,9 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         strips.push_back(strip);
     }
     // Lanes of the hidden vector: a row each, in every strip; a column each where a region
-    // turns them (after its norm column), and a chain each in the embedding. The engine times
-    // the same layout (core/engine/decoderegions.h).
-    impl.lanes = engine::DecodeRegions(graph, plan, system).hiddenLanes(0);
+    // turns them (after its norm column), and a chain each in the embedding. The compiler decided
+    // the layout (core/compiler/decodelayout.h), which the engine times too.
+    impl.lanes = decodeLayoutFor(graph, plan).hiddenLanesOn(0);
     if (impl.lanes < 1)
         return refuse("--level", "the plan's regions are too narrow for the decode kernels");
     const int lanes = impl.lanes;
@@ -311,8 +306,7 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
     const auto ffnLanes = [&](const Strip& strip, int y0) {
         const int down = moe ? strip.regions.back()->rect.w / int(s.experts * ffnParts) : strip.regions.back()->rect.w;
-        return evenLanes(
-            y0, int(std::min<std::int64_t>({ strip.h, engine::kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
+        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
     };
     try {
         // The embedding, its lanes leaving downwards into block 0.

@@ -55,123 +55,32 @@ bool gated(const ModelConfig& config)
 
 } // namespace
 
-bool inDecodedStack(const Op& op)
-{
-    return op.stack.empty() || op.stack == "decoder";
-}
-
-bool hasDecodeLayout(const ModelGraph& graph)
-{
-    return std::none_of(graph.ops.begin(), graph.ops.end(), [](const Op& op) { return op.role == OpRole::CrossQuery; });
-}
-
 DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
     : m_graph(graph)
     , m_simd(std::max(1, system.wafer.fmacPerPePerCycle))
-    , m_stacked(plan.stackedLayers)
-    , m_layout(hasDecodeLayout(graph))
+    , m_layout(decodeLayoutFor(graph, plan))
+    , m_index(graph, plan)
 {
-    const ModelConfig& config = graph.config;
-    if (m_layout)
-        for (const Region& region : plan.regions)
-            if (region.replica == 0 && region.op >= 0 && region.op < int(graph.ops.size())
-                && inDecodedStack(graph.ops[std::size_t(region.op)]))
-                m_byRole.emplace(std::pair { region.layer < 0 ? -1 : region.layer, region.role }, &region);
-    // A stacked plan's rows per query head, block by block: as many as the attention region has
-    // for each head, no more than the output projection's columns can turn down (kTurnColors
-    // lanes a column) nor than a head has dimensions.
-    m_rowsPerHead.assign(std::size_t(std::max<std::int64_t>(0, config.numLayers)), 1);
-    for (int layer = 0; m_stacked && layer < int(m_rowsPerHead.size()); ++layer) {
-        const Region* core = find(OpRole::AttentionCore, layer);
-        const Region* out = find(OpRole::AttentionOut, layer);
-        if (!core || !out || config.numHeads < 1 || config.numHeads > core->rect.h)
-            continue;
-        const std::int64_t rows = std::min<std::int64_t>(
-            core->rect.h / config.numHeads, std::int64_t(kTurnColors) * out->rect.w / config.numHeads);
-        m_rowsPerHead[std::size_t(layer)]
-            = int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDimOf(config))));
-    }
-    m_hiddenLanes.assign(std::size_t(std::max(1, plan.numSystems)), int(std::max<std::int64_t>(0, config.hiddenSize)));
-    if (!find(OpRole::Embedding) || !find(OpRole::LmHead) || config.numHeads < 1 || config.hiddenSize < 1) {
-        std::fill(m_hiddenLanes.begin(), m_hiddenLanes.end(), 0);
-        return;
-    }
-    // Every region a lane passes bounds the lanes: a row each in a block's strip, a turn of at
-    // most kTurnColors down each GEMV column that takes the hidden vector (the norm column
-    // aside), a chain each in the embedding.
-    for (const auto& [at, region] : m_byRole) {
-        if (region->system < 0 || region->system >= int(m_hiddenLanes.size()))
-            continue;
-        int& lanes = m_hiddenLanes[std::size_t(region->system)];
-        const int w = region->rect.w;
-        const int h = region->rect.h;
-        const OpRole role = at.second;
-        if (role == OpRole::LmHead)
-            lanes = std::min({ lanes, h, kTurnColors * (w - 1) });
-        else if (role == OpRole::Embedding)
-            lanes = std::min(lanes, w);
-        else if (at.first >= 0)
-            lanes = std::min(lanes, h);
-        if (role == OpRole::Query || role == OpRole::Up || role == OpRole::Router)
-            lanes = std::min(lanes, kTurnColors * std::max(1, w - 1));
-        else if (role == OpRole::Key || role == OpRole::Value || role == OpRole::Gate)
-            lanes = std::min(lanes, kTurnColors * w);
-        else if (role == OpRole::Experts)
-            lanes = std::min(lanes, kTurnColors * (w / pieces()));
-        else if (role == OpRole::SharedExperts)
-            lanes = std::min(lanes, kTurnColors * (w / sharedPieces()));
-    }
-    for (int& lanes : m_hiddenLanes)
-        lanes = std::max(0, lanes);
-}
-
-const Region* DecodeRegions::find(OpRole role, int layer) const
-{
-    const auto it = m_byRole.find({ layer, role });
-    return it == m_byRole.end() ? nullptr : it->second;
-}
-
-int DecodeRegions::pieces() const
-{
-    const ModelConfig& config = m_graph.config;
-    return int(std::max<std::int64_t>(1, config.numExperts)) * (gated(config) ? 3 : 2);
-}
-
-int DecodeRegions::sharedPieces() const
-{
-    const ModelConfig& config = m_graph.config;
-    return int(std::max<std::int64_t>(1, config.numSharedExperts)) * (gated(config) ? 3 : 2);
 }
 
 int DecodeRegions::hiddenLanes(int system) const
 {
-    return system >= 0 && system < int(m_hiddenLanes.size()) ? m_hiddenLanes[std::size_t(system)] : 0;
+    return m_layout.hiddenLanesOn(system);
 }
 
 int DecodeRegions::rowsPerHead(int layer) const
 {
-    return layer >= 0 && layer < int(m_rowsPerHead.size()) ? m_rowsPerHead[std::size_t(layer)] : 1;
+    return m_layout.rowsPerHeadOf(layer);
 }
 
 int DecodeRegions::ffnLanes(int layer) const
 {
-    const ModelConfig& config = m_graph.config;
-    int columns = 0;
-    int rows = 0;
-    if (const Region* down = find(OpRole::Down, layer)) {
-        columns = down->rect.w;
-        rows = down->rect.h;
-    } else if (const Region* experts = find(OpRole::Experts, layer)) {
-        columns = experts->rect.w / pieces();
-        rows = experts->rect.h;
-    }
-    return int(std::max<std::int64_t>(
-        0, std::min<std::int64_t>({ rows, kTurnColors * std::int64_t(columns), config.filterSize })));
+    return m_layout.ffnLanesOf(layer);
 }
 
 std::optional<DecodeRegionCost> DecodeRegions::cost(const Region& region, std::int64_t position) const
 {
-    if (!m_layout || region.op < 0 || region.op >= int(m_graph.ops.size())
+    if (m_index.all().empty() || region.op < 0 || region.op >= int(m_graph.ops.size())
         || !inDecodedStack(m_graph.ops[std::size_t(region.op)]))
         return std::nullopt;
     const int layer = m_graph.ops[std::size_t(region.op)].layer;
@@ -299,7 +208,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         if (role == OpRole::Router) // the routing weights on the first row, their softmax and top k at its exit
             return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, Epilogue::Route),
                 RegionKernelKind::NormGemv, normCycles };
-        if (role == OpRole::Experts && w >= pieces()) {
+        if (role == OpRole::Experts && w >= expertPieces(config)) {
             // From the router's last step: its routing weights cross the region while the
             // experts' inputs are already in (core/engine/costmodel.h).
             DecodeExpertsShape experts;
@@ -314,7 +223,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.treeReduced = region.kernel.treeReduced;
             return DecodeRegionCost { costDecodeExperts(experts), RegionKernelKind::Experts };
         }
-        if (role == OpRole::SharedExperts && w >= sharedPieces()) {
+        if (role == OpRole::SharedExperts && w >= sharedExpertPieces(config)) {
             // Every token's experts, after the routed ones: no routing weights to wait for, the
             // input lanes streamed in again, the outputs summed from exit to exit with the residual.
             DecodeExpertsShape shared;
@@ -346,8 +255,8 @@ double DecodeRegions::handOffCycles(const Region& from, const Region& to) const
 
 double DecodeRegions::feedbackCycles() const
 {
-    const Region* head = find(OpRole::LmHead);
-    const Region* embedding = find(OpRole::Embedding);
+    const Region* head = m_index.find(OpRole::LmHead);
+    const Region* embedding = m_index.find(OpRole::Embedding);
     if (!head || !embedding || head->system != embedding->system || hiddenLanes(head->system) < 1)
         return 0.0;
     return double(

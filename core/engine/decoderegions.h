@@ -1,16 +1,12 @@
 #pragma once
 
-// The decode kernels the cycle-level run (core/cyclelevel) places on a language model's
-// inference plan, region by region, in closed form. The model-level engine times a decode token
-// with them; the cycle-level builder takes its lane counts from here, so both see one layout.
-//
-// The layout: the hidden vector travels between regions as `hiddenLanes` lanes, a row each from
-// the top of a block's strip; a GEMV whose input is the hidden vector turns up to kTurnColors of
-// its lanes down each column; a norm fused in front of a GEMV is the region's first column.
-// Attention keeps a row per query head (in a stacked plan's tall regions, `rowsPerHead` rows, each
-// a part of the head's dimensions, and q's region also computes k and v); the feed-forward's
-// inner values travel as `ffnLanes` lanes; an MoE experts region is split into one piece per
-// expert projection.
+// The decode kernels of a language model's inference plan, region by region, in closed form:
+// the model-level engine times a decode token with them. The layout they run on (lanes, rows per
+// head) is the plan's (core/compiler/decodelayout.h), which the cycle-level builder
+// (core/cyclelevel) builds too, so both see one layout. Attention keeps a row per query head (in
+// a stacked plan's tall regions, `rowsPerHead` rows, each a part of the head's dimensions, and
+// q's region also computes k and v).
+#include "core/compiler/decodelayout.h"
 #include "core/compiler/plan.h"
 #include "core/engine/costmodel.h"
 #include "core/hardware/systemspec.h"
@@ -25,15 +21,6 @@
 #include <vector>
 
 namespace waferscope::core::engine {
-
-constexpr int kTurnColors = 6; // input lanes a GEMV column turns down at most
-
-// The layout is a causal language model's, the stack that decodes: the blocks of the "decoder"
-// stack and the ops outside every stack (its embedding, final norm and head). A DPO reference
-// copy, a vision tower or an encoder is placed but has no decode kernels. A model with cross-
-// attention (an encoder-decoder) has no decode layout: it has no kernel for cross-attention.
-bool inDecodedStack(const Op& op);
-bool hasDecodeLayout(const ModelGraph& graph);
 
 struct DecodeRegionCost {
     KernelCost cost;
@@ -68,20 +55,12 @@ public:
     double feedbackCycles() const;
 
 private:
-    // The region of the op with `role` in block `layer` (-1: outside the blocks), replica 0.
-    const Region* find(OpRole role, int layer = -1) const;
-    int pieces() const; // of an MoE experts region
-    int sharedPieces() const; // of its shared experts region
-
     const ModelGraph& m_graph;
     int m_simd = 8;
-    bool m_stacked = false; // stacked tiers: heads split over the rows of their tall regions
-    bool m_layout = false; // hasDecodeLayout(graph)
+    DecodeLayout m_layout; // the plan's (core/compiler/decodelayout.h)
+    DecodeRegionIndex m_index;
     std::optional<DecodeRegionCost> compute(const Region& region, std::int64_t position) const;
 
-    std::map<std::pair<int, OpRole>, const Region*> m_byRole; // by (block or -1, role)
-    std::vector<int> m_hiddenLanes; // by system
-    std::vector<int> m_rowsPerHead; // by layer
     // Costs by what they depend on (the op's role, the region's size, the lanes, the rows per head,
     // the ops fused in, the position): a model's blocks repeat one shape, and a deep model has
     // tens of thousands of regions.

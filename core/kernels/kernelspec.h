@@ -10,6 +10,9 @@
 
 namespace waferscope::core {
 
+// Input lanes a GEMV column turns down at most (a color each).
+constexpr int kTurnColors = 6;
+
 // Which kernel runs a region of a decoder's decode token. Names: "embedding", "norm+gemv" (a GEMV
 // behind a norm in the region's first column), "gemv", "attention", "experts", "lm_head".
 enum class RegionKernelKind : std::uint8_t { Embedding, NormGemv, Gemv, Attention, Experts, LmHead };

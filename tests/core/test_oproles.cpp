@@ -6,6 +6,7 @@
 #include "testing.h"
 
 #include "core/compiler/compiler.h"
+#include "core/compiler/decodelayout.h"
 #include "core/engine/decoderegions.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/kernels/kernelspec.h"
@@ -113,7 +114,7 @@ WS_TEST(crossAttentionReferenceCopiesAndVisionTowersKeepTheirOwnRoles)
         cross += op.role == OpRole::CrossQuery ? 1 : 0;
     }
     WS_CHECK_EQ(cross, int(t5.config.decoderLayers));
-    WS_CHECK(!engine::hasDecodeLayout(t5));
+    WS_CHECK(!hasDecodeLayout(t5));
     // DPO: the frozen reference copy's ops have roles too, in a stack of their own that does not decode.
     const ModelGraph dpo = load(zoo + "nlp/dpo/configs/params_zephyr_7b_dpo.yaml");
     int referenceQueries = 0;
@@ -122,11 +123,11 @@ WS_TEST(crossAttentionReferenceCopiesAndVisionTowersKeepTheirOwnRoles)
         if (op.role != OpRole::Query)
             continue;
         (op.stack == "reference" ? referenceQueries : decodedQueries) += 1;
-        WS_CHECK_EQ(engine::inDecodedStack(op), op.stack != "reference");
+        WS_CHECK_EQ(inDecodedStack(op), op.stack != "reference");
     }
     WS_CHECK_EQ(referenceQueries, int(dpo.config.numLayers));
     WS_CHECK_EQ(decodedQueries, int(dpo.config.numLayers));
-    WS_CHECK(engine::hasDecodeLayout(dpo));
+    WS_CHECK(hasDecodeLayout(dpo));
 }
 
 WS_TEST(theDecodeLayoutCoversTheLanguageModelOfAMultimodalModel)
@@ -144,13 +145,13 @@ WS_TEST(theDecodeLayoutCoversTheLanguageModelOfAMultimodalModel)
     int costed = 0;
     for (const Region& region : plan->regions) {
         const Op& op = llava.ops[std::size_t(region.op)];
-        const bool decodes = region.replica == 0 && engine::inDecodedStack(op)
+        const bool decodes = region.replica == 0 && inDecodedStack(op)
             && (region.role == OpRole::Query || region.role == OpRole::AttentionCore || region.role == OpRole::Down);
         if (decodes) {
             WS_CHECK(regions.cost(region, 16).has_value());
             ++costed;
         }
-        if (!engine::inDecodedStack(op))
+        if (!inDecodedStack(op))
             WS_CHECK(!regions.cost(region, 16).has_value());
     }
     WS_CHECK_EQ(costed, 3 * int(llava.config.parts.back().config.front().numLayers));
