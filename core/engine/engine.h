@@ -139,7 +139,7 @@ struct Metrics {
     double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation
     double streamedBytesPerStep = 0.0; // weights in plus gradients out per system (weight streaming)
     double flashStreamedBytesPerStep = 0.0; // of the weights in, those read from MemoryX's flash tier
-    std::string checkpointStrategy; // "all_blocks", "every_k", "memoryx"; empty for inference
+    std::optional<CheckpointStrategy> checkpointStrategy; // training; none for inference
     int checkpointEvery = 0; // every_k: k; 1 for all_blocks and memoryx
     double recomputeFlopsPerStep = 0.0; // forward work run again in backward, all systems
     double checkpointBytesPerStep = 0.0; // block outputs to MemoryX and back, all systems

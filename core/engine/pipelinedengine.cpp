@@ -131,7 +131,7 @@ void fillThroughput(Metrics& metrics, const Context& context, const PipelineShap
     metrics.modelFlopsPerStep = modelFlopsPerSample * double(shape.globalBatch);
     metrics.hardwareFlopsPerStep = metrics.modelFlopsPerStep;
     if (train) {
-        metrics.checkpointStrategy = toString(CheckpointStrategy::AllBlocks); // every activation stays in its stage
+        metrics.checkpointStrategy = CheckpointStrategy::AllBlocks; // every activation stays in its stage
         metrics.checkpointEvery = 1;
     }
 }

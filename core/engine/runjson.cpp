@@ -46,9 +46,9 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["peak_flops_per_s"] = number(metrics.peakFlopsPerS);
     json["streamed_bytes_per_step"] = number(metrics.streamedBytesPerStep);
     json["checkpoint_strategy"]
-        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointStrategy);
+        = metrics.checkpointStrategy ? nlohmann::json(toString(*metrics.checkpointStrategy)) : nlohmann::json(nullptr);
     json["checkpoint_every"]
-        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointEvery);
+        = metrics.checkpointStrategy ? nlohmann::json(metrics.checkpointEvery) : nlohmann::json(nullptr);
     json["recompute_flops_per_step"] = number(metrics.recomputeFlopsPerStep);
     json["checkpoint_bytes_per_step"] = number(metrics.checkpointBytesPerStep);
     json["stream_bytes_per_s"] = number(metrics.linkBytesPerS);

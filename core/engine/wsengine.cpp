@@ -293,7 +293,7 @@ Expected<RunResult> runWeightStreaming(const Context& context)
             + formatSi(simulation.path().bytesPerS, "B/s"));
     const double hardwareFlops = fillLayers(metrics, context, totals, systems);
     if (train) {
-        metrics.checkpointStrategy = toString(plan.checkpointStrategy);
+        metrics.checkpointStrategy = plan.checkpointStrategy;
         metrics.checkpointEvery = plan.checkpointEvery;
         metrics.recomputeFlopsPerStep = metrics.hardwareFlopsPerStep - metrics.modelFlopsPerStep;
         metrics.checkpointBytesPerStep = totals.checkpointBytes * systems;

@@ -72,11 +72,12 @@ Pairs keyFigureRows(const RunReport& r)
             { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
             { "Bottleneck", toString(m.bottleneck) }, { "PEs in regions", percent(r.plan.peUtilization) },
             { "SRAM used", percent(r.plan.sramUtilization) } });
-    if (!m.checkpointStrategy.empty()) {
-        const std::string every
-            = m.checkpointStrategy == "every_k" ? " (every " + std::to_string(m.checkpointEvery) + " blocks)" : "";
+    if (m.checkpointStrategy) {
+        const std::string every = *m.checkpointStrategy == CheckpointStrategy::EveryK
+            ? " (every " + std::to_string(m.checkpointEvery) + " blocks)"
+            : "";
         rows.insert(rows.end(),
-            { { "Checkpoints", m.checkpointStrategy + every },
+            { { "Checkpoints", toString(*m.checkpointStrategy) + every },
                 { "Recomputed per step", formatSi(m.recomputeFlopsPerStep, "FLOP") },
                 { "Checkpoint traffic per step", formatBytes(m.checkpointBytesPerStep) } });
     }

@@ -150,7 +150,7 @@ engine::Metrics readTotals(const Reader& r)
         m.calibrationProfile = r.text("calibration_profile");
     // Reports written before checkpoint strategies existed have none of these keys.
     if (r.has("checkpoint_strategy") && !r.at("checkpoint_strategy").is_null()) {
-        m.checkpointStrategy = r.text("checkpoint_strategy");
+        m.checkpointStrategy = r.named<CheckpointStrategy>("checkpoint_strategy");
         m.checkpointEvery = r.integer<int>("checkpoint_every");
     }
     if (r.has("recompute_flops_per_step")) {

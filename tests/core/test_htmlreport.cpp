@@ -408,7 +408,7 @@ WS_TEST(htmlIsSelfContainedAndEscaped)
 WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
 {
     report::RunReport r = sampleReport();
-    r.metrics.checkpointStrategy = "every_k";
+    r.metrics.checkpointStrategy = CheckpointStrategy::EveryK;
     r.metrics.checkpointEvery = 2;
     r.metrics.recomputeFlopsPerStep = 3e15;
     r.metrics.checkpointBytesPerStep = 0.0;
