@@ -393,7 +393,7 @@ Expected<RunResult> runInference(const Context& context)
     double passBusyS = intervalS; // the busiest region's (band's) share of a pass
     double draftPromptS = 0.0;
     std::optional<SpeculativeDecode> speculative;
-    if (context.calibration.mechanisms.speculativeDecoding == "draft_model") {
+    if (context.calibration.mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel) {
         const Speculation& s = context.calibration.speculation;
         // At an acceptance rate of 0 a pass yields one token whatever is drafted: no draft is compiled.
         DraftTiming none;
