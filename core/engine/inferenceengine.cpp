@@ -274,14 +274,14 @@ void addTokenLayers(Metrics& metrics, const Context& context, const TokenWalk& w
         covered = std::max(covered, step.end);
         if (step.region < 0) {
             layer.name = "wafer " + std::to_string(step.from) + " -> " + std::to_string(step.to);
-            layer.kind = "wafer_link";
+            layer.kind = LayerKind::WaferLink;
             layer.bound = Bound::Io;
         } else {
             const Region& region = context.plan.regions[std::size_t(step.region)];
             const RegionTiming& timing = walk.timings[std::size_t(step.region)];
             const Op& op = context.graph.ops[std::size_t(region.op)];
             layer.name = region.opName;
-            layer.kind = toString(op.kind);
+            layer.kind = layerKindOf(op.kind);
             layer.region = step.region;
             layer.params = op.nonzeroParams;
             layer.flops = timing.flops * double(users);

@@ -36,7 +36,7 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["bottleneck"] = toString(metrics.bottleneck);
     nlohmann::json layers = nlohmann::json::array();
     for (const LayerMetrics& layer : metrics.layers)
-        layers.push_back({ { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
+        layers.push_back({ { "name", layer.name }, { "kind", toString(layer.kind) }, { "params", layer.params },
             { "flops", number(layer.flops) }, { "time_s", number(layer.timeS) },
             { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } });
     json["layers"] = std::move(layers);

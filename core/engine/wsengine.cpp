@@ -126,7 +126,7 @@ LayerCosts costLayers(
         LayerMetrics layer;
         layer.region = streamed.region;
         layer.name = region.opName;
-        layer.kind = toString(context.graph.ops[std::size_t(region.op)].kind);
+        layer.kind = layerKindOf(context.graph.ops[std::size_t(region.op)].kind);
         layer.params = params;
         layers.push_back(layer);
     }

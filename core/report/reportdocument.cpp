@@ -126,7 +126,7 @@ ReportTable layerTable(const RunReport& r)
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < r.metrics.layers.size(); ++i) {
         const engine::LayerMetrics& l = r.metrics.layers[i];
-        rows.push_back({ std::to_string(i), l.name, l.kind, formatCount(double(l.params)),
+        rows.push_back({ std::to_string(i), l.name, toString(l.kind), formatCount(double(l.params)),
             formatSi(finiteOr(l.flops), "FLOP"), l.region < 0 ? "-" : std::to_string(l.region), seconds(l.timeS),
             percent(l.utilization), toString(l.bound) });
     }

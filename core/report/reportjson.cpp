@@ -63,7 +63,7 @@ Json totalsJson(const engine::Metrics& m)
 
 Json layerJson(const engine::LayerMetrics& layer)
 {
-    return { { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
+    return { { "name", layer.name }, { "kind", toString(layer.kind) }, { "params", layer.params },
         { "flops", number(layer.flops) }, { "region", layer.region }, { "time_s", number(layer.timeS) },
         { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } };
 }
@@ -252,8 +252,9 @@ RunReport readReport(const Reader& root)
         plan.texts("notes") };
     report.metrics = readTotals(root.object("totals"));
     root.each("layers", [&](const Reader& r) {
-        report.metrics.layers.push_back({ r.text("name"), r.text("kind"), r.integer<int>("region"), r.integer("params"),
-            r.nonNegative("flops"), r.nonNegative("time_s"), r.nonNegative("utilization"), r.named<Bound>("bound") });
+        report.metrics.layers.push_back({ r.text("name"), r.named<engine::LayerKind>("kind"), r.integer<int>("region"),
+            r.integer("params"), r.nonNegative("flops"), r.nonNegative("time_s"), r.nonNegative("utilization"),
+            r.named<Bound>("bound") });
     });
     root.each("regions", [&](const Reader& r) {
         report.regions.push_back({ r.text("op"), r.integer<int>("stage"), r.integer<int>("system"),
@@ -373,7 +374,7 @@ std::string reportCsv(const RunReport& report)
     for (const engine::LayerMetrics& layer : report.metrics.layers) {
         const Json row = layerJson(layer);
         const auto cell = [&](const char* key) { return row[key].is_null() ? std::string() : row[key].dump(); };
-        csv += cells::csvField(layer.name) + "," + cells::csvField(layer.kind) + "," + cell("params") + ","
+        csv += cells::csvField(layer.name) + "," + cells::csvField(toString(layer.kind)) + "," + cell("params") + ","
             + cell("flops") + "," + cell("region") + "," + cell("time_s") + "," + cell("utilization") + ","
             + cells::csvField(toString(layer.bound)) + "\n";
     }

@@ -21,7 +21,7 @@ engine::LayerMetrics layer(const std::string& name, int region, double utilizati
 {
     engine::LayerMetrics l;
     l.name = name;
-    l.kind = "linear";
+    l.kind = engine::LayerKind::Linear;
     l.region = region;
     l.params = 1000;
     l.flops = 2e9;

@@ -25,7 +25,7 @@ report::RunReport plausibleReport()
     written.metrics.utilization.io = 0.0625;
     engine::LayerMetrics layer;
     layer.name = "layers.0.ffn.up";
-    layer.kind = "linear";
+    layer.kind = engine::LayerKind::Linear;
     layer.timeS = 0.03125;
     written.metrics.layers.push_back(layer);
     return written;
