@@ -272,8 +272,8 @@ RunReport readReport(const Reader& root)
     const Reader timeline = root.object("timeline");
     report.spanS = timeline.nonNegative("span_s");
     timeline.each("lanes", [&](const Reader& r) {
-        report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.nonNegative("busy_s"),
-            r.nonNegative("bytes"), r.nonNegative("flops"), r.reals("occupancy") });
+        report.lanes.push_back({ r.named<engine::LaneKind>("lane"), r.integer<int>("index"), r.text("name"),
+            r.nonNegative("busy_s"), r.nonNegative("bytes"), r.nonNegative("flops"), r.reals("occupancy") });
     });
     // Reports written before per-step figures have none.
     if (root.has("steps"))
@@ -335,7 +335,7 @@ std::string reportToJson(const RunReport& report, int indent)
         Json occupancy = Json::array();
         for (const double share : lane.occupancy)
             occupancy.push_back(number(share));
-        lanes.push_back({ { "lane", lane.lane }, { "index", lane.index }, { "name", lane.name },
+        lanes.push_back({ { "lane", engine::toString(lane.lane) }, { "index", lane.index }, { "name", lane.name },
             { "busy_s", number(lane.busyS) }, { "bytes", number(lane.bytes) }, { "flops", number(lane.flops) },
             { "occupancy", std::move(occupancy) } });
     }

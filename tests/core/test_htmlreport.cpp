@@ -47,7 +47,7 @@ report::RegionReport region(const std::string& op, int system, Rect rect)
 report::LaneReport lane(const std::string& name, double busyS, std::vector<double> occupancy)
 {
     report::LaneReport l;
-    l.lane = "csx";
+    l.lane = engine::LaneKind::CsxCompute;
     l.name = name;
     l.busyS = busyS;
     l.occupancy = std::move(occupancy);

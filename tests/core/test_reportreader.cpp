@@ -99,7 +99,7 @@ WS_TEST(reportReaderReadsBackTheNullItWritesForNonFiniteFigures)
     report::RunReport written = plausibleReport();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     written.metrics.tokensPerS = nan; // a figure of a run whose step was too short to count, say
-    written.lanes.push_back({ "csx", 0, "CS-X 0 wafer", 1.0, 0.0, 0.0, { 0.25, nan } });
+    written.lanes.push_back({ engine::LaneKind::CsxCompute, 0, "CS-X 0 wafer", 1.0, 0.0, 0.0, { 0.25, nan } });
     const std::string text = report::reportToJson(written);
     const Expected<report::RunReport> read = report::reportFromJson(text, "r.json");
     WS_REQUIRE(read.hasValue());
