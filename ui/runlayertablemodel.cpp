@@ -49,7 +49,7 @@ QVariant RunLayerTableModel::data(const QModelIndex& index, int role) const
         case NameColumn:
             return index.row(); // execution order
         case KindColumn:
-            return QString::fromStdString(layer.kind);
+            return QString::fromLatin1(core::engine::toString(layer.kind));
         case ParamsColumn:
             return qlonglong(layer.params);
         case FlopsColumn:
@@ -76,7 +76,7 @@ QVariant RunLayerTableModel::data(const QModelIndex& index, int role) const
     case NameColumn:
         return QString::fromStdString(layer.name);
     case KindColumn:
-        return QString::fromStdString(layer.kind);
+        return QString::fromLatin1(core::engine::toString(layer.kind));
     case ParamsColumn:
         return layer.params > 0 ? QString::fromStdString(core::formatCount(double(layer.params))) : QStringLiteral("–");
     case FlopsColumn:

@@ -60,7 +60,8 @@ int runTrafficMode(const ArgParser& parser, const core::SystemSpec& system, std:
     const std::string pattern = parser.value("traffic").value_or("uniform");
     const std::optional<core::fabric::TrafficPattern> parsed = core::fabric::parseTrafficPattern(pattern);
     if (!parsed)
-        throw UsageError { "--traffic expects uniform, transpose or hotspot, got '" + pattern + "'" };
+        throw UsageError { "--traffic expects " + core::choiceList(core::allNames<core::fabric::TrafficPattern>())
+            + ", got '" + pattern + "'" };
     config.pattern = *parsed;
     if (auto rate = parser.value("rate"))
         config.rate = parseNumber("rate", *rate);
@@ -225,7 +226,8 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
     parser.addOption("system", "NAME", "hardware preset for SIMD width, SRAM and --mesh wafer (default cs3)");
     parser.addOption(
         "mesh", "WxH", "traffic: mesh size in PEs, or 'wafer' for the system's whole fabric (default 32x32)");
-    parser.addOption("traffic", "PATTERN", "traffic: uniform, transpose or hotspot (default uniform)");
+    parser.addOption("traffic", "PATTERN",
+        "traffic: " + core::choiceList(core::allNames<core::fabric::TrafficPattern>()) + " (default uniform)");
     parser.addOption("rate", "R", "traffic: packets injected per PE per cycle, 0..1 (default 0.02)");
     parser.addOption("cycles", "N",
         "traffic: cycles to simulate, warm-up included (default 10000; at most 2e11 / PEs, under an hour)");

@@ -152,7 +152,7 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
         options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
         // The fabric executes the target one token a pass: the comparison leaves a draft model out.
         core::engine::Calibration target = calibration;
-        target.mechanisms.speculativeDecoding = "off";
+        target.mechanisms.speculativeDecoding = core::engine::SpeculativeDecoding::Off;
         core::Expected<core::engine::RunResult> ran
             = core::engine::run(*plan, input->graph, input->system, options, target);
         if (!ran)

@@ -22,16 +22,10 @@ constexpr EnumName<Bound> kBounds[] = { { Bound::None, "" }, { Bound::Compute, "
     { Bound::SwarmX, "swarmx" } };
 
 // Each table lists every value once, at the index of its value, so toString is an index.
-template <typename Enum, std::size_t N>
-constexpr bool inDeclarationOrder(const EnumName<Enum> (&table)[N])
-{
-    for (std::size_t i = 0; i < N; ++i)
-        if (std::size_t(table[i].value) != i)
-            return false;
-    return true;
-}
 static_assert(inDeclarationOrder(kRunModes) && inDeclarationOrder(kRunKinds) && inDeclarationOrder(kExecutionChoices)
     && inDeclarationOrder(kExecutionModes) && inDeclarationOrder(kBounds));
+static_assert(namesUnique(kRunModes) && namesUnique(kRunKinds) && namesUnique(kExecutionChoices)
+    && namesUnique(kExecutionModes) && namesUnique(kBounds));
 
 // Bound's names ascend, so maps keyed by Bound iterate in name order (see names.h).
 constexpr bool namesAscend()

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,6 +65,35 @@ const char* toString(RunKind kind);
 const char* toString(ExecutionChoice execution);
 const char* toString(ExecutionMode mode);
 const char* toString(Bound bound);
+
+// The name of `value` in its table, "" for a value outside it. Every table lists each value once, at
+// the index of its value (a static_assert of inDeclarationOrder where the table is defined).
+template <typename Enum>
+const char* nameOf(Enum value)
+{
+    const std::span<const EnumName<Enum>> table = nameTable<Enum>();
+    const auto index = std::size_t(value);
+    return index < table.size() ? table[index].name : "";
+}
+
+// For a table's static_asserts: each value at the index of its value, and no name twice.
+template <typename Enum, std::size_t N>
+constexpr bool inDeclarationOrder(const EnumName<Enum> (&table)[N])
+{
+    for (std::size_t i = 0; i < N; ++i)
+        if (std::size_t(table[i].value) != i)
+            return false;
+    return true;
+}
+template <typename Enum, std::size_t N>
+constexpr bool namesUnique(const EnumName<Enum> (&table)[N])
+{
+    for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t j = i + 1; j < N; ++j)
+            if (std::string_view(table[i].name) == std::string_view(table[j].name))
+                return false;
+    return true;
+}
 
 // The value spelled `name`, or nothing for a name not in the table.
 template <typename Enum>

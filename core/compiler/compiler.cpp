@@ -16,34 +16,6 @@
 
 namespace waferscope::core {
 
-const char* toString(CheckpointStrategy strategy)
-{
-    switch (strategy) {
-    case CheckpointStrategy::AllBlocks:
-        return "all_blocks";
-    case CheckpointStrategy::EveryK:
-        return "every_k";
-    case CheckpointStrategy::MemoryX:
-        return "memoryx";
-    }
-    return "all_blocks";
-}
-
-const char* toString(KernelPlan::Kind kind)
-{
-    switch (kind) {
-    case KernelPlan::Kind::Gemv:
-        return "gemv";
-    case KernelPlan::Kind::StreamedGemm:
-        return "gemm_stream";
-    case KernelPlan::Kind::Attention:
-        return "attention";
-    case KernelPlan::Kind::Gather:
-        return "gather";
-    }
-    return "?";
-}
-
 namespace compiler {
 std::string planWeightStreaming(const std::vector<Unit>& units, const ModelGraph& graph, const SystemSpec& system,
     std::int64_t capacity, ExecutionPlan& plan); // weightstreaming.cpp

@@ -59,7 +59,7 @@ struct KernelPlan {
     // not chains (ExecutionPlan::treeReducedGemv).
     bool treeReduced = false;
 };
-const char* toString(KernelPlan::Kind kind);
+const char* toString(KernelPlan::Kind kind); // "gemv", "gemm_stream", "attention", "gather"
 
 // One op (plus the elementwise ops fused into it) on one rectangle of one wafer.
 struct Region {
@@ -92,6 +92,17 @@ struct Region {
 // output to MemoryX in forward and reads it back in backward.
 enum class CheckpointStrategy { AllBlocks, EveryK, MemoryX };
 const char* toString(CheckpointStrategy strategy); // "all_blocks", "every_k", "memoryx"
+
+// The names of the two sets above (core/compiler/plannames.cpp), as plans and reports spell them.
+template <>
+std::span<const EnumName<KernelPlan::Kind>> nameTable<KernelPlan::Kind>();
+template <>
+std::span<const EnumName<CheckpointStrategy>> nameTable<CheckpointStrategy>();
+// Spelled by name, never by number (core/common/names.h).
+template <typename Json>
+void to_json(Json&, KernelPlan::Kind) = delete;
+template <typename Json>
+void to_json(Json&, CheckpointStrategy) = delete;
 
 // Weight streaming: one op at a time on the whole usable fabric.
 struct StreamedLayer {

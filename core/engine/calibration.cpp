@@ -81,20 +81,23 @@ private:
     std::string m_fileName;
 };
 
-// A mechanism's value, one of those the engine builds.
+// A mechanism's value, one of those the engine builds (the names of its table).
+template <typename Mechanism>
 std::optional<Diagnostic> mechanism(const Reader& reader, const nlohmann::json& mechanisms, const std::string& pointer,
-    const std::string& name, const std::vector<std::string>& built, std::string& target)
+    const std::string& name, Mechanism& target)
 {
     const auto entry = mechanisms.find(name);
     if (entry == mechanisms.end())
         return std::nullopt; // the default
-    if (!entry->is_string() || std::find(built.begin(), built.end(), entry->get<std::string>()) == built.end()) {
+    const std::optional<Mechanism> built
+        = entry->is_string() ? fromName<Mechanism>(entry->get<std::string>()) : std::nullopt;
+    if (!built) {
         std::string list;
-        for (const std::string& value : built)
+        for (const std::string& value : allNames<Mechanism>())
             list += (list.empty() ? "\"" : ", \"") + value + "\"";
         return reader.error(pointer + "/" + name, "mechanisms." + name + " must be one the engine builds: " + list);
     }
-    target = entry->get<std::string>();
+    target = *built;
     return std::nullopt;
 }
 
@@ -246,16 +249,14 @@ Expected<Calibration> parseCalibration(std::string_view text, const std::string&
         if (!mechanisms->is_object())
             return reader.error(at + "/mechanisms", "\"mechanisms\" must be an object");
         Mechanisms& m = calibration.mechanisms;
+        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", m.gemv))
+            return *error;
+        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "region_sizing", m.regionSizing))
+            return *error;
         if (auto error
-            = mechanism(reader, *mechanisms, at + "/mechanisms", "gemv", { "chain_reduced", "tree_reduced" }, m.gemv))
+            = mechanism(reader, *mechanisms, at + "/mechanisms", "speculative_decoding", m.speculativeDecoding))
             return *error;
-        if (auto error = mechanism(
-                reader, *mechanisms, at + "/mechanisms", "region_sizing", { "by_weights", "stacked" }, m.regionSizing))
-            return *error;
-        if (auto error = mechanism(reader, *mechanisms, at + "/mechanisms", "speculative_decoding",
-                { "off", "draft_model" }, m.speculativeDecoding))
-            return *error;
-        if (m.speculativeDecoding == "draft_model")
+        if (m.speculativeDecoding == SpeculativeDecoding::DraftModel)
             if (auto error = speculation(reader, chosen, at, calibration))
                 return *error;
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/common/names.h"
 
 #include <map>
 #include <string>
@@ -11,18 +12,24 @@ namespace waferscope::core::engine {
 
 // What a software release runs, as the engine builds it. Only the mechanisms the engine has are
 // accepted in a calibration file: asking for one it has not is an error, never silently ignored.
+// A profile's "mechanisms" object spells each by the name in its table (core/engine/enginenames.cpp).
+
+// "gemv": Chain ("chain_reduced") is the SDK-style GEMV, multicast down columns, output rows
+// reduced along chains; Tree ("tree_reduced") the same with the rows reduced along binary trees
+// (MeshGEMV-style, ExecutionPlan::treeReducedGemv).
+enum class GemvReduction { Chain, Tree };
+// "region_sizing": ByWeights ("by_weights") is a strip per block, each region sized by the bytes it
+// holds; Stacked ("stacked") lets the blocks of a wafer share its PEs in SRAM tiers
+// (CompileOptions::stackLayers), in as many bands as give the fastest token (engine::compileFor).
+enum class RegionSizing { ByWeights, Stacked };
+// "speculative_decoding": Off ("off") is one token per pass; DraftModel ("draft_model") a draft
+// model proposing tokens that the target checks in one pass (Calibration::speculation).
+enum class SpeculativeDecoding { Off, DraftModel };
+
 struct Mechanisms {
-    // "chain_reduced": the SDK-style GEMV, multicast down columns, output rows reduced along chains;
-    // "tree_reduced": the same with the rows reduced along binary trees (MeshGEMV-style,
-    // ExecutionPlan::treeReducedGemv).
-    std::string gemv = "chain_reduced";
-    // "by_weights": a strip per block, each region sized by the bytes it holds; "stacked": the
-    // blocks of a wafer may share its PEs in SRAM tiers (CompileOptions::stackLayers), in as many
-    // bands as give the fastest token (engine::compileFor).
-    std::string regionSizing = "by_weights";
-    // "off": one token per pass; "draft_model": a draft model proposes tokens that the target
-    // checks in one pass (Calibration::speculation).
-    std::string speculativeDecoding = "off";
+    GemvReduction gemv = GemvReduction::Chain;
+    RegionSizing regionSizing = RegionSizing::ByWeights;
+    SpeculativeDecoding speculativeDecoding = SpeculativeDecoding::Off;
 };
 
 // Speculative decoding as a profile runs it (Leviathan, Kalman and Matias, "Fast Inference from
@@ -56,7 +63,7 @@ struct Calibration {
     std::string release; // what software it stands for
     std::string fittedFigure; // the validation figure (resources/validation) its overhead was fitted to
     Mechanisms mechanisms;
-    Speculation speculation; // mechanisms.speculativeDecoding == "draft_model"
+    Speculation speculation; // mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel
     double reduceAddCycles = 1.0; // per hop of a partial-sum chain, on top of the router hop
     double streamMarkerCycles = 1.0; // end-of-row marker of a streamed GEMM
     double regionLaunchCycles = 0.0; // per region group visited by a decode token
@@ -86,3 +93,14 @@ std::string_view builtinCalibrationText();
 Expected<Calibration> resolveCalibration(const std::string& nameOrFile);
 
 } // namespace waferscope::core::engine
+
+namespace waferscope::core {
+
+template <>
+std::span<const EnumName<engine::GemvReduction>> nameTable<engine::GemvReduction>();
+template <>
+std::span<const EnumName<engine::RegionSizing>> nameTable<engine::RegionSizing>();
+template <>
+std::span<const EnumName<engine::SpeculativeDecoding>> nameTable<engine::SpeculativeDecoding>();
+
+} // namespace waferscope::core

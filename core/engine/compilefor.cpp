@@ -54,11 +54,11 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     const Calibration& calibration, const RunOptions& inference)
 {
     CompileOptions profiled = options;
-    profiled.treeReducedGemv = calibration.mechanisms.gemv == "tree_reduced";
+    profiled.treeReducedGemv = calibration.mechanisms.gemv == GemvReduction::Tree;
     CompileOptions strips = profiled;
     strips.stackLayers = false;
     Expected<ExecutionPlan> best = compileWithReductions(graph, system, strips);
-    if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != "stacked")
+    if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != RegionSizing::Stacked)
         return best;
     RunOptions token = inference;
     token.mode = RunKind::Inference;
@@ -67,7 +67,7 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     // The layout is chosen on the target's own token; a draft model (speculative decoding) is
     // placed beside whichever layout wins.
     Calibration plain = calibration;
-    plain.mechanisms.speculativeDecoding = "off";
+    plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     const auto rate = [&](const ExecutionPlan& plan) {
         const Expected<RunResult> result = run(plan, graph, system, token, plain);
         return result ? result->metrics.tokensPerS : 0.0;
@@ -108,7 +108,8 @@ Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& syst
     if (!plan)
         return plan.error();
     CompiledRun compiled { std::move(plan).value(), options };
-    if (options.mode == RunKind::Inference && calibration.mechanisms.speculativeDecoding == "draft_model"
+    if (options.mode == RunKind::Inference
+        && calibration.mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel
         && calibration.speculation.acceptanceRate > 0.0 && !options.draft) {
         Expected<std::shared_ptr<const DraftPlacement>> draft = placeDraft(compiled.plan, system, calibration, options);
         if (!draft)

@@ -11,56 +11,6 @@
 
 namespace waferscope::core::engine {
 
-const char* toString(LaneKind kind)
-{
-    switch (kind) {
-    case LaneKind::MemoryX:
-        return "memoryx";
-    case LaneKind::SwarmX:
-        return "swarmx";
-    case LaneKind::CsxIo:
-        return "csx_io";
-    case LaneKind::CsxCompute:
-        return "csx";
-    case LaneKind::Region:
-        return "region";
-    case LaneKind::WaferLink:
-        return "wafer_link";
-    }
-    return "csx";
-}
-
-const char* toString(Phase phase)
-{
-    switch (phase) {
-    case Phase::StreamIn:
-        return "stream_in";
-    case Phase::Forward:
-        return "forward";
-    case Phase::BackwardDelta:
-        return "backward_delta";
-    case Phase::BackwardGradient:
-        return "backward_gradient";
-    case Phase::GradientOut:
-        return "gradient_out";
-    case Phase::Reduce:
-        return "reduce";
-    case Phase::OptimizerUpdate:
-        return "optimizer_update";
-    case Phase::Prefill:
-        return "prefill";
-    case Phase::Decode:
-        return "decode";
-    case Phase::CheckpointOut:
-        return "checkpoint_out";
-    case Phase::CheckpointIn:
-        return "checkpoint_in";
-    case Phase::FlashStreamIn:
-        return "flash_stream_in";
-    }
-    return "forward";
-}
-
 namespace detail {
 
 StreamPath streamPath(const SystemSpec& system, int numSystems)

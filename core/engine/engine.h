@@ -86,9 +86,37 @@ struct Timeline {
 // events, and the copy, index and FrameStep a FrameSource keeps of each.
 double timelineBudgetBytes(std::size_t events);
 
+// What a layer of Metrics::layers is: an op of the graph, as its Op::Kind (the same value and the
+// same name), or a transfer the engine times as a layer of its own.
+enum class LayerKind {
+    // Op::Kind's values, in its order
+    Embedding,
+    PositionEmbedding,
+    Norm,
+    Linear,
+    AttentionCore,
+    Activation,
+    MoeRouter,
+    Experts,
+    LmHead,
+    Pooler,
+    Loss,
+    PatchEmbedding,
+    Convolution,
+    Pooling,
+    Upsampling,
+    WaferLink, // "wafer_link": multi-wafer inference, a token's activations crossing to the next wafer
+    GradientReduction, // "gradient_reduction": data-parallel pipelined training, gradients reduced across systems
+};
+constexpr LayerKind layerKindOf(Op::Kind kind)
+{
+    return LayerKind(int(kind));
+}
+const char* toString(LayerKind kind); // toString(Op::Kind) for an op's, "wafer_link", "gradient_reduction"
+
 struct LayerMetrics {
     std::string name; // op name ("layers.3.ffn.up")
-    std::string kind; // op kind
+    LayerKind kind = LayerKind::Linear;
     int region = -1; // index into ExecutionPlan::regions
     std::int64_t params = 0;
     double flops = 0.0; // model FLOPs of this layer per step
@@ -139,7 +167,7 @@ struct Metrics {
     double hardwareFlopsPerStep = 0.0; // model FLOPs plus recomputation
     double streamedBytesPerStep = 0.0; // weights in plus gradients out per system (weight streaming)
     double flashStreamedBytesPerStep = 0.0; // of the weights in, those read from MemoryX's flash tier
-    std::string checkpointStrategy; // "all_blocks", "every_k", "memoryx"; empty for inference
+    std::optional<CheckpointStrategy> checkpointStrategy; // training; none for inference
     int checkpointEvery = 0; // every_k: k; 1 for all_blocks and memoryx
     double recomputeFlopsPerStep = 0.0; // forward work run again in backward, all systems
     double checkpointBytesPerStep = 0.0; // block outputs to MemoryX and back, all systems
@@ -205,4 +233,25 @@ Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& syst
 // The run as the JSON object `waferscope-cli run --json` prints.
 std::string metricsToJson(const Metrics& metrics, int indent = -1);
 
+// Spelled by name, never by number (core/common/names.h).
+template <typename Json>
+void to_json(Json&, LaneKind) = delete;
+template <typename Json>
+void to_json(Json&, Phase) = delete;
+template <typename Json>
+void to_json(Json&, LayerKind) = delete;
+
 } // namespace waferscope::core::engine
+
+namespace waferscope::core {
+
+// The names of the engine's sets (core/engine/enginenames.cpp). LayerKind's are Op::Kind's, then
+// its own two.
+template <>
+std::span<const EnumName<engine::LaneKind>> nameTable<engine::LaneKind>();
+template <>
+std::span<const EnumName<engine::Phase>> nameTable<engine::Phase>();
+template <>
+std::span<const EnumName<engine::LayerKind>> nameTable<engine::LayerKind>();
+
+} // namespace waferscope::core

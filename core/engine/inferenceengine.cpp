@@ -274,14 +274,14 @@ void addTokenLayers(Metrics& metrics, const Context& context, const TokenWalk& w
         covered = std::max(covered, step.end);
         if (step.region < 0) {
             layer.name = "wafer " + std::to_string(step.from) + " -> " + std::to_string(step.to);
-            layer.kind = "wafer_link";
+            layer.kind = LayerKind::WaferLink;
             layer.bound = Bound::Io;
         } else {
             const Region& region = context.plan.regions[std::size_t(step.region)];
             const RegionTiming& timing = walk.timings[std::size_t(step.region)];
             const Op& op = context.graph.ops[std::size_t(region.op)];
             layer.name = region.opName;
-            layer.kind = toString(op.kind);
+            layer.kind = layerKindOf(op.kind);
             layer.region = step.region;
             layer.params = op.nonzeroParams;
             layer.flops = timing.flops * double(users);
@@ -393,7 +393,7 @@ Expected<RunResult> runInference(const Context& context)
     double passBusyS = intervalS; // the busiest region's (band's) share of a pass
     double draftPromptS = 0.0;
     std::optional<SpeculativeDecode> speculative;
-    if (context.calibration.mechanisms.speculativeDecoding == "draft_model") {
+    if (context.calibration.mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel) {
         const Speculation& s = context.calibration.speculation;
         // At an acceptance rate of 0 a pass yields one token whatever is drafted: no draft is compiled.
         DraftTiming none;

@@ -131,7 +131,7 @@ void fillThroughput(Metrics& metrics, const Context& context, const PipelineShap
     metrics.modelFlopsPerStep = modelFlopsPerSample * double(shape.globalBatch);
     metrics.hardwareFlopsPerStep = metrics.modelFlopsPerStep;
     if (train) {
-        metrics.checkpointStrategy = toString(CheckpointStrategy::AllBlocks); // every activation stays in its stage
+        metrics.checkpointStrategy = CheckpointStrategy::AllBlocks; // every activation stays in its stage
         metrics.checkpointEvery = 1;
     }
 }
@@ -150,7 +150,7 @@ void addRegionLayers(
         const Op& op = context.graph.ops[std::size_t(region.op)];
         LayerMetrics layer;
         layer.name = region.opName;
-        layer.kind = toString(op.kind);
+        layer.kind = layerKindOf(op.kind);
         layer.region = index;
         layer.params = op.nonzeroParams;
         layer.flops = (op.fwdFlopsPerToken + (train ? op.bwdFlopsPerToken : 0.0)) * flopDensity(op)
@@ -177,7 +177,7 @@ void addReductionLayers(Metrics& metrics, const StepTail& tail, const StreamPath
             return;
         LayerMetrics reduce;
         reduce.name = name;
-        reduce.kind = "gradient_reduction";
+        reduce.kind = LayerKind::GradientReduction;
         reduce.timeS = seconds;
         reduce.bound = bound;
         metrics.layers.push_back(reduce);

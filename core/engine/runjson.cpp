@@ -36,7 +36,7 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["bottleneck"] = toString(metrics.bottleneck);
     nlohmann::json layers = nlohmann::json::array();
     for (const LayerMetrics& layer : metrics.layers)
-        layers.push_back({ { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
+        layers.push_back({ { "name", layer.name }, { "kind", toString(layer.kind) }, { "params", layer.params },
             { "flops", number(layer.flops) }, { "time_s", number(layer.timeS) },
             { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } });
     json["layers"] = std::move(layers);
@@ -46,9 +46,9 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["peak_flops_per_s"] = number(metrics.peakFlopsPerS);
     json["streamed_bytes_per_step"] = number(metrics.streamedBytesPerStep);
     json["checkpoint_strategy"]
-        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointStrategy);
+        = metrics.checkpointStrategy ? nlohmann::json(toString(*metrics.checkpointStrategy)) : nlohmann::json(nullptr);
     json["checkpoint_every"]
-        = metrics.checkpointStrategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics.checkpointEvery);
+        = metrics.checkpointStrategy ? nlohmann::json(metrics.checkpointEvery) : nlohmann::json(nullptr);
     json["recompute_flops_per_step"] = number(metrics.recomputeFlopsPerStep);
     json["checkpoint_bytes_per_step"] = number(metrics.checkpointBytesPerStep);
     json["stream_bytes_per_s"] = number(metrics.linkBytesPerS);

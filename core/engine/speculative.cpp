@@ -85,7 +85,7 @@ Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
         return *mismatch;
     const Speculation& speculation = context.calibration.speculation;
     Calibration plain = context.calibration; // the draft itself decodes one token a pass
-    plain.mechanisms.speculativeDecoding = "off";
+    plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
     token.mode = RunKind::Inference;
     token.promptTokens = std::min<std::int64_t>(prompt, std::max<std::int64_t>(1, placed->graph.config.sequenceLength));
@@ -133,7 +133,7 @@ Expected<std::shared_ptr<const DraftPlacement>> placeDraft(
     auto draft = std::make_shared<DraftPlacement>();
     draft->graph = buildModelGraph(*config);
     Calibration plain = calibration; // the draft itself decodes one token a pass
-    plain.mechanisms.speculativeDecoding = "off";
+    plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
     token.mode = RunKind::Inference;
     token.promptTokens = std::min<std::int64_t>(options.promptTokens > 0 ? options.promptTokens : 1024,

@@ -126,7 +126,7 @@ LayerCosts costLayers(
         LayerMetrics layer;
         layer.region = streamed.region;
         layer.name = region.opName;
-        layer.kind = toString(context.graph.ops[std::size_t(region.op)].kind);
+        layer.kind = layerKindOf(context.graph.ops[std::size_t(region.op)].kind);
         layer.params = params;
         layers.push_back(layer);
     }
@@ -293,7 +293,7 @@ Expected<RunResult> runWeightStreaming(const Context& context)
             + formatSi(simulation.path().bytesPerS, "B/s"));
     const double hardwareFlops = fillLayers(metrics, context, totals, systems);
     if (train) {
-        metrics.checkpointStrategy = toString(plan.checkpointStrategy);
+        metrics.checkpointStrategy = plan.checkpointStrategy;
         metrics.checkpointEvery = plan.checkpointEvery;
         metrics.recomputeFlopsPerStep = metrics.hardwareFlopsPerStep - metrics.modelFlopsPerStep;
         metrics.checkpointBytesPerStep = totals.checkpointBytes * systems;

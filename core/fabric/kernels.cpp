@@ -11,12 +11,29 @@
 #include <iomanip>
 #include <sstream>
 
-namespace waferscope::core::fabric {
+namespace waferscope::core {
 
 namespace {
 
-constexpr KernelKind kKinds[] = { KernelKind::Gemv, KernelKind::GemmStream, KernelKind::RowBroadcast,
-    KernelKind::ColumnBroadcast, KernelKind::RowReduce, KernelKind::ColumnReduce, KernelKind::GemvTree };
+constexpr EnumName<fabric::KernelKind> kKernelKinds[] = { { fabric::KernelKind::Gemv, "gemv" },
+    { fabric::KernelKind::GemmStream, "gemm_stream" }, { fabric::KernelKind::RowBroadcast, "row_broadcast" },
+    { fabric::KernelKind::ColumnBroadcast, "column_broadcast" }, { fabric::KernelKind::RowReduce, "row_reduce" },
+    { fabric::KernelKind::ColumnReduce, "column_reduce" }, { fabric::KernelKind::GemvTree, "gemv_tree" } };
+static_assert(inDeclarationOrder(kKernelKinds) && namesUnique(kKernelKinds));
+
+} // namespace
+
+template <>
+std::span<const EnumName<fabric::KernelKind>> nameTable<fabric::KernelKind>()
+{
+    return kKernelKinds;
+}
+
+} // namespace waferscope::core
+
+namespace waferscope::core::fabric {
+
+namespace {
 
 Diagnostic optionError(const std::string& option, const std::string& message)
 {
@@ -196,38 +213,19 @@ double kernelRouterCyclesLowerBound(const KernelConfig& config)
 
 const char* kernelName(KernelKind kind)
 {
-    switch (kind) {
-    case KernelKind::Gemv:
-        return "gemv";
-    case KernelKind::GemvTree:
-        return "gemv_tree";
-    case KernelKind::GemmStream:
-        return "gemm_stream";
-    case KernelKind::RowBroadcast:
-        return "row_broadcast";
-    case KernelKind::ColumnBroadcast:
-        return "column_broadcast";
-    case KernelKind::RowReduce:
-        return "row_reduce";
-    case KernelKind::ColumnReduce:
-        return "column_reduce";
-    }
-    return "?";
+    return nameOf(kind);
 }
 
 std::optional<KernelKind> parseKernel(const std::string& name)
 {
-    for (KernelKind kind : kKinds)
-        if (name == kernelName(kind))
-            return kind;
-    return std::nullopt;
+    return fromName<KernelKind>(name);
 }
 
 std::string kernelNames()
 {
     std::string names;
-    for (KernelKind kind : kKinds)
-        names += (names.empty() ? "" : "|") + std::string(kernelName(kind));
+    for (const EnumName<KernelKind>& entry : nameTable<KernelKind>())
+        names += (names.empty() ? "" : "|") + std::string(entry.name);
     return names;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/common/names.h"
 #include "core/fabric/staticcolorfabric.h"
 
 #include <cstdint>
@@ -12,15 +13,15 @@
 namespace waferscope::core::fabric {
 
 // Kernels built the way the public SDK examples build them: routes per color plus data tasks
-// on a rectangle of PEs (region rows x columns).
+// on a rectangle of PEs (region rows x columns). In the order `fabric --kernel` lists them.
 enum class KernelKind : std::uint8_t {
     Gemv, // y = A x: A block-distributed, x multicast down columns, partial y reduced west to east
-    GemvTree, // the same y = A x, partial y reduced along each row by a binary tree into its first column
     GemmStream, // Y = W X: activations resident, weights streamed in from the west edge (zeros skipped)
     RowBroadcast, // column 0 of each row sends a vector to every PE of its row
     ColumnBroadcast, // row 0 of each column sends a vector to every PE of its column
     RowReduce, // each row sums its PEs' vectors into the last column
     ColumnReduce, // each column sums its PEs' vectors into the last row
+    GemvTree, // Gemv's y = A x, partial y reduced along each row by a binary tree into its first column
 };
 const char* kernelName(KernelKind kind);
 std::optional<KernelKind> parseKernel(const std::string& name);
@@ -101,3 +102,10 @@ struct KernelSetup {
 KernelSetup buildKernel(const KernelConfig& config, StaticColorFabric& fabric);
 
 } // namespace waferscope::core::fabric
+
+namespace waferscope::core {
+
+template <>
+std::span<const EnumName<fabric::KernelKind>> nameTable<fabric::KernelKind>();
+
+} // namespace waferscope::core

@@ -9,6 +9,24 @@
 #include <limits>
 #include <sstream>
 
+namespace waferscope::core {
+
+namespace {
+
+constexpr EnumName<fabric::TrafficPattern> kTrafficPatterns[] = { { fabric::TrafficPattern::Uniform, "uniform" },
+    { fabric::TrafficPattern::Transpose, "transpose" }, { fabric::TrafficPattern::Hotspot, "hotspot" } };
+static_assert(inDeclarationOrder(kTrafficPatterns) && namesUnique(kTrafficPatterns));
+
+} // namespace
+
+template <>
+std::span<const EnumName<fabric::TrafficPattern>> nameTable<fabric::TrafficPattern>()
+{
+    return kTrafficPatterns;
+}
+
+} // namespace waferscope::core
+
 namespace waferscope::core::fabric {
 
 using trafficrandom::mix;
@@ -24,23 +42,12 @@ Diagnostic optionError(const std::string& option, const std::string& message)
 
 const char* trafficPatternName(TrafficPattern pattern)
 {
-    switch (pattern) {
-    case TrafficPattern::Uniform:
-        return "uniform";
-    case TrafficPattern::Transpose:
-        return "transpose";
-    case TrafficPattern::Hotspot:
-        return "hotspot";
-    }
-    return "?";
+    return nameOf(pattern);
 }
 
 std::optional<TrafficPattern> parseTrafficPattern(const std::string& name)
 {
-    for (TrafficPattern pattern : { TrafficPattern::Uniform, TrafficPattern::Transpose, TrafficPattern::Hotspot })
-        if (name == trafficPatternName(pattern))
-            return pattern;
-    return std::nullopt;
+    return fromName<TrafficPattern>(name);
 }
 
 TrafficGenerator::TrafficGenerator(const TrafficConfig& config, std::uint64_t from, std::uint64_t to)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/expected.h"
+#include "core/common/names.h"
 #include "core/fabric/fabric.h"
 
 #include <cmath>
@@ -13,7 +14,7 @@
 namespace waferscope::core::fabric {
 
 enum class TrafficPattern : std::uint8_t { Uniform, Transpose, Hotspot };
-const char* trafficPatternName(TrafficPattern pattern);
+const char* trafficPatternName(TrafficPattern pattern); // "uniform", "transpose", "hotspot"
 std::optional<TrafficPattern> parseTrafficPattern(const std::string& name);
 
 // An open-loop synthetic-traffic run: every PE generates single-wavelet packets as a Bernoulli
@@ -190,3 +191,10 @@ inline void TrafficGenerator::destination(
 }
 
 } // namespace waferscope::core::fabric
+
+namespace waferscope::core {
+
+template <>
+std::span<const EnumName<fabric::TrafficPattern>> nameTable<fabric::TrafficPattern>();
+
+} // namespace waferscope::core

@@ -150,39 +150,26 @@ const char* toString(OpRole role)
 
 const char* toString(Op::Kind kind)
 {
-    switch (kind) {
-    case Op::Kind::Embedding:
-        return "embedding";
-    case Op::Kind::PositionEmbedding:
-        return "position_embedding";
-    case Op::Kind::Norm:
-        return "norm";
-    case Op::Kind::Linear:
-        return "linear";
-    case Op::Kind::AttentionCore:
-        return "attention_core";
-    case Op::Kind::Activation:
-        return "activation";
-    case Op::Kind::MoeRouter:
-        return "moe_router";
-    case Op::Kind::Experts:
-        return "experts";
-    case Op::Kind::LmHead:
-        return "lm_head";
-    case Op::Kind::Pooler:
-        return "pooler";
-    case Op::Kind::Loss:
-        return "loss";
-    case Op::Kind::PatchEmbedding:
-        return "patch_embedding";
-    case Op::Kind::Convolution:
-        return "convolution";
-    case Op::Kind::Pooling:
-        return "pooling";
-    case Op::Kind::Upsampling:
-        return "upsampling";
-    }
-    return "unknown";
+    return nameOf(kind);
+}
+
+namespace {
+
+constexpr EnumName<Op::Kind> kOpKinds[] = { { Op::Kind::Embedding, "embedding" },
+    { Op::Kind::PositionEmbedding, "position_embedding" }, { Op::Kind::Norm, "norm" }, { Op::Kind::Linear, "linear" },
+    { Op::Kind::AttentionCore, "attention_core" }, { Op::Kind::Activation, "activation" },
+    { Op::Kind::MoeRouter, "moe_router" }, { Op::Kind::Experts, "experts" }, { Op::Kind::LmHead, "lm_head" },
+    { Op::Kind::Pooler, "pooler" }, { Op::Kind::Loss, "loss" }, { Op::Kind::PatchEmbedding, "patch_embedding" },
+    { Op::Kind::Convolution, "convolution" }, { Op::Kind::Pooling, "pooling" },
+    { Op::Kind::Upsampling, "upsampling" } };
+static_assert(inDeclarationOrder(kOpKinds) && namesUnique(kOpKinds));
+
+} // namespace
+
+template <>
+std::span<const EnumName<Op::Kind>> nameTable<Op::Kind>()
+{
+    return kOpKinds;
 }
 
 } // namespace waferscope::core

@@ -111,7 +111,9 @@ struct Op {
     std::int64_t gradientParams() const { return frozen ? 0 : nonzeroParams; }
 };
 
-const char* toString(Op::Kind kind);
+const char* toString(Op::Kind kind); // "embedding", "linear", "attention_core", ... (snake case)
+template <>
+std::span<const EnumName<Op::Kind>> nameTable<Op::Kind>();
 
 // The whole model as ops in execution order, with its config and totals.
 struct ModelGraph {

@@ -72,11 +72,12 @@ Pairs keyFigureRows(const RunReport& r)
             { "Utilization: MemoryX", percent(u.memoryx) }, { "Utilization: SwarmX", percent(u.swarmx) },
             { "Bottleneck", toString(m.bottleneck) }, { "PEs in regions", percent(r.plan.peUtilization) },
             { "SRAM used", percent(r.plan.sramUtilization) } });
-    if (!m.checkpointStrategy.empty()) {
-        const std::string every
-            = m.checkpointStrategy == "every_k" ? " (every " + std::to_string(m.checkpointEvery) + " blocks)" : "";
+    if (m.checkpointStrategy) {
+        const std::string every = *m.checkpointStrategy == CheckpointStrategy::EveryK
+            ? " (every " + std::to_string(m.checkpointEvery) + " blocks)"
+            : "";
         rows.insert(rows.end(),
-            { { "Checkpoints", m.checkpointStrategy + every },
+            { { "Checkpoints", toString(*m.checkpointStrategy) + every },
                 { "Recomputed per step", formatSi(m.recomputeFlopsPerStep, "FLOP") },
                 { "Checkpoint traffic per step", formatBytes(m.checkpointBytesPerStep) } });
     }
@@ -125,7 +126,7 @@ ReportTable layerTable(const RunReport& r)
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < r.metrics.layers.size(); ++i) {
         const engine::LayerMetrics& l = r.metrics.layers[i];
-        rows.push_back({ std::to_string(i), l.name, l.kind, formatCount(double(l.params)),
+        rows.push_back({ std::to_string(i), l.name, toString(l.kind), formatCount(double(l.params)),
             formatSi(finiteOr(l.flops), "FLOP"), l.region < 0 ? "-" : std::to_string(l.region), seconds(l.timeS),
             percent(l.utilization), toString(l.bound) });
     }

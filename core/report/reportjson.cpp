@@ -63,7 +63,7 @@ Json totalsJson(const engine::Metrics& m)
 
 Json layerJson(const engine::LayerMetrics& layer)
 {
-    return { { "name", layer.name }, { "kind", layer.kind }, { "params", layer.params },
+    return { { "name", layer.name }, { "kind", toString(layer.kind) }, { "params", layer.params },
         { "flops", number(layer.flops) }, { "region", layer.region }, { "time_s", number(layer.timeS) },
         { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } };
 }
@@ -150,7 +150,7 @@ engine::Metrics readTotals(const Reader& r)
         m.calibrationProfile = r.text("calibration_profile");
     // Reports written before checkpoint strategies existed have none of these keys.
     if (r.has("checkpoint_strategy") && !r.at("checkpoint_strategy").is_null()) {
-        m.checkpointStrategy = r.text("checkpoint_strategy");
+        m.checkpointStrategy = r.named<CheckpointStrategy>("checkpoint_strategy");
         m.checkpointEvery = r.integer<int>("checkpoint_every");
     }
     if (r.has("recompute_flops_per_step")) {
@@ -252,8 +252,9 @@ RunReport readReport(const Reader& root)
         plan.texts("notes") };
     report.metrics = readTotals(root.object("totals"));
     root.each("layers", [&](const Reader& r) {
-        report.metrics.layers.push_back({ r.text("name"), r.text("kind"), r.integer<int>("region"), r.integer("params"),
-            r.nonNegative("flops"), r.nonNegative("time_s"), r.nonNegative("utilization"), r.named<Bound>("bound") });
+        report.metrics.layers.push_back({ r.text("name"), r.named<engine::LayerKind>("kind"), r.integer<int>("region"),
+            r.integer("params"), r.nonNegative("flops"), r.nonNegative("time_s"), r.nonNegative("utilization"),
+            r.named<Bound>("bound") });
     });
     root.each("regions", [&](const Reader& r) {
         report.regions.push_back({ r.text("op"), r.integer<int>("stage"), r.integer<int>("system"),
@@ -271,8 +272,8 @@ RunReport readReport(const Reader& root)
     const Reader timeline = root.object("timeline");
     report.spanS = timeline.nonNegative("span_s");
     timeline.each("lanes", [&](const Reader& r) {
-        report.lanes.push_back({ r.text("lane"), r.integer<int>("index"), r.text("name"), r.nonNegative("busy_s"),
-            r.nonNegative("bytes"), r.nonNegative("flops"), r.reals("occupancy") });
+        report.lanes.push_back({ r.named<engine::LaneKind>("lane"), r.integer<int>("index"), r.text("name"),
+            r.nonNegative("busy_s"), r.nonNegative("bytes"), r.nonNegative("flops"), r.reals("occupancy") });
     });
     // Reports written before per-step figures have none.
     if (root.has("steps"))
@@ -334,7 +335,7 @@ std::string reportToJson(const RunReport& report, int indent)
         Json occupancy = Json::array();
         for (const double share : lane.occupancy)
             occupancy.push_back(number(share));
-        lanes.push_back({ { "lane", lane.lane }, { "index", lane.index }, { "name", lane.name },
+        lanes.push_back({ { "lane", engine::toString(lane.lane) }, { "index", lane.index }, { "name", lane.name },
             { "busy_s", number(lane.busyS) }, { "bytes", number(lane.bytes) }, { "flops", number(lane.flops) },
             { "occupancy", std::move(occupancy) } });
     }
@@ -373,7 +374,7 @@ std::string reportCsv(const RunReport& report)
     for (const engine::LayerMetrics& layer : report.metrics.layers) {
         const Json row = layerJson(layer);
         const auto cell = [&](const char* key) { return row[key].is_null() ? std::string() : row[key].dump(); };
-        csv += cells::csvField(layer.name) + "," + cells::csvField(layer.kind) + "," + cell("params") + ","
+        csv += cells::csvField(layer.name) + "," + cells::csvField(toString(layer.kind)) + "," + cell("params") + ","
             + cell("flops") + "," + cell("region") + "," + cell("time_s") + "," + cell("utilization") + ","
             + cells::csvField(toString(layer.bound)) + "\n";
     }

@@ -84,9 +84,9 @@ std::string reportSummary(const RunReport& report)
     out << "  bottleneck: " << toString(m.bottleneck) << "\n";
     if (report.cycleLevel)
         printCycleLevel(report, out);
-    if (!m.checkpointStrategy.empty() && m.checkpointStrategy != "all_blocks") {
-        out << "  checkpoints: " << m.checkpointStrategy;
-        if (m.checkpointStrategy == "every_k")
+    if (m.checkpointStrategy && *m.checkpointStrategy != CheckpointStrategy::AllBlocks) {
+        out << "  checkpoints: " << toString(*m.checkpointStrategy);
+        if (*m.checkpointStrategy == CheckpointStrategy::EveryK)
             out << " (every " << m.checkpointEvery << " blocks)";
         out << ", recompute " << formatSi(m.recomputeFlopsPerStep, "FLOP") << " per step";
         if (m.checkpointBytesPerStep > 0.0)

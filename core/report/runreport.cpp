@@ -94,8 +94,8 @@ std::vector<LaneReport> laneReports(const engine::RunResult& run, const Executio
     for (auto& [key, lane] : lanes) {
         const auto kind = engine::LaneKind(key.first);
         const std::vector<Interval> merged = mergeIntervals(std::move(lane.intervals));
-        reports.push_back({ engine::toString(kind), key.second, laneName(kind, key.second, plan, inference),
-            coveredTime(merged), lane.bytes, lane.flops, occupancyProfile(merged, run.timeline.span) });
+        reports.push_back({ kind, key.second, laneName(kind, key.second, plan, inference), coveredTime(merged),
+            lane.bytes, lane.flops, occupancyProfile(merged, run.timeline.span) });
     }
     return reports;
 }

@@ -69,7 +69,7 @@ struct SystemReport {
 
 // One timeline lane, summarised: busy time and a coarse occupancy profile for charts.
 struct LaneReport {
-    std::string lane; // engine::toString(LaneKind)
+    engine::LaneKind lane = engine::LaneKind::CsxCompute;
     int index = 0;
     std::string name; // for people: "MemoryX", "CS-X 0 wafer", "region 3 layers.0.attn.q"
     double busyS = 0.0;

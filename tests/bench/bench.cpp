@@ -232,7 +232,7 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
         // The same without overhead under region_sizing "stacked" (blocks in SRAM tiers, heads
         // split over rows): the hardware part of what a later software profile could fit.
         core::engine::Calibration stacked = mechanisms;
-        stacked.mechanisms.regionSizing = "stacked";
+        stacked.mechanisms.regionSizing = core::engine::RegionSizing::Stacked;
         const core::Expected<core::ExecutionPlan> tiers = core::engine::compileFor(*llama, *system, inference, stacked);
         const core::Expected<core::engine::RunResult> rate = tiers
             ? core::engine::run(*tiers, *llama, *system, decode, stacked)
@@ -248,7 +248,7 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
         core::engine::Calibration hardware = *november;
         hardware.regionLaunchCycles = 0.0;
         core::engine::Calibration trees = hardware;
-        trees.mechanisms.gemv = "tree_reduced";
+        trees.mechanisms.gemv = core::engine::GemvReduction::Tree;
         const std::pair<const core::engine::Calibration*, const char*> profiles[] = { { &*november, "_2024_11" },
             { &hardware, "_2024_11_no_launch_overhead" }, { &trees, "_2024_11_tree_reduced_no_launch_overhead" } };
         for (const auto& [profile, suffix] : profiles) {

@@ -49,8 +49,8 @@ WS_TEST(theBuiltInProfileIsTheLaunchReleaseFittedToOneFigure)
     WS_CHECK_EQ(calibration.profile, std::string("2024-08-launch"));
     WS_CHECK_EQ(calibration.defaultProfile, std::string("2024-08-launch"));
     WS_CHECK_EQ(calibration.fittedFigure, std::string("llama3p1_8b_decode_cs3"));
-    WS_CHECK_EQ(calibration.mechanisms.gemv, std::string("chain_reduced"));
-    WS_CHECK_EQ(calibration.mechanisms.speculativeDecoding, std::string("off"));
+    WS_CHECK(calibration.mechanisms.gemv == GemvReduction::Chain);
+    WS_CHECK(calibration.mechanisms.speculativeDecoding == SpeculativeDecoding::Off);
     WS_CHECK(calibration.regionLaunchCycles > 0.0);
     WS_CHECK(calibration.release.find("2024") != std::string::npos);
     // Every constant carries a plausible range around its value, with the reason.
@@ -104,12 +104,12 @@ WS_TEST(aMalformedCalibrationIsALocatedError)
     tiers.replace(tiers.find(gemv), gemv.size(), "\"region_sizing\": \"stacked\"");
     const Expected<Calibration> stacked = parseCalibration(tiers, "cal.json", "new");
     WS_REQUIRE(stacked.hasValue());
-    WS_CHECK_EQ(stacked->mechanisms.regionSizing, std::string("stacked"));
-    WS_CHECK_EQ(stacked->mechanisms.gemv, std::string("chain_reduced"));
+    WS_CHECK(stacked->mechanisms.regionSizing == RegionSizing::Stacked);
+    WS_CHECK(stacked->mechanisms.gemv == GemvReduction::Chain);
     // So are tree-reduced GEMVs.
     const Expected<Calibration> trees = parseCalibration(twoProfiles("tree_reduced"), "cal.json", "new");
     WS_REQUIRE(trees.hasValue());
-    WS_CHECK_EQ(trees->mechanisms.gemv, std::string("tree_reduced"));
+    WS_CHECK(trees->mechanisms.gemv == GemvReduction::Tree);
     // A negative overhead.
     const Expected<Calibration> negative = parseCalibration(twoProfiles("chain_reduced", "-5"), "cal.json", "new");
     WS_REQUIRE(!negative.hasValue());
@@ -179,8 +179,8 @@ WS_TEST(theNovemberProfileDraftsWithAPublishedModelAndRate)
     const Expected<Calibration> november = resolveCalibration("2024-11");
     WS_REQUIRE(november.hasValue());
     WS_CHECK_EQ(november->fittedFigure, std::string("llama3p1_405b_decode_cs3"));
-    WS_CHECK_EQ(november->mechanisms.regionSizing, std::string("stacked"));
-    WS_CHECK_EQ(november->mechanisms.speculativeDecoding, std::string("draft_model"));
+    WS_CHECK(november->mechanisms.regionSizing == RegionSizing::Stacked);
+    WS_CHECK(november->mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel);
     const Speculation& speculation = november->speculation;
     WS_CHECK_EQ(speculation.draftParams, std::string("llama3_8b.yaml"));
     WS_CHECK(speculation.acceptanceRate > 0.0 && speculation.acceptanceRate < 1.0);
@@ -206,7 +206,7 @@ WS_TEST(aSpeculativeProfileIsReadAndItsMistakesAreLocated)
     // The other profile of the same file does not draft.
     const Expected<Calibration> other = parseCalibration(drafting(kDraft), "cal.json", "old");
     WS_REQUIRE(other.hasValue());
-    WS_CHECK_EQ(other->mechanisms.speculativeDecoding, std::string("off"));
+    WS_CHECK(other->mechanisms.speculativeDecoding == SpeculativeDecoding::Off);
     const auto refused = [](const std::string& text) {
         const Expected<Calibration> parsed = parseCalibration(text, "cal.json", "new");
         WS_REQUIRE(!parsed.hasValue());

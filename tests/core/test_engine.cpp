@@ -652,7 +652,7 @@ WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
 {
     const SystemSpec cs3 = preset("cs3");
     Calibration stacked = builtinCalibration();
-    stacked.mechanisms.regionSizing = "stacked";
+    stacked.mechanisms.regionSizing = RegionSizing::Stacked;
     CompileOptions options;
     options.mode = RunMode::Inference;
     const ModelGraph llama70b = load(sample("llama3p1_70b.yaml"));
@@ -715,8 +715,8 @@ WS_TEST(aTreeReducedProfileGivesEachRegionTheFasterReduction)
 {
     const SystemSpec cs3 = preset("cs3");
     Calibration trees = builtinCalibration();
-    trees.mechanisms.regionSizing = "stacked";
-    trees.mechanisms.gemv = "tree_reduced";
+    trees.mechanisms.regionSizing = RegionSizing::Stacked;
+    trees.mechanisms.gemv = GemvReduction::Tree;
     CompileOptions options;
     options.mode = RunMode::Inference;
     const ModelGraph gpt2 = load(sample("gpt2_small.yaml"));

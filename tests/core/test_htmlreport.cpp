@@ -21,7 +21,7 @@ engine::LayerMetrics layer(const std::string& name, int region, double utilizati
 {
     engine::LayerMetrics l;
     l.name = name;
-    l.kind = "linear";
+    l.kind = engine::LayerKind::Linear;
     l.region = region;
     l.params = 1000;
     l.flops = 2e9;
@@ -47,7 +47,7 @@ report::RegionReport region(const std::string& op, int system, Rect rect)
 report::LaneReport lane(const std::string& name, double busyS, std::vector<double> occupancy)
 {
     report::LaneReport l;
-    l.lane = "csx";
+    l.lane = engine::LaneKind::CsxCompute;
     l.name = name;
     l.busyS = busyS;
     l.occupancy = std::move(occupancy);
@@ -408,7 +408,7 @@ WS_TEST(htmlIsSelfContainedAndEscaped)
 WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
 {
     report::RunReport r = sampleReport();
-    r.metrics.checkpointStrategy = "every_k";
+    r.metrics.checkpointStrategy = CheckpointStrategy::EveryK;
     r.metrics.checkpointEvery = 2;
     r.metrics.recomputeFlopsPerStep = 3e15;
     r.metrics.checkpointBytesPerStep = 0.0;

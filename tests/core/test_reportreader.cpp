@@ -25,7 +25,7 @@ report::RunReport plausibleReport()
     written.metrics.utilization.io = 0.0625;
     engine::LayerMetrics layer;
     layer.name = "layers.0.ffn.up";
-    layer.kind = "linear";
+    layer.kind = engine::LayerKind::Linear;
     layer.timeS = 0.03125;
     written.metrics.layers.push_back(layer);
     return written;
@@ -99,7 +99,7 @@ WS_TEST(reportReaderReadsBackTheNullItWritesForNonFiniteFigures)
     report::RunReport written = plausibleReport();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     written.metrics.tokensPerS = nan; // a figure of a run whose step was too short to count, say
-    written.lanes.push_back({ "csx", 0, "CS-X 0 wafer", 1.0, 0.0, 0.0, { 0.25, nan } });
+    written.lanes.push_back({ engine::LaneKind::CsxCompute, 0, "CS-X 0 wafer", 1.0, 0.0, 0.0, { 0.25, nan } });
     const std::string text = report::reportToJson(written);
     const Expected<report::RunReport> read = report::reportFromJson(text, "r.json");
     WS_REQUIRE(read.hasValue());
@@ -156,5 +156,66 @@ WS_TEST(reportReaderRefusesImpossibleFiguresWhereTheyAre)
         const std::size_t value = c.from.find(": ") == std::string::npos ? at : at + c.from.find(": ") + 2;
         WS_CHECK_EQ(read.error().line, 1 + int(std::count(bad.begin(), bad.begin() + std::ptrdiff_t(at), '\n')));
         WS_CHECK_EQ(read.error().column, int(value - bad.rfind('\n', at)));
+    }
+}
+
+// A layer's kind, a lane and a checkpoint strategy are read back by name: each value written is
+// the value read, and a name the writer never writes is an error located at it, listing the names.
+WS_TEST(reportReaderReadsNamesBackAndLocatesAnUnknownOne)
+{
+    report::RunReport written = plausibleReport();
+    written.metrics.checkpointStrategy = CheckpointStrategy::EveryK;
+    written.metrics.checkpointEvery = 2;
+    engine::LayerMetrics link;
+    link.name = "wafer 0 -> 1";
+    link.kind = engine::LayerKind::WaferLink;
+    written.metrics.layers.push_back(link);
+    engine::LayerMetrics reduction;
+    reduction.name = "gradient reduction across systems";
+    reduction.kind = engine::LayerKind::GradientReduction;
+    written.metrics.layers.push_back(reduction);
+    written.lanes.push_back({ engine::LaneKind::SwarmX, 0, "SwarmX", 1.0, 0.0, 0.0, { 0.5 } });
+    const std::string good = report::reportToJson(written);
+    const Expected<report::RunReport> read = report::reportFromJson(good, "r.json");
+    WS_REQUIRE(read.hasValue());
+    WS_CHECK(read->metrics.checkpointStrategy == CheckpointStrategy::EveryK);
+    WS_REQUIRE(read->metrics.layers.size() == 3);
+    WS_CHECK(read->metrics.layers[0].kind == engine::LayerKind::Linear);
+    WS_CHECK(read->metrics.layers[1].kind == engine::LayerKind::WaferLink);
+    WS_CHECK(read->metrics.layers[2].kind == engine::LayerKind::GradientReduction);
+    WS_REQUIRE(read->lanes.size() == 1);
+    WS_CHECK(read->lanes[0].lane == engine::LaneKind::SwarmX);
+
+    // The op kinds a graph holds, in Op::Kind's order, then the engine's two layers of its own.
+    const std::string kinds = "embedding, position_embedding, norm, linear, attention_core, activation, moe_router, "
+                              "experts, lm_head, pooler, loss, patch_embedding, convolution, pooling, upsampling, "
+                              "wafer_link or gradient_reduction";
+    const struct {
+        std::string from; // as written, the key and its value
+        std::string to;
+        std::string message;
+    } cases[] = {
+        { "\"kind\": \"gradient_reduction\"", "\"kind\": \"gradient_sum\"",
+            "'kind' is 'gradient_sum', expected " + kinds },
+        { "\"kind\": \"linear\"", "\"kind\": \"Linear\"", "'kind' is 'Linear', expected " + kinds }, // exact
+        { "\"lane\": \"swarmx\"", "\"lane\": \"swarm\"",
+            "'lane' is 'swarm', expected memoryx, swarmx, csx_io, csx, region or wafer_link" },
+        { "\"checkpoint_strategy\": \"every_k\"", "\"checkpoint_strategy\": \"every_2\"",
+            "'checkpoint_strategy' is 'every_2', expected all_blocks, every_k or memoryx" },
+    };
+    for (const auto& c : cases) {
+        std::string bad = good;
+        const std::size_t at = bad.find(c.from);
+        WS_REQUIRE(at != std::string::npos);
+        WS_REQUIRE(bad.find(c.from, at + 1) == std::string::npos); // the one place it is written
+        bad.replace(at, c.from.size(), c.to);
+        const Expected<report::RunReport> refused = report::reportFromJson(bad, "r.json");
+        WS_REQUIRE(!refused.hasValue());
+        WS_CHECK_EQ(refused.error().message, c.message);
+        WS_CHECK_EQ(refused.error().file, std::string("r.json"));
+        // Located at the value, after `"key": `.
+        const std::size_t value = at + c.from.find(": ") + 2;
+        WS_CHECK_EQ(refused.error().line, 1 + int(std::count(bad.begin(), bad.begin() + std::ptrdiff_t(at), '\n')));
+        WS_CHECK_EQ(refused.error().column, int(value - bad.rfind('\n', at)));
     }
 }

@@ -39,8 +39,8 @@ Calibration drafting(const std::string& draft, double acceptance)
 {
     Calibration calibration = builtinCalibration();
     calibration.profile = "test-drafting";
-    calibration.mechanisms.regionSizing = "stacked";
-    calibration.mechanisms.speculativeDecoding = "draft_model";
+    calibration.mechanisms.regionSizing = RegionSizing::Stacked;
+    calibration.mechanisms.speculativeDecoding = SpeculativeDecoding::DraftModel;
     calibration.speculation.draftParams = draft;
     calibration.speculation.acceptanceRate = acceptance;
     calibration.speculation.acceptanceSource = "a test";
@@ -51,7 +51,7 @@ Calibration drafting(const std::string& draft, double acceptance)
 
 Calibration alone(Calibration calibration)
 {
-    calibration.mechanisms.speculativeDecoding = "off";
+    calibration.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     return calibration;
 }
 
