@@ -1,6 +1,7 @@
 #include "ui/tokenrun.h"
 
 #include "core/cyclelevel/decoder.h"
+#include "core/report/cyclelevelreport.h"
 
 #include <QCoreApplication>
 
@@ -80,7 +81,11 @@ core::Expected<core::cyclelevel::CycleRunResult> runTokenOnFabric(const TokenRun
     core::Expected<core::cyclelevel::CycleRunResult> result
         = core::cyclelevel::runCycleLevel(*request.graph, *request.plan, request.system, options);
     frames->finish();
-    return result;
+    if (!result)
+        return result;
+    core::cyclelevel::CycleRunResult measured = std::move(result).value();
+    measured.modelCycles = core::report::modelCyclesOfRegions(measured, *request.graph, *request.plan, request.system);
+    return measured;
 }
 
 } // namespace waferscope::ui

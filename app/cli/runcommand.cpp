@@ -165,10 +165,13 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
         progress.set(phase + " position " + std::to_string(position + 1) + "/" + std::to_string(positions), 2, stages);
         return true; // Ctrl-C ends the process (interrupt.h); nothing is written before the end
     };
-    const core::Expected<core::cyclelevel::CycleRunResult> result
+    core::Expected<core::cyclelevel::CycleRunResult> run
         = core::cyclelevel::runCycleLevel(input->graph, *plan, input->system, cycleOptions);
-    if (!result)
-        return printDiagnostic(err, result.error());
+    if (!run)
+        return printDiagnostic(err, run.error());
+    core::cyclelevel::CycleRunResult measured = std::move(run).value();
+    measured.modelCycles = core::report::modelCyclesOfRegions(measured, input->graph, *plan, input->system);
+    const core::cyclelevel::CycleRunResult* result = &measured;
     if (writer) {
         progress.set("writing", 3, stages);
         core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,

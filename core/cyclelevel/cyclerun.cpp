@@ -3,7 +3,6 @@
 #include "core/common/memorybudget.h"
 #include "core/common/units.h"
 #include "core/cyclelevel/reference.h"
-#include "core/engine/engine.h"
 
 #include <nlohmann/json.hpp>
 
@@ -127,23 +126,6 @@ Expected<CycleRunResult> runCycleLevel(
     result.tokensPerS = result.cyclesPerToken > 0.0 ? result.clockHz / result.cyclesPerToken : 0.0;
     result.regions = result.decode.back().regions;
 
-    // The model-level engine's figure for each region, for the table beside the measured one: the
-    // same token (the last decoded, at position prompt + tokens - 2, attends prompt + tokens - 1
-    // positions), without the launch-era software overhead the fabric does not run.
-    engine::RunOptions runOptions;
-    runOptions.mode = RunKind::Inference;
-    runOptions.maxSteps = 1;
-    runOptions.promptTokens = std::max<std::int64_t>(1, options.promptTokens + options.tokens - 1);
-    engine::Calibration mechanisms = engine::builtinCalibration();
-    mechanisms.regionLaunchCycles = 0.0;
-    std::map<std::string, double> modelCycles;
-    if (Expected<engine::RunResult> model = engine::run(plan, graph, system, runOptions, mechanisms))
-        for (const engine::LayerMetrics& layer : model->metrics.layers)
-            modelCycles[layer.name] = layer.timeS * system.wafer.clockHz;
-    for (const RegionCycles& region : result.regions) {
-        const auto it = modelCycles.find(region.op);
-        result.modelCycles.push_back(it == modelCycles.end() ? 0.0 : it->second);
-    }
     result.notes.push_back("the prompt fills the KV cache one position at a time through the decode kernels (no "
                            "prefill GEMM kernel yet)");
     if (diverged && result.gapAtDifference >= 2.0 * result.maxAbsLogitError)
@@ -179,8 +161,9 @@ std::string cycleRunToJson(const CycleRunResult& result)
         const RegionCycles& region = result.regions[i];
         regions.push_back(
             { { "op", region.op }, { "kernel", toString(region.kernel) }, { "measured_cycles", region.measuredCycles },
-                { "model_cycles", result.modelCycles[i] }, { "link_wavelets", region.linkWavelets },
-                { "busy_fraction", region.busyFraction }, { "pes", region.pes } });
+                { "model_cycles", i < result.modelCycles.size() ? result.modelCycles[i] : 0.0 },
+                { "link_wavelets", region.linkWavelets }, { "busy_fraction", region.busyFraction },
+                { "pes", region.pes } });
         if (!region.expertsChosen.empty())
             regions.back()["experts_chosen"] = region.expertsChosen;
     }

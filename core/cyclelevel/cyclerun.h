@@ -49,7 +49,9 @@ struct CycleRunResult {
     // only where it is below twice maxAbsLogitError); negative when all match.
     double gapAtDifference = -1.0;
     std::vector<RegionCycles> regions; // of the last decode step
-    std::vector<double> modelCycles; // the plan's estimate for each of those regions
+    // The model-level engine's figure for each of those regions, filled by the caller that wants
+    // them beside the measured ones (report::modelCyclesOfRegions); empty from runCycleLevel.
+    std::vector<double> modelCycles;
     double buildS = 0.0;
     double prefillS = 0.0;
     double decodeS = 0.0; // wall time per decode step, mean

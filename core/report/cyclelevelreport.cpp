@@ -2,12 +2,15 @@
 // "cycle_level" and as cycle_vs_model.csv, read back.
 #include "core/report/cyclelevelreport.h"
 
+#include "core/engine/engine.h"
 #include "core/report/jsonreader.h"
 #include "core/report/reportformat.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace waferscope::core::report {
 
@@ -39,6 +42,27 @@ std::vector<std::int32_t> tokenIds(const jsonread::Reader& r, const std::string&
 }
 
 } // namespace
+
+std::vector<double> modelCyclesOfRegions(
+    const cyclelevel::CycleRunResult& run, const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
+{
+    engine::RunOptions options;
+    options.mode = RunKind::Inference;
+    options.maxSteps = 1;
+    options.promptTokens = std::max<std::int64_t>(1, std::int64_t(run.prompt.size() + run.decode.size()) - 1);
+    engine::Calibration mechanisms = engine::builtinCalibration();
+    mechanisms.regionLaunchCycles = 0.0;
+    std::map<std::string, double> byOp;
+    if (Expected<engine::RunResult> model = engine::run(plan, graph, system, options, mechanisms))
+        for (const engine::LayerMetrics& layer : model->metrics.layers)
+            byOp[layer.name] = layer.timeS * system.wafer.clockHz;
+    std::vector<double> cycles;
+    for (const cyclelevel::RegionCycles& region : run.regions) {
+        const auto it = byOp.find(region.op);
+        cycles.push_back(it == byOp.end() ? 0.0 : it->second);
+    }
+    return cycles;
+}
 
 CycleLevelReport cycleLevelReport(const cyclelevel::CycleRunResult& run)
 {

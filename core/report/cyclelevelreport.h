@@ -51,6 +51,14 @@ struct CycleLevelReport {
     std::vector<std::string> notes;
 };
 
+// The model-level engine's figure, in cycles, for each region the cycle-level run measured
+// (CycleRunResult::modelCycles): the same token (the last decoded, at position prompt + tokens
+// - 2, attending prompt + tokens - 1 positions) on the same plan, with the built-in profile
+// without the launch-era software overhead the fabric does not run; 0 for a region the engine
+// has no figure for. The comparison of the two levels lives here, above both.
+std::vector<double> modelCyclesOfRegions(const cyclelevel::CycleRunResult& run, const ModelGraph& graph,
+    const ExecutionPlan& plan, const SystemSpec& system);
+
 CycleLevelReport cycleLevelReport(const cyclelevel::CycleRunResult& run);
 
 // measured / model, or nothing where the model has no figure (zero or not finite).

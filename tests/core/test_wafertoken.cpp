@@ -9,6 +9,7 @@
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/engine/costmodel.h"
 #include "core/engine/decoderegions.h"
+#include "core/report/cyclelevelreport.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,7 +53,9 @@ CycleRunResult runSmall(const std::string& file, int tokens, int prompt, int thr
     Expected<CycleRunResult> result = runCycleLevel(graph, plan, system, options);
     if (!result)
         throw std::runtime_error(result.error().format());
-    return std::move(result).value();
+    CycleRunResult run = std::move(result).value();
+    run.modelCycles = report::modelCyclesOfRegions(run, graph, plan, system);
+    return run;
 }
 
 // The largest |logit| of the reference's first token: the scale the logit error is read against.
