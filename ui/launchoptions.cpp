@@ -2,6 +2,8 @@
 
 #include "ui/optionnames.h"
 
+#include "core/hardware/builtinpresets.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
@@ -20,8 +22,10 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
         QStringLiteral("WaferScope: explore and simulate Cerebras-style wafer-scale systems."));
     const QCommandLineOption helpOption = parser.addHelpOption();
     const QCommandLineOption versionOption = parser.addVersionOption();
-    const QCommandLineOption systemOption(
-        QStringLiteral("system"), QStringLiteral("System generation: cs1, cs2 or cs3 (default cs2)."), "name");
+    const QCommandLineOption systemOption(QStringLiteral("system"),
+        QStringLiteral("System generation: %1 (default cs2).")
+            .arg(QString::fromStdString(core::builtinPresetChoices())),
+        "name");
     const QCommandLineOption numCsxOption(
         QStringLiteral("num_csx"), QStringLiteral("Number of CS-X systems in the cluster (default 1)."), "N");
     const QCommandLineOption stepOption(

@@ -250,7 +250,7 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
     const std::string systemName = parser.value("system").value_or("cs3");
     core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(systemName);
     if (!system)
-        throw UsageError { "unknown system '" + systemName + "' (expected cs1, cs2 or cs3)" };
+        throw UsageError { "unknown system '" + systemName + "' (expected " + core::builtinPresetChoices() + ")" };
     if (const std::optional<core::Diagnostic> ignored = ignoredOption(parser))
         return printDiagnostic(err, *ignored);
     return parser.has("kernel") ? runKernelMode(parser, *system, out, err) : runTrafficMode(parser, *system, out, err);

@@ -16,7 +16,7 @@ int runHardwareCommand(std::span<const std::string> args, std::ostream& out, std
     ArgParser parser("waferscope-cli hardware",
         "Lists the hardware presets (wafer, system I/O, MemoryX, SwarmX) with the source of every value.");
     parser.addFlag("json", "print one JSON object {\"systems\":[...]} on stdout");
-    parser.addOption("system", "NAME", "show only this system (cs1, cs2, cs3)");
+    parser.addOption("system", "NAME", "show only this system (" + core::builtinPresetChoices() + ")");
     parser.addOption("preset", "FILE", "load and validate this preset file instead of the built-in ones", true);
     if (!parser.parse(args)) {
         out << parser.helpText();

@@ -71,7 +71,9 @@ int main(int argc, char** argv)
     }
     const auto given = [&](const char* name) { return !interactive || options.given.contains(QLatin1String(name)); };
     if (given("system") && !window.selectSystem(options.system))
-        return fail(2, QStringLiteral("error: unknown system '%1' (expected cs1, cs2 or cs3)").arg(options.system));
+        return fail(2,
+            QStringLiteral("error: unknown system '%1' (expected %2)")
+                .arg(options.system, QString::fromStdString(waferscope::core::builtinPresetChoices())));
     if (given("num_csx"))
         if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
             return fail(2, QStringLiteral("error: ") + clusterError);

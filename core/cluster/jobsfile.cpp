@@ -75,7 +75,7 @@ ClusterConfig readCluster(const YamlFields& fields, const YamlSection& root)
     cluster.at = locationOf(section.keyMark);
     const std::optional<std::string> system = fields.text(section, "system");
     if (!system)
-        fields.fail(section.keyMark, "missing 'cluster.system' (a hardware preset: cs1, cs2 or cs3)");
+        fields.fail(section.keyMark, "missing 'cluster.system' (a hardware preset: " + builtinPresetChoices() + ")");
     std::string names;
     bool known = false;
     for (const EmbeddedPreset& preset : embeddedPresets()) {

@@ -1,5 +1,6 @@
 #include "core/hardware/builtinpresets.h"
 
+#include "core/common/names.h"
 #include "core/hardware/presetloader.h"
 
 namespace waferscope::core {
@@ -14,6 +15,19 @@ Expected<std::vector<SystemSpec>> loadBuiltinPresets()
         systems.push_back(std::move(system).value());
     }
     return systems;
+}
+
+std::vector<std::string> builtinPresetNames()
+{
+    std::vector<std::string> names;
+    for (const EmbeddedPreset& preset : embeddedPresets())
+        names.emplace_back(preset.name);
+    return names;
+}
+
+std::string builtinPresetChoices()
+{
+    return choiceList(builtinPresetNames());
 }
 
 Expected<SystemSpec> loadBuiltinPreset(std::string_view name)

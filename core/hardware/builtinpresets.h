@@ -24,6 +24,11 @@ const std::vector<EmbeddedPreset>& embeddedPresets();
 // reported as a located diagnostic rather than a crash.
 Expected<std::vector<SystemSpec>> loadBuiltinPresets();
 
+// The built-in presets' names in generation order ("cs1", "cs2", "cs3"), and as an error message
+// or a help text lists them ("cs1, cs2 or cs3"): every front end lists the presets from here.
+std::vector<std::string> builtinPresetNames();
+std::string builtinPresetChoices();
+
 // Loads the built-in preset `name`; the error lists the known names.
 Expected<SystemSpec> loadBuiltinPreset(std::string_view name);
 
