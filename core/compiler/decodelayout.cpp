@@ -8,19 +8,6 @@ namespace waferscope::core {
 
 namespace {
 
-std::int64_t headDimOf(const ModelConfig& config)
-{
-    const std::int64_t heads = std::max<std::int64_t>(1, config.numHeads);
-    return config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
-}
-
-bool gated(const ModelConfig& config)
-{
-    using Activation = ModelConfig::Activation;
-    return config.activation == Activation::SwiGlu || config.activation == Activation::GeGlu
-        || config.activation == Activation::ReGlu;
-}
-
 // A stacked plan's rows per query head in `layer`: as many as the attention region has for each
 // head, no more than the output projection's columns can turn down (kTurnColors lanes a column)
 // nor than a head has dimensions.
@@ -32,7 +19,7 @@ int rowsPerHeadOf(const ModelConfig& config, const DecodeRegionIndex& index, int
         return 1;
     const std::int64_t rows = std::min<std::int64_t>(
         core->rect.h / config.numHeads, std::int64_t(kTurnColors) * out->rect.w / config.numHeads);
-    return int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, headDimOf(config))));
+    return int(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(1, decodeHeadDim(config))));
 }
 
 // The feed-forward's inner values in `layer`: a lane per row, as many as the down projection's
@@ -113,14 +100,27 @@ const Region* DecodeRegionIndex::find(OpRole role, int layer) const
     return it == m_byRole.end() ? nullptr : it->second;
 }
 
+std::int64_t decodeHeadDim(const ModelConfig& config)
+{
+    const std::int64_t heads = std::max<std::int64_t>(1, config.numHeads);
+    return config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
+}
+
+bool gatedFfn(const ModelConfig& config)
+{
+    using Activation = ModelConfig::Activation;
+    return config.activation == Activation::SwiGlu || config.activation == Activation::GeGlu
+        || config.activation == Activation::ReGlu;
+}
+
 int expertPieces(const ModelConfig& config)
 {
-    return int(std::max<std::int64_t>(1, config.numExperts)) * (gated(config) ? 3 : 2);
+    return int(std::max<std::int64_t>(1, config.numExperts)) * (gatedFfn(config) ? 3 : 2);
 }
 
 int sharedExpertPieces(const ModelConfig& config)
 {
-    return int(std::max<std::int64_t>(1, config.numSharedExperts)) * (gated(config) ? 3 : 2);
+    return int(std::max<std::int64_t>(1, config.numSharedExperts)) * (gatedFfn(config) ? 3 : 2);
 }
 
 DecodeLayout decodeLayoutOf(const ModelGraph& graph, const ExecutionPlan& plan)

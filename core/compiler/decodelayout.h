@@ -39,6 +39,11 @@ private:
     std::map<std::pair<int, OpRole>, const Region*> m_byRole;
 };
 
+// A head's width (the attention's inner width over the heads), and whether the feed-forward is
+// gated (an up, a gate and a down projection): the shapes the layout and the decode kernels use.
+std::int64_t decodeHeadDim(const ModelConfig& config);
+bool gatedFfn(const ModelConfig& config);
+
 // Pieces of an MoE experts region (an up, a down and, gated, a gate projection per expert), and
 // of its shared experts region.
 int expertPieces(const ModelConfig& config);

@@ -40,19 +40,6 @@ KernelCost inSequence(const KernelCost& first, double firstPes, const KernelCost
     return cost;
 }
 
-std::int64_t headDimOf(const ModelConfig& config)
-{
-    const std::int64_t heads = std::max<std::int64_t>(1, config.numHeads);
-    return config.attentionInnerDim > 0 ? config.attentionInnerDim / heads : config.hiddenSize / heads;
-}
-
-bool gated(const ModelConfig& config)
-{
-    using Activation = ModelConfig::Activation;
-    return config.activation == Activation::SwiGlu || config.activation == Activation::GeGlu
-        || config.activation == Activation::ReGlu;
-}
-
 } // namespace
 
 DecodeRegions::DecodeRegions(const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
@@ -105,7 +92,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
     const int h = region.rect.h;
     const double pes = double(w) * double(h);
     const std::int64_t heads = config.numHeads;
-    const std::int64_t headDim = headDimOf(config);
+    const std::int64_t headDim = decodeHeadDim(config);
     if (w < 1 || h < 1)
         return std::nullopt;
 
@@ -199,7 +186,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         return DecodeRegionCost { gemv(w, 0, headLanes, hidden, Epilogue::Residual), RegionKernelKind::Gemv };
     if (ffnLanes(op.layer) >= 1) {
         if (role == OpRole::Up)
-            return DecodeRegionCost { normGemv(ffn(), gated(config) ? Epilogue::Round : Epilogue::Activation),
+            return DecodeRegionCost { normGemv(ffn(), gatedFfn(config) ? Epilogue::Round : Epilogue::Activation),
                 RegionKernelKind::NormGemv, normCycles };
         if (role == OpRole::Gate)
             return DecodeRegionCost { gemv(w, 0, hidden, ffn(), Epilogue::Gated), RegionKernelKind::Gemv };
@@ -216,7 +203,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             experts.height = h;
             experts.experts = int(std::max<std::int64_t>(1, config.numExperts));
             experts.topK = int(std::max<std::int64_t>(1, config.topK));
-            experts.gatedFfn = gated(config);
+            experts.gatedFfn = gatedFfn(config);
             experts.hidden = hidden;
             experts.ffn = ffn();
             experts.simdWidth = m_simd;
@@ -232,7 +219,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
             shared.experts = int(std::max<std::int64_t>(1, config.numSharedExperts));
             shared.topK = shared.experts;
             shared.routed = false;
-            shared.gatedFfn = gated(config);
+            shared.gatedFfn = gatedFfn(config);
             shared.hidden = hidden;
             shared.ffn = ffn();
             shared.simdWidth = m_simd;
