@@ -3,7 +3,6 @@
 #include "core/compiler/decodelayout.h"
 
 #include "core/common/units.h"
-#include "core/cyclelevel/regionkernels.h"
 #include "core/cyclelevel/waferdecoderimpl.h"
 #include "core/fabric/staticcolorfabric.h"
 

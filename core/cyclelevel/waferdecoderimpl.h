@@ -2,7 +2,10 @@
 
 // Private to WaferDecoder (waferdecoder.cpp builds a plan on the fabric, waferdecodertoken.cpp
 // runs its tokens): what a built decoder holds.
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/attentionkernel.h"
+#include "core/cyclelevel/kernels/embeddingkernel.h"
+#include "core/cyclelevel/kernels/gemvkernel.h"
+#include "core/cyclelevel/kernels/normcolumn.h"
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/fabric/staticcolorfabric.h"
 

@@ -92,6 +92,23 @@ double treeRoot(const std::vector<double>& ready, std::int64_t size)
     return root;
 }
 
+// The GEMV as the closed forms walk it: a GemvSpec's geometry with rows counted from the region's
+// top, and its dispatch (the experts' pieces are such GEMVs too).
+struct DecodeGemvShape {
+    int width = 1; // region columns; the input lanes pass the first `firstColumn` of them
+    int height = 1; // region rows
+    int firstColumn = 0;
+    std::vector<DecodeLane> inputs;
+    std::vector<DecodeLane> outputs; // on distinct rows; Logits: consecutive rows
+    Epilogue epilogue = Epilogue::Round;
+    int simdWidth = 8;
+    std::optional<double> routedAt; // GemvDispatch's
+    int experts = 0;
+    bool chosen = true;
+    bool inputsStored = false;
+    bool treeReduced = false;
+};
+
 // The GEMV's geometry as GemvKernel deals it, and the cycle its last FMAC ends at each PE.
 struct GemvGeometry {
     explicit GemvGeometry(const DecodeGemvShape& gemv)
@@ -391,9 +408,7 @@ double gemvCycles(const GemvGeometry& geometry)
     return cycles;
 }
 
-} // namespace
-
-KernelCost costDecodeGemv(const DecodeGemvShape& shape)
+KernelCost gemvCost(const DecodeGemvShape& shape)
 {
     const GemvGeometry geometry(shape);
     if (!geometry.valid())
@@ -406,6 +421,34 @@ KernelCost costDecodeGemv(const DecodeGemvShape& shape)
         for (const DecodeLane& in : shape.inputs)
             cost.fmacs += double(in.size) * double(out.size);
     return cost;
+}
+
+std::vector<DecodeLane> decodeLanes(const Lanes& lanes, int top)
+{
+    std::vector<DecodeLane> out;
+    for (const Lane& lane : lanes)
+        out.push_back({ lane.y - top, std::int64_t(lane.size()) });
+    return out;
+}
+
+} // namespace
+
+KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatch& dispatch)
+{
+    DecodeGemvShape shape;
+    shape.width = spec.frame.w;
+    shape.height = spec.frame.h;
+    shape.firstColumn = spec.firstColumn;
+    shape.inputs = decodeLanes(spec.input, spec.frame.y0);
+    shape.outputs = decodeLanes(spec.output, spec.frame.y0);
+    shape.epilogue = spec.epilogue;
+    shape.simdWidth = simdWidth;
+    shape.routedAt = dispatch.routedAt;
+    shape.experts = spec.experts;
+    shape.chosen = dispatch.chosen;
+    shape.inputsStored = dispatch.inputsStored;
+    shape.treeReduced = spec.treeReduced;
+    return gemvCost(shape);
 }
 
 KernelCost costDecodeExperts(const DecodeExpertsShape& shape)

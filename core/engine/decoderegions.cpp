@@ -16,6 +16,18 @@ std::vector<DecodeLane> evenLanes(int count, std::int64_t total)
     return lanes;
 }
 
+// Lanes of consecutive elements, a DecodeLane's row and size each.
+Lanes lanesOf(const std::vector<DecodeLane>& lanes)
+{
+    Lanes out;
+    std::uint32_t begin = 0;
+    for (const DecodeLane& lane : lanes) {
+        out.push_back({ lane.row, begin, begin + std::uint32_t(lane.size) });
+        begin += std::uint32_t(lane.size);
+    }
+    return out;
+}
+
 double busyCycles(const KernelCost& cost, double pes)
 {
     return cost.peBusyFraction * pes * cost.cycles;
@@ -117,19 +129,20 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
                 headLanes.push_back(
                     { int(head) * rowsPerHead + r, headDim * (r + 1) / rowsPerHead - headDim * r / rowsPerHead });
     }
-    const auto gemv
-        = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out, Epilogue epilogue) {
-              DecodeGemvShape shape;
-              shape.width = width;
-              shape.height = h;
-              shape.firstColumn = firstColumn;
-              shape.inputs = std::move(in);
-              shape.outputs = std::move(out);
-              shape.epilogue = epilogue;
-              shape.simdWidth = m_simd;
-              shape.treeReduced = region.kernel.treeReduced;
-              return costDecodeGemv(shape);
-          };
+    // The region's GEMV as the cycle-level kernel's spec (its geometry; the weights are the
+    // cycle-level run's), lanes on the rows of a frame at the region's top.
+    const auto gemv = [&](int width, int firstColumn, const std::vector<DecodeLane>& in,
+                          const std::vector<DecodeLane>& out, Epilogue epilogue) {
+        GemvSpec spec;
+        spec.name = region.opName;
+        spec.frame = Frame { 0, 0, width, h, false };
+        spec.firstColumn = firstColumn;
+        spec.input = lanesOf(in);
+        spec.output = lanesOf(out);
+        spec.epilogue = epilogue;
+        spec.treeReduced = region.kernel.treeReduced;
+        return costDecodeGemv(spec, m_simd);
+    };
     const KernelCost normCost = costNormColumn(norm);
     const double normCycles = normCost.cycles;
     const auto normThen = [&](const KernelCost& after) { return inSequence(normCost, double(lanes), after, pes); };
