@@ -244,28 +244,28 @@ void GemvKernel::load(StaticColorFabric& fabric)
             m_weightsAt.push_back(fabric.pe(at.x, at.y).allocF32(std::size_t(m_spec.experts)));
 }
 
+// Dispatch: the workers take the token's input into SRAM as it comes (the router has not decided
+// yet, and the stream must not wait for it), then the routing weights; only the chosen experts
+// then multiply. Returns each worker's routing weights' offset.
+GemvKernel::RoutingAt GemvKernel::armRoutingWeights(ProgramWriter& writer, int weightsColor) const
+{
+    RoutingAt weightsOf;
+    if (m_spec.expert < 0)
+        return weightsOf;
+    const std::vector<Pe> pes = workers();
+    for (std::size_t i = 0; i < pes.size(); ++i) {
+        weightsOf[{ pes[i].x, pes[i].y }] = m_weightsAt[i];
+        writer.arm(pes[i].x, pes[i].y, weightsColor, storeTask(m_weightsAt[i], std::uint32_t(m_spec.experts)));
+    }
+    return weightsOf;
+}
+
 void GemvKernel::program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const
 {
-    const int inColor = colors.in;
-    const int sideColor = colors.side;
-    const int outColor = colors.out;
     const Frame& frame = m_spec.frame;
-    // Dispatch: the workers take the token's input into SRAM as it comes (the router has not
-    // decided yet, and the stream must not wait for it), then the routing weights; only the
-    // chosen experts then multiply.
-    const bool dispatch = m_spec.expert >= 0;
-    std::map<std::pair<int, int>, std::uint32_t> weightsOf;
-    if (dispatch) {
-        const std::vector<Pe> pes = workers();
-        for (std::size_t i = 0; i < pes.size(); ++i) {
-            weightsOf[{ pes[i].x, pes[i].y }] = m_weightsAt[i];
-            writer.arm(pes[i].x, pes[i].y, colors.weights, storeTask(m_weightsAt[i], std::uint32_t(m_spec.experts)));
-        }
-    }
+    const RoutingAt weightsOf = armRoutingWeights(writer, colors.weights);
     const std::size_t blocks = m_spec.output.size();
-    const int simd = m_context.simdWidth;
     const int columns = gemvColumns();
-    const std::uint8_t flags = std::uint8_t(m_context.flags() | (m_spec.bias.present() ? steps::kBias : 0));
     for (int t = 0; t < columns; ++t) {
         const int x = frame.x(m_spec.firstColumn + t);
         const std::vector<Share> shares = sharesOf(t);
@@ -279,163 +279,216 @@ void GemvKernel::program(ProgramWriter& writer, const KernelColors& colors, std:
             const int y = frame.y(row);
             const bool isExit = k >= 0 && t + 1 == columns;
             if (isExit && hasSideInput())
-                writer.arm(x, y, sideColor, storeTask(m_side[std::size_t(k)], m_spec.output[std::size_t(k)].size()));
-            std::uint32_t size = 0;
-            std::uint32_t acc = 0;
+                writer.arm(
+                    x, y, colors.side, storeTask(m_side[std::size_t(k)], m_spec.output[std::size_t(k)].size()));
+            Cell cell { t, x, y, k, 0, 0 };
             if (k >= 0) {
-                size = m_spec.output[std::size_t(k)].size();
-                acc = std::uint32_t(m_acc[std::size_t(t) * blocks + std::size_t(k)]);
-                writer.compute(x, y, steps::zero, steps::elementwiseCycles(size, 1, simd), acc, size);
+                cell.size = m_spec.output[std::size_t(k)].size();
+                cell.acc = std::uint32_t(m_acc[std::size_t(t) * blocks + std::size_t(k)]);
+                writer.compute(
+                    x, y, steps::zero, steps::elementwiseCycles(cell.size, 1, m_context.simdWidth), cell.acc, cell.size);
             }
-            // A task per lane of the column: on the lane's own stream at its turn PE (which turns
-            // it down the column), on the lane's turn color elsewhere.
-            std::vector<int> awaited;
-            struct Deferred {
-                std::uint32_t buffer;
-                std::uint32_t use;
-                std::uint32_t block;
-            };
-            std::vector<Deferred> later;
-            std::uint32_t block = k >= 0 ? std::uint32_t(m_block[std::size_t(t) * blocks + std::size_t(k)]) : 0;
-            for (const Share& share : shares) {
-                const std::uint32_t shareBlock = block;
-                block += share.use * size;
-                const bool turnsHere = m_spec.input[share.lane].y - frame.y0 == row;
-                const int turnColor = m_column[share.turn];
-                if (!turnsHere && (k < 0 || turnColor < 0))
-                    continue;
-                DataTask fmac;
-                fmac.kind = TaskKind::FmacColumn;
-                fmac.expected = m_spec.input[share.lane].size();
-                fmac.skip = share.skip;
-                fmac.use = share.use;
-                fmac.format = m_context.format();
-                const int turnRow = m_spec.input[share.lane].y - frame.y0;
-                const bool multicasts = m_firstRow < turnRow || m_lastRow > turnRow; // else no other output row
-                fmac.outColor = std::uint8_t(turnsHere && multicasts ? turnColor : kNoColor);
-                if (k >= 0) {
-                    fmac.vector = acc;
-                    fmac.length = size;
-                    fmac.matrix = shareBlock;
-                }
-                const int color = turnsHere ? inColor : turnColor;
-                if (buffered(share)) { // into SRAM now, multiplied once the lane has passed (or the expert is chosen)
-                    const std::uint32_t buffer = m_buffer.at({ x, y, int(share.turn) });
-                    writer.arm(x, y, color, storeTask(buffer, fmac.expected, fmac.outColor));
-                    if (k >= 0)
-                        later.push_back({ buffer + share.skip, share.use, shareBlock });
-                } else {
-                    writer.arm(x, y, color, fmac);
-                }
-                awaited.push_back(color);
-            }
-            for (const int color : awaited)
-                writer.await(x, y, color);
-            if (!dispatch)
-                for (const Deferred& work : later)
-                    writer.compute(x, y, steps::fmacFromBuffer, work.use * steps::elementwiseCycles(size, 1, simd),
-                        work.buffer, work.use, work.block, acc, float(size), m_context.flags());
-            if (dispatch) {
-                const std::uint32_t routing = weightsOf.at({ x, y });
-                writer.await(x, y, colors.weights);
-                writer.compute(x, y, steps::selectExpert, 1, routing, std::uint32_t(m_spec.expert));
-                for (const Deferred& work : later)
-                    writer.computeIf(x, y, steps::fmacFromBuffer, work.use * steps::elementwiseCycles(size, 1, simd),
-                        work.buffer, work.use, work.block, acc, float(size), m_context.flags());
-            }
+            programInputs(writer, colors, cell, shares, weightsOf);
             if (k < 0)
                 continue;
-            if (columns > 1 && m_spec.treeReduced) {
-                // Each child's vector whole, level by level; the last child's sums forwarded.
-                const ReductionTreeNode node = reductionTreeNode(columns - 1 - t, columns);
-                const int send = node.sendLevel >= 0 ? m_tree[std::size_t(node.sendLevel)] : kNoColor;
-                for (std::size_t i = 0; i < node.childLevels.size(); ++i)
-                    writer.armAndAwait(x, y, m_tree[std::size_t(node.childLevels[i])],
-                        addTask(acc, size, i + 1 == node.childLevels.size() ? send : kNoColor));
-                if (node.childLevels.empty())
-                    writer.send(x, y, send, acc, size);
-            } else if (columns > 1) {
-                if (t == 0)
-                    writer.send(x, y, m_chain[0], acc, size);
-                else
-                    writer.armAndAwait(
-                        x, y, m_chain[(t - 1) % 2], addTask(acc, size, t + 1 < columns ? m_chain[t % 2] : kNoColor));
-            }
-            if (!isExit)
-                continue;
-            const std::uint32_t result = m_result[std::size_t(k)];
-            const std::uint32_t bias = m_biasAt[std::size_t(k)];
-            const std::uint32_t side = m_side[std::size_t(k)];
-            const auto cycles = [&](int ops) { return steps::elementwiseCycles(size, ops, simd); };
-            switch (m_spec.epilogue) {
-            case Epilogue::Round:
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                break;
-            case Epilogue::Rotary:
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.compute(x, y, steps::rotary, cycles(6), result, size, std::uint32_t(position), 0,
-                    float(m_spec.ropeTheta), flags);
-                break;
-            case Epilogue::Residual:
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.await(x, y, sideColor);
-                writer.compute(x, y, steps::residual, cycles(1), result, size, side, result, 0.0f, flags);
-                break;
-            case Epilogue::Activation:
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.compute(
-                    x, y, steps::activation, cycles(8), result, size, 0, 0, float(int(m_spec.activation)), flags);
-                break;
-            case Epilogue::Gated:
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.await(x, y, sideColor);
-                writer.compute(
-                    x, y, steps::gated, cycles(8), result, size, side, result, float(int(m_spec.activation)), flags);
-                break;
-            case Epilogue::Logits: {
-                writer.compute(x, y, steps::biasOnly, cycles(1), acc, size, bias, result, 0.0f, flags);
-                const std::uint32_t pair = m_pair[std::size_t(k)];
-                writer.compute(
-                    x, y, steps::localArgmax, cycles(1), result, size, pair, m_spec.output[std::size_t(k)].begin);
-                const int argmax[2] = { m_argmax & 0xff, m_argmax >> 8 };
-                if (k > 0) {
-                    writer.armAndAwait(x, y, argmax[(k - 1) % 2], storeTask(pair + 2, 2));
-                    writer.compute(x, y, steps::argmaxCombine, 1, pair + 2, 0, pair);
-                }
-                if (std::size_t(k) + 1 < blocks)
-                    writer.send(x, y, argmax[k % 2], pair, 2);
-                break;
-            }
-            case Epilogue::Route:
-                writer.compute(x, y, steps::biasOnly, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.compute(x, y, steps::route, steps::elementwiseCycles(size, 12, simd), result, size, 0,
-                    m_weightsAt.front(), float(m_spec.topK));
-                if (outColor >= 0)
-                    writer.send(x, y, outColor, m_weightsAt.front(), size);
-                break;
-            case Epilogue::Combine: {
-                const std::uint32_t weighted = m_combine[std::size_t(k)];
-                writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags);
-                writer.compute(x, y, steps::scaleByWeight, cycles(1), result, size,
-                    weightsOf.at({ x, y }) + std::uint32_t(m_spec.expert), weighted);
-                if (m_spec.expert > 0)
-                    writer.armAndAwait(x, y, colors.combineIn,
-                        addTask(weighted, size, m_spec.lastExpert ? kNoColor : colors.combineOut));
-                else if (!m_spec.lastExpert)
-                    writer.send(x, y, colors.combineOut, weighted, size);
-                if (m_spec.lastExpert) {
-                    writer.compute(x, y, steps::roundInPlace, cycles(1), weighted, size, 0, 0, 0.0f, flags);
-                    writer.await(x, y, sideColor);
-                    writer.compute(x, y, steps::residual, cycles(1), weighted, size, side, result, 0.0f, flags);
-                }
-                break;
-            }
-            }
-            const bool sends = m_spec.epilogue != Epilogue::Logits && m_spec.epilogue != Epilogue::Route
-                && (m_spec.epilogue != Epilogue::Combine || m_spec.lastExpert);
-            if (outColor >= 0 && sends)
-                writer.send(x, y, outColor, result, size);
+            programReduction(writer, cell);
+            if (isExit)
+                programExit(writer, colors, cell, position, weightsOf);
         }
+    }
+}
+
+// A task per lane of the cell's column: on the lane's own stream at its turn PE (which turns it
+// down the column), on the lane's turn color elsewhere; then the FMACs of the lanes kept in SRAM
+// (a dispatched expert's only if the routing weights choose it).
+void GemvKernel::programInputs(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
+    const std::vector<Share>& shares, const RoutingAt& weightsOf) const
+{
+    const Frame& frame = m_spec.frame;
+    const int x = cell.x;
+    const int y = cell.y;
+    const int row = y - frame.y0;
+    std::vector<int> awaited;
+    struct Deferred {
+        std::uint32_t buffer;
+        std::uint32_t use;
+        std::uint32_t block;
+    };
+    std::vector<Deferred> later;
+    const std::size_t blocks = m_spec.output.size();
+    std::uint32_t block
+        = cell.k >= 0 ? std::uint32_t(m_block[std::size_t(cell.t) * blocks + std::size_t(cell.k)]) : 0;
+    for (const Share& share : shares) {
+        const std::uint32_t shareBlock = block;
+        block += share.use * cell.size;
+        const int turnRow = m_spec.input[share.lane].y - frame.y0;
+        const bool turnsHere = turnRow == row;
+        const int turnColor = m_column[share.turn];
+        if (!turnsHere && (cell.k < 0 || turnColor < 0))
+            continue;
+        DataTask fmac;
+        fmac.kind = TaskKind::FmacColumn;
+        fmac.expected = m_spec.input[share.lane].size();
+        fmac.skip = share.skip;
+        fmac.use = share.use;
+        fmac.format = m_context.format();
+        const bool multicasts = m_firstRow < turnRow || m_lastRow > turnRow; // else no other output row
+        fmac.outColor = std::uint8_t(turnsHere && multicasts ? turnColor : kNoColor);
+        if (cell.k >= 0) {
+            fmac.vector = cell.acc;
+            fmac.length = cell.size;
+            fmac.matrix = shareBlock;
+        }
+        const int color = turnsHere ? colors.in : turnColor;
+        if (buffered(share)) { // into SRAM now, multiplied once the lane has passed (or the expert is chosen)
+            const std::uint32_t buffer = m_buffer.at({ x, y, int(share.turn) });
+            writer.arm(x, y, color, storeTask(buffer, fmac.expected, fmac.outColor));
+            if (cell.k >= 0)
+                later.push_back({ buffer + share.skip, share.use, shareBlock });
+        } else {
+            writer.arm(x, y, color, fmac);
+        }
+        awaited.push_back(color);
+    }
+    for (const int color : awaited)
+        writer.await(x, y, color);
+    const std::uint64_t perUse = steps::elementwiseCycles(cell.size, 1, m_context.simdWidth);
+    const bool dispatch = m_spec.expert >= 0;
+    if (dispatch) {
+        writer.await(x, y, colors.weights);
+        writer.compute(x, y, steps::selectExpert, 1, weightsOf.at({ x, y }), std::uint32_t(m_spec.expert));
+    }
+    for (const Deferred& work : later) {
+        if (dispatch)
+            writer.computeIf(x, y, steps::fmacFromBuffer, work.use * perUse, work.buffer, work.use, work.block,
+                cell.acc, float(cell.size), m_context.flags());
+        else
+            writer.compute(x, y, steps::fmacFromBuffer, work.use * perUse, work.buffer, work.use, work.block,
+                cell.acc, float(cell.size), m_context.flags());
+    }
+}
+
+// The output row's partial sums toward its exit: along the chain, or the tree's levels (each
+// child's vector whole, the last child's sums forwarded).
+void GemvKernel::programReduction(ProgramWriter& writer, const Cell& cell) const
+{
+    const int columns = gemvColumns();
+    const int t = cell.t;
+    if (columns > 1 && m_spec.treeReduced) {
+        const ReductionTreeNode node = reductionTreeNode(columns - 1 - t, columns);
+        const int send = node.sendLevel >= 0 ? m_tree[std::size_t(node.sendLevel)] : kNoColor;
+        for (std::size_t i = 0; i < node.childLevels.size(); ++i)
+            writer.armAndAwait(cell.x, cell.y, m_tree[std::size_t(node.childLevels[i])],
+                addTask(cell.acc, cell.size, i + 1 == node.childLevels.size() ? send : kNoColor));
+        if (node.childLevels.empty())
+            writer.send(cell.x, cell.y, send, cell.acc, cell.size);
+    } else if (columns > 1) {
+        if (t == 0)
+            writer.send(cell.x, cell.y, m_chain[0], cell.acc, cell.size);
+        else
+            writer.armAndAwait(cell.x, cell.y, m_chain[(t - 1) % 2],
+                addTask(cell.acc, cell.size, t + 1 < columns ? m_chain[t % 2] : kNoColor));
+    }
+}
+
+// The epilogue at an output lane's exit, then the lane sent on.
+void GemvKernel::programExit(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
+    std::int64_t position, const RoutingAt& weightsOf) const
+{
+    const int x = cell.x;
+    const int y = cell.y;
+    const auto k = std::size_t(cell.k);
+    const std::uint32_t acc = cell.acc;
+    const std::uint32_t size = cell.size;
+    const std::uint32_t result = m_result[k];
+    const std::uint32_t bias = m_biasAt[k];
+    const std::uint32_t side = m_side[k];
+    const int simd = m_context.simdWidth;
+    const std::uint8_t flags = std::uint8_t(m_context.flags() | (m_spec.bias.present() ? steps::kBias : 0));
+    const auto cycles = [&](int ops) { return steps::elementwiseCycles(size, ops, simd); };
+    const auto biasRound
+        = [&] { writer.compute(x, y, steps::biasRound, cycles(1), acc, size, bias, result, 0.0f, flags); };
+    const float activation = float(int(m_spec.activation));
+    switch (m_spec.epilogue) {
+    case Epilogue::Round:
+        biasRound();
+        break;
+    case Epilogue::Rotary:
+        biasRound();
+        writer.compute(x, y, steps::rotary, cycles(6), result, size, std::uint32_t(position), 0,
+            float(m_spec.ropeTheta), flags);
+        break;
+    case Epilogue::Residual:
+        biasRound();
+        writer.await(x, y, colors.side);
+        writer.compute(x, y, steps::residual, cycles(1), result, size, side, result, 0.0f, flags);
+        break;
+    case Epilogue::Activation:
+        biasRound();
+        writer.compute(x, y, steps::activation, cycles(8), result, size, 0, 0, activation, flags);
+        break;
+    case Epilogue::Gated:
+        biasRound();
+        writer.await(x, y, colors.side);
+        writer.compute(x, y, steps::gated, cycles(8), result, size, side, result, activation, flags);
+        break;
+    case Epilogue::Logits:
+        writer.compute(x, y, steps::biasOnly, cycles(1), acc, size, bias, result, 0.0f, flags);
+        programArgmax(writer, cell);
+        break;
+    case Epilogue::Route:
+        writer.compute(x, y, steps::biasOnly, cycles(1), acc, size, bias, result, 0.0f, flags);
+        writer.compute(x, y, steps::route, cycles(12), result, size, 0, m_weightsAt.front(), float(m_spec.topK));
+        if (colors.out >= 0)
+            writer.send(x, y, colors.out, m_weightsAt.front(), size);
+        break;
+    case Epilogue::Combine:
+        biasRound();
+        programCombine(writer, colors, cell, weightsOf.at({ x, y }) + std::uint32_t(m_spec.expert), flags);
+        break;
+    }
+    const bool sends = m_spec.epilogue != Epilogue::Logits && m_spec.epilogue != Epilogue::Route
+        && (m_spec.epilogue != Epilogue::Combine || m_spec.lastExpert);
+    if (colors.out >= 0 && sends)
+        writer.send(x, y, colors.out, result, size);
+}
+
+// Logits: the lane's (best value, token id), combined with the pair from the exit above and sent
+// to the exit below.
+void GemvKernel::programArgmax(ProgramWriter& writer, const Cell& cell) const
+{
+    const auto k = std::size_t(cell.k);
+    const std::uint32_t pair = m_pair[k];
+    writer.compute(cell.x, cell.y, steps::localArgmax, steps::elementwiseCycles(cell.size, 1, m_context.simdWidth),
+        m_result[k], cell.size, pair, m_spec.output[k].begin);
+    const int argmax[2] = { m_argmax & 0xff, m_argmax >> 8 };
+    if (k > 0) {
+        writer.armAndAwait(cell.x, cell.y, argmax[(k - 1) % 2], storeTask(pair + 2, 2));
+        writer.compute(cell.x, cell.y, steps::argmaxCombine, 1, pair + 2, 0, pair);
+    }
+    if (k + 1 < m_spec.output.size())
+        writer.send(cell.x, cell.y, argmax[k % 2], pair, 2);
+}
+
+// Combine: the expert's output times its routing weight joins the running sum from the previous
+// expert's exit and goes on to the next; the last rounds it and adds the residual.
+void GemvKernel::programCombine(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
+    std::uint32_t routingWeight, std::uint8_t flags) const
+{
+    const auto k = std::size_t(cell.k);
+    const std::uint32_t weighted = m_combine[k];
+    const std::uint32_t size = cell.size;
+    const std::uint64_t cycles = steps::elementwiseCycles(size, 1, m_context.simdWidth);
+    writer.compute(cell.x, cell.y, steps::scaleByWeight, cycles, m_result[k], size, routingWeight, weighted);
+    if (m_spec.expert > 0)
+        writer.armAndAwait(
+            cell.x, cell.y, colors.combineIn, addTask(weighted, size, m_spec.lastExpert ? kNoColor : colors.combineOut));
+    else if (!m_spec.lastExpert)
+        writer.send(cell.x, cell.y, colors.combineOut, weighted, size);
+    if (m_spec.lastExpert) {
+        writer.compute(cell.x, cell.y, steps::roundInPlace, cycles, weighted, size, 0, 0, 0.0f, flags);
+        writer.await(cell.x, cell.y, colors.side);
+        writer.compute(cell.x, cell.y, steps::residual, cycles, weighted, size, m_side[k], m_result[k], 0.0f, flags);
     }
 }
 

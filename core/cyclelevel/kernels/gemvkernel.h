@@ -53,6 +53,26 @@ private:
     std::vector<Share> sharesOf(int t) const;
     // The output block on row `row` of the frame, or -1.
     int outputAt(int row) const;
+    // One PE's part of a token: GEMV column t at (x, y), its output block k (-1: a turn only), and
+    // the block's accumulator.
+    struct Cell {
+        int t = 0;
+        int x = 0;
+        int y = 0;
+        int k = -1;
+        std::uint32_t size = 0; // the block's outputs
+        std::uint32_t acc = 0;
+    };
+    using RoutingAt = std::map<std::pair<int, int>, std::uint32_t>; // per worker (x, y)
+    RoutingAt armRoutingWeights(ProgramWriter& writer, int weightsColor) const;
+    void programInputs(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
+        const std::vector<Share>& shares, const RoutingAt& weightsOf) const;
+    void programReduction(ProgramWriter& writer, const Cell& cell) const;
+    void programExit(ProgramWriter& writer, const KernelColors& colors, const Cell& cell, std::int64_t position,
+        const RoutingAt& weightsOf) const;
+    void programArgmax(ProgramWriter& writer, const Cell& cell) const;
+    void programCombine(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
+        std::uint32_t routingWeight, std::uint8_t flags) const;
 
     GemvSpec m_spec;
     KernelContext m_context;
