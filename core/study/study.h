@@ -54,8 +54,7 @@ struct CycleSpec {
 };
 
 struct StudySpec {
-    // The model: `model` when given, else the params file at `paramsPath` (Model Zoo YAML, Hugging
-    // Face config.json or a folder holding one).
+    // The model: `model` when given, else the params file at `paramsPath` (core::loadModelFile).
     std::string paramsPath;
     std::shared_ptr<const LoadedModelFile> model;
     // The hardware: `system` when given (an edited preset), else the built-in preset `systemName`.
