@@ -53,7 +53,12 @@ struct Chain {
     StudyOutcome outcome;
 
     bool wantsReport() const { return spec.report || spec.writer; }
-    bool wantsSensitivity() const { return spec.level == StudyLevel::Model && (spec.sensitivity || spec.writer); }
+    // Asked for, or at model level implied by a writer (`run --model_dir` reports what its figure depends on).
+    bool wantsSensitivity() const
+    {
+        return spec.sensitivity || spec.sensitivityResult || (spec.level == StudyLevel::Model && spec.writer);
+    }
+    bool ran() const { return outcome.ran != nullptr; }
     // A stage's error, or the cancellation it came from.
     Diagnostic failed(Diagnostic diagnostic) const { return control.stopped() ? cancellation() : diagnostic; }
     std::function<bool()> stopper() const
@@ -175,7 +180,7 @@ Step scaleSystems(Chain& chain)
 Step sweepSensitivity(Chain& chain)
 {
     const StudySpec& spec = chain.spec;
-    if (!chain.wantsSensitivity() && !spec.sensitivityResult)
+    if (!chain.wantsSensitivity())
         return std::nullopt;
     chain.progress.enter(StudyStage::Sensitivity);
     if (spec.sensitivityResult) {
@@ -254,7 +259,9 @@ Step cycleLevel(Chain& chain)
         if (Step failed = runModel(chain, options, target))
             return failed;
     }
-    return runOnFabric(chain);
+    if (Step failed = runOnFabric(chain))
+        return failed;
+    return chain.ran() ? sweepSensitivity(chain) : std::nullopt; // of the report's model-level run
 }
 
 Step reportAndWrite(Chain& chain)

@@ -69,9 +69,10 @@ struct StudySpec {
     CycleSpec cycle; // level Cycle only
 
     // Optional stages. A scaling sweep over these system counts (training and eval); a sensitivity
-    // sweep of the headline figure (model level); the report (RunReport). A writer, opened by the
-    // caller before the study starts (it holds the directory's lock), gets the report's files last;
-    // it implies the report and, at model level, the sensitivity sweep.
+    // sweep of the headline figure (of the model-level run; at cycle level, of the report's); the
+    // report (RunReport). A writer, opened by the caller before the study starts (it holds the
+    // directory's lock), gets the report's files last; it implies the report and, at model level,
+    // the sensitivity sweep.
     std::vector<int> scalingCounts;
     bool sensitivity = false;
     bool report = false;

@@ -15,7 +15,7 @@ std::vector<StudyStage> stagesOf(const StudySpec& spec)
         stages.push_back(StudyStage::Scaling);
     if (cycle)
         stages.push_back(StudyStage::CycleLevel);
-    if (!cycle && (spec.sensitivity || spec.writer || spec.sensitivityResult))
+    if ((spec.sensitivity || spec.sensitivityResult || (!cycle && spec.writer)) && (!cycle || report))
         stages.push_back(StudyStage::Sensitivity);
     if (spec.writer)
         stages.push_back(StudyStage::Writing);
