@@ -121,7 +121,7 @@ std::function<void(const core::study::StudyProgress&)> progressOf(ProgressLine& 
     };
 }
 
-// Runs the study; its option errors (named by the flag) are usage errors, as the parser's are.
+// Runs the study; prints its error and sets `exitCode` when it fails.
 std::optional<core::study::StudyOutcome> runJob(
     const core::study::StudySpec& spec, const ArgParser& parser, std::ostream& err, int& exitCode)
 {
@@ -131,7 +131,9 @@ std::optional<core::study::StudyOutcome> runJob(
     core::Expected<core::study::StudyOutcome> outcome = core::study::runStudy(spec, control);
     if (outcome)
         return std::move(outcome).value();
-    if (outcome.error().file == "--level")
+    // The study's refusals of --level itself (BadInput; the fabric's refusals of a plan are CannotMap)
+    // are usage errors, as the parser's are.
+    if (outcome.error().file == "--level" && outcome.error().kind == core::Diagnostic::Kind::BadInput)
         throw UsageError { outcome.error().message };
     exitCode = printDiagnostic(err, outcome.error());
     return std::nullopt;
