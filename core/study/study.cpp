@@ -6,31 +6,23 @@
 #include "core/report/rundirectory.h"
 #include "core/study/studyprogress.h"
 
+#include <iterator>
 #include <utility>
 
 namespace waferscope::core::study {
 
+namespace {
+
+// StudyStage's names, in declaration order (progress lines and logs print them).
+constexpr const char* kStageNames[]
+    = { "loading", "compiling", "running", "scaling", "cycle_level", "sensitivity", "writing", "done" };
+static_assert(std::size(kStageNames) == std::size_t(StudyStage::Done) + 1, "a name for every StudyStage");
+
+} // namespace
+
 const char* toString(StudyStage stage)
 {
-    switch (stage) {
-    case StudyStage::Loading:
-        return "loading";
-    case StudyStage::Compiling:
-        return "compiling";
-    case StudyStage::Running:
-        return "running";
-    case StudyStage::Scaling:
-        return "scaling";
-    case StudyStage::CycleLevel:
-        return "cycle_level";
-    case StudyStage::Sensitivity:
-        return "sensitivity";
-    case StudyStage::Writing:
-        return "writing";
-    case StudyStage::Done:
-        return "done";
-    }
-    return "";
+    return kStageNames[std::size_t(stage)];
 }
 
 Diagnostic cancellation()
