@@ -223,6 +223,38 @@ WS_TEST(aCycleLevelStudyIsTheFabricRunWithTheModelsCycles)
     WS_CHECK(stages == expected);
 }
 
+WS_TEST(aCycleLevelStudyStopsOnTheFabricWhenCancelled)
+{
+    const fs::path directory = freshDirectory("study-cycle-cancelled") / "run";
+    {
+        report::RunDirectoryWriter writer = report::RunDirectoryWriter::open(directory.string()).value();
+        study::StudySpec spec;
+        spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
+        spec.compile.mode = RunMode::Inference;
+        spec.run.mode = RunKind::Inference;
+        spec.level = study::StudyLevel::Cycle;
+        spec.cycle.promptTokens = 8;
+        spec.writer = &writer;
+        std::atomic<bool> cancel { false };
+        std::int64_t lastPosition = -1;
+        study::StudyControl control;
+        control.cancelFlag = &cancel;
+        control.progress = [&](const study::StudyProgress& at) {
+            if (at.stage != study::StudyStage::CycleLevel || at.total == 0)
+                return;
+            lastPosition = at.done;
+            if (at.done >= 2) // the third position of the prompt
+                cancel = true;
+        };
+        const Expected<study::StudyOutcome> outcome = study::runStudy(spec, control);
+        WS_REQUIRE(!outcome.hasValue());
+        WS_CHECK(study::isCancellation(outcome.error()));
+        WS_CHECK(lastPosition >= 2 && lastPosition < 8); // stopped inside the prompt, not at its end
+        WS_CHECK(!hasReportFiles(directory));
+    }
+    WS_CHECK(!fs::exists(directory));
+}
+
 WS_TEST(piecesTheSpecHoldsAreNotMadeAgain)
 {
     const Expected<study::StudyOutcome> first = study::runStudy(smallTraining());
