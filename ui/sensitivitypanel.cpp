@@ -1,7 +1,7 @@
 #include "ui/sensitivitypanel.h"
 
 #include "ui/emptystatepanel.h"
-#include "ui/jobrunner.h"
+#include "ui/models/sensitivitymodel.h"
 #include "ui/plotsupport.h"
 #include "ui/qcustomplotinclude.h"
 
@@ -45,9 +45,9 @@ QString describe(const core::engine::FactorEffect& f, const QString& unit)
 
 } // namespace
 
-SensitivityPanel::SensitivityPanel(QWidget* parent)
+SensitivityPanel::SensitivityPanel(SensitivityModel* model, QWidget* parent)
     : QWidget(parent)
-    , m_jobs(new JobRunner(this))
+    , m_model(model)
     , m_pages(new QStackedWidget(this))
     , m_empty(nullptr)
     , m_summary(new QLabel(this))
@@ -91,16 +91,15 @@ SensitivityPanel::SensitivityPanel(QWidget* parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->horizontalHeader()->setStretchLastSection(true);
 
-    connect(m_jobs, &JobRunner::progress, this, [this](int, double fraction) {
+    connect(m_model, &SensitivityModel::progress, this, [this](double fraction) {
         m_summary->setText(tr("Varying each ranged value alone … %1%").arg(int(100.0 * fraction)));
     });
-    clear(tr("Once a model has run, this shows how its throughput moves when each assumed hardware value and "
-             "calibration constant goes from the low to the high end of its plausible range."));
-}
-
-bool SensitivityPanel::isComputing() const
-{
-    return m_jobs->isBusy();
+    connect(m_model, &SensitivityModel::cleared, this, &SensitivityPanel::showEmpty);
+    connect(m_model, &SensitivityModel::requested, this, &SensitivityPanel::showWaiting);
+    connect(m_model, &SensitivityModel::computed, this, &SensitivityPanel::showSweep);
+    m_model->setActive(isVisible());
+    showEmpty(tr("Once a model has run, this shows how its throughput moves when each assumed hardware value and "
+                 "calibration constant goes from the low to the high end of its plausible range."));
 }
 
 QString SensitivityPanel::summary() const
@@ -108,11 +107,8 @@ QString SensitivityPanel::summary() const
     return m_summary->text();
 }
 
-void SensitivityPanel::clear(const QString& message)
+void SensitivityPanel::showEmpty(const QString& message)
 {
-    m_jobs->cancel();
-    m_pending.reset();
-    m_sensitivity.reset();
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_plot->replot();
@@ -127,71 +123,40 @@ void SensitivityPanel::clear(const QString& message)
     m_pages->setCurrentWidget(m_empty);
 }
 
-void SensitivityPanel::setRun(std::shared_ptr<const core::ModelGraph> graph, const core::SystemSpec& system,
-    const core::CompileOptions& compile, const core::engine::RunOptions& run,
-    const core::engine::Calibration& calibration)
+void SensitivityPanel::showWaiting()
 {
-    clear({});
     // While the sweep waits or runs the summary line says so.
     m_summary->setText(tr("Varying each ranged value of the run alone …"));
     m_splitter->hide();
     m_pages->setCurrentIndex(0);
-    Request request { std::move(graph), system, compile, run, calibration };
-    if (isVisible())
-        startSweep(std::move(request));
-    else
-        m_pending = std::move(request); // no work for a panel nobody sees
 }
 
 void SensitivityPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
-    if (m_pending) {
-        Request request = std::move(*m_pending);
-        m_pending.reset();
-        startSweep(std::move(request));
-    }
+    m_model->setActive(true);
 }
 
-void SensitivityPanel::startSweep(Request request)
+void SensitivityPanel::hideEvent(QHideEvent* event)
 {
-    using Outcome = core::Expected<core::engine::Sensitivity>;
-    m_jobs->start<Outcome>(
-        [request = std::move(request)](const JobContext& context) -> Outcome {
-            core::engine::SweepOptions options;
-            options.cancelled = [context] { return context.cancelled(); };
-            options.progress
-                = [context](int done, int total) { context.progress(total > 0 ? double(done) / double(total) : 0.0); };
-            return core::engine::runSensitivity(
-                *request.graph, request.system, request.compile, request.run, request.calibration, options);
-        },
-        [this](int, Outcome outcome) {
-            if (outcome)
-                showSweep(std::move(outcome).value());
-            else
-                showFailure(QString::fromStdString(outcome.error().message));
-            Q_EMIT computed();
-        });
-}
-
-void SensitivityPanel::showFailure(const QString& message)
-{
-    clear(tr("The sensitivity sweep failed: %1").arg(message));
+    QWidget::hideEvent(event);
+    m_model->setActive(false);
 }
 
 QStringList SensitivityPanel::rowNames() const
 {
     QStringList names;
-    if (m_sensitivity)
-        for (std::size_t i = 0; i < m_sensitivity->factors.size() && i < std::size_t(kMaxRows); ++i)
-            names << QString::fromStdString(m_sensitivity->factors[i].name);
+    if (const auto& sensitivity = m_model->sensitivity())
+        for (std::size_t i = 0; i < sensitivity->factors.size() && i < std::size_t(kMaxRows); ++i)
+            names << QString::fromStdString(sensitivity->factors[i].name);
     return names;
 }
 
-void SensitivityPanel::showSweep(core::engine::Sensitivity result)
+void SensitivityPanel::showSweep()
 {
-    m_sensitivity = std::move(result);
-    const core::engine::Sensitivity& s = *m_sensitivity;
+    if (!m_model->sensitivity())
+        return; // it failed: the empty state says why
+    const core::engine::Sensitivity& s = *m_model->sensitivity();
     const QString unit = unitOf(s);
     const int rows = int(std::min<std::size_t>(s.factors.size(), kMaxRows));
     m_plot->clearPlottables();
@@ -265,19 +230,20 @@ void SensitivityPanel::showSweep(core::engine::Sensitivity result)
 
 void SensitivityPanel::showTooltip(const QPoint& position)
 {
-    if (!m_sensitivity || !m_plot->axisRect()->rect().contains(position)) {
+    const auto& sensitivity = m_model->sensitivity();
+    if (!sensitivity || !m_plot->axisRect()->rect().contains(position)) {
         QToolTip::hideText();
         return;
     }
-    const int rows = int(std::min<std::size_t>(m_sensitivity->factors.size(), kMaxRows));
+    const int rows = int(std::min<std::size_t>(sensitivity->factors.size(), kMaxRows));
     const double key = m_plot->yAxis->pixelToCoord(position.y());
     const int nearest = int(std::lround(key));
     if (nearest < 0 || nearest >= rows || std::abs(key - nearest) > 0.4) {
         QToolTip::hideText();
         return;
     }
-    const core::engine::FactorEffect& f = m_sensitivity->factors[std::size_t(rows - 1 - nearest)];
-    QToolTip::showText(m_plot->mapToGlobal(position), describe(f, unitOf(*m_sensitivity)), m_plot);
+    const core::engine::FactorEffect& f = sensitivity->factors[std::size_t(rows - 1 - nearest)];
+    QToolTip::showText(m_plot->mapToGlobal(position), describe(f, unitOf(*sensitivity)), m_plot);
 }
 
 } // namespace waferscope::ui

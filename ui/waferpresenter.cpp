@@ -1,6 +1,7 @@
 #include "ui/waferpresenter.h"
 
 #include "ui/document.h"
+#include "ui/models/fabricruns.h"
 #include "ui/optionnames.h"
 #include "ui/placementoverlay.h"
 #include "ui/playbackcontroller.h"
@@ -30,15 +31,15 @@ WaferPresenter::WaferPresenter(Document* document, WaferView* view, QObject* par
         m_playback->setBaseline(m_document->baseline().frames);
         showScene();
     });
-    connect(
-        m_document, &Document::tokenStarted, this, [this](std::shared_ptr<const core::fabric::RecordedFrames> frames) {
+    connect(m_document->fabric(), &FabricRuns::tokenStarted, this,
+        [this](std::shared_ptr<const core::fabric::RecordedFrames> frames) {
             m_playback->setFabricFrames(std::move(frames));
             if (m_overlay == MeshOverlay::Placement || m_overlay == MeshOverlay::Sram)
                 setOverlay(MeshOverlay::Activity); // what a token run measures
             else
                 showScene();
         });
-    connect(m_document, &Document::tokenFinished, this, &WaferPresenter::showScene);
+    connect(m_document->fabric(), &FabricRuns::tokenFinished, this, &WaferPresenter::showScene);
     connect(m_playback, &PlaybackController::frameShown, this, &WaferPresenter::showSnapshot);
     connect(m_view, &WaferView::hoveredPeChanged, this, &WaferPresenter::showHoveredPe);
     connect(m_view, &WaferView::peClicked, this, [this](WaferPe pe) { selectRegion(m_view->scene().planIndexAt(pe)); });
