@@ -1,73 +1,20 @@
 #include "ui/document.h"
 
 #include "ui/jobrunner.h"
+#include "ui/models/fabricruns.h"
 #include "ui/optionnames.h"
-#include "ui/placementoverlay.h"
 #include "ui/reportexporter.h"
-#include "ui/tokenrun.h"
 
-#include "core/cluster/jobsfile.h"
-#include "core/common/textfile.h"
-#include "core/common/units.h"
+#include "core/hardware/builtinpresets.h"
 #include "core/hardware/clusterspec.h"
 #include "core/model/graphjson.h"
-#include "core/model/modelloader.h"
-#include "core/report/atomicfile.h"
-#include "core/report/chrometrace.h"
 
 #include <QFileInfo>
-#include <QThread>
 
 #include <algorithm>
+#include <utility>
 
 namespace waferscope::ui {
-
-namespace {
-
-// The cluster sizes a sweep covers: powers of two up to the generation's largest cluster (or
-// the global batch, when that is smaller: each system needs a sample), that limit, and `current`.
-std::vector<int> sweepCounts(const core::SystemSpec& system, int current, std::int64_t globalBatch)
-{
-    int limit = system.swarmx.supported ? std::max(1, system.swarmx.maxSystems) : 1;
-    if (globalBatch > 0)
-        limit = int(std::min<std::int64_t>(limit, globalBatch));
-    std::vector<int> counts;
-    for (int count = 1; count < limit; count *= 2)
-        counts.push_back(count);
-    counts.push_back(limit);
-    if (current >= 1 && current <= limit)
-        counts.push_back(current);
-    std::sort(counts.begin(), counts.end());
-    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-    return counts;
-}
-
-// A model file read and built off the GUI thread: the model, or the located error, or word that
-// the file is a jobs file (the Cluster dock's, not a model).
-struct LoadResult {
-    std::shared_ptr<const LoadedModel> model;
-    QString error;
-    bool jobsFile = false;
-};
-
-LoadResult loadModel(const QString& path)
-{
-    // Only a regular file's first bytes are looked at (a FIFO or a device is refused by the read
-    // below, located); no YAML tree is built for the look.
-    if (const core::Expected<std::string> head = core::readTextPrefix(path.toStdString(), 64 * 1024, "params file");
-        head && core::cluster::isJobsFileText(*head))
-        return { nullptr, {}, true };
-    core::Expected<core::LoadedModelFile> file = core::loadModelFile(path.toStdString());
-    if (!file)
-        return { nullptr, QString::fromStdString(file.error().format()) };
-    auto model = std::make_shared<LoadedModel>();
-    model->path = path;
-    model->bytes = std::move(file->bytes);
-    model->graph = std::make_shared<const core::ModelGraph>(std::move(file->graph));
-    return { std::move(model), {} };
-}
-
-} // namespace
 
 Document::Document(std::vector<core::SystemSpec> systems, QObject* parent)
     : QObject(parent)
@@ -75,18 +22,25 @@ Document::Document(std::vector<core::SystemSpec> systems, QObject* parent)
     , m_loader(new JobRunner(this))
     , m_compiler(new JobRunner(this))
     , m_runner(new JobRunner(this))
-    , m_kernelRunner(new JobRunner(this))
-    , m_tokenRunner(new JobRunner(this))
     , m_exporter(new JobRunner(this))
+    , m_fabric(new FabricRuns(this))
 {
     Q_ASSERT(!m_systems.empty());
-    for (JobRunner* lane : { m_runner, m_tokenRunner })
-        connect(lane, &JobRunner::progress, this, [this](int, double fraction) { Q_EMIT progress(fraction); });
-    for (JobRunner* lane : { m_loader, m_compiler, m_runner, m_kernelRunner, m_tokenRunner, m_exporter })
-        connect(lane, &JobRunner::busyChanged, this, [this](bool busy) {
-            if (!busy && !isBusy())
-                Q_EMIT busyChanged({}, m_idleState);
-        });
+    m_settings.systemIndex = systemIndexOf(QString::fromUtf8(core::defaultPresetName())).value_or(0);
+    const auto laneIdle = [this](bool busy) {
+        if (!busy && !isBusy())
+            Q_EMIT busyChanged({}, m_idleState);
+    };
+    connect(m_runner, &JobRunner::progress, this, [this](int, double fraction) { Q_EMIT progress(fraction); });
+    for (JobRunner* lane : { m_loader, m_compiler, m_runner, m_exporter })
+        connect(lane, &JobRunner::busyChanged, this, laneIdle);
+    connect(m_fabric, &FabricRuns::progress, this, &Document::progress);
+    connect(m_fabric, &FabricRuns::tokenBusyChanged, this, laneIdle);
+    connect(m_fabric, &FabricRuns::info, this, &Document::info);
+    connect(m_fabric, &FabricRuns::error, this, &Document::error);
+    connect(m_fabric, &FabricRuns::tokenSettled, this, &Document::setIdle);
+    connect(m_fabric, &FabricRuns::tokenStarted, this,
+        [this] { Q_EMIT busyChanged(tr("running a token of %1 on the fabric").arg(modelName()), {}); });
 }
 
 Document::~Document() = default;
@@ -96,23 +50,32 @@ QString Document::modelName() const
     return m_model ? QString::fromStdString(m_model->graph->config.name) : QString();
 }
 
-void Document::setSystemIndex(std::size_t index)
+QString Document::settingsError(const Settings& settings) const
 {
-    if (index >= m_systems.size() || index == m_systemIndex)
-        return;
-    m_systemIndex = index;
-    m_numSystems = std::min(m_numSystems, maxSystems());
-    settingChanged(); // the plan was placed for another wafer
+    if (settings.systemIndex >= m_systems.size())
+        return tr("there is no system %1").arg(settings.systemIndex);
+    core::Expected<core::ClusterSpec> cluster
+        = core::ClusterSpec::make(m_systems[settings.systemIndex], settings.numSystems);
+    return cluster ? QString() : QString::fromStdString(cluster.error().message);
 }
 
-bool Document::selectSystem(const QString& name)
+QString Document::applySettings(const Settings& settings)
+{
+    if (QString error = settingsError(settings); !error.isEmpty())
+        return error;
+    if (settings != m_settings) {
+        m_settings = settings;
+        settingChanged();
+    }
+    return {};
+}
+
+std::optional<std::size_t> Document::systemIndexOf(const QString& name) const
 {
     for (std::size_t i = 0; i < m_systems.size(); ++i)
-        if (QString::fromStdString(m_systems[i].name) == name) {
-            setSystemIndex(i);
-            return true;
-        }
-    return false;
+        if (QString::fromStdString(m_systems[i].name) == name)
+            return i;
+    return std::nullopt;
 }
 
 int Document::maxSystems() const
@@ -120,32 +83,48 @@ int Document::maxSystems() const
     return system().swarmx.supported ? system().swarmx.maxSystems : 1;
 }
 
+Settings Document::withSystem(std::size_t index) const
+{
+    Settings next = m_settings;
+    next.systemIndex = index;
+    if (const core::SystemSpec* spec = index < m_systems.size() ? &m_systems[index] : nullptr)
+        next.numSystems = std::min(next.numSystems, spec->swarmx.supported ? spec->swarmx.maxSystems : 1);
+    return next;
+}
+
+void Document::setSystemIndex(std::size_t index)
+{
+    if (index < m_systems.size())
+        applySettings(withSystem(index));
+}
+
+bool Document::selectSystem(const QString& name)
+{
+    const std::optional<std::size_t> index = systemIndexOf(name);
+    if (index)
+        setSystemIndex(*index);
+    return index.has_value();
+}
+
 QString Document::setNumSystems(int numSystems)
 {
-    core::Expected<core::ClusterSpec> cluster = core::ClusterSpec::make(system(), numSystems);
-    if (!cluster)
-        return QString::fromStdString(cluster.error().message);
-    if (numSystems != m_numSystems) {
-        m_numSystems = numSystems;
-        settingChanged();
-    }
-    return {};
+    Settings next = m_settings;
+    next.numSystems = numSystems;
+    return applySettings(next);
 }
 
 void Document::setMode(core::RunMode mode)
 {
-    if (mode != m_mode) {
-        m_mode = mode;
-        settingChanged();
-    }
+    Settings next = m_settings;
+    next.mode = mode;
+    applySettings(next);
 }
 
 void Document::setExecution(core::ExecutionChoice execution)
 {
-    if (execution != m_execution) {
-        m_execution = execution;
-        settingChanged();
-    }
+    Settings next = m_settings;
+    next.execution = execution;
+    applySettings(next);
 }
 
 QString Document::setCalibration(const QString& nameOrFile)
@@ -163,13 +142,18 @@ QString Document::setCalibration(const QString& nameOrFile)
 void Document::settingChanged()
 {
     // The old plan and run go first, so no view draws them once more for the new settings.
-    startChain();
+    if (m_loader->isBusy() && m_model) {
+        m_chainAfterLoad = true; // the load's chain, or the held model's when the load fails
+        dropPlanAndRun(tr("Loading a model for the new settings …"));
+    } else {
+        startChain();
+    }
     Q_EMIT settingsChanged();
 }
 
 bool Document::isBusy() const
 {
-    return m_loader->isBusy() || m_compiler->isBusy() || m_runner->isBusy() || m_tokenRunner->isBusy()
+    return m_loader->isBusy() || m_compiler->isBusy() || m_runner->isBusy() || m_fabric->isTokenRunning()
         || m_exporter->isBusy();
 }
 
@@ -184,11 +168,9 @@ void Document::cancel()
 {
     if (!isBusy())
         return;
-    const bool compiling = m_compiler->isBusy();
-    const bool token = m_tokenRunner->isBusy();
-    m_tokenRunner->cancel(); // its frames so far stay in the playback
-    if (token)
-        Q_EMIT tokenFinished();
+    // A compile in flight, or one that waited for the load.
+    const bool compiling = m_compiler->isBusy() || std::exchange(m_chainAfterLoad, false);
+    m_fabric->cancelToken(); // its frames so far stay in the playback
     m_loader->cancel();
     m_compiler->cancel();
     m_runner->cancel();
@@ -206,11 +188,14 @@ void Document::open(const QString& path)
 {
     const QString name = QFileInfo(path).fileName();
     Q_EMIT loadStarted(path);
-    m_loader->start<LoadResult>([path](const JobContext&) { return loadModel(path); },
+    m_loader->start<LoadResult>([path](const JobContext&) { return loadModelFile(path); },
         [this, path, name](int, LoadResult result) {
+            const bool chainAfterLoad = std::exchange(m_chainAfterLoad, false);
             if (result.jobsFile) {
                 setIdle(m_idleState);
                 Q_EMIT jobsFileOpened(path);
+                if (chainAfterLoad)
+                    startChain();
                 return;
             }
             if (!result.model) {
@@ -218,16 +203,14 @@ void Document::open(const QString& path)
                 Q_EMIT loadFailed(path, result.error);
                 setIdle(m_model ? tr("%1 could not be loaded; this model stays").arg(name)
                                 : tr("%1 could not be loaded").arg(name));
+                if (chainAfterLoad)
+                    return startChain(); // the model held, for the settings changed meanwhile
                 Q_EMIT settled();
                 return;
             }
             m_model = std::move(result.model);
-            const core::ModelGraph& graph = *m_model->graph;
-            Q_EMIT info(tr("%1: loaded %2 (%3, %4 parameters, %5 ops)")
-                            .arg(path, modelName(), QString::fromLatin1(core::toString(graph.config.family)),
-                                QString::fromStdString(core::formatCount(double(graph.totalParams))))
-                            .arg(graph.ops.size()));
-            for (const std::string& line : core::formatWarnings(graph.config))
+            Q_EMIT info(loadSummary(path, *m_model->graph));
+            for (const std::string& line : core::formatWarnings(m_model->graph->config))
                 Q_EMIT warning(QString::fromStdString(line));
             // The old plan and run go with the old model; startChain() says so to the views.
             cancelChain();
@@ -241,9 +224,7 @@ void Document::open(const QString& path)
 
 void Document::cancelChain()
 {
-    m_kernelRunner->cancel();
-    m_tokenRunner->cancel();
-    m_tokenRun.reset();
+    m_fabric->setPlan(nullptr, nullptr, system());
     m_compiler->cancel();
     m_runner->cancel();
 }
@@ -264,12 +245,12 @@ void Document::startChain()
     const std::uint64_t generation = ++m_generations.current;
     m_generations.model = generation;
     core::CompileOptions options;
-    options.mode = m_mode;
-    options.execution = m_execution;
-    options.numSystems = m_numSystems;
+    options.mode = m_settings.mode;
+    options.execution = m_settings.execution;
+    options.numSystems = m_settings.numSystems;
     dropPlanAndRun(tr("Compiling %1 for %2 (%3) …")
                        .arg(modelName(), QString::fromStdString(system().displayName),
-                           m_mode == core::RunMode::Inference ? tr("inference") : tr("training")));
+                           mode() == core::RunMode::Inference ? tr("inference") : tr("training")));
     m_compileOptions = options;
     using Compiled = core::Expected<core::ExecutionPlan>;
     m_compiler->start<Compiled>(
@@ -290,64 +271,19 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
 {
     m_plan = std::move(plan);
     m_generations.plan = generation;
-    const int wafers = wafersShown(*m_plan);
-    QString summary
-        = tr("compiled %1 for %2: %3, %4 regions on %5, PEs used %6%")
-              .arg(modelName(), QString::fromStdString(system().displayName), executionModeLabel(m_plan->mode))
-              .arg(m_plan->regions.size())
-              .arg(wafers == 1 ? tr("one wafer") : tr("%1 wafers").arg(wafers))
-              .arg(100.0 * m_plan->peUtilization, 0, 'f', 1);
-    if (m_plan->mode != core::ExecutionMode::WeightStreaming)
-        summary += tr(", load imbalance %1").arg(m_plan->loadImbalance, 0, 'f', 3);
+    m_fabric->setPlan(m_plan, m_model->graph, system());
+    const QString summary = planSummary(*m_plan, modelName(), system());
     Q_EMIT info(summary);
     Q_EMIT planChanged({});
 
     // Run the plan on the simulated cluster (and sweep the cluster size for training).
     core::engine::RunOptions options;
-    options.mode = core::runKindFor(m_mode);
+    options.mode = core::runKindFor(mode());
     options.maxSteps = kStepsShown;
-    // The run's state, or (run null) the engine's error in `error`.
-    struct Ran {
-        std::shared_ptr<RunState> state = std::make_shared<RunState>();
-        QString error;
-    };
-    m_runner->start<Ran>(
-        [graph = m_model->graph, plan = m_plan, system = system(), options, numSystems = m_numSystems,
-            calibration = m_calibration](const JobContext& context) -> Ran {
-            core::Expected<core::engine::RunResult> result
-                = core::engine::run(*plan, *graph, system, options, calibration);
-            Ran outcome;
-            RunState* state = outcome.state.get();
-            state->options = options;
-            if (!result) {
-                outcome.error = QString::fromStdString(result.error().message);
-                return outcome;
-            }
-            state->run = std::make_shared<const core::engine::RunResult>(std::move(result).value());
-            auto frames = std::make_shared<const core::engine::FrameSource>(*plan, *graph, system, *state->run);
-            state->utilization = frames->utilization(kUtilizationBins);
-            // Frames of hundreds of wafers would not fit in memory: the run stands, without them.
-            if (const std::optional<core::Diagnostic> noFrames = core::engine::checkFrameMemory(*frames, system))
-                state->noFrames = QString::fromStdString(noFrames->message);
-            else
-                state->frames = std::move(frames);
-            context.progress(0.5);
-            if (options.mode == core::engine::RunKind::Inference || context.cancelled())
-                return outcome;
-            core::engine::ScalingOptions scaling;
-            scaling.cancelled = [context] { return context.cancelled(); };
-            scaling.progress = [context](int done, int total) { context.progress(0.5 + 0.5 * done / total); };
-            scaling.numCsx = sweepCounts(system, numSystems, graph->config.batchSize);
-            scaling.mode = options.mode;
-            core::Expected<core::engine::ScalingSweep> sweep
-                = core::engine::scale(*graph, system, scaling, calibration);
-            if (sweep)
-                state->sweep = std::make_shared<const core::engine::ScalingSweep>(std::move(sweep).value());
-            else
-                state->sweepError = QString::fromStdString(sweep.error().message);
-            return outcome;
-        },
-        [this, generation](int, Ran outcome) {
+    const RunRequest request { m_model->graph, m_plan, system(), options, numSystems(), m_calibration,
+        kUtilizationBins };
+    m_runner->start<RunOutcome>([request](const JobContext& context) { return runPlan(request, context); },
+        [this, generation](int, RunOutcome outcome) {
             if (generation != m_generations.current)
                 return;
             if (outcome.state->run)
@@ -381,27 +317,9 @@ void Document::runReady(RunState state, std::uint64_t generation)
     m_run = std::make_shared<const RunState>(std::move(state));
     m_generations.run = generation;
     const core::engine::Metrics& metrics = m_run->run->metrics;
-    const bool inference = m_mode == core::RunMode::Inference;
-    Q_EMIT info(inference ? tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
-                                .arg(modelName())
-                                .arg(metrics.tokensPerS, 0, 'f', 1)
-                                .arg(metrics.timeToFirstTokenS * 1e3, 0, 'f', 2)
-                                .arg(100.0 * metrics.mfu, 0, 'f', 2)
-                          : tr("ran %1 on %2 x %3: step %4 ms, %5 samples/s, MFU %6%, bound by %7")
-                                .arg(modelName())
-                                .arg(metrics.numSystems)
-                                .arg(QString::fromStdString(shown.displayName))
-                                .arg(metrics.stepTimeS * 1e3, 0, 'f', 2)
-                                .arg(metrics.samplesPerS, 0, 'f', 1)
-                                .arg(100.0 * metrics.mfu, 0, 'f', 1)
-                                .arg(QString::fromLatin1(core::toString(metrics.bottleneck))));
+    Q_EMIT info(runSummary(metrics, modelName(), shown));
     Q_EMIT runChanged({});
-    setIdle(inference
-            ? tr("%1 tokens/s per user on %2 wafer(s)").arg(metrics.tokensPerS, 0, 'f', 0).arg(metrics.numSystems)
-            : tr("%1 samples/s on %2 x %3, %4")
-                  .arg(metrics.samplesPerS, 0, 'f', 0)
-                  .arg(metrics.numSystems)
-                  .arg(QString::fromStdString(shown.displayName), executionModeLabel(m_plan->mode)));
+    setIdle(runIdleState(metrics, shown, m_plan->mode));
     Q_EMIT settled();
 }
 
@@ -413,108 +331,6 @@ void Document::runFailed(const QString& message)
     Q_EMIT settled();
 }
 
-QString Document::kernelUnavailableReason(int planIndex) const
-{
-    if (!m_plan || !m_model || planIndex < 0 || planIndex >= int(m_plan->regions.size()))
-        return tr("Select a region to run its kernel on the cycle-level fabric.");
-    const core::Expected<core::fabric::KernelConfig> kernel
-        = core::fabricKernelFor(m_plan->regions[std::size_t(planIndex)], *m_model->graph, system());
-    return kernel ? QString() : QString::fromStdString(kernel.error().message);
-}
-
-void Document::runKernel(int planIndex)
-{
-    if (!kernelUnavailableReason(planIndex).isEmpty())
-        return;
-    const core::Region& region = m_plan->regions[std::size_t(planIndex)];
-    core::fabric::KernelConfig config = core::fabricKernelFor(region, *m_model->graph, system()).value();
-    config.threads = std::max(1, QThread::idealThreadCount());
-    const QString what = tr("%1 (%2 x %3 GEMV on %4 x %5 PEs, one token)")
-                             .arg(QString::fromStdString(region.opName))
-                             .arg(config.matrixRows)
-                             .arg(config.matrixCols)
-                             .arg(config.regionCols)
-                             .arg(config.regionRows);
-    const double boundCycles = core::fmacBoundCycles(region.kernel, config.simdWidth);
-    using Ran = core::Expected<core::fabric::KernelResult>;
-    m_kernelRunner->start<Ran>(
-        [config](const JobContext& context) {
-            return core::fabric::runKernel(
-                config, [context](const core::fabric::Fabric&) { return !context.cancelled(); }, 256);
-        },
-        [this, what, boundCycles](int, Ran result) {
-            if (!result) {
-                Q_EMIT kernelFailed(QString::fromStdString(result.error().format()));
-                Q_EMIT error(QString::fromStdString(result.error().format()));
-                return;
-            }
-            const QString text = tr("%1: %2 cycles on the fabric; the plan's FMAC bound is %3 cycles, the rest is "
-                                    "multicast and reduction latency; max |error| %4 against a double-precision "
-                                    "reference; %5 s")
-                                     .arg(what)
-                                     .arg(result->cycles)
-                                     .arg(boundCycles, 0, 'f', 0)
-                                     .arg(result->maxAbsError, 0, 'g', 2)
-                                     .arg(result->wallS, 0, 'f', 2);
-            Q_EMIT info(text);
-            Q_EMIT kernelFinished(*result, text);
-        });
-    Q_EMIT kernelStarted(tr("Running %1 at cycle level …").arg(what));
-}
-
-QString Document::tokenUnavailableReason() const
-{
-    return ui::tokenUnavailableReason(m_plan.get(), m_model ? m_model->graph.get() : nullptr);
-}
-
-bool Document::isTokenRunning() const
-{
-    return m_tokenRunner->isBusy();
-}
-
-void Document::runTokenOnFabric(int promptTokens)
-{
-    if (const QString why = tokenUnavailableReason(); !why.isEmpty()) {
-        Q_EMIT error(tr("Run token on fabric: error: %1").arg(why));
-        return;
-    }
-    TokenRunRequest request { m_model->graph, m_plan, system(), {} };
-    request.options.tokens = 1;
-    request.options.promptTokens = std::max(1, promptTokens);
-    request.options.threads = std::max(1, QThread::idealThreadCount());
-    std::shared_ptr<core::fabric::RecordedFrames> frames = makeTokenFrames(*m_plan, system());
-    m_tokenRun.reset();
-    using Ran = core::Expected<core::cyclelevel::CycleRunResult>;
-    m_tokenRunner->start<Ran>(
-        [request, frames](const JobContext& context) {
-            return ui::runTokenOnFabric(
-                request, frames, [context] { return context.cancelled(); },
-                [context](double fraction) { context.progress(fraction); });
-        },
-        [this](int, Ran result) {
-            if (!result) {
-                Q_EMIT error(QString::fromStdString(result.error().format()));
-                Q_EMIT tokenFinished();
-                setIdle(tr("the token run failed"));
-                return;
-            }
-            m_tokenRun = std::make_shared<const core::cyclelevel::CycleRunResult>(std::move(result).value());
-            const core::cyclelevel::CycleRunResult& run = *m_tokenRun;
-            Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s at the wafer's clock); "
-                           "generated %5, the reference %6; %7 s per token")
-                            .arg(QString::fromStdString(run.model), QString::fromStdString(run.system))
-                            .arg(run.cyclesPerToken, 0, 'f', 0)
-                            .arg(run.tokensPerS, 0, 'f', 0)
-                            .arg(run.tokens.empty() ? -1 : run.tokens.back())
-                            .arg(run.referenceTokens.empty() ? -1 : run.referenceTokens.back())
-                            .arg(run.decodeS, 0, 'f', 2));
-            Q_EMIT tokenFinished();
-            setIdle(tr("ran a token on the fabric"));
-        });
-    Q_EMIT tokenStarted(frames);
-    Q_EMIT busyChanged(tr("running a token of %1 on the fabric").arg(modelName()), {});
-}
-
 void Document::exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity)
 {
     if (!m_run || m_exporter->isBusy()) {
@@ -524,9 +340,9 @@ void Document::exportReport(const QString& directory, std::optional<core::engine
         Q_EMIT reportExported(directory, text);
         return;
     }
-    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_tokenRun, system(), m_calibration,
-        std::move(sensitivity) };
-    const bool withToken = bool(m_tokenRun);
+    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_fabric->tokenRun(), system(),
+        m_calibration, std::move(sensitivity) };
+    const bool withToken = bool(job.tokenRun);
     m_exporter->start<QString>(
         [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },
         [this, directory, withToken](int, QString failure) {
@@ -549,9 +365,8 @@ QString Document::exportTimeline(const QString& path)
 {
     if (!m_run)
         return tr("%1: error: there is no run to export yet").arg(path);
-    const std::string trace = core::report::chromeTrace(*m_run->run, m_plan.get());
-    if (const std::optional<core::Diagnostic> failure = core::report::writeFileAtomically(path.toStdString(), trace))
-        return QString::fromStdString(failure->format());
+    if (QString failure = writeTimelineTrace(path, *m_run->run, m_plan.get()); !failure.isEmpty())
+        return failure;
     Q_EMIT info(
         tr("%1: wrote the timeline (%2 events) as a Chrome trace").arg(path).arg(m_run->run->timeline.events.size()));
     return {};

@@ -2,15 +2,13 @@
 
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
-#include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
-#include "core/fabric/framerecorder.h"
-#include "core/fabric/kernels.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "ui/models/runchain.h"
 
 #include <QObject>
 #include <QString>
@@ -23,27 +21,8 @@
 
 namespace waferscope::ui {
 
+class FabricRuns;
 class JobRunner;
-
-// A model file as it was read: the exact bytes simulated, so an export's manifest hashes what
-// ran even when the file was edited or deleted since.
-struct LoadedModel {
-    QString path; // as opened
-    std::string bytes;
-    std::shared_ptr<const core::ModelGraph> graph;
-};
-
-// The engine's run of the plan and what the window derives from it.
-struct RunState {
-    std::shared_ptr<const core::engine::RunResult> run;
-    // Null when the frames of so many wafers would not fit in memory (the run stands).
-    std::shared_ptr<const core::engine::FrameSource> frames;
-    core::engine::UtilizationSeries utilization;
-    std::shared_ptr<const core::engine::ScalingSweep> sweep; // training only
-    QString sweepError; // why a training run has no sweep
-    QString noFrames; // why there are no frames
-    core::engine::RunOptions options;
-};
 
 // A run kept for comparison (Compare menu).
 struct Baseline {
@@ -63,6 +42,15 @@ struct Generations {
     std::uint64_t run = 0;
 };
 
+// What a model is compiled and run for (Document::applySettings).
+struct Settings {
+    std::size_t systemIndex = 0; // into Document::systems()
+    int numSystems = 1;
+    core::RunMode mode = core::RunMode::Train;
+    core::ExecutionChoice execution = core::ExecutionChoice::Auto;
+    bool operator==(const Settings&) const = default;
+};
+
 // The document behind the window: the loaded model, the settings it is compiled for, its plan,
 // the run with its frames and sweep, and the baseline; and the chain that makes them, load ->
 // compile -> run -> frames, plus the exports. Owns no widgets. Every background job goes through
@@ -78,18 +66,31 @@ public:
     static constexpr int kStepsShown = 2;
     static constexpr int kUtilizationBins = 400;
 
-    // Settings. A change starts a new chain (when a model is loaded).
+    // Settings. A change is one transaction: it starts one new chain (when a model is loaded),
+    // however many of them change. A change while a model loads waits for the load: the load's
+    // chain compiles for the new settings (or, when the load fails, the model held does).
     const std::vector<core::SystemSpec>& systems() const { return m_systems; }
-    const core::SystemSpec& system() const { return m_systems[m_systemIndex]; }
-    std::size_t systemIndex() const { return m_systemIndex; }
+    const Settings& settings() const { return m_settings; }
+    // Applies every field at once; returns the error text (nothing is applied), or empty.
+    QString applySettings(const Settings& settings);
+    // Why `settings` cannot be applied (a system index out of range, a cluster size the
+    // generation cannot have), or empty.
+    QString settingsError(const Settings& settings) const;
+    std::optional<std::size_t> systemIndexOf(const QString& name) const; // empty: no such preset
+    // The settings with another system: the cluster size stays when that generation can have
+    // it, else becomes the largest it can.
+    Settings withSystem(std::size_t index) const;
+    const core::SystemSpec& system() const { return m_systems[m_settings.systemIndex]; }
+    std::size_t systemIndex() const { return m_settings.systemIndex; }
+    int numSystems() const { return m_settings.numSystems; }
+    core::RunMode mode() const { return m_settings.mode; }
+    core::ExecutionChoice execution() const { return m_settings.execution; }
+    int maxSystems() const; // of the current generation
+    // One field each (a transaction of one); setSystemIndex as withSystem.
     void setSystemIndex(std::size_t index);
     bool selectSystem(const QString& name); // false when there is no such preset
-    int numSystems() const { return m_numSystems; }
-    int maxSystems() const; // of the current generation
     QString setNumSystems(int numSystems); // the error text, or empty
-    core::RunMode mode() const { return m_mode; }
     void setMode(core::RunMode mode);
-    core::ExecutionChoice execution() const { return m_execution; }
     void setExecution(core::ExecutionChoice execution);
     // The engine's software profile (core/engine/calibration.h): a built-in profile's name or a
     // calibration file, as --calibration takes it. Returns the error text, or empty.
@@ -102,17 +103,8 @@ public:
     void open(const QString& path);
     bool isBusy() const;
     void cancel(); // drops every job's result; what is held stays
-    // The cycle-level kernel of a region (fabricKernelFor): empty when it has one, else why not.
-    QString kernelUnavailableReason(int planIndex) const;
-    void runKernel(int planIndex);
-    // Run token on fabric (ui/tokenrun.h): empty when the plan can, else why not.
-    QString tokenUnavailableReason() const;
-    // Runs the prompt and one decode step of the plan on the cycle-level fabric; frames stream
-    // out through tokenStarted's RecordedFrames, the result arrives as tokenFinished.
-    void runTokenOnFabric(int promptTokens = 2);
-    bool isTokenRunning() const;
-    // The last finished token run of the current plan (null: none).
-    std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun() const { return m_tokenRun; }
+    // Kernel and token runs on the cycle-level fabric, of the plan held (a new plan drops them).
+    FabricRuns* fabric() const { return m_fabric; }
     // The run directory plus report.pdf; `sensitivity`: the run's sweep when one is at hand (the
     // dock's), else the export sweeps it.
     void exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity = {});
@@ -150,14 +142,6 @@ Q_SIGNALS:
     // The model and placement are final for the latest request (compiled and run, not mappable,
     // refused, failed or cancelled).
     void settled();
-    void kernelStarted(const QString& text);
-    void kernelFinished(const core::fabric::KernelResult& result, const QString& text);
-    void kernelFailed(const QString& message);
-    // A token run started: its frames fill while it runs (from the worker thread) and are
-    // finished when it ends, however it ends.
-    void tokenStarted(std::shared_ptr<const waferscope::core::fabric::RecordedFrames> frames);
-    // The token run ended: tokenRun() holds the result (null when it failed or was cancelled).
-    void tokenFinished();
     // `error` is empty, or says why nothing was replaced.
     void reportExported(const QString& directory, const QString& error);
     // A line for the status bar alone.
@@ -168,39 +152,35 @@ Q_SIGNALS:
     void error(const QString& text);
 
 private:
-    void settingChanged(); // a new chain for the new settings, then settingsChanged
+    void settingChanged(); // a new chain for the new settings (or after the load), then settingsChanged
     void startChain(); // compile, then run
     void planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::uint64_t generation);
     void planRefused(const QString& message);
     void runReady(RunState state, std::uint64_t generation);
     void runFailed(const QString& message);
-    void cancelChain(); // the compile, run and kernel jobs
+    void cancelChain(); // the compile and run jobs, and the fabric's runs
     void dropPlanAndRun(const QString& reason); // and tells the views why
     // The title's state once every lane is idle (said at once when they are, else when the last
     // one ends), so the progress bar and Cancel show exactly while some job runs.
     void setIdle(const QString& state);
 
     std::vector<core::SystemSpec> m_systems; // the presets, in menu order
-    std::size_t m_systemIndex = 0;
-    int m_numSystems = 1;
-    core::RunMode m_mode = core::RunMode::Train;
-    core::ExecutionChoice m_execution = core::ExecutionChoice::Auto;
+    Settings m_settings;
+    bool m_chainAfterLoad = false; // settings changed while a model loaded: compile when it ends
     core::engine::Calibration m_calibration = core::engine::builtinCalibration();
     std::shared_ptr<const LoadedModel> m_model;
     std::shared_ptr<const core::ExecutionPlan> m_plan;
     core::CompileOptions m_compileOptions; // of m_plan
     std::shared_ptr<const RunState> m_run;
     Baseline m_baseline;
-    std::shared_ptr<const core::cyclelevel::CycleRunResult> m_tokenRun; // of m_plan
     Generations m_generations;
     QString m_idleState; // what setIdle() said last
     // One lane per kind of job: a newer job of a kind replaces the older one.
     JobRunner* m_loader;
     JobRunner* m_compiler;
     JobRunner* m_runner;
-    JobRunner* m_kernelRunner;
-    JobRunner* m_tokenRunner;
     JobRunner* m_exporter;
+    FabricRuns* m_fabric; // the cycle-level runs of m_plan, a lane each
 };
 
 } // namespace waferscope::ui

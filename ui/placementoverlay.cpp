@@ -19,14 +19,6 @@ QColor layerColor(int layer, int opInLayer)
     return QColor::fromHsvF(float(hue), 0.55f, float(value));
 }
 
-int wafersShown(const core::ExecutionPlan& plan)
-{
-    int wafers = 1;
-    for (const core::Region& region : plan.regions)
-        wafers = std::max(wafers, region.system + 1);
-    return wafers;
-}
-
 std::vector<QColor> regionColors(const core::ExecutionPlan& plan)
 {
     // Weight streaming draws each region alone: every one is the first op of its layer there.

@@ -27,9 +27,6 @@ std::vector<QColor> regionColors(const core::ExecutionPlan& plan);
 // region's band, else the band's first.
 std::vector<PlacedRegion> placedRegions(const core::ExecutionPlan& plan, int shown = 0);
 
-// Wafers the plan occupies (the view draws each).
-int wafersShown(const core::ExecutionPlan& plan);
-
 // The SRAM overlay: each PE of a shown region holds that region's bytes per PE, as a share of
 // what the plan may use per PE (plan.sramPerPeBytes); PEs outside the regions hold nothing. A
 // stacked plan's PEs hold the sum over every tier, shown or not.

@@ -1,9 +1,11 @@
 #include "ui/reportexporter.h"
 
-#include "ui/document.h"
+#include "ui/models/runchain.h"
 #include "ui/reportpdf.h"
 
 #include "core/engine/sensitivity.h"
+#include "core/report/atomicfile.h"
+#include "core/report/chrometrace.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
@@ -68,6 +70,14 @@ QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* canc
     files.emplace_back("report.pdf", pdf.toStdString());
     if (const std::optional<core::Diagnostic> error = writer.write(files, cancelled))
         return stopped() ? reportCancelledMessage(job.directory) : QString::fromStdString(error->format());
+    return {};
+}
+
+QString writeTimelineTrace(const QString& path, const core::engine::RunResult& run, const core::ExecutionPlan* plan)
+{
+    const std::string trace = core::report::chromeTrace(run, plan);
+    if (const std::optional<core::Diagnostic> failure = core::report::writeFileAtomically(path.toStdString(), trace))
+        return QString::fromStdString(failure->format());
     return {};
 }
 

@@ -4,6 +4,7 @@
 #include "core/compiler/plan.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/calibration.h"
+#include "core/engine/engine.h"
 #include "core/engine/sensitivity.h"
 #include "core/hardware/systemspec.h"
 
@@ -52,5 +53,9 @@ QString reportCancelledMessage(const QString& directory);
 // empty string; once `cancelled` is set it stops within one piece of a file (about 1 MB), replaces nothing, leaves no
 // temporary and returns reportCancelledMessage().
 QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* cancelled = nullptr);
+
+// File > Export timeline: the run as a Chrome trace (chrome://tracing, Perfetto), written
+// atomically. Returns the error text, or an empty string.
+QString writeTimelineTrace(const QString& path, const core::engine::RunResult& run, const core::ExecutionPlan* plan);
 
 } // namespace waferscope::ui
