@@ -211,17 +211,9 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     return kExitOk;
 }
 
-} // namespace
-
-int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+// The options of `run`, in the order its help lists them.
+void addRunOptions(ArgParser& parser)
 {
-    ArgParser parser("waferscope-cli run",
-        "Compiles a Model Zoo params YAML and runs it on a simulated cluster: weight streaming through MemoryX\n"
-        "and SwarmX, layer-pipelined training, or multi-wafer inference (prefill and decode). With --model_dir\n"
-        "it writes the run's report there: report.json, report.csv, report.html, trace.json and summary.txt.\n"
-        "With --level cycle as well, the report is the model level's of the same plan and prompt, joined by\n"
-        "the cycle-level run: report.json's \"cycle_level\" (what --json prints), cycle_vs_model.csv (each\n"
-        "region's measured cycles against the model's) and report.html's \"Cycle level vs model\" tables.");
     addRunShapeOptions(parser,
         "inference: prompt length for time to first token, and the positions a decode token attends\n"
         "(default 1024 or the context; --level cycle: 16)");
@@ -243,6 +235,20 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
     parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");
+}
+
+} // namespace
+
+int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+{
+    ArgParser parser("waferscope-cli run",
+        "Compiles a Model Zoo params YAML and runs it on a simulated cluster: weight streaming through MemoryX\n"
+        "and SwarmX, layer-pipelined training, or multi-wafer inference (prefill and decode). With --model_dir\n"
+        "it writes the run's report there: report.json, report.csv, report.html, trace.json and summary.txt.\n"
+        "With --level cycle as well, the report is the model level's of the same plan and prompt, joined by\n"
+        "the cycle-level run: report.json's \"cycle_level\" (what --json prints), cycle_vs_model.csv (each\n"
+        "region's measured cycles against the model's) and report.html's \"Cycle level vs model\" tables.");
+    addRunOptions(parser);
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
