@@ -1,6 +1,6 @@
 #include "ui/launchoptions.h"
 
-#include "ui/optionnames.h"
+#include "ui/models/optionnames.h"
 
 #include "core/hardware/builtinpresets.h"
 

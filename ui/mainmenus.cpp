@@ -1,12 +1,12 @@
 #include "ui/mainmenus.h"
 
-#include "ui/document.h"
 #include "ui/mainwindow.h"
 #include "ui/models/clustersession.h"
+#include "ui/models/document.h"
 #include "ui/models/fabricruns.h"
-#include "ui/sessionstate.h"
-#include "ui/validationdialog.h"
-#include "ui/waferview.h"
+#include "ui/models/sessionstate.h"
+#include "ui/panels/validationdialog.h"
+#include "ui/wafer/waferview.h"
 
 #include <QAction>
 #include <QActionGroup>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/hardware/systemspec.h"
-#include "ui/document.h"
-#include "ui/waferpresenter.h"
+#include "ui/models/document.h"
+#include "ui/wafer/waferpresenter.h"
 
 #include <QMainWindow>
 

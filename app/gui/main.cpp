@@ -3,14 +3,14 @@
 // [--dock D] [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
 // --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
 // --screenshot the window is rendered, saved and the app exits.
-#include "ui/document.h"
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
+#include "ui/models/document.h"
 #include "ui/models/fabricruns.h"
+#include "ui/models/optionnames.h"
 #include "ui/models/sensitivitymodel.h"
-#include "ui/optionnames.h"
-#include "ui/playbackcontroller.h"
 #include "ui/screenshot.h"
+#include "ui/wafer/playbackcontroller.h"
 
 #include "core/hardware/builtinpresets.h"
 

@@ -1,13 +1,13 @@
 // The Cluster dock: a dropped jobs file is scheduled as core schedules it, the tiles show who
 // holds each system at the cursor, an edited num_csx reschedules, the jobs save and read back,
 // and a clicked job loads its model on its allocation into the other docks.
-#include "ui/clustergantt.h"
-#include "ui/clusterpanel.h"
-#include "ui/clustertiles.h"
-#include "ui/document.h"
+#include "ui/cluster/clustergantt.h"
+#include "ui/cluster/clusterpanel.h"
+#include "ui/cluster/clustertiles.h"
 #include "ui/mainwindow.h"
 #include "ui/models/clustersession.h"
-#include "ui/qcustomplotinclude.h"
+#include "ui/models/document.h"
+#include "ui/panels/qcustomplotinclude.h"
 #include "windowfixture.h"
 
 #include "core/cluster/cluster.h"

@@ -1,7 +1,7 @@
 // The Document without a window: a model loads, compiles and runs into the same plan and run as
 // core gives for the same inputs, and a change of settings is one transaction that compiles
 // once, however many fields it changes, also when it comes with a model to load.
-#include "ui/document.h"
+#include "ui/models/document.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"

@@ -3,13 +3,13 @@
 // it had; an old or damaged saved layout gives the default one; Stop during a report export
 // replaces nothing.
 #include "core/report/rundirectorylock.h"
-#include "ui/document.h"
-#include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
-#include "ui/messagepanel.h"
-#include "ui/modelpanel.h"
-#include "ui/reportexporter.h"
-#include "ui/sessionstate.h"
+#include "ui/models/document.h"
+#include "ui/models/layertablemodel.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/sessionstate.h"
+#include "ui/panels/messagepanel.h"
+#include "ui/panels/modelpanel.h"
 #include "windowfixture.h"
 
 #include <QCryptographicHash>

@@ -8,17 +8,17 @@
 // The action list is a function of the seed alone, so a failure is replayed with
 //   WAFERSCOPE_MONKEY_SEED=<seed> build/dev/bin/test_monkey
 // (WAFERSCOPE_MONKEY_ACTIONS sets how many; default 5000).
-#include "ui/document.h"
-#include "ui/layerspanel.h"
 #include "ui/mainwindow.h"
+#include "ui/models/document.h"
 #include "ui/models/fabricruns.h"
-#include "ui/placementpanel.h"
-#include "ui/playbackcontroller.h"
-#include "ui/regiontablemodel.h"
-#include "ui/runlayertablemodel.h"
+#include "ui/models/runlayertablemodel.h"
+#include "ui/panels/layerspanel.h"
+#include "ui/panels/placementpanel.h"
+#include "ui/panels/regiontablemodel.h"
 #include "ui/runtoolbar.h"
-#include "ui/waferpresenter.h"
-#include "ui/waferview.h"
+#include "ui/wafer/playbackcontroller.h"
+#include "ui/wafer/waferpresenter.h"
+#include "ui/wafer/waferview.h"
 #include "windowfixture.h"
 
 #include <QAction>

@@ -1,12 +1,12 @@
 // "What this result depends on": the tornado chart of the run in the window. Its rows are the
 // factors of core::engine::runSensitivity computed here independently for the same model, system
 // and options; a new run replaces it and a run dropped mid-sweep leaves nothing stale.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/models/document.h"
+#include "ui/models/reportexporter.h"
 #include "ui/models/sensitivitymodel.h"
-#include "ui/qcustomplotinclude.h"
-#include "ui/reportexporter.h"
-#include "ui/sensitivitypanel.h"
+#include "ui/panels/qcustomplotinclude.h"
+#include "ui/panels/sensitivitypanel.h"
 #include "windowfixture.h"
 
 #include "core/compiler/compiler.h"

@@ -1,14 +1,14 @@
 // Run token on fabric: the tiny Llama's inference plan on a CS-2 shrunk to 96 x 96 usable PEs,
 // run on the cycle-level fabric from the window while its frames stream to the wafer view.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
+#include "ui/models/document.h"
 #include "ui/models/fabricruns.h"
-#include "ui/placementpanel.h"
-#include "ui/playbackcontroller.h"
-#include "ui/regiontablemodel.h"
-#include "ui/reportexporter.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/tokenrun.h"
+#include "ui/panels/placementpanel.h"
+#include "ui/panels/regiontablemodel.h"
 #include "ui/stallwatch.h"
-#include "ui/tokenrun.h"
+#include "ui/wafer/playbackcontroller.h"
 
 #include "core/compiler/compiler.h"
 #include "core/cyclelevel/cyclerun.h"

@@ -1,9 +1,9 @@
 // Trust in the GUI. Help > Validation: the published figures recomputed on the job runner and
 // shown as `waferscope-cli validate` prints them; cancel leaves nothing half-shown. Run >
 // Software profile: the document runs with the chosen calibration.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/validationdialog.h"
+#include "ui/models/document.h"
+#include "ui/panels/validationdialog.h"
 #include "windowfixture.h"
 
 #include "core/compiler/compiler.h"

@@ -2,7 +2,7 @@
 
 #include "core/common/units.h"
 #include "core/report/atomicfile.h"
-#include "ui/jobrunner.h"
+#include "ui/models/jobrunner.h"
 
 #include <string_view>
 

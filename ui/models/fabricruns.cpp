@@ -1,7 +1,7 @@
 #include "ui/models/fabricruns.h"
 
-#include "ui/jobrunner.h"
-#include "ui/tokenrun.h"
+#include "ui/models/jobrunner.h"
+#include "ui/models/tokenrun.h"
 
 #include "core/compiler/compiler.h"
 

@@ -1,7 +1,7 @@
 #include "ui/models/runchain.h"
 
-#include "ui/jobrunner.h"
-#include "ui/optionnames.h"
+#include "ui/models/jobrunner.h"
+#include "ui/models/optionnames.h"
 
 #include "core/cluster/jobsfile.h"
 #include "core/common/textfile.h"

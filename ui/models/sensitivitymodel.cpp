@@ -1,6 +1,6 @@
 #include "ui/models/sensitivitymodel.h"
 
-#include "ui/jobrunner.h"
+#include "ui/models/jobrunner.h"
 
 namespace waferscope::ui {
 
