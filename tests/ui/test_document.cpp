@@ -2,6 +2,7 @@
 // core gives for the same inputs, and a change of settings is one transaction that compiles
 // once, however many fields it changes, also when it comes with a model to load.
 #include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
@@ -156,6 +157,43 @@ private Q_SLOTS:
         const core::engine::RunResult want = expectedRun(kSample, document->system(), 2, core::RunMode::Train);
         QCOMPARE(document->run()->metrics.numCsx, 2);
         QCOMPARE(document->run()->metrics.stepTimeS, want.metrics.stepTimeS);
+    }
+
+    // The fabric's runs follow the Document's plan: a GEMV region runs on the cycle-level fabric
+    // (a 768 x 768 projection of GPT-2 small, one token), attention has no kernel, and a new plan
+    // drops what was asked of the old one.
+    void fabricRunsFollowThePlan()
+    {
+        const auto document = makeDocument();
+        ui::FabricRuns* fabric = document->fabric();
+        QVERIFY(!fabric->kernelUnavailableReason(0).isEmpty()); // no plan yet
+        QVERIFY(!fabric->tokenUnavailableReason().isEmpty());
+        QVERIFY(document->selectSystem(QStringLiteral("cs2")));
+        document->open(kSample);
+        QVERIFY(waitSettled(document.get()));
+        const auto indexOf = [&](const std::string& name) {
+            for (std::size_t i = 0; i < document->plan()->regions.size(); ++i)
+                if (document->plan()->regions[i].opName == name)
+                    return int(i);
+            return -1;
+        };
+        QVERIFY(fabric->kernelUnavailableReason(indexOf("layers.0.attn.core"))
+                    .contains(QStringLiteral("no cycle-level kernel")));
+        const int k = indexOf("layers.0.attn.k");
+        QCOMPARE(fabric->kernelUnavailableReason(k), QString());
+        QSignalSpy ran(fabric, &ui::FabricRuns::kernelFinished);
+        fabric->runKernel(k);
+        QVERIFY(ran.wait(60000));
+        const auto result = ran.first().at(0).value<core::fabric::KernelResult>();
+        QCOMPARE(result.fmacs, std::uint64_t(768) * 768);
+        QVERIFY(result.maxAbsError <= 1e-2);
+        // Training plans have no token to run; another plan takes the old one's place.
+        QVERIFY(!fabric->tokenUnavailableReason().isEmpty());
+        QCOMPARE(document->setNumSystems(2), QString());
+        QVERIFY(!fabric->tokenRun());
+        QVERIFY(!fabric->kernelUnavailableReason(k).isEmpty()); // the plan is being compiled again
+        QVERIFY(waitSettled(document.get()));
+        QCOMPARE(fabric->kernelUnavailableReason(k), QString());
     }
 
     // The load fails: the model held is compiled for the settings changed meanwhile.

@@ -33,8 +33,9 @@ struct Baseline {
 };
 
 // The generation of the chain each part of the document comes from. A chain (compile, run,
-// frames) starts whenever the model or a setting changes; the model is then restamped and the
-// plan and run are dropped. Whenever a plan or run is held, its stamp equals the model's.
+// frames) starts whenever the model or the settings change (settings changed while a model
+// loads: when the load ends); the model is then restamped and the plan and run are dropped.
+// Whenever a plan or run is held, its stamp equals the model's.
 struct Generations {
     std::uint64_t current = 0;
     std::uint64_t model = 0;
@@ -53,8 +54,9 @@ struct Settings {
 
 // The document behind the window: the loaded model, the settings it is compiled for, its plan,
 // the run with its frames and sweep, and the baseline; and the chain that makes them, load ->
-// compile -> run -> frames, plus the exports. Owns no widgets. Every background job goes through
-// a JobRunner, one lane per kind, so only the newest request of a kind is ever delivered.
+// compile -> run -> frames, plus the exports; the cycle-level runs of its plan are its
+// FabricRuns. Owns no widgets. Every background job goes through a JobRunner, one lane per kind,
+// so only the newest request of a kind is ever delivered.
 // Lives on the GUI thread; every signal is emitted there.
 class Document : public QObject {
     Q_OBJECT
