@@ -1,6 +1,6 @@
 #include "ui/launchoptions.h"
 
-#include "ui/optionnames.h"
+#include "ui/models/optionnames.h"
 
 #include "core/hardware/builtinpresets.h"
 
@@ -23,8 +23,8 @@ LaunchOptions LaunchOptions::parse(const QStringList& arguments, QString* error,
     const QCommandLineOption helpOption = parser.addHelpOption();
     const QCommandLineOption versionOption = parser.addVersionOption();
     const QCommandLineOption systemOption(QStringLiteral("system"),
-        QStringLiteral("System generation: %1 (default cs2).")
-            .arg(QString::fromStdString(core::builtinPresetChoices())),
+        QStringLiteral("System generation: %1 (default %2).")
+            .arg(QString::fromStdString(core::builtinPresetChoices()), QString::fromUtf8(core::defaultPresetName())),
         "name");
     const QCommandLineOption numCsxOption(
         QStringLiteral("num_csx"), QStringLiteral("Number of CS-X systems in the cluster (default 1)."), "N");

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/hardware/builtinpresets.h"
+
 #include <QString>
 #include <QStringList>
 
@@ -7,14 +9,14 @@
 
 namespace waferscope::ui {
 
-// `waferscope [FILE] [--system cs2] [--num_csx N] [--mode train|inference] [--execution E]
+// `waferscope [FILE] [--system cs3] [--num_csx N] [--mode train|inference] [--execution E]
 // [--calibration NAME|FILE] [--overlay O] [--step K] [--run-token] [--dock D] [--screenshot OUT.png]`, parsed
 // with QCommandLineParser. Parsing only checks the shape of values; whether a system exists is
 // decided against the loaded presets by the caller.
 struct LaunchOptions {
     QString file; // model params YAML to open (the last of `files`), empty for none
     QStringList files; // every FILE given: the others are listed in the recent files
-    QString system = QStringLiteral("cs2");
+    QString system = QString::fromUtf8(core::defaultPresetName()); // the same default as the CLI's
     int numCsx = 1;
     QString mode = QStringLiteral("train"); // what the model is compiled for: train or inference
     QString execution = QStringLiteral("auto"); // auto, pipelined or weight_streaming

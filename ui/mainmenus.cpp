@@ -1,11 +1,12 @@
 #include "ui/mainmenus.h"
 
-#include "ui/clusterpanel.h"
-#include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/sessionstate.h"
-#include "ui/validationdialog.h"
-#include "ui/waferview.h"
+#include "ui/models/clustersession.h"
+#include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
+#include "ui/models/sessionstate.h"
+#include "ui/panels/validationdialog.h"
+#include "ui/wafer/waferview.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -28,7 +29,7 @@ MainMenus::MainMenus(MainWindow* window, Document* document)
     createRunMenu();
     createCompareMenu();
     m_viewMenu = window->menuBar()->addMenu(tr("&View"));
-    WaferView* view = window->waferView();
+    WaferView* view = window->views().wafer;
     m_viewMenu->addAction(tr("&Fit wafer"), QKeySequence(Qt::Key_F), view, &WaferView::fitToView);
     m_viewMenu->addAction(tr("Zoom &in"), QKeySequence::ZoomIn, view, [view] { view->zoomBy(1.25); });
     m_viewMenu->addAction(tr("Zoom &out"), QKeySequence::ZoomOut, view, [view] { view->zoomBy(0.8); });
@@ -86,11 +87,11 @@ void MainMenus::createFileMenu()
         const QString path = QFileDialog::getSaveFileName(m_window, tr("Save the Cluster dock's jobs"),
             QStringLiteral("jobs.yaml"), tr("WaferScope jobs file (*.yaml *.yml);;All files (*)"));
         if (!path.isEmpty())
-            reportFailure(m_window->clusterPanel()->saveJobsAs(path));
+            reportFailure(m_window->cluster()->saveJobsAs(path));
     });
     saveJobs->setEnabled(false);
-    connect(m_window->clusterPanel(), &ClusterPanel::scheduled, saveJobs,
-        [this, saveJobs] { saveJobs->setEnabled(m_window->clusterPanel()->hasJobs()); });
+    connect(m_window->cluster(), &ClusterSession::scheduled, saveJobs,
+        [this, saveJobs] { saveJobs->setEnabled(m_window->cluster()->hasJobs()); });
     file->addAction(tr("Save &wafer image…"), this, [this] {
         const QString path = QFileDialog::getSaveFileName(m_window, tr("Save the wafer view"),
             QStringLiteral("wafer.png"), tr("PNG image (*.png);;SVG drawing (*.svg)"));
@@ -119,7 +120,7 @@ void MainMenus::createRunMenu()
 {
     QMenu* run = m_window->menuBar()->addMenu(tr("&Run"));
     m_runTokenAction = run->addAction(tr("Run token on &fabric"), QKeySequence(Qt::CTRL | Qt::Key_T), m_document,
-        [this] { m_document->runTokenOnFabric(); });
+        [this] { m_document->fabric()->runToken(); });
     m_runTokenAction->setObjectName(QStringLiteral("runTokenOnFabric"));
     run->setToolTipsVisible(true);
     // The engine's software profile: the built-in ones, or a calibration file (--calibration).
@@ -149,16 +150,17 @@ void MainMenus::createRunMenu()
     });
     connect(m_document, &Document::planChanged, this, &MainMenus::updateRunToken);
     connect(m_document, &Document::modelChanged, this, &MainMenus::updateRunToken);
-    connect(m_document, &Document::tokenStarted, this, &MainMenus::updateRunToken);
-    connect(m_document, &Document::tokenFinished, this, &MainMenus::updateRunToken);
+    connect(m_document->fabric(), &FabricRuns::tokenStarted, this, &MainMenus::updateRunToken);
+    connect(m_document->fabric(), &FabricRuns::tokenFinished, this, &MainMenus::updateRunToken);
     connect(m_document, &Document::busyChanged, this, &MainMenus::updateRunToken);
     updateRunToken();
 }
 
 void MainMenus::updateRunToken()
 {
-    const QString why = m_document->isTokenRunning() ? tr("A token is running on the fabric; Cancel (Esc) stops it.")
-                                                     : m_document->tokenUnavailableReason();
+    const QString why = m_document->fabric()->isTokenRunning()
+        ? tr("A token is running on the fabric; Cancel (Esc) stops it.")
+        : m_document->fabric()->tokenUnavailableReason();
     m_runTokenAction->setEnabled(why.isEmpty());
     m_runTokenAction->setToolTip(why.isEmpty() ? tr("Run the prompt and one decode step of this plan on the "
                                                     "cycle-level fabric, watching its PEs and links live")

@@ -1,7 +1,7 @@
 #include "ui/runtoolbar.h"
 
-#include "ui/document.h"
-#include "ui/waferpresenter.h"
+#include "ui/models/document.h"
+#include "ui/wafer/waferpresenter.h"
 
 #include <QComboBox>
 #include <QLabel>

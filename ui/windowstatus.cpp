@@ -1,6 +1,6 @@
 #include "ui/windowstatus.h"
 
-#include "ui/document.h"
+#include "ui/models/document.h"
 
 #include <QFileInfo>
 #include <QLabel>

@@ -82,7 +82,8 @@ std::optional<JobInput> loadJobInput(const ArgParser& parser, std::ostream& err,
     const std::optional<std::string> path = parser.value("params");
     if (!path)
         throw UsageError { "--params FILE is required" };
-    core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(parser.value("system").value_or("cs3"));
+    core::Expected<core::SystemSpec> system
+        = core::loadBuiltinPreset(parser.value("system").value_or(std::string(core::defaultPresetName())));
     if (!system) {
         exitCode = printDiagnostic(err, system.error());
         return std::nullopt;

@@ -1,15 +1,16 @@
-// waferscope: the desktop explorer. `waferscope [FILE] [--system cs2] [--num_csx N]
+// waferscope: the desktop explorer. `waferscope [FILE] [--system cs3] [--num_csx N]
 // [--mode train|inference] [--execution E] [--calibration NAME|FILE] [--overlay O] [--step K] [--run-token]
 // [--dock D] [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with
 // --run-token a token runs on the fabric once compiled (and --step picks a frame of it); with
 // --screenshot the window is rendered, saved and the app exits.
-#include "ui/document.h"
 #include "ui/launchoptions.h"
 #include "ui/mainwindow.h"
-#include "ui/optionnames.h"
-#include "ui/playbackcontroller.h"
+#include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
+#include "ui/models/optionnames.h"
+#include "ui/models/sensitivitymodel.h"
 #include "ui/screenshot.h"
-#include "ui/sensitivitypanel.h"
+#include "ui/wafer/playbackcontroller.h"
 
 #include "core/hardware/builtinpresets.h"
 
@@ -22,13 +23,180 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <memory>
+#include <optional>
 
 namespace {
+
+using waferscope::ui::MainWindow;
 
 int fail(int code, const QString& message)
 {
     std::fprintf(stderr, "waferscope: %s\n", qPrintable(message));
     return code;
+}
+
+// What main() and the handlers below share while the window runs: the options, and how the
+// window is saved (--screenshot) once it shows its final state.
+struct Launch {
+    Launch(QApplication& application, MainWindow& mainWindow, const waferscope::ui::LaunchOptions& launchOptions)
+        : app(application)
+        , window(mainWindow)
+        , options(launchOptions)
+    {
+    }
+    QApplication& app;
+    MainWindow& window;
+    const waferscope::ui::LaunchOptions& options;
+    std::function<void()> save; // set when the window is to be saved
+    int code = 0;
+    bool stepped = false; // --step applied (or not asked for)
+    bool tokenAsked = false;
+    bool tokenDone = false;
+    std::function<void()> saveWhenTokenShown = [] {};
+};
+
+// The run settings given on the command line (all of them for a screenshot, which must not
+// depend on the last session) as one transaction, and the software profile. Returns the exit
+// code of a bad value (with its message printed), or 0.
+int applyLaunchSettings(MainWindow& window, const waferscope::ui::LaunchOptions& options, bool interactive)
+{
+    waferscope::ui::Document* document = window.document();
+    const auto given = [&](const char* name) { return !interactive || options.given.contains(QLatin1String(name)); };
+    waferscope::ui::Settings settings = document->settings();
+    if (given("system")) {
+        const std::optional<std::size_t> index = document->systemIndexOf(options.system);
+        if (!index)
+            return fail(2,
+                QStringLiteral("error: unknown system '%1' (expected %2)")
+                    .arg(options.system, QString::fromStdString(waferscope::core::builtinPresetChoices())));
+        settings = document->withSystem(*index);
+    }
+    if (given("num_csx"))
+        settings.numSystems = options.numCsx;
+    // The names were checked by LaunchOptions::parse.
+    if (given("mode"))
+        settings.mode = waferscope::ui::runModeFromName(options.mode).value();
+    if (given("execution"))
+        settings.execution = waferscope::ui::executionFromName(options.execution).value();
+    if (const QString clusterError = document->applySettings(settings); !clusterError.isEmpty())
+        return fail(2, QStringLiteral("error: ") + clusterError);
+    if (!options.calibration.isEmpty())
+        if (const QString calibrationError = document->setCalibration(options.calibration); !calibrationError.isEmpty())
+            return fail(2, QStringLiteral("error: ") + calibrationError);
+    // --step shows the run's activity unless another overlay is asked for.
+    const QString overlay = !options.overlay.isEmpty() ? options.overlay
+        : options.step                                 ? QStringLiteral("activity")
+                                                       : QStringLiteral("placement");
+    if (given("overlay") || options.step)
+        window.presenter()->setOverlay(waferscope::ui::overlayFromName(overlay).value());
+    return 0;
+}
+
+// --step K: once the run is on screen, step to frame K (clamped to the run's frames).
+void connectStep(Launch& launch)
+{
+    launch.stepped = !launch.options.step.has_value() || launch.options.runToken; // --run-token steps the token
+    QObject::connect(&launch.window, &MainWindow::settled, &launch.window, [&launch] {
+        if (launch.stepped)
+            return;
+        launch.stepped = true;
+        waferscope::ui::PlaybackController* playback = launch.window.presenter()->playback();
+        const int step = *launch.options.step;
+        if (!launch.window.document()->run() || playback->frameCount() == 0) {
+            std::fprintf(stderr, "waferscope: --step %d: there is no run to step through\n", step);
+            if (launch.save)
+                QTimer::singleShot(0, &launch.window, launch.save);
+            return;
+        }
+        const std::size_t last = playback->frameCount() - 1;
+        if (std::size_t(step) > last)
+            std::fprintf(stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", step, last);
+        playback->seek(std::min(std::size_t(step), last));
+    });
+}
+
+// --run-token: once the model is compiled, a token of it on the fabric; saved once the run ended
+// and its last frame (or frame K of --step) is on screen.
+void connectRunToken(Launch& launch)
+{
+    launch.tokenDone = !launch.options.runToken;
+    if (!launch.options.runToken)
+        return;
+    MainWindow& window = launch.window;
+    waferscope::ui::FabricRuns* fabric = window.document()->fabric();
+    waferscope::ui::PlaybackController* playback = window.presenter()->playback();
+    QObject::connect(&window, &MainWindow::settled, &window, [&launch, fabric] {
+        if (launch.tokenAsked)
+            return;
+        launch.tokenAsked = true;
+        const QString why = fabric->tokenUnavailableReason();
+        if (!why.isEmpty()) {
+            std::fprintf(stderr, "waferscope: --run-token: %s\n", qPrintable(why));
+            launch.tokenDone = true;
+            if (launch.save)
+                QTimer::singleShot(0, &launch.window, launch.save);
+            return;
+        }
+        fabric->runToken();
+    });
+    launch.saveWhenTokenShown = [&launch, playback] {
+        const bool last = playback->frameCount() == 0 || launch.options.step
+            || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
+        const bool asked
+            = !launch.options.step || !playback->shown() || playback->shown()->index == playback->current();
+        if (launch.tokenDone && launch.save && last && asked)
+            QTimer::singleShot(0, &launch.window, launch.save);
+    };
+    QObject::connect(fabric, &waferscope::ui::FabricRuns::tokenFinished, &window, [&launch, playback] {
+        launch.tokenDone = true;
+        // With --step K, frame K of the token (clamped) rather than its last.
+        if (launch.options.step && playback->frameCount() > 0)
+            playback->seek(std::min(std::size_t(*launch.options.step), playback->frameCount() - 1));
+        launch.saveWhenTokenShown();
+    });
+    QObject::connect(&window, &MainWindow::stepShown, &window, [&launch] { launch.saveWhenTokenShown(); });
+}
+
+// --screenshot: saves the window once it shows its final state (the model file, if any, loaded
+// and compiled, or refused; with --step, the frame asked for; otherwise the run's sweep shown)
+// and quits. Returns the exit code.
+int runScreenshot(Launch& launch)
+{
+    MainWindow& window = launch.window;
+    launch.save = [&launch] {
+        const QString problem = waferscope::ui::saveScreenshot(&launch.window, launch.options.screenshot);
+        if (!problem.isEmpty())
+            launch.code = fail(1, problem);
+        launch.app.quit();
+    };
+    if (launch.options.file.isEmpty()) {
+        QTimer::singleShot(0, &window, launch.save);
+    } else if (launch.options.runToken) {
+        // saveWhenTokenShown saves it
+    } else if (launch.options.step) {
+        QObject::connect(&window, &MainWindow::stepShown, &window, [&launch](std::size_t index) {
+            if (index == launch.window.presenter()->playback()->current())
+                QTimer::singleShot(0, &launch.window, launch.save);
+        });
+    } else {
+        // Settled, and the "What this result depends on" sweep of the run (if any) is shown.
+        auto settled = std::make_shared<bool>(false);
+        auto saved = std::make_shared<bool>(false);
+        const auto saveWhenFinal = [&launch, settled, saved] {
+            if (!*settled || *saved || launch.window.sensitivity()->isComputing())
+                return;
+            *saved = true;
+            QTimer::singleShot(0, &launch.window, launch.save);
+        };
+        QObject::connect(&window, &MainWindow::settled, &window, [settled, saveWhenFinal] {
+            *settled = true;
+            saveWhenFinal();
+        });
+        QObject::connect(window.sensitivity(), &waferscope::ui::SensitivityModel::computed, &window, saveWhenFinal);
+    }
+    launch.app.exec();
+    return launch.code;
 }
 
 } // namespace
@@ -59,7 +227,7 @@ int main(int argc, char** argv)
     if (!systems)
         return fail(1, QString::fromStdString(systems.error().format()));
 
-    waferscope::ui::MainWindow window(std::move(systems).value());
+    MainWindow window(std::move(systems).value());
     // The last session's settings and layout, unless rendering a screenshot (which must not
     // depend on who ran the app before); options given on the command line win over them.
     const bool interactive = options.screenshot.isEmpty();
@@ -69,85 +237,11 @@ int main(int argc, char** argv)
         window.restoreSession(settings);
         QObject::connect(&app, &QApplication::aboutToQuit, &window, [&] { window.saveSession(settings); });
     }
-    const auto given = [&](const char* name) { return !interactive || options.given.contains(QLatin1String(name)); };
-    if (given("system") && !window.selectSystem(options.system))
-        return fail(2,
-            QStringLiteral("error: unknown system '%1' (expected %2)")
-                .arg(options.system, QString::fromStdString(waferscope::core::builtinPresetChoices())));
-    if (given("num_csx"))
-        if (const QString clusterError = window.setNumSystems(options.numCsx); !clusterError.isEmpty())
-            return fail(2, QStringLiteral("error: ") + clusterError);
-    // The names were checked by LaunchOptions::parse.
-    if (given("mode"))
-        window.setRunMode(waferscope::ui::runModeFromName(options.mode).value());
-    if (given("execution"))
-        window.setExecution(waferscope::ui::executionFromName(options.execution).value());
-    if (!options.calibration.isEmpty())
-        if (const QString calibrationError = window.document()->setCalibration(options.calibration);
-            !calibrationError.isEmpty())
-            return fail(2, QStringLiteral("error: ") + calibrationError);
-    // --step shows the run's activity unless another overlay is asked for.
-    const QString overlay = !options.overlay.isEmpty() ? options.overlay
-        : options.step                                 ? QStringLiteral("activity")
-                                                       : QStringLiteral("placement");
-    if (given("overlay") || options.step)
-        window.setOverlay(waferscope::ui::overlayFromName(overlay).value());
-    // --step K: once the run is on screen, step to frame K (clamped to the run's frames).
-    bool stepped = !options.step.has_value() || options.runToken; // --run-token steps through the token
-    std::function<void()> save; // set below when the window is saved
-    QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
-        if (stepped)
-            return;
-        stepped = true;
-        if (!window.run() || window.playback()->frameCount() == 0) {
-            std::fprintf(stderr, "waferscope: --step %d: there is no run to step through\n", *options.step);
-            if (save)
-                QTimer::singleShot(0, &window, save);
-            return;
-        }
-        const std::size_t last = window.playback()->frameCount() - 1;
-        if (std::size_t(*options.step) > last)
-            std::fprintf(
-                stderr, "waferscope: --step %d is past the run's last frame; showing frame %zu\n", *options.step, last);
-        window.playback()->seek(std::min(std::size_t(*options.step), last));
-    });
-    // --run-token: once the model is compiled, a token of it on the fabric.
-    bool tokenAsked = false;
-    bool tokenDone = !options.runToken;
-    std::function<void()> saveWhenTokenShown = [] {};
-    if (options.runToken) {
-        QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
-            if (tokenAsked)
-                return;
-            tokenAsked = true;
-            const QString why = window.document()->tokenUnavailableReason();
-            if (!why.isEmpty()) {
-                std::fprintf(stderr, "waferscope: --run-token: %s\n", qPrintable(why));
-                tokenDone = true;
-                if (save)
-                    QTimer::singleShot(0, &window, save);
-                return;
-            }
-            window.document()->runTokenOnFabric();
-        });
-        // Saved once the run ended and its last frame is on screen.
-        saveWhenTokenShown = [&] {
-            waferscope::ui::PlaybackController* playback = window.playback();
-            const bool last = playback->frameCount() == 0 || options.step
-                || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
-            const bool asked = !options.step || !playback->shown() || playback->shown()->index == playback->current();
-            if (tokenDone && save && last && asked)
-                QTimer::singleShot(0, &window, save);
-        };
-        QObject::connect(window.document(), &waferscope::ui::Document::tokenFinished, &window, [&] {
-            tokenDone = true;
-            // With --step K, frame K of the token (clamped) rather than its last.
-            if (options.step && window.playback()->frameCount() > 0)
-                window.playback()->seek(std::min(std::size_t(*options.step), window.playback()->frameCount() - 1));
-            saveWhenTokenShown();
-        });
-        QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&] { saveWhenTokenShown(); });
-    }
+    if (const int code = applyLaunchSettings(window, options, interactive); code != 0)
+        return code;
+    Launch launch(app, window, options);
+    connectStep(launch);
+    connectRunToken(launch);
     if (!options.dock.isEmpty())
         window.raiseDock(options.dock); // the name was checked by LaunchOptions::parse
     window.openFiles(options.files);
@@ -157,45 +251,5 @@ int main(int argc, char** argv)
     window.show();
     if (options.screenshot.isEmpty())
         return app.exec();
-
-    // Save once the window shows its final state: the model file (if any) loaded and compiled,
-    // or refused.
-    int code = 0;
-    save = [&] {
-        const QString problem = waferscope::ui::saveScreenshot(&window, options.screenshot);
-        if (!problem.isEmpty())
-            code = fail(1, problem);
-        app.quit();
-    };
-    // With --step, the window is final once the frame asked for is on screen.
-    if (options.file.isEmpty())
-        QTimer::singleShot(0, &window, save);
-    else if (options.runToken) {
-        // saveWhenTokenShown saves it
-    } else if (options.step)
-        QObject::connect(&window, &waferscope::ui::MainWindow::stepShown, &window, [&](std::size_t index) {
-            if (index == window.playback()->current())
-                QTimer::singleShot(0, &window, save);
-        });
-    else {
-        // Settled, and the "What this result depends on" sweep of the run (if any) is shown.
-        bool settled = false;
-        bool saved = false;
-        const auto saveWhenFinal = [&] {
-            if (!settled || saved || window.sensitivityPanel()->isComputing())
-                return;
-            saved = true;
-            QTimer::singleShot(0, &window, save);
-        };
-        QObject::connect(&window, &waferscope::ui::MainWindow::settled, &window, [&] {
-            settled = true;
-            saveWhenFinal();
-        });
-        QObject::connect(
-            window.sensitivityPanel(), &waferscope::ui::SensitivityPanel::computed, &window, saveWhenFinal);
-        app.exec();
-        return code;
-    }
-    app.exec();
-    return code;
+    return runScreenshot(launch);
 }

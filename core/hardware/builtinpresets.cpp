@@ -30,6 +30,11 @@ std::string builtinPresetChoices()
     return choiceList(builtinPresetNames());
 }
 
+std::string_view defaultPresetName()
+{
+    return "cs3";
+}
+
 Expected<SystemSpec> loadBuiltinPreset(std::string_view name)
 {
     std::string known;

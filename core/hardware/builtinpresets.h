@@ -28,6 +28,9 @@ Expected<std::vector<SystemSpec>> loadBuiltinPresets();
 // or a help text lists them ("cs1, cs2 or cs3"): every front end lists the presets from here.
 std::vector<std::string> builtinPresetNames();
 std::string builtinPresetChoices();
+// The system every front end uses when none is named: the current generation. The CLI's
+// outputs (and their digests) for a run without --system are of this preset.
+std::string_view defaultPresetName();
 
 // Loads the built-in preset `name`; the error lists the known names.
 Expected<SystemSpec> loadBuiltinPreset(std::string_view name);

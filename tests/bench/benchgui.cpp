@@ -4,9 +4,9 @@
 #include "benchgui.h"
 
 #include "ui/mainwindow.h"
-#include "ui/meshrenderer.h"
-#include "ui/playbackcontroller.h"
 #include "ui/stallwatch.h"
+#include "ui/wafer/meshrenderer.h"
+#include "ui/wafer/playbackcontroller.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/framesource.h"
@@ -74,9 +74,9 @@ double maxStallMs(bool quick, bool* ok)
     ui::MainWindow window(std::move(systems).value());
     window.resize(1600, 1000);
     window.show();
-    window.selectSystem(QStringLiteral("cs2"));
-    window.setNumSystems(4);
-    window.setOverlay(ui::MeshOverlay::Activity);
+    window.document()->selectSystem(QStringLiteral("cs2"));
+    window.document()->setNumSystems(4);
+    window.presenter()->setOverlay(ui::MeshOverlay::Activity);
     QEventLoop loop;
     QTimer::singleShot(300, &loop, &QEventLoop::quit); // the window's first layout and paint
     loop.exec();
@@ -86,13 +86,13 @@ double maxStallMs(bool quick, bool* ok)
     QTimer::singleShot(60000, &loop, &QEventLoop::quit);
     window.openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
     loop.exec();
-    if (!window.run())
+    if (!window.document()->run())
         return *ok = false, 0.0;
-    window.playback()->setSpeed(60);
-    window.playback()->play();
+    window.presenter()->playback()->setSpeed(60);
+    window.presenter()->playback()->play();
     QTimer::singleShot(quick ? 500 : 3000, &loop, &QEventLoop::quit);
     loop.exec();
-    *ok = *ok && window.playback()->current() > 0;
+    *ok = *ok && window.presenter()->playback()->current() > 0;
     return watch.maxGapMs();
 }
 

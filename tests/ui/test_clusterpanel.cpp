@@ -1,12 +1,13 @@
 // The Cluster dock: a dropped jobs file is scheduled as core schedules it, the tiles show who
 // holds each system at the cursor, an edited num_csx reschedules, the jobs save and read back,
 // and a clicked job loads its model on its allocation into the other docks.
-#include "ui/clustergantt.h"
-#include "ui/clusterpanel.h"
-#include "ui/clustertiles.h"
-#include "ui/document.h"
+#include "ui/cluster/clustergantt.h"
+#include "ui/cluster/clusterpanel.h"
+#include "ui/cluster/clustertiles.h"
 #include "ui/mainwindow.h"
-#include "ui/qcustomplotinclude.h"
+#include "ui/models/clustersession.h"
+#include "ui/models/document.h"
+#include "ui/panels/qcustomplotinclude.h"
 #include "windowfixture.h"
 
 #include "core/cluster/cluster.h"
@@ -41,8 +42,8 @@ private Q_SLOTS:
     void aDroppedJobsFileIsScheduledInTheClusterDock()
     {
         auto window = makeWindow();
-        ui::ClusterPanel* panel = window->clusterPanel();
-        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        ui::ClusterPanel* panel = window->views().cluster;
+        QSignalSpy scheduled(window->cluster(), &ui::ClusterSession::scheduled);
         QVERIFY(test::dropUrls(window.get(), { QUrl::fromLocalFile(kCondor) }));
         QVERIFY(scheduled.wait(60000));
         // Routed here, not to the document: no model was loaded.
@@ -50,7 +51,7 @@ private Q_SLOTS:
         auto* dock = window->findChild<QDockWidget*>(QStringLiteral("clusterDock"));
         QVERIFY(dock && dock->isVisible());
         const core::cluster::ClusterResult want = expected();
-        const auto shown = panel->schedule();
+        const auto shown = window->cluster()->schedule();
         QVERIFY(shown);
         QCOMPARE(shown->jobs.size(), want.jobs.size());
         for (std::size_t j = 0; j < want.jobs.size(); ++j) {
@@ -58,7 +59,7 @@ private Q_SLOTS:
             QCOMPARE(shown->jobs[j].endS, want.jobs[j].endS);
         }
         QCOMPARE(panel->table()->rowCount(), int(want.jobs.size()));
-        QVERIFY(panel->summary().contains(QStringLiteral("7 of 7 jobs run")));
+        QVERIFY(window->cluster()->summary().contains(QStringLiteral("7 of 7 jobs run")));
         // The tiles at a moment: each system in the colour of the job that holds it then.
         const double at = *want.jobs[4].startS + 1.0; // gpt3-6.7b-long has started
         panel->setTime(at);
@@ -77,8 +78,8 @@ private Q_SLOTS:
     void editingNumCsxReschedulesAndSaves()
     {
         auto window = makeWindow();
-        ui::ClusterPanel* panel = window->clusterPanel();
-        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        ui::ClusterPanel* panel = window->views().cluster;
+        QSignalSpy scheduled(window->cluster(), &ui::ClusterSession::scheduled);
         window->openFile(kCondor);
         QVERIFY(scheduled.wait(60000));
         // The table's num_csx cell, edited as a user does: llama2-70b on 16 systems.
@@ -86,69 +87,104 @@ private Q_SLOTS:
         panel->table()->item(1, 2)->setData(Qt::EditRole, 16);
         QVERIFY(scheduled.wait(60000));
         const core::cluster::ClusterResult want = expected({ { "llama2-70b", 16 } });
-        QCOMPARE(panel->schedule()->jobs[1].numCsx, 16);
-        QCOMPARE(panel->schedule()->jobs[1].endS, want.jobs[1].endS);
-        QCOMPARE(panel->schedule()->makespanS, want.makespanS);
+        QCOMPARE(window->cluster()->schedule()->jobs[1].numCsx, 16);
+        QCOMPARE(window->cluster()->schedule()->jobs[1].endS, want.jobs[1].endS);
+        QCOMPARE(window->cluster()->schedule()->makespanS, want.makespanS);
         // A count the cluster cannot give is refused and the table shows what is scheduled.
-        QVERIFY(!panel->setNumCsx(1, 65));
+        QVERIFY(!window->cluster()->setNumCsx(1, 65));
         QCOMPARE(panel->table()->item(1, 2)->text(), QStringLiteral("16"));
         // FIFO from the policy box.
         scheduled.clear();
-        panel->setPolicy(core::cluster::Policy::Fifo);
+        window->cluster()->setPolicy(core::cluster::Policy::Fifo);
         QVERIFY(scheduled.wait(60000));
-        QCOMPARE(panel->schedule()->policy, core::cluster::Policy::Fifo);
-        panel->setPolicy(core::cluster::Policy::Backfill);
+        QCOMPARE(window->cluster()->schedule()->policy, core::cluster::Policy::Fifo);
+        window->cluster()->setPolicy(core::cluster::Policy::Backfill);
         QVERIFY(scheduled.wait(60000));
 
         // Saved elsewhere, the edited jobs read back with their params found.
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("sub/edited.yaml"));
         QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("sub"))));
-        QCOMPARE(panel->saveJobsAs(path), QString());
+        QCOMPARE(window->cluster()->saveJobsAs(path), QString());
         const core::cluster::JobsFile saved = core::cluster::readJobsFile(path.toStdString()).value();
         QCOMPARE(saved.jobs[1].numCsx, 16);
         core::cluster::TimingCache cache;
         core::cluster::ClusterOptions fifo;
         fifo.policy = core::cluster::Policy::Fifo;
         const core::cluster::ClusterResult again = core::cluster::scheduleCluster(saved, fifo, cache).value();
-        QCOMPARE(again.makespanS, panel->schedule()->makespanS);
+        QCOMPARE(again.makespanS, window->cluster()->schedule()->makespanS);
+    }
+
+    // The session alone, without a window: the same schedule, and a job asked for by its row.
+    void aSessionSchedulesWithoutAWindow()
+    {
+        ui::ClusterSession session;
+        QSignalSpy scheduled(&session, &ui::ClusterSession::scheduled);
+        session.open(kCondor);
+        QVERIFY(session.isBusy());
+        QVERIFY(scheduled.wait(60000));
+        const core::cluster::ClusterResult want = expected();
+        QVERIFY(session.schedule());
+        QCOMPARE(session.schedule()->makespanS, want.makespanS);
+        QVERIFY(session.summary().contains(QStringLiteral("7 of 7 jobs run")));
+        QSignalSpy activated(&session, &ui::ClusterSession::jobActivated);
+        QVERIFY(session.activateJob(0)); // gpt3-xl on 16 CS-2
+        QCOMPARE(activated.size(), 1);
+        QVERIFY(activated.first().at(0).toString().endsWith(QStringLiteral("gpt3_xl.yaml")));
+        QCOMPARE(activated.first().at(1).toString(), QStringLiteral("cs2"));
+        QCOMPARE(activated.first().at(2).toInt(), 16);
+        QVERIFY(!session.activateJob(7));
+        QVERIFY(!session.setNumCsx(0, 0));
     }
 
     void clickingAJobLoadsItsModelOnItsAllocation()
     {
         auto window = makeWindow();
-        ui::ClusterPanel* panel = window->clusterPanel();
-        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        ui::Document* document = window->document();
+        // A model on screen first (another system, size and file), so the click changes them all.
+        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml"));
+        QVERIFY(settled.wait(120000));
+        QCOMPARE(document->system().name, std::string("cs3"));
+        ui::ClusterPanel* panel = window->views().cluster;
+        QSignalSpy scheduled(window->cluster(), &ui::ClusterSession::scheduled);
         window->openFile(kCondor);
         QVERIFY(scheduled.wait(60000));
-        QSignalSpy settled(window.get(), &ui::MainWindow::settled);
+        // One transaction: the system, the size and the model together compile once.
+        QSignalSpy busy(document, &ui::Document::busyChanged);
         QTableWidget* table = panel->table();
         const QRect cell = table->visualItemRect(table->item(0, 0)); // gpt3-xl, 16 CS-2
         QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
-        QTRY_VERIFY_WITH_TIMEOUT(window->document()->model() != nullptr && window->plan() != nullptr, 120000);
-        QCOMPARE(QString::fromStdString(window->currentSystem().name), QStringLiteral("cs2"));
-        QCOMPARE(window->numSystems(), 16);
-        QVERIFY(window->document()->model()->path.endsWith(QStringLiteral("gpt3_xl.yaml")));
+        QTRY_VERIFY_WITH_TIMEOUT(document->model() && document->model()->path.endsWith(QStringLiteral("gpt3_xl.yaml"))
+                && document->run() != nullptr,
+            120000);
+        qsizetype compiles = 0;
+        for (const QList<QVariant>& call : busy)
+            compiles += call.at(0).toString() == QStringLiteral("compiling") ? 1 : 0;
+        QCOMPARE(compiles, qsizetype(1));
+        QCOMPARE(QString::fromStdString(document->system().name), QStringLiteral("cs2"));
+        QCOMPARE(document->numSystems(), 16);
+        QCOMPARE(document->plan()->numSystems, 16);
         // The cursor moved to the job's start.
-        QCOMPARE(panel->tiles()->time(), *panel->schedule()->jobs[0].startS);
+        QCOMPARE(panel->tiles()->time(), *window->cluster()->schedule()->jobs[0].startS);
     }
 
     void inferenceReplicasAreSizedOnRequest()
     {
         auto window = makeWindow();
-        ui::ClusterPanel* panel = window->clusterPanel();
-        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        ui::ClusterPanel* panel = window->views().cluster;
+        QSignalSpy scheduled(window->cluster(), &ui::ClusterSession::scheduled);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/cluster/inference.yaml");
         window->openFile(path);
         QVERIFY(scheduled.wait(60000));
-        QCOMPARE(panel->schedule()->jobs[1].replicas, 8); // as filed
+        QCOMPARE(window->cluster()->schedule()->jobs[1].replicas, 8); // as filed
         scheduled.clear();
         // Sizing shows its progress in the summary, a percent at a time, never going back.
         QList<QPair<int, QString>> progress;
-        connect(panel, &ui::ClusterPanel::progressed, this, [&](int percent) {
+        connect(window->cluster(), &ui::ClusterSession::progressed, this, [&](int percent) {
             progress.append({ percent, panel->shownSummary() });
         });
-        panel->setSizeInference(true);
+        window->cluster()->setSizeInference(true);
         QVERIFY(scheduled.wait(60000));
         QVERIFY(progress.size() >= 2);
         for (qsizetype i = 0; i < progress.size(); ++i) {
@@ -166,7 +202,7 @@ private Q_SLOTS:
         const core::cluster::ClusterResult want
             = core::cluster::scheduleCluster(core::cluster::readJobsFile(path.toStdString()).value(), sized, cache)
                   .value();
-        QCOMPARE(panel->schedule()->jobs[1].replicas, want.jobs[1].replicas);
+        QCOMPARE(window->cluster()->schedule()->jobs[1].replicas, want.jobs[1].replicas);
         QVERIFY(want.jobs[1].replicasNeeded.has_value());
         QCOMPARE(panel->table()->item(1, 3)->text(), QString::number(want.jobs[1].replicas));
     }
@@ -174,8 +210,7 @@ private Q_SLOTS:
     void aBadJobsFileIsLocatedAndKeepsTheSchedule()
     {
         auto window = makeWindow();
-        ui::ClusterPanel* panel = window->clusterPanel();
-        QSignalSpy scheduled(panel, &ui::ClusterPanel::scheduled);
+        QSignalSpy scheduled(window->cluster(), &ui::ClusterSession::scheduled);
         window->openFile(kCondor);
         QVERIFY(scheduled.wait(60000));
         QTemporaryDir dir;
@@ -184,13 +219,13 @@ private Q_SLOTS:
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write("cluster: {system: cs2, systems: 4}\njobs:\n  - {name: a, params: x.yaml, max_stepz: 1}\n");
         file.close();
-        QSignalSpy failed(panel, &ui::ClusterPanel::failed);
+        QSignalSpy failed(window->cluster(), &ui::ClusterSession::failed);
         scheduled.clear();
         window->openFile(bad);
         QVERIFY(scheduled.wait(60000));
         QCOMPARE(failed.size(), 1);
         QVERIFY(failed.first().at(0).toString().contains(bad + QStringLiteral(":3:31: error: unknown key")));
-        QCOMPARE(panel->schedule()->jobs.size(), std::size_t(7)); // the last schedule stays
+        QCOMPARE(window->cluster()->schedule()->jobs.size(), std::size_t(7)); // the last schedule stays
     }
 };
 

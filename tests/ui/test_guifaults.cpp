@@ -3,13 +3,13 @@
 // it had; an old or damaged saved layout gives the default one; Stop during a report export
 // replaces nothing.
 #include "core/report/rundirectorylock.h"
-#include "ui/document.h"
-#include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
-#include "ui/messagepanel.h"
-#include "ui/modelpanel.h"
-#include "ui/reportexporter.h"
-#include "ui/sessionstate.h"
+#include "ui/models/document.h"
+#include "ui/models/layertablemodel.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/sessionstate.h"
+#include "ui/panels/messagepanel.h"
+#include "ui/panels/modelpanel.h"
 #include "windowfixture.h"
 
 #include <QCryptographicHash>
@@ -47,19 +47,19 @@ class TestGuiFaults : public QObject {
     // Drops `path`, waits for the refusal, and checks that the previous model and plan stay.
     static QString dropRefused(ui::MainWindow* window, const QString& path)
     {
-        const auto graph = window->modelPanel()->layerModel()->graph();
-        const auto plan = window->plan();
+        const auto graph = window->views().model->layerModel()->graph();
+        const auto plan = window->document()->plan();
         QSignalSpy failed(window->document(), &ui::Document::loadFailed);
-        const int before = window->messagePanel()->count();
+        const int before = window->views().messages->count();
         if (!test::dropUrls(window, { QUrl::fromLocalFile(path) }))
             return QStringLiteral("drop not accepted");
         if (!failed.wait(30000))
             return QStringLiteral("no refusal");
-        if (window->modelPanel()->layerModel()->graph() != graph || window->plan() != plan)
+        if (window->views().model->layerModel()->graph() != graph || window->document()->plan() != plan)
             return QStringLiteral("the previous model was replaced");
-        if (window->isBusy())
+        if (window->document()->isBusy())
             return QStringLiteral("still busy");
-        return window->messagePanel()->text(before);
+        return window->views().messages->text(before);
     }
 
 private Q_SLOTS:
@@ -98,7 +98,7 @@ private Q_SLOTS:
         const QString largeError = dropRefused(window.get(), large);
         QVERIFY2(largeError.startsWith(large + QStringLiteral(":1:1: error: file is 10")), qPrintable(largeError));
         QVERIFY2(largeError.contains(QStringLiteral("is at most")), qPrintable(largeError));
-        QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+        QCOMPARE(window->views().model->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
     }
 
     void fileDeletedWhileLoadingLoadsOrIsRefusedCleanly()
@@ -121,14 +121,14 @@ private Q_SLOTS:
                 });
             started.acquire(pool->maxThreadCount());
             QSignalSpy failed(window->document(), &ui::Document::loadFailed);
-            const auto graph = window->modelPanel()->layerModel()->graph();
+            const auto graph = window->views().model->layerModel()->graph();
             window->openFile(path);
             QVERIFY(QFile::remove(path));
             release.release(pool->maxThreadCount());
             QVERIFY(failed.wait(30000));
             QCOMPARE(failed.first().at(1).toString(), path + QStringLiteral(":1:1: error: no such file"));
-            QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
-            QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+            QCOMPARE(window->views().model->layerModel()->graph(), graph);
+            QCOMPARE(window->views().model->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
         }
         // Deleted at times spread over the load: either the load read it first (and the model
         // is the new one) or it is a located error and the old model stays; never a crash or a
@@ -136,7 +136,7 @@ private Q_SLOTS:
         for (int delayMs : { 0, 1, 5, 20 }) {
             const QString path = dir.filePath(QStringLiteral("gpt3_xl_%1.yaml").arg(delayMs));
             QVERIFY(QFile::copy(sample, path));
-            const auto graph = window->modelPanel()->layerModel()->graph();
+            const auto graph = window->views().model->layerModel()->graph();
             QSignalSpy loaded(window->document(), &ui::Document::modelChanged);
             QSignalSpy failed(window->document(), &ui::Document::loadFailed);
             QSignalSpy settled(window.get(), &ui::MainWindow::settled);
@@ -145,10 +145,10 @@ private Q_SLOTS:
             QVERIFY(QFile::remove(path));
             QVERIFY(settled.count() > 0 || settled.wait(30000)); // it may have settled during the wait
             if (loaded.count() == 1) {
-                QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::Gpt3);
+                QCOMPARE(window->views().model->layerModel()->graph()->config.family, core::ModelConfig::Family::Gpt3);
             } else {
                 QCOMPARE(failed.count(), 1);
-                QCOMPARE(window->modelPanel()->layerModel()->graph(), graph);
+                QCOMPARE(window->views().model->layerModel()->graph(), graph);
                 QVERIFY(failed.first().at(1).toString().startsWith(path + QStringLiteral(":1:1: error: ")));
             }
         }
@@ -180,7 +180,7 @@ private Q_SLOTS:
             window->restoreSession(settings);
             auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
             QVERIFY2(window->dockWidgetArea(layers) == Qt::BottomDockWidgetArea, qPrintable(what));
-            ui::MessagePanel* messages = window->messagePanel();
+            ui::MessagePanel* messages = window->views().messages;
             QVERIFY2(messages->count() > 0
                     && messages->text(messages->count() - 1).contains(QStringLiteral("using the default layout")),
                 qPrintable(what));
@@ -202,7 +202,7 @@ private Q_SLOTS:
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->run() != nullptr);
+        QVERIFY(window->document()->run() != nullptr);
         QFile edited(path);
         QVERIFY(edited.open(QIODevice::WriteOnly | QIODevice::Append));
         edited.write("# edited after loading\n");
@@ -239,7 +239,7 @@ private Q_SLOTS:
         core::Expected<core::report::RunDirectoryLock> held
             = core::report::RunDirectoryLock::acquire(target.toStdString());
         QVERIFY(held);
-        const int messagesBefore = window->messagePanel()->count();
+        const int messagesBefore = window->views().messages->count();
         QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
         window->exportReport(target);
         QVERIFY(exported.wait(30000));
@@ -247,9 +247,9 @@ private Q_SLOTS:
         QVERIFY2(
             refusal.startsWith(target + QStringLiteral(": error: another WaferScope run is writing this directory")),
             qPrintable(refusal));
-        QCOMPARE(window->messagePanel()->count(), messagesBefore + 1);
-        QCOMPARE(window->messagePanel()->text(messagesBefore), refusal);
-        QVERIFY(!window->isBusy());
+        QCOMPARE(window->views().messages->count(), messagesBefore + 1);
+        QCOMPARE(window->views().messages->text(messagesBefore), refusal);
+        QVERIFY(!window->document()->isBusy());
         QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden),
             (QStringList { QStringLiteral(".waferscope.lock"), QStringLiteral("report.json") }));
         QVERIFY(old.open(QIODevice::ReadOnly));
@@ -269,8 +269,8 @@ private Q_SLOTS:
     {
         // GPT-3 XL on 16 CS-2: the trace alone is tens of MB, so Stop lands while it is written.
         auto window = test::makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(16).isEmpty());
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(16).isEmpty());
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
         QVERIFY(settled.wait(60000));
@@ -284,14 +284,14 @@ private Q_SLOTS:
 
         QSignalSpy exported(window.get(), &ui::MainWindow::reportExported);
         window->exportReport(target);
-        QVERIFY(window->isBusy());
+        QVERIFY(window->document()->isBusy());
         QElapsedTimer stopped;
         stopped.start();
-        window->cancelWork();
+        window->document()->cancel();
         QVERIFY(exported.wait(30000));
         qInfo("export stopped %lld ms after Stop", static_cast<long long>(stopped.elapsed()));
         QCOMPARE(exported.first().at(1).toString(), ui::reportCancelledMessage(target));
-        QVERIFY(!window->isBusy());
+        QVERIFY(!window->document()->isBusy());
         // Only the old file, unchanged, and no temporary.
         QCOMPARE(QDir(target).entryList(QDir::Files | QDir::Hidden), QStringList { QStringLiteral("report.json") });
         QVERIFY(old.open(QIODevice::ReadOnly));

@@ -1,26 +1,29 @@
 // The GUI shell on the offscreen platform: system selection, cluster limits, drag and drop,
 // hover, the screenshot path and the launch options.
 #include "sanitizer.h"
-#include "ui/document.h"
-#include "ui/hardwaretablemodel.h"
 #include "ui/launchoptions.h"
-#include "ui/layertablemodel.h"
 #include "ui/mainwindow.h"
-#include "ui/messagepanel.h"
-#include "ui/modelpanel.h"
-#include "ui/placementpanel.h"
-#include "ui/playbackcontroller.h"
-#include "ui/qcustomplotinclude.h"
-#include "ui/regiontablemodel.h"
-#include "ui/reportexporter.h"
-#include "ui/runlayertablemodel.h"
-#include "ui/scalingpanel.h"
+#include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
+#include "ui/models/hardwaretablemodel.h"
+#include "ui/models/layertablemodel.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/runlayertablemodel.h"
+#include "ui/panels/layerspanel.h"
+#include "ui/panels/messagepanel.h"
+#include "ui/panels/modelpanel.h"
+#include "ui/panels/placementpanel.h"
+#include "ui/panels/qcustomplotinclude.h"
+#include "ui/panels/regiontablemodel.h"
+#include "ui/panels/scalingpanel.h"
+#include "ui/panels/systempanel.h"
+#include "ui/panels/timelinedock.h"
+#include "ui/panels/timelinepanel.h"
+#include "ui/panels/utilizationpanel.h"
 #include "ui/screenshot.h"
 #include "ui/stallwatch.h"
-#include "ui/systempanel.h"
-#include "ui/timelinepanel.h"
-#include "ui/utilizationpanel.h"
-#include "ui/waferview.h"
+#include "ui/wafer/playbackcontroller.h"
+#include "ui/wafer/waferview.h"
 #include "windowfixture.h"
 
 #include "core/compiler/compiler.h"
@@ -82,30 +85,30 @@ private Q_SLOTS:
     void systemSelectionDrivesViewAndPanel()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QCOMPARE(window->waferView()->scene().fabricWidth, 757);
-        QCOMPARE(window->waferView()->scene().fabricHeight, 996);
-        QCOMPARE(window->waferView()->scene().usable, QRect(4, 1, 750, 994));
-        QVERIFY(window->selectSystem(QStringLiteral("cs3")));
-        QCOMPARE(window->waferView()->scene().fabricWidth, 762);
-        QCOMPARE(window->waferView()->scene().fabricHeight, 1172);
-        const ui::HardwareTableModel* model = window->systemPanel()->model();
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QCOMPARE(window->views().wafer->scene().fabricWidth, 757);
+        QCOMPARE(window->views().wafer->scene().fabricHeight, 996);
+        QCOMPARE(window->views().wafer->scene().usable, QRect(4, 1, 750, 994));
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs3")));
+        QCOMPARE(window->views().wafer->scene().fabricWidth, 762);
+        QCOMPARE(window->views().wafer->scene().fabricHeight, 1172);
+        const ui::HardwareTableModel* model = window->views().system->model();
         QVERIFY(model->rowCount() > 10);
         QCOMPARE(model->index(0, ui::HardwareTableModel::ValueColumn).data().toString(), QStringLiteral("WSE-3"));
-        QVERIFY(!window->selectSystem(QStringLiteral("cs9")));
-        QCOMPARE(window->currentSystem().name, std::string("cs3"));
+        QVERIFY(!window->document()->selectSystem(QStringLiteral("cs9")));
+        QCOMPARE(window->document()->system().name, std::string("cs3"));
     }
 
     void clusterSizeFollowsTheGeneration()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(192).isEmpty());
-        QCOMPARE(window->numSystems(), 192);
-        QVERIFY(!window->setNumSystems(193).isEmpty());
-        QVERIFY(window->selectSystem(QStringLiteral("cs1")));
-        QCOMPARE(window->numSystems(), 1); // clamped: CS-1 has no SwarmX
-        QVERIFY(window->setNumSystems(2).contains(QStringLiteral("no SwarmX")));
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(192).isEmpty());
+        QCOMPARE(window->document()->numSystems(), 192);
+        QVERIFY(!window->document()->setNumSystems(193).isEmpty());
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs1")));
+        QCOMPARE(window->document()->numSystems(), 1); // clamped: CS-1 has no SwarmX
+        QVERIFY(window->document()->setNumSystems(2).contains(QStringLiteral("no SwarmX")));
     }
 
     void droppedModelLoadsOffTheGuiThreadIntoTheModelPanel()
@@ -115,12 +118,12 @@ private Q_SLOTS:
         QSignalSpy loaded(window->document(), &ui::Document::modelChanged);
         drop(window.get(), { QUrl::fromLocalFile(path) });
         QVERIFY(loaded.wait(20000));
-        const ui::LayerTableModel* layers = window->modelPanel()->layerModel();
+        const ui::LayerTableModel* layers = window->views().model->layerModel();
         QVERIFY(layers->graph() != nullptr);
         // GPT-3 XL: 24 blocks of 10 ops, embedding, positions, final norm, head and loss.
         QCOMPARE(layers->rowCount(), 24 * 10 + 5);
         QCOMPARE(layers->graph()->totalParams, std::int64_t(1'315'723'264)); // closed form in the sample's header
-        QVERIFY(window->modelPanel()->summaryText().contains(QStringLiteral("1,315,723,264")));
+        QVERIFY(window->views().model->summaryText().contains(QStringLiteral("1,315,723,264")));
         QVERIFY(window->windowTitle().startsWith(QStringLiteral("gpt3_xl.yaml")));
     }
 
@@ -131,18 +134,18 @@ private Q_SLOTS:
         QSignalSpy failed(window->document(), &ui::Document::loadFailed);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml"));
         QVERIFY(settled.wait(20000)); // loaded and compiled: no message still on its way
-        const auto plan = window->plan();
+        const auto plan = window->document()->plan();
         QVERIFY(plan != nullptr);
         const QString bad
             = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/tests/data/bad/legacy_num_heads_not_dividing_hidden.yaml");
-        const int before = window->messagePanel()->count();
+        const int before = window->views().messages->count();
         window->openFile(bad);
         QVERIFY(failed.wait(20000));
-        QCOMPARE(window->messagePanel()->text(before),
+        QCOMPARE(window->views().messages->text(before),
             bad + QStringLiteral(":15:16: error: num_heads must divide hidden_size (got 4096 and 30)"));
-        QCOMPARE(window->modelPanel()->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
-        QVERIFY(window->modelPanel()->statusText().contains(QStringLiteral("unchanged")));
-        QCOMPARE(window->plan(), plan); // and so does its placement
+        QCOMPARE(window->views().model->layerModel()->graph()->config.family, core::ModelConfig::Family::FcMnist);
+        QVERIFY(window->views().model->statusText().contains(QStringLiteral("unchanged")));
+        QCOMPARE(window->document()->plan(), plan); // and so does its placement
     }
 
     void droppedDirectoryAndMissingFileAreLocatedErrors()
@@ -150,15 +153,15 @@ private Q_SLOTS:
         auto window = makeWindow();
         QTemporaryDir dir;
         QSignalSpy failed(window->document(), &ui::Document::loadFailed);
-        const int before = window->messagePanel()->count();
+        const int before = window->views().messages->count();
         window->openFile(dir.path());
         QVERIFY(failed.wait(20000));
         window->openFile(dir.filePath("gone.yaml"));
         QVERIFY(failed.wait(20000));
-        QCOMPARE(window->messagePanel()->count(), before + 2);
-        QCOMPARE(window->messagePanel()->text(before),
+        QCOMPARE(window->views().messages->count(), before + 2);
+        QCOMPARE(window->views().messages->text(before),
             dir.path() + QStringLiteral(":1:1: error: is a directory, expected a Model Zoo params YAML file"));
-        QCOMPARE(window->messagePanel()->text(before + 1),
+        QCOMPARE(window->views().messages->text(before + 1),
             dir.filePath("gone.yaml") + QStringLiteral(":1:1: error: no such file"));
     }
 
@@ -179,8 +182,8 @@ private Q_SLOTS:
     void hoverReportsThePeUnderTheMouse()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        ui::WaferView* view = window->waferView();
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        ui::WaferView* view = window->views().wafer;
         QSignalSpy spy(view, &ui::WaferView::hoveredPeChanged);
         const QPointF pixel = view->viewport().peToPixel(QPointF(100.5, 200.5));
         QTest::mouseMove(view, pixel.toPoint());
@@ -195,14 +198,14 @@ private Q_SLOTS:
     void screenshotShowsTheMesh()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("shot.png"));
         QCOMPARE(ui::saveScreenshot(window.get(), path), QString());
         const QImage image(path);
         QCOMPARE(image.size(), window->size() * window->devicePixelRatio());
         // The PE at the centre of the usable rectangle is drawn in the usable colour.
-        ui::WaferView* view = window->waferView();
+        ui::WaferView* view = window->views().wafer;
         const QPoint inView = view->viewport().peToPixel(QPointF(378.5, 497.5)).toPoint();
         const QPoint inWindow = view->mapTo(window.get(), inView);
         QCOMPARE(image.pixelColor(inWindow), ui::MeshPalette().usablePe);
@@ -214,25 +217,25 @@ private Q_SLOTS:
     void loadedModelIsPlacedOnTheWafer()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        const auto plan = window->plan();
+        const auto plan = window->document()->plan();
         QVERIFY(plan != nullptr);
 
         const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
         const core::ExecutionPlan expected
-            = core::compile(graph, window->currentSystem(), core::CompileOptions {}).value();
+            = core::compile(graph, window->document()->system(), core::CompileOptions {}).value();
         QCOMPARE(plan->mode, core::ExecutionMode::Pipelined);
         QCOMPARE(plan->regions.size(), expected.regions.size());
-        ui::WaferView* view = window->waferView();
+        ui::WaferView* view = window->views().wafer;
         QVERIFY(view->scene().regions != nullptr);
         QCOMPARE(view->scene().regions->size(), expected.regions.size());
         QCOMPARE(view->scene().wafers, 1);
-        QCOMPARE(window->placementPanel()->regionModel()->rowCount(), int(expected.regions.size()));
-        QVERIFY(window->placementPanel()->summaryText().contains(QStringLiteral("pipelined")));
+        QCOMPARE(window->views().placement->regionModel()->rowCount(), int(expected.regions.size()));
+        QVERIFY(window->views().placement->summaryText().contains(QStringLiteral("pipelined")));
 
         // Hover the middle of the LM head's region: the status bar names it and its SRAM.
         std::size_t head = 0;
@@ -244,8 +247,9 @@ private Q_SLOTS:
         const QPoint pixel
             = view->viewport().peToPixel(QPointF(rect.x + rect.w / 2 + 0.5, rect.y + rect.h / 2 + 0.5)).toPoint();
         QTest::mouseMove(view, pixel);
-        QVERIFY2(window->hoverText().contains(QStringLiteral("lm_head")), qPrintable(window->hoverText()));
-        QVERIFY(window->hoverText().contains(QStringLiteral("SRAM")));
+        QVERIFY2(window->presenter()->hoverText().contains(QStringLiteral("lm_head")),
+            qPrintable(window->presenter()->hoverText()));
+        QVERIFY(window->presenter()->hoverText().contains(QStringLiteral("SRAM")));
 
         // A click selects it in the Placement dock and outlines it.
         QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, pixel);
@@ -271,82 +275,82 @@ private Q_SLOTS:
                     return int(i);
             return -1;
         };
-        window->selectRegion(indexOf("layers.0.attn.core"));
-        QVERIFY(!window->placementPanel()->runButton()->isEnabled());
-        QVERIFY(window->placementPanel()->runButton()->toolTip().contains(QStringLiteral("no cycle-level kernel")));
+        window->presenter()->selectRegion(indexOf("layers.0.attn.core"));
+        QVERIFY(!window->views().placement->runButton()->isEnabled());
+        QVERIFY(window->views().placement->runButton()->toolTip().contains(QStringLiteral("no cycle-level kernel")));
         const int k = indexOf("layers.0.attn.k");
-        window->selectRegion(k);
-        QVERIFY(window->placementPanel()->runButton()->isEnabled());
-        QSignalSpy ran(window->document(), &ui::Document::kernelFinished);
-        QTest::mouseClick(window->placementPanel()->runButton(), Qt::LeftButton);
+        window->presenter()->selectRegion(k);
+        QVERIFY(window->views().placement->runButton()->isEnabled());
+        QSignalSpy ran(window->document()->fabric(), &ui::FabricRuns::kernelFinished);
+        QTest::mouseClick(window->views().placement->runButton(), Qt::LeftButton);
         QVERIFY(ran.wait(60000));
         const auto result = ran.first().at(0).value<core::fabric::KernelResult>();
         QVERIFY(result.maxAbsError <= 1e-2);
         const core::KernelPlan& kernel = expected.regions[std::size_t(k)].kernel;
-        const int simd = window->currentSystem().wafer.fmacPerPePerCycle;
+        const int simd = window->document()->system().wafer.fmacPerPePerCycle;
         QVERIFY(double(result.cycles) >= double(kernel.tileCols) * double((kernel.tileRows + simd - 1) / simd));
         QCOMPARE(result.fmacs, std::uint64_t(768) * 768); // GPT-2 small: a 768 x 768 projection
-        QVERIFY(window->placementPanel()->runStatusText().contains(QStringLiteral("layers.0.attn.k")));
+        QVERIFY(window->views().placement->runStatusText().contains(QStringLiteral("layers.0.attn.k")));
     }
 
     void inferenceShowsEveryWafer()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs3")));
-        window->setRunMode(core::RunMode::Inference);
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs3")));
+        window->document()->setMode(core::RunMode::Inference);
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/llama3p1_70b.yaml");
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->plan() != nullptr);
-        QCOMPARE(window->plan()->mode, core::ExecutionMode::Inference);
+        QVERIFY(window->document()->plan() != nullptr);
+        QCOMPARE(window->document()->plan()->mode, core::ExecutionMode::Inference);
         core::CompileOptions options;
         options.mode = core::RunMode::Inference;
         const core::ExecutionPlan expected
-            = core::compile(core::loadModel(path.toStdString()).value(), window->currentSystem(), options).value();
-        QCOMPARE(window->waferView()->scene().wafers, expected.numSystems);
+            = core::compile(core::loadModel(path.toStdString()).value(), window->document()->system(), options).value();
+        QCOMPARE(window->views().wafer->scene().wafers, expected.numSystems);
         QVERIFY(expected.numSystems > 1);
         // Every region is drawn on its own wafer.
-        for (const ui::PlacedRegion& region : *window->waferView()->scene().regions)
+        for (const ui::PlacedRegion& region : *window->views().wafer->scene().regions)
             QCOMPARE(region.wafer, expected.regions[std::size_t(region.planIndex)].system);
 
         // Activations cross from each wafer to the next; the sampled token id (4 bytes) returns.
-        QVERIFY2(window->placementPanel()->summaryText().contains(
+        QVERIFY2(window->views().placement->summaryText().contains(
                      QStringLiteral("%1 → 0: 4 B").arg(expected.numSystems - 1)),
-            qPrintable(window->placementPanel()->summaryText()));
+            qPrintable(window->views().placement->summaryText()));
 
         // Back to training: the same model streams its weights, one op on the whole fabric.
-        window->setRunMode(core::RunMode::Train);
+        window->document()->setMode(core::RunMode::Train);
         QVERIFY(settled.wait(30000));
-        QCOMPARE(window->plan()->mode, core::ExecutionMode::WeightStreaming);
-        const ui::MeshScene& scene = window->waferView()->scene();
+        QCOMPARE(window->document()->plan()->mode, core::ExecutionMode::WeightStreaming);
+        const ui::MeshScene& scene = window->views().wafer->scene();
         QCOMPARE(scene.wafers, 1);
         QCOMPARE(scene.regions->size(), std::size_t(1));
         QCOMPARE(scene.regions->front().rect, scene.usable);
         const int shown = scene.regions->front().planIndex;
-        window->selectRegion(shown + 1);
-        QCOMPARE(window->waferView()->scene().regions->front().planIndex, shown + 1);
+        window->presenter()->selectRegion(shown + 1);
+        QCOMPARE(window->views().wafer->scene().regions->front().planIndex, shown + 1);
     }
 
     void compiledModelRunsIntoTheTimelineAndScalingDocks()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(16).isEmpty());
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(16).isEmpty());
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->run() != nullptr);
+        QVERIFY(window->document()->run() != nullptr);
         // The window shows the engine's own run of the same plan.
-        const EngineJob job = engineJob(path, window->currentSystem(), 16);
+        const EngineJob job = engineJob(path, window->document()->system(), 16);
         const core::ModelGraph& graph = job.graph;
         const core::engine::RunResult& expected = job.run;
-        QCOMPARE(window->run()->metrics.stepTimeS, expected.metrics.stepTimeS);
-        QCOMPARE(window->run()->timeline.events.size(), expected.timeline.events.size());
+        QCOMPARE(window->document()->run()->metrics.stepTimeS, expected.metrics.stepTimeS);
+        QCOMPARE(window->document()->run()->timeline.events.size(), expected.timeline.events.size());
 
         // Lanes: the MemoryX -> SwarmX -> CS-X path, the CS-X lanes standing for all 16.
-        ui::TimelinePanel* timeline = window->timelinePanel();
+        ui::TimelinePanel* timeline = window->views().timelines->run();
         QCOMPARE(timeline->laneNames(),
             QStringList({ QStringLiteral("MemoryX"), QStringLiteral("SwarmX"), QStringLiteral("CS-X I/O (each of 16)"),
                 QStringLiteral("CS-X wafer (each of 16)") }));
@@ -366,11 +370,11 @@ private Q_SLOTS:
         // A click there moves the stepper to that moment, which shows that op on the wafer.
         QTest::mouseClick(timeline->plot(), Qt::LeftButton, Qt::NoModifier, at.toPoint());
         const int region = expected.metrics.layers[std::size_t(event.layer)].region;
-        QTRY_COMPARE_WITH_TIMEOUT(window->waferView()->scene().regions->front().planIndex, region, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window->views().wafer->scene().regions->front().planIndex, region, 10000);
 
         // Layers dock: one row per layer; sorted by time, the slowest comes first, and picking it
         // shows its op on the wafer.
-        QTableView* layers = window->layerTable();
+        QTableView* layers = window->views().layers->table();
         QCOMPARE(layers->model()->rowCount(), int(expected.metrics.layers.size()));
         layers->sortByColumn(ui::RunLayerTableModel::TimeColumn, Qt::DescendingOrder);
         std::size_t slowest = 0;
@@ -381,23 +385,24 @@ private Q_SLOTS:
             QString::fromStdString(expected.metrics.layers[slowest].name));
         layers->setCurrentIndex(layers->model()->index(0, 0));
         QTRY_COMPARE_WITH_TIMEOUT(
-            window->waferView()->scene().regions->front().planIndex, expected.metrics.layers[slowest].region, 10000);
+            window->views().wafer->scene().regions->front().planIndex, expected.metrics.layers[slowest].region, 10000);
 
         // Scaling: the sweep's figure at 16 systems, as the engine computes it.
         core::engine::ScalingOptions sweep;
         sweep.numCsx = { 1, 16 };
-        const core::engine::ScalingSweep points = core::engine::scale(graph, window->currentSystem(), sweep).value();
+        const core::engine::ScalingSweep points
+            = core::engine::scale(graph, window->document()->system(), sweep).value();
         const QString speedup = QString::number(points.points.back().speedup, 'f', 2);
-        QVERIFY2(window->scalingPanel()->summary().contains(QStringLiteral("speedup %1").arg(speedup)),
-            qPrintable(window->scalingPanel()->summary()));
+        QVERIFY2(window->views().scaling->summary().contains(QStringLiteral("speedup %1").arg(speedup)),
+            qPrintable(window->views().scaling->summary()));
 
         // Inference: one lane per wafer; no sweep.
-        window->setRunMode(core::RunMode::Inference);
+        window->document()->setMode(core::RunMode::Inference);
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->run() != nullptr);
-        QCOMPARE(std::string(core::toString(window->run()->metrics.mode)), std::string("inference"));
+        QVERIFY(window->document()->run() != nullptr);
+        QCOMPARE(std::string(core::toString(window->document()->run()->metrics.mode)), std::string("inference"));
         QVERIFY(timeline->laneNames().contains(QStringLiteral("wafer 0")));
-        QVERIFY(window->scalingPanel()->summary().contains(QStringLiteral("for training")));
+        QVERIFY(window->views().scaling->summary().contains(QStringLiteral("for training")));
     }
 
     void steppingShowsTheEnginesFrames()
@@ -406,22 +411,22 @@ private Q_SLOTS:
         // the stepper's frames are the engine's own, pixel for pixel, and every view follows.
         auto window = makeWindow();
         ui::StallWatch watch; // from the drop on
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(4).isEmpty());
-        window->setOverlay(ui::MeshOverlay::Activity);
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(4).isEmpty());
+        window->presenter()->setOverlay(ui::MeshOverlay::Activity);
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         QSignalSpy shown(window.get(), &ui::MainWindow::stepShown);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
         drop(window.get(), { QUrl::fromLocalFile(path) });
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->run() != nullptr);
+        QVERIFY(window->document()->run() != nullptr);
 
         // The engine's frames of the same job, computed here.
-        const EngineJob job = engineJob(path, window->currentSystem(), 4);
+        const EngineJob job = engineJob(path, window->document()->system(), 4);
         const core::ExecutionPlan& plan = job.plan;
         const core::engine::RunResult& run = job.run;
-        const core::engine::FrameSource frames(plan, job.graph, window->currentSystem(), run);
-        ui::PlaybackController* playback = window->playback();
+        const core::engine::FrameSource frames(plan, job.graph, window->document()->system(), run);
+        ui::PlaybackController* playback = window->presenter()->playback();
         QCOMPARE(playback->frameCount(), frames.frameCount());
         QVERIFY(frames.frameCount() > 20);
 
@@ -438,7 +443,7 @@ private Q_SLOTS:
         const auto checkFrame = [&](std::size_t index) {
             const core::engine::EngineFrame expected = frames.frameAtStep(index);
             const core::engine::FrameStep& step = frames.steps()[index];
-            ui::WaferView* view = window->waferView();
+            ui::WaferView* view = window->views().wafer;
             const QImage image = view->grab().toImage();
             const core::Rect usable = plan.usable;
             int compared = 0;
@@ -453,13 +458,17 @@ private Q_SLOTS:
             }
             QCOMPARE(compared, 3);
             // The other views show the same moment.
-            QCOMPARE(window->timelinePanel()->cursorTime(), step.start);
-            const int layerRow = window->layerTable()->currentIndex().row();
+            QCOMPARE(window->views().timelines->run()->cursorTime(), step.start);
+            const int layerRow = window->views().layers->table()->currentIndex().row();
             QVERIFY(layerRow >= 0);
-            QCOMPARE(
-                window->layerTable()->model()->index(layerRow, ui::RunLayerTableModel::NameColumn).data().toString(),
+            QCOMPARE(window->views()
+                         .layers->table()
+                         ->model()
+                         ->index(layerRow, ui::RunLayerTableModel::NameColumn)
+                         .data()
+                         .toString(),
                 QString::fromStdString(run.metrics.layers[std::size_t(step.layer)].name));
-            QCOMPARE(window->waferView()->scene().regions->front().planIndex,
+            QCOMPARE(window->views().wafer->scene().regions->front().planIndex,
                 run.metrics.layers[std::size_t(step.layer)].region);
         };
         QVERIFY(waitFor(0));
@@ -486,7 +495,7 @@ private Q_SLOTS:
         // The traffic overlay: each PE's busiest link, on the snapshot's scale, where the engine
         // models the step's link load; "not modelled" (NaN, hatched, said in the legend) where the
         // step is work timed by FLOPs and crossings (this first step of an iteration: a lookup).
-        window->setOverlay(ui::MeshOverlay::Traffic);
+        window->presenter()->setOverlay(ui::MeshOverlay::Traffic);
         const QPoint pe(plan.usable.x + 10, plan.usable.y + 10);
         const auto checkTraffic = [&](std::size_t index, bool modelled) {
             const core::engine::EngineFrame links = frames.frameAtStep(index);
@@ -495,7 +504,7 @@ private Q_SLOTS:
                 inUnmodelled
                     |= pe.x() >= rect.x && pe.x() < rect.x + rect.w && pe.y() >= rect.y && pe.y() < rect.y + rect.h;
             QCOMPARE(inUnmodelled, !modelled);
-            const ui::MeshScene& scene = window->waferView()->scene();
+            const ui::MeshScene& scene = window->views().wafer->scene();
             QCOMPARE(scene.scale.hatched.isEmpty(), links.trafficUnmodelled.empty());
             const std::size_t at = std::size_t(pe.y() * plan.fabricWidth + pe.x());
             const float busiest = std::max({ links.linkLoad[at * 4], links.linkLoad[at * 4 + 1],
@@ -517,11 +526,11 @@ private Q_SLOTS:
         checkTraffic(matrixStep, true);
 
         // Utilization dock: drawn up to the cursor.
-        QVERIFY(window->utilizationPanel()->pointsUpToCursor() > 0);
-        QCOMPARE(window->utilizationPanel()->seriesNames().size(), 5);
+        QVERIFY(window->views().utilization->pointsUpToCursor() > 0);
+        QCOMPARE(window->views().utilization->seriesNames().size(), 5);
         // Under the lines, hatched: the share of PEs on work without a traffic model, bin by bin.
         const core::engine::UtilizationSeries utilization = frames.utilization(ui::Document::kUtilizationBins);
-        const QCPGraph* hatched = window->utilizationPanel()->unmodelledArea();
+        const QCPGraph* hatched = window->views().utilization->unmodelledArea();
         QCOMPARE(hatched->data()->size(), int(utilization.fabricUnmodelled.size()) + 1);
         double hatchedPeak = 0.0;
         for (int b = 0; b < hatched->data()->size() - 1; ++b) {
@@ -529,7 +538,7 @@ private Q_SLOTS:
             hatchedPeak = std::max(hatchedPeak, hatched->data()->at(b)->value);
         }
         QVERIFY(hatchedPeak > 0.0);
-        QVERIFY(window->utilizationPanel()->plot()->legend->hasItemWithPlottable(hatched));
+        QVERIFY(window->views().utilization->plot()->legend->hasItemWithPlottable(hatched));
 
         // Play: frames advance on their own, then pause holds.
         playback->setSpeed(60);
@@ -559,19 +568,19 @@ private Q_SLOTS:
         const QString last = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
         {
             auto window = makeWindow();
-            QVERIFY(window->selectSystem(QStringLiteral("cs3")));
-            QVERIFY(window->setNumSystems(8).isEmpty());
-            window->setOverlay(ui::MeshOverlay::Traffic);
+            QVERIFY(window->document()->selectSystem(QStringLiteral("cs3")));
+            QVERIFY(window->document()->setNumSystems(8).isEmpty());
+            window->presenter()->setOverlay(ui::MeshOverlay::Traffic);
             auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
             QVERIFY(layers);
             window->addDockWidget(Qt::RightDockWidgetArea, layers);
             // Two files dropped at once: the last opens, the first goes to the recent files.
             QSignalSpy settled(window.get(), &ui::MainWindow::settled);
             drop(window.get(), { QUrl::fromLocalFile(first), QUrl::fromLocalFile(last) });
-            QVERIFY(window->isBusy());
+            QVERIFY(window->document()->isBusy());
             QVERIFY(window->windowTitle().contains(QStringLiteral("loading gpt2_small.yaml")));
             QVERIFY(settled.wait(30000));
-            QVERIFY(!window->isBusy());
+            QVERIFY(!window->document()->isBusy());
             QCOMPARE(window->recentFiles(),
                 QStringList({ QFileInfo(last).absoluteFilePath(), QFileInfo(first).absoluteFilePath() }));
             QVERIFY2(window->windowTitle().startsWith(QStringLiteral("gpt2_small.yaml [")),
@@ -580,21 +589,22 @@ private Q_SLOTS:
 
             // Export: the timeline as a Chrome trace, the wafer as PNG and SVG.
             const QString trace = dir.filePath(QStringLiteral("trace.json"));
-            QCOMPARE(window->exportTimeline(trace), QString());
+            QCOMPARE(window->document()->exportTimeline(trace), QString());
             QFile file(trace);
             QVERIFY(file.open(QIODevice::ReadOnly));
             const QJsonArray events = QJsonDocument::fromJson(file.readAll()).object().value("traceEvents").toArray();
             int complete = 0;
             for (const QJsonValue& event : events)
                 complete += event.toObject().value("ph").toString() == QLatin1String("X");
-            QCOMPARE(complete, int(window->run()->timeline.events.size()));
+            QCOMPARE(complete, int(window->document()->run()->timeline.events.size()));
             QCOMPARE(window->saveWaferImage(dir.filePath(QStringLiteral("wafer.png"))), QString());
-            QCOMPARE(QImage(dir.filePath(QStringLiteral("wafer.png"))).size(), window->waferView()->size());
+            QCOMPARE(QImage(dir.filePath(QStringLiteral("wafer.png"))).size(), window->views().wafer->size());
             QCOMPARE(window->saveWaferImage(dir.filePath(QStringLiteral("wafer.svg"))), QString());
             QFile svg(dir.filePath(QStringLiteral("wafer.svg")));
             QVERIFY(svg.open(QIODevice::ReadOnly));
             QVERIFY(svg.readAll().contains("<svg"));
-            QVERIFY(window->exportTimeline(dir.filePath(QStringLiteral("no/such/dir/trace.json")))
+            QVERIFY(window->document()
+                        ->exportTimeline(dir.filePath(QStringLiteral("no/such/dir/trace.json")))
                         .contains(QStringLiteral("no/such/dir/trace.json")));
 
             // Export report: the CLI's run directory plus a PDF, written off the GUI thread.
@@ -608,8 +618,9 @@ private Q_SLOTS:
             QFile reportFile(reportDir + QStringLiteral("/report.json"));
             QVERIFY(reportFile.open(QIODevice::ReadOnly));
             const QJsonObject report = QJsonDocument::fromJson(reportFile.readAll()).object();
-            QCOMPARE(report["totals"].toObject()["step_time_s"].toDouble(), window->run()->metrics.stepTimeS);
-            QCOMPARE(report["layers"].toArray().size(), qsizetype(window->run()->metrics.layers.size()));
+            QCOMPARE(
+                report["totals"].toObject()["step_time_s"].toDouble(), window->document()->run()->metrics.stepTimeS);
+            QCOMPARE(report["layers"].toArray().size(), qsizetype(window->document()->run()->metrics.layers.size()));
             const QJsonObject manifest = report["manifest"].toObject();
             QCOMPARE(manifest["options"].toObject()["num_csx"].toInt(), 8);
             QFile input(last);
@@ -628,9 +639,9 @@ private Q_SLOTS:
             auto window = makeWindow();
             QSettings settings(ini, QSettings::IniFormat);
             window->restoreSession(settings);
-            QCOMPARE(QString::fromStdString(window->currentSystem().name), QStringLiteral("cs3"));
-            QCOMPARE(window->numSystems(), 8);
-            QCOMPARE(window->overlay(), ui::MeshOverlay::Traffic);
+            QCOMPARE(QString::fromStdString(window->document()->system().name), QStringLiteral("cs3"));
+            QCOMPARE(window->document()->numSystems(), 8);
+            QCOMPARE(window->presenter()->overlay(), ui::MeshOverlay::Traffic);
             QCOMPARE(window->recentFiles().size(), 2);
             auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
             QCOMPARE(window->dockWidgetArea(layers), Qt::RightDockWidgetArea);
@@ -643,14 +654,14 @@ private Q_SLOTS:
             settings.setValue(QStringLiteral("session/numCsx"), QStringLiteral("lots"));
             settings.setValue(QStringLiteral("session/overlay"), 42);
             auto window = makeWindow();
-            const std::string defaultSystem = window->currentSystem().name;
+            const std::string defaultSystem = window->document()->system().name;
             window->restoreSession(settings);
-            QCOMPARE(window->currentSystem().name, defaultSystem);
-            QCOMPARE(window->numSystems(), 1);
-            QCOMPARE(window->overlay(), ui::MeshOverlay::Placement);
+            QCOMPARE(window->document()->system().name, defaultSystem);
+            QCOMPARE(window->document()->numSystems(), 1);
+            QCOMPARE(window->presenter()->overlay(), ui::MeshOverlay::Placement);
             auto* layers = window->findChild<QDockWidget*>(QStringLiteral("layersDock"));
             QCOMPARE(window->dockWidgetArea(layers), Qt::BottomDockWidgetArea);
-            ui::MessagePanel* messages = window->messagePanel();
+            ui::MessagePanel* messages = window->views().messages;
             QVERIFY(messages->text(messages->count() - 1).contains(QStringLiteral("could not be restored")));
         }
     }
@@ -661,32 +672,32 @@ private Q_SLOTS:
         // the difference overlay is this run's engine activity minus the baseline's at the step of
         // the same iteration, layer and phase, or else at the same share of the run.
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(1).isEmpty());
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(1).isEmpty());
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         const QString first = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml");
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
         window->openFile(first);
         QVERIFY(settled.wait(30000));
-        window->keepRunAsBaseline();
-        QVERIFY(window->hasBaseline());
-        QVERIFY(!window->baselineTimelinePanel()->isHidden());
+        window->document()->keepRunAsBaseline();
+        QVERIFY(window->document()->baseline().frames != nullptr);
+        QVERIFY(!window->views().timelines->baseline()->isHidden());
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        window->setOverlay(ui::MeshOverlay::Difference);
+        window->presenter()->setOverlay(ui::MeshOverlay::Difference);
         QSignalSpy shown(window.get(), &ui::MainWindow::stepShown);
-        window->playback()->seek(7);
+        window->presenter()->playback()->seek(7);
         std::shared_ptr<const ui::FrameSnapshot> snapshot;
         for (int tries = 0; tries < 50 && !(snapshot && snapshot->index == 7 && snapshot->difference); ++tries) {
             shown.wait(200);
-            snapshot = window->playback()->shown();
+            snapshot = window->presenter()->playback()->shown();
         }
         QVERIFY(snapshot && snapshot->difference);
 
-        const EngineJob one = engineJob(first, window->currentSystem(), 1);
-        const EngineJob two = engineJob(path, window->currentSystem(), 1);
-        const core::engine::FrameSource base(one.plan, one.graph, window->currentSystem(), one.run);
-        const core::engine::FrameSource now(two.plan, two.graph, window->currentSystem(), two.run);
+        const EngineJob one = engineJob(first, window->document()->system(), 1);
+        const EngineJob two = engineJob(path, window->document()->system(), 1);
+        const core::engine::FrameSource base(one.plan, one.graph, window->document()->system(), one.run);
+        const core::engine::FrameSource now(two.plan, two.graph, window->document()->system(), two.run);
         const core::engine::FrameStep& step = now.steps()[7];
         std::size_t match = base.steps().size();
         for (std::size_t i = 0; i < base.steps().size() && match == base.steps().size(); ++i) {
@@ -708,12 +719,12 @@ private Q_SLOTS:
             largest = std::max(largest, std::abs(double(a[pe] - b[pe])));
         }
         QVERIFY(largest > 0.1); // a pipelined region map against a whole-wafer kernel
-        QCOMPARE(window->waferView()->scene().field, snapshot->difference);
+        QCOMPARE(window->views().wafer->scene().field, snapshot->difference);
         QCOMPARE(ui::divergingColor(0.0f), qRgb(0x21, 0x66, 0xac)); // the baseline busier: blue
         QCOMPARE(ui::divergingColor(1.0f), qRgb(0xb2, 0x18, 0x2b)); // this run busier: red
-        QVERIFY(!window->baselineTimelinePanel()->laneNames().isEmpty());
-        window->clearBaseline();
-        QVERIFY(window->baselineTimelinePanel()->isHidden());
+        QVERIFY(!window->views().timelines->baseline()->laneNames().isEmpty());
+        window->document()->clearBaseline();
+        QVERIFY(window->views().timelines->baseline()->isHidden());
     }
 
     void cancelKeepsWhatIsOnScreen()
@@ -721,16 +732,16 @@ private Q_SLOTS:
         auto window = makeWindow();
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
-        QVERIFY(window->isBusy());
-        window->cancelWork();
-        QVERIFY(!window->isBusy());
+        QVERIFY(window->document()->isBusy());
+        window->document()->cancel();
+        QVERIFY(!window->document()->isBusy());
         QCOMPARE(settled.count(), 1);
         QVERIFY(window->windowTitle().contains(QStringLiteral("cancelled")));
         // The load's result is dropped: once every job has finished and delivered what it may,
         // nothing got compiled.
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
-        QVERIFY(window->plan() == nullptr);
+        QVERIFY(window->document()->plan() == nullptr);
         QVERIFY(window->document()->model() == nullptr);
         QCOMPARE(settled.count(), 1);
     }
@@ -738,14 +749,15 @@ private Q_SLOTS:
     void unmappableModelSaysWhyAndShowsNoPlacement()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs1"))); // no MemoryX: GPT-3 XL cannot stream
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs1"))); // no MemoryX: GPT-3 XL cannot stream
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml"));
         QVERIFY(settled.wait(30000));
-        QVERIFY(window->plan() == nullptr);
-        QVERIFY(window->waferView()->scene().regions == nullptr);
-        QVERIFY(window->placementPanel()->summaryText().contains(QStringLiteral("cannot be mapped")));
-        QVERIFY(window->messagePanel()->text(window->messagePanel()->count() - 1).contains(QStringLiteral("MemoryX")));
+        QVERIFY(window->document()->plan() == nullptr);
+        QVERIFY(window->views().wafer->scene().regions == nullptr);
+        QVERIFY(window->views().placement->summaryText().contains(QStringLiteral("cannot be mapped")));
+        QVERIFY(
+            window->views().messages->text(window->views().messages->count() - 1).contains(QStringLiteral("MemoryX")));
     }
 
     void launchOptions()
@@ -763,6 +775,7 @@ private Q_SLOTS:
 
         QCOMPARE(options.mode, QStringLiteral("train"));
         options = ui::LaunchOptions::parse({ "waferscope", "--mode", "inference" }, &error);
+        QCOMPARE(options.system, QStringLiteral("cs3")); // the CLI's default: the current generation
         QCOMPARE(options.mode, QStringLiteral("inference"));
         ui::LaunchOptions::parse({ "waferscope", "--mode", "eval" }, &error);
         QVERIFY(error.contains(QStringLiteral("--mode")));

@@ -1,7 +1,7 @@
 // renderMesh() pixel by pixel: which pixel shows which PE class is computed here from the
 // viewport arithmetic, independently of the renderer's lookup tables.
-#include "ui/meshrenderer.h"
-#include "ui/placementoverlay.h"
+#include "ui/wafer/meshrenderer.h"
+#include "ui/wafer/placementoverlay.h"
 
 #include <QTest>
 

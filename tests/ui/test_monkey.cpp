@@ -8,16 +8,17 @@
 // The action list is a function of the seed alone, so a failure is replayed with
 //   WAFERSCOPE_MONKEY_SEED=<seed> build/dev/bin/test_monkey
 // (WAFERSCOPE_MONKEY_ACTIONS sets how many; default 5000).
-#include "ui/document.h"
-#include "ui/layerspanel.h"
 #include "ui/mainwindow.h"
-#include "ui/placementpanel.h"
-#include "ui/playbackcontroller.h"
-#include "ui/regiontablemodel.h"
-#include "ui/runlayertablemodel.h"
+#include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
+#include "ui/models/runlayertablemodel.h"
+#include "ui/panels/layerspanel.h"
+#include "ui/panels/placementpanel.h"
+#include "ui/panels/regiontablemodel.h"
 #include "ui/runtoolbar.h"
-#include "ui/waferpresenter.h"
-#include "ui/waferview.h"
+#include "ui/wafer/playbackcontroller.h"
+#include "ui/wafer/waferpresenter.h"
+#include "ui/wafer/waferview.h"
 #include "windowfixture.h"
 
 #include <QAction>
@@ -47,7 +48,7 @@ bool drain(ui::MainWindow* window)
     for (int round = 0; round < 100; ++round) {
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
-        if (!window->isBusy())
+        if (!window->document()->isBusy())
             return true;
     }
     return false;
@@ -71,34 +72,36 @@ QString inconsistency(ui::MainWindow* window)
         return QStringLiteral("a run without a plan");
     if (state && generations.run != generations.plan)
         return QStringLiteral("run of generation %1, plan %2").arg(generations.run).arg(generations.plan);
-    if (window->placementPanel()->regionModel()->plan() != plan.get())
+    if (window->views().placement->regionModel()->plan() != plan.get())
         return QStringLiteral("the Placement dock shows another plan");
-    if ((window->waferView()->scene().regions != nullptr) != (plan != nullptr))
+    if ((window->views().wafer->scene().regions != nullptr) != (plan != nullptr))
         return QStringLiteral("the wafer view's regions disagree with the plan");
     const ui::RunLayerTableModel* layers = window->findChild<ui::LayersPanel*>()->model();
     if (layers->run() != (state ? state->run.get() : nullptr))
         return QStringLiteral("the Layers dock shows another run");
-    if (window->playback()->source() != (state ? state->frames.get() : nullptr))
+    if (window->presenter()->playback()->source() != (state ? state->frames.get() : nullptr))
         return QStringLiteral("the stepper steps through another run's frames");
-    if (window->playback()->frameCount() > 0 && window->playback()->current() >= window->playback()->frameCount())
+    if (window->presenter()->playback()->frameCount() > 0
+        && window->presenter()->playback()->current() >= window->presenter()->playback()->frameCount())
         return QStringLiteral("the stepper is past the last frame");
     const int selected = window->findChild<ui::WaferPresenter*>()->selectedRegion();
-    const auto* regions = window->placementPanel()->findChild<QTableView*>();
+    const auto* regions = window->views().placement->findChild<QTableView*>();
     const QModelIndex current = regions->selectionModel()->currentIndex();
     const int picked = current.isValid()
         ? qobject_cast<const QSortFilterProxyModel*>(regions->model())->mapToSource(current).row()
         : -1;
     if (picked != selected)
         return QStringLiteral("the Placement dock picks region %1, the wafer view %2").arg(picked).arg(selected);
-    const bool runnable = selected >= 0 && document->kernelUnavailableReason(selected).isEmpty();
-    if (window->placementPanel()->runButton()->isEnabled() != runnable)
+    const bool runnable = selected >= 0 && document->fabric()->kernelUnavailableReason(selected).isEmpty();
+    if (window->views().placement->runButton()->isEnabled() != runnable)
         return QStringLiteral("Run on fabric is %1 for region %2")
             .arg(runnable ? QStringLiteral("disabled") : QStringLiteral("enabled"))
             .arg(selected);
     // Run token on fabric is not among the actions (a GPT-2 token takes a minute), but whether it
     // is offered follows the plan.
     const QAction* runToken = window->findChild<QAction*>(QStringLiteral("runTokenOnFabric"));
-    const bool tokenRunnable = document->tokenUnavailableReason().isEmpty() && !document->isTokenRunning();
+    const bool tokenRunnable
+        = document->fabric()->tokenUnavailableReason().isEmpty() && !document->fabric()->isTokenRunning();
     if (!runToken || runToken->isEnabled() != tokenRunnable)
         return QStringLiteral("Run token on fabric is %1 for a plan that %2 run it")
             .arg(runToken && runToken->isEnabled() ? QStringLiteral("enabled") : QStringLiteral("disabled"))
@@ -187,18 +190,19 @@ private Q_SLOTS:
                 break;
             case 7:
                 action = QStringLiteral("play or pause");
-                window->playback()->isPlaying() ? window->playback()->pause() : window->playback()->play();
+                window->presenter()->playback()->isPlaying() ? window->presenter()->playback()->pause()
+                                                             : window->presenter()->playback()->play();
                 break;
             case 8: {
                 const auto unit = core::engine::StepUnit(pick(3));
                 const int direction = pick(2) == 0 ? -1 : 1;
                 action = QStringLiteral("step %1 by unit %2").arg(direction).arg(int(unit));
-                window->playback()->step(unit, direction);
+                window->presenter()->playback()->step(unit, direction);
                 break;
             }
             case 9:
                 action = QStringLiteral("Stop");
-                window->cancelWork();
+                window->document()->cancel();
                 break;
             case 10: {
                 QDockWidget* dock = docks[qsizetype(pick(int(docks.size())))];
@@ -209,22 +213,22 @@ private Q_SLOTS:
             case 11:
                 action = QStringLiteral("export, then Stop");
                 window->exportReport(exports.filePath(QStringLiteral("report")));
-                window->cancelWork();
+                window->document()->cancel();
                 break;
             case 12:
                 if (pick(2) == 0) {
                     action = QStringLiteral("keep baseline");
-                    window->keepRunAsBaseline();
+                    window->document()->keepRunAsBaseline();
                 } else {
                     action = QStringLiteral("clear baseline");
-                    window->clearBaseline();
+                    window->document()->clearBaseline();
                 }
                 break;
             default: {
-                const auto plan = window->plan();
+                const auto plan = window->document()->plan();
                 const int region = plan ? pick(int(plan->regions.size()) + 1) - 1 : -1;
                 action = QStringLiteral("select region %1").arg(region);
-                window->selectRegion(region);
+                window->presenter()->selectRegion(region);
                 break;
             }
             }
@@ -236,9 +240,9 @@ private Q_SLOTS:
             recent.push_back(QStringLiteral("%1: %2").arg(index).arg(action));
             if (recent.size() > 12)
                 recent.pop_front();
-            plans += window->plan() ? 1 : 0;
+            plans += window->document()->plan() ? 1 : 0;
             runsWithFrames += window->document()->runState() && window->document()->runState()->frames ? 1 : 0;
-            baselines += window->hasBaseline() ? 1 : 0;
+            baselines += (window->document()->baseline().frames != nullptr) ? 1 : 0;
             const QString wrong = inconsistency(window.get());
             if (!wrong.isEmpty())
                 QFAIL(qPrintable(QStringLiteral("seed %1, after action %2: %3\nlast actions:\n%4")

@@ -5,7 +5,7 @@
 // the document information dictionary is written plain.
 //
 // WAFERSCOPE_REPORT_PDF=path also writes the GPT-3 XL PDF there, to look at.
-#include "ui/reportpdf.h"
+#include "ui/models/reportpdf.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"

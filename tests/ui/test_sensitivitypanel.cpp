@@ -1,11 +1,12 @@
 // "What this result depends on": the tornado chart of the run in the window. Its rows are the
 // factors of core::engine::runSensitivity computed here independently for the same model, system
 // and options; a new run replaces it and a run dropped mid-sweep leaves nothing stale.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/qcustomplotinclude.h"
-#include "ui/reportexporter.h"
-#include "ui/sensitivitypanel.h"
+#include "ui/models/document.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/sensitivitymodel.h"
+#include "ui/panels/qcustomplotinclude.h"
+#include "ui/panels/sensitivitypanel.h"
 #include "windowfixture.h"
 
 #include "core/compiler/compiler.h"
@@ -68,9 +69,9 @@ private Q_SLOTS:
     void emptyWithoutARun()
     {
         auto window = makeWindow();
-        ui::SensitivityPanel* panel = window->sensitivityPanel();
-        QVERIFY(!panel->sensitivity().has_value());
-        QVERIFY(!panel->isComputing());
+        ui::SensitivityPanel* panel = window->views().sensitivity;
+        QVERIFY(!window->sensitivity()->sensitivity().has_value());
+        QVERIFY(!window->sensitivity()->isComputing());
         QVERIFY(panel->rowNames().isEmpty());
         auto* dock = window->findChild<QDockWidget*>(QStringLiteral("sensitivityDock"));
         QVERIFY(dock != nullptr);
@@ -82,20 +83,21 @@ private Q_SLOTS:
     void tornadoRowsAreTheSweepOfTheRun()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(16).isEmpty());
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(16).isEmpty());
         QVERIFY(window->raiseDock(QStringLiteral("sensitivity")));
-        ui::SensitivityPanel* panel = window->sensitivityPanel();
+        ui::SensitivityPanel* panel = window->views().sensitivity;
+        ui::SensitivityModel* model = window->sensitivity();
         window->openFile(kSample);
-        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 240000);
-        QVERIFY(window->run() != nullptr);
+        QTRY_VERIFY_WITH_TIMEOUT(model->sensitivity().has_value(), 240000);
+        QVERIFY(window->document()->run() != nullptr);
 
         const core::engine::Sensitivity expected
-            = expectedSensitivity(window->currentSystem(), 16, core::RunMode::Train);
-        const core::engine::Sensitivity& shown = *panel->sensitivity();
+            = expectedSensitivity(window->document()->system(), 16, core::RunMode::Train);
+        const core::engine::Sensitivity& shown = *model->sensitivity();
         QCOMPARE(shown.figure, std::string("samples_per_s"));
         QCOMPARE(shown.baseline, expected.baseline);
-        QCOMPARE(shown.baseline, window->run()->metrics.samplesPerS);
+        QCOMPARE(shown.baseline, window->document()->run()->metrics.samplesPerS);
         QCOMPARE(shown.factors.size(), expected.factors.size());
         QVERIFY(!expected.factors.empty());
 
@@ -144,24 +146,27 @@ private Q_SLOTS:
         QVERIFY(preset.hasValue());
         const core::SystemSpec& cs2 = *preset;
         const auto graph = sampleGraph();
-        ui::SensitivityPanel panel;
-        panel.show(); // a hidden panel waits until it is shown (below)
-        QSignalSpy computed(&panel, &ui::SensitivityPanel::computed);
+        // The model alone, without a window: active, so it sweeps at once.
+        ui::SensitivityModel model;
+        QVERIFY(model.isActive());
+        ui::SensitivityPanel panel(&model); // a view, to check the rows drawn
+        panel.show();
+        QSignalSpy computed(&model, &ui::SensitivityModel::computed);
         core::engine::RunOptions run;
         run.maxSteps = ui::Document::kStepsShown;
         for (const int numSystems : { 16, 2 }) {
             core::CompileOptions compile;
             compile.numSystems = numSystems;
-            panel.setRun(graph, cs2, compile, run);
-            QVERIFY(panel.isComputing());
-            QVERIFY(!panel.sensitivity().has_value());
+            model.setRun(graph, cs2, compile, run);
+            QVERIFY(model.isComputing());
+            QVERIFY(!model.sensitivity().has_value());
         }
-        QTRY_VERIFY_WITH_TIMEOUT(panel.sensitivity().has_value(), 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(model.sensitivity().has_value(), 120000);
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
         QCOMPARE(computed.count(), 1);
         const core::engine::Sensitivity expected = expectedSensitivity(cs2, 2, core::RunMode::Train);
-        QCOMPARE(panel.sensitivity()->baseline, expected.baseline);
+        QCOMPARE(model.sensitivity()->baseline, expected.baseline);
         QCOMPARE(panel.rowNames().size(), int(std::min<std::size_t>(expected.factors.size(), 10)));
         for (int i = 0; i < panel.rowNames().size(); ++i)
             QCOMPARE(panel.rowNames()[i], QString::fromStdString(expected.factors[std::size_t(i)].name));
@@ -174,42 +179,46 @@ private Q_SLOTS:
         QVERIFY(preset.hasValue());
         const core::SystemSpec& cs2 = *preset;
         const auto graph = sampleGraph();
-        ui::SensitivityPanel panel;
+        ui::SensitivityModel model;
+        ui::SensitivityPanel panel(&model); // hidden: the model is inactive
+        QVERIFY(!model.isActive());
         core::CompileOptions compile;
         compile.numSystems = 2;
         core::engine::RunOptions run;
         run.maxSteps = ui::Document::kStepsShown;
-        panel.setRun(graph, cs2, compile, run);
-        QVERIFY(!panel.isComputing());
+        model.setRun(graph, cs2, compile, run);
+        QVERIFY(!model.isComputing());
+        QVERIFY(model.isPending());
         QTest::qWait(50);
-        QVERIFY(!panel.sensitivity().has_value());
+        QVERIFY(!model.sensitivity().has_value());
         panel.show();
-        QTRY_VERIFY_WITH_TIMEOUT(panel.sensitivity().has_value(), 120000);
-        QCOMPARE(panel.sensitivity()->baseline, expectedSensitivity(cs2, 2, core::RunMode::Train).baseline);
+        QTRY_VERIFY_WITH_TIMEOUT(model.sensitivity().has_value(), 120000);
+        QCOMPARE(model.sensitivity()->baseline, expectedSensitivity(cs2, 2, core::RunMode::Train).baseline);
+        QVERIFY(!panel.rowNames().isEmpty());
     }
 
     // A new run in the window (another cluster size) replaces the tornado with its own sweep.
     void theTornadoFollowsTheRun()
     {
         auto window = makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
-        QVERIFY(window->setNumSystems(16).isEmpty());
-        ui::SensitivityPanel* panel = window->sensitivityPanel();
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->setNumSystems(16).isEmpty());
+        ui::SensitivityModel* model = window->sensitivity();
         window->openFile(kSample);
-        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 120000);
-        const double first = panel->sensitivity()->baseline;
-        QVERIFY(window->setNumSystems(4).isEmpty());
-        QVERIFY(!panel->sensitivity().has_value()); // the run was dropped, and its tornado with it
-        QTRY_VERIFY_WITH_TIMEOUT(panel->sensitivity().has_value(), 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(model->sensitivity().has_value(), 120000);
+        const double first = model->sensitivity()->baseline;
+        QVERIFY(window->document()->setNumSystems(4).isEmpty());
+        QVERIFY(!model->sensitivity().has_value()); // the run was dropped, and its tornado with it
+        QTRY_VERIFY_WITH_TIMEOUT(model->sensitivity().has_value(), 120000);
         const core::engine::Sensitivity expected
-            = expectedSensitivity(window->currentSystem(), 4, core::RunMode::Train);
-        QCOMPARE(panel->sensitivity()->baseline, expected.baseline);
-        QVERIFY(panel->sensitivity()->baseline != first);
-        QCOMPARE(panel->sensitivity()->factors.size(), expected.factors.size());
+            = expectedSensitivity(window->document()->system(), 4, core::RunMode::Train);
+        QCOMPARE(model->sensitivity()->baseline, expected.baseline);
+        QVERIFY(model->sensitivity()->baseline != first);
+        QCOMPARE(model->sensitivity()->factors.size(), expected.factors.size());
         for (std::size_t i = 0; i < expected.factors.size(); ++i) {
-            QCOMPARE(panel->sensitivity()->factors[i].name, expected.factors[i].name);
-            QCOMPARE(panel->sensitivity()->factors[i].figureAtLow, expected.factors[i].figureAtLow);
-            QCOMPARE(panel->sensitivity()->factors[i].figureAtHigh, expected.factors[i].figureAtHigh);
+            QCOMPARE(model->sensitivity()->factors[i].name, expected.factors[i].name);
+            QCOMPARE(model->sensitivity()->factors[i].figureAtLow, expected.factors[i].figureAtLow);
+            QCOMPARE(model->sensitivity()->factors[i].figureAtHigh, expected.factors[i].figureAtHigh);
         }
     }
 

@@ -2,10 +2,10 @@
 // and column counts, indexes, parents, data roles and the signals around a reset), empty, filled
 // with a real model, plan and run, refilled and emptied again, directly and behind the sort proxy
 // the docks use. Row counts are checked against the core's own lists.
-#include "ui/hardwaretablemodel.h"
-#include "ui/layertablemodel.h"
-#include "ui/regiontablemodel.h"
-#include "ui/runlayertablemodel.h"
+#include "ui/models/hardwaretablemodel.h"
+#include "ui/models/layertablemodel.h"
+#include "ui/models/runlayertablemodel.h"
+#include "ui/panels/regiontablemodel.h"
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"

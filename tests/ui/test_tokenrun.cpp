@@ -1,13 +1,14 @@
 // Run token on fabric: the tiny Llama's inference plan on a CS-2 shrunk to 96 x 96 usable PEs,
 // run on the cycle-level fabric from the window while its frames stream to the wafer view.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/placementpanel.h"
-#include "ui/playbackcontroller.h"
-#include "ui/regiontablemodel.h"
-#include "ui/reportexporter.h"
+#include "ui/models/document.h"
+#include "ui/models/fabricruns.h"
+#include "ui/models/reportexporter.h"
+#include "ui/models/tokenrun.h"
+#include "ui/panels/placementpanel.h"
+#include "ui/panels/regiontablemodel.h"
 #include "ui/stallwatch.h"
-#include "ui/tokenrun.h"
+#include "ui/wafer/playbackcontroller.h"
 
 #include "core/compiler/compiler.h"
 #include "core/cyclelevel/cyclerun.h"
@@ -68,9 +69,9 @@ class TestTokenRun : public QObject {
     std::unique_ptr<ui::MainWindow> inferenceWindow()
     {
         auto window = makeWindow();
-        if (!window->selectSystem(QStringLiteral("cs2")))
+        if (!window->document()->selectSystem(QStringLiteral("cs2")))
             return nullptr;
-        window->setRunMode(core::RunMode::Inference);
+        window->document()->setMode(core::RunMode::Inference);
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(QString::fromUtf8(kModel));
         if (!settled.wait(60000))
@@ -117,13 +118,13 @@ private Q_SLOTS:
         QVERIFY(action);
         QVERIFY(!action->isEnabled());
         QVERIFY(action->toolTip().contains(QStringLiteral("model")));
-        QVERIFY(window->selectSystem(QStringLiteral("cs2")));
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs2")));
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         window->openFile(QString::fromUtf8(kModel)); // compiled for training
         QVERIFY(settled.wait(60000));
         QVERIFY(!action->isEnabled());
         QVERIFY(action->toolTip().contains(QStringLiteral("Inference")));
-        window->setRunMode(core::RunMode::Inference);
+        window->document()->setMode(core::RunMode::Inference);
         QTRY_VERIFY_WITH_TIMEOUT(action->isEnabled(), 60000);
     }
 
@@ -132,8 +133,8 @@ private Q_SLOTS:
         auto window = inferenceWindow();
         QVERIFY(window);
         ui::Document* document = window->document();
-        QVERIFY(document->tokenUnavailableReason().isEmpty());
-        ui::PlaybackController* playback = window->playback();
+        QVERIFY(document->fabric()->tokenUnavailableReason().isEmpty());
+        ui::PlaybackController* playback = window->presenter()->playback();
 
         // Frames shown while the run goes on, and the newest followed.
         int shownWhileRunning = 0;
@@ -141,25 +142,25 @@ private Q_SLOTS:
         std::size_t lastShown = 0;
         connect(playback, &ui::PlaybackController::frameShown, this,
             [&](std::shared_ptr<const ui::FrameSnapshot> snapshot) {
-                if (!snapshot->fabricFrame || !document->isTokenRunning())
+                if (!snapshot->fabricFrame || !document->fabric()->isTokenRunning())
                     return;
                 ++shownWhileRunning;
                 if (playback->isFollowing() && shownWhileRunning > 1 && snapshot->index < lastShown)
                     followedForward = false;
                 lastShown = snapshot->index;
             });
-        QSignalSpy finished(document, &ui::Document::tokenFinished);
+        QSignalSpy finished(document->fabric(), &ui::FabricRuns::tokenFinished);
         ui::StallWatch watch;
         const int promptTokens = 12;
-        document->runTokenOnFabric(promptTokens);
-        QVERIFY(document->isTokenRunning());
+        document->fabric()->runToken(promptTokens);
+        QVERIFY(document->fabric()->isTokenRunning());
         QVERIFY(!runAction(window.get())->isEnabled());
         QVERIFY(finished.wait(240000));
         QThreadPool::globalInstance()->waitForDone();
         QVERIFY2(shownWhileRunning > 0, "no frame reached the wafer view while the token ran");
         QVERIFY(followedForward);
         QVERIFY2(watch.maxGapMs() < 500.0, qPrintable(QString::number(watch.maxGapMs())));
-        const std::shared_ptr<const core::cyclelevel::CycleRunResult> run = document->tokenRun();
+        const std::shared_ptr<const core::cyclelevel::CycleRunResult> run = document->fabric()->tokenRun();
         QVERIFY(run);
         QVERIFY(run->tokensMatchReference);
 
@@ -167,14 +168,14 @@ private Q_SLOTS:
         const core::ModelGraph graph = core::loadModel(kModel).value();
         core::CompileOptions compileOptions;
         compileOptions.mode = core::RunMode::Inference;
-        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), compileOptions).value();
+        const core::ExecutionPlan plan = core::compile(graph, window->document()->system(), compileOptions).value();
         core::cyclelevel::CycleRunOptions options;
         options.tokens = 1;
         options.promptTokens = promptTokens;
         const core::cyclelevel::CycleRunResult expected
-            = core::cyclelevel::runCycleLevel(graph, plan, window->currentSystem(), options).value();
+            = core::cyclelevel::runCycleLevel(graph, plan, window->document()->system(), options).value();
         QCOMPARE(run->decode.back().cycles, expected.decode.back().cycles);
-        ui::RegionTableModel* table = window->placementPanel()->regionModel();
+        ui::RegionTableModel* table = window->views().placement->regionModel();
         int measuredRows = 0;
         for (int row = 0; row < table->rowCount(); ++row) {
             const QString op
@@ -250,17 +251,17 @@ private Q_SLOTS:
         auto window = inferenceWindow();
         QVERIFY(window);
         ui::Document* document = window->document();
-        ui::PlaybackController* playback = window->playback();
-        document->runTokenOnFabric(64);
+        ui::PlaybackController* playback = window->presenter()->playback();
+        document->fabric()->runToken(64);
         QTRY_VERIFY_WITH_TIMEOUT(playback->frameCount() > 0, 60000);
         const core::fabric::RecordedFrames* frames = playback->fabricFrames();
         QVERIFY(frames);
-        QVERIFY(document->isTokenRunning());
+        QVERIFY(document->fabric()->isTokenRunning());
         document->cancel();
-        QVERIFY(!document->isTokenRunning());
+        QVERIFY(!document->fabric()->isTokenRunning());
         QTRY_VERIFY_WITH_TIMEOUT(frames->finished(), 10000); // the worker returned
         QVERIFY(frames->newest()->position < 63); // stopped before its last token
-        QVERIFY(!document->tokenRun());
+        QVERIFY(!document->fabric()->tokenRun());
         QVERIFY(runAction(window.get())->isEnabled());
         const std::size_t recorded = frames->size();
         QThreadPool::globalInstance()->waitForDone();

@@ -1,9 +1,9 @@
 // Trust in the GUI. Help > Validation: the published figures recomputed on the job runner and
 // shown as `waferscope-cli validate` prints them; cancel leaves nothing half-shown. Run >
 // Software profile: the document runs with the chosen calibration.
-#include "ui/document.h"
 #include "ui/mainwindow.h"
-#include "ui/validationdialog.h"
+#include "ui/models/document.h"
+#include "ui/panels/validationdialog.h"
 #include "windowfixture.h"
 
 #include "core/compiler/compiler.h"
@@ -30,15 +30,15 @@ private Q_SLOTS:
         // Run > Software profile: a calibration file whose launch overhead is zero runs the 8B
         // decode at the engine's mechanisms alone, as the CLI's --calibration FILE does.
         auto window = test::makeWindow();
-        QVERIFY(window->selectSystem(QStringLiteral("cs3")));
-        window->setRunMode(core::RunMode::Inference);
+        QVERIFY(window->document()->selectSystem(QStringLiteral("cs3")));
+        window->document()->setMode(core::RunMode::Inference);
         QSignalSpy settled(window.get(), &ui::MainWindow::settled);
         const QString path = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/llama3_8b.yaml");
         window->openFile(path);
         QVERIFY(settled.wait(30000));
-        QTRY_VERIFY_WITH_TIMEOUT(window->run() != nullptr, 30000);
-        const double launch = window->run()->metrics.tokensPerS;
-        QCOMPARE(window->run()->metrics.calibrationProfile, std::string("2024-08-launch"));
+        QTRY_VERIFY_WITH_TIMEOUT(window->document()->run() != nullptr, 30000);
+        const double launch = window->document()->run()->metrics.tokensPerS;
+        QCOMPARE(window->document()->run()->metrics.calibrationProfile, std::string("2024-08-launch"));
         QTemporaryDir directory;
         const QString file = directory.filePath(QStringLiteral("zero.json"));
         QVERIFY(!window->document()->setCalibration(QStringLiteral("no-such-profile")).isEmpty());
@@ -57,18 +57,20 @@ private Q_SLOTS:
             out.write(QByteArray::fromStdString(text));
         }
         QCOMPARE(window->document()->setCalibration(file), QString());
-        QTRY_VERIFY_WITH_TIMEOUT(window->run() != nullptr && window->run()->metrics.tokensPerS > launch, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window->document()->run() != nullptr && window->document()->run()->metrics.tokensPerS > launch, 30000);
         core::engine::Calibration zero = core::engine::builtinCalibration();
         zero.regionLaunchCycles = 0.0;
         core::CompileOptions options;
         options.mode = core::RunMode::Inference;
         const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
-        const core::ExecutionPlan plan = core::compile(graph, window->currentSystem(), options).value();
+        const core::ExecutionPlan plan = core::compile(graph, window->document()->system(), options).value();
         core::engine::RunOptions run;
         run.mode = core::engine::RunKind::Inference;
         run.maxSteps = ui::Document::kStepsShown;
-        const double expected = core::engine::run(plan, graph, window->currentSystem(), run, zero)->metrics.tokensPerS;
-        QCOMPARE(window->run()->metrics.tokensPerS, expected);
+        const double expected
+            = core::engine::run(plan, graph, window->document()->system(), run, zero)->metrics.tokensPerS;
+        QCOMPARE(window->document()->run()->metrics.tokensPerS, expected);
     }
 
     void showsEveryFigureAsTheCoreComputesIt()

@@ -1,5 +1,5 @@
 // The wafer view's coordinate math, checked against hand-computed positions.
-#include "ui/waferviewport.h"
+#include "ui/wafer/waferviewport.h"
 
 #include <QTest>
 
