@@ -67,7 +67,7 @@ Q_SIGNALS:
     // inference replicas is the first half when asked for, timing the jobs the rest.
     void progressed(int percent);
     // A job clicked in the table: its model to load with its allocation.
-    void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
+    void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunMode mode);
 
 private:
     struct Outcome {

@@ -304,7 +304,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
 
     // Run the plan on the simulated cluster (and sweep the cluster size for training).
     core::engine::RunOptions options;
-    options.mode = core::runKindFor(m_mode);
+    options.mode = m_mode;
     options.maxSteps = kStepsShown;
     // The run's state, or (run null) the engine's error in `error`.
     struct Ran {
@@ -332,7 +332,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
             else
                 state->frames = std::move(frames);
             context.progress(0.5);
-            if (options.mode == core::engine::RunKind::Inference || context.cancelled())
+            if (options.mode == core::engine::RunMode::Inference || context.cancelled())
                 return outcome;
             core::engine::ScalingOptions scaling;
             scaling.cancelled = [context] { return context.cancelled(); };
@@ -356,7 +356,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
                 runFailed(outcome.error);
         });
     Q_EMIT busyChanged(tr("running"), {});
-    Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
+    Q_EMIT runChanged(options.mode == core::engine::RunMode::Inference
             ? tr("Running %1 on the simulated cluster …").arg(modelName())
             : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
 }

@@ -330,12 +330,12 @@ void MainWindow::openJobsFile(const QString& path)
 }
 
 // A job clicked in the Cluster dock: its model, on its system and allocation, in the other docks.
-void MainWindow::loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode)
+void MainWindow::loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunMode mode)
 {
     if (!selectSystem(system))
         return showError(tr("%1: error: no such system").arg(system));
     setRunMode(core::compileModeFor(mode));
-    if (mode != core::RunKind::Inference)
+    if (mode != core::RunMode::Inference)
         if (const QString error = setNumSystems(numCsx); !error.isEmpty())
             return showError(error);
     m_document->open(paramsPath);

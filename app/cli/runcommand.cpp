@@ -45,15 +45,15 @@ std::int64_t parseCount(const ArgParser& parser, const char* name, std::int64_t 
     return value;
 }
 
-core::RunKind parseRunKind(const ArgParser& parser, bool inferenceAllowed)
+core::RunMode parseRunKind(const ArgParser& parser, bool inferenceAllowed)
 {
-    const std::string mode = parser.value("mode").value_or(core::toString(core::RunKind::Train));
-    const std::optional<core::RunKind> kind = core::fromName<core::RunKind>(mode);
-    if (kind && (inferenceAllowed || *kind != core::RunKind::Inference))
+    const std::string mode = parser.value("mode").value_or(core::toString(core::RunMode::Train));
+    const std::optional<core::RunMode> kind = core::fromName<core::RunMode>(mode);
+    if (kind && (inferenceAllowed || *kind != core::RunMode::Inference))
         return *kind;
-    std::vector<std::string> allowed = core::allNames<core::RunKind>();
+    std::vector<std::string> allowed = core::allNames<core::RunMode>();
     if (!inferenceAllowed)
-        std::erase(allowed, core::toString(core::RunKind::Inference));
+        std::erase(allowed, core::toString(core::RunMode::Inference));
     throw UsageError { "--mode expects " + core::choiceList(allowed) + ", got '" + mode + "'" };
 }
 
@@ -113,7 +113,7 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     const core::engine::Calibration& calibration, core::report::RunDirectoryWriter* writer, std::ostream& out,
     std::ostream& err)
 {
-    if (options.mode != core::RunKind::Inference)
+    if (options.mode != core::RunMode::Inference)
         throw UsageError {
             "--level cycle runs inference only (--mode inference); training and eval run at model level"
         };
@@ -256,7 +256,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     const std::optional<std::string> modelDir = parser.value("model_dir");
     std::vector<int> sweepCounts;
     if (const std::optional<std::string> sweep = parser.value("sweep")) {
-        if (options.mode == core::RunKind::Inference)
+        if (options.mode == core::RunMode::Inference)
             throw UsageError { "--sweep is for training and eval runs" };
         sweepCounts = parseCountList(*sweep, "sweep");
     }

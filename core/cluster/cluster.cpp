@@ -76,7 +76,7 @@ ReplicaSearches replicaSearches(const JobsFile& file, bool sizeInference)
     std::map<std::tuple<std::string, int, double>, int> index;
     for (std::size_t j = 0; j < file.jobs.size(); ++j) {
         const JobSpec& spec = file.jobs[j];
-        if (spec.mode != RunKind::Inference || !spec.tokensPerSPerUser
+        if (spec.mode != RunMode::Inference || !spec.tokensPerSPerUser
             || std::int64_t(spec.numCsx) * spec.replicas > file.cluster.systems)
             continue;
         const int fewest = usersPerReplica(spec.users, mostReplicas(spec, file.cluster.systems));
@@ -172,7 +172,7 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.users = spec.users;
         job.submitS = spec.submitS;
         job.priority = spec.priority;
-        const bool inference = spec.mode == RunKind::Inference;
+        const bool inference = spec.mode == RunMode::Inference;
         // More systems than the cluster has: no engine run can help.
         if (std::int64_t(job.numCsx) * job.replicas > file.cluster.systems) {
             job.reason = "needs " + std::to_string(std::int64_t(job.numCsx) * job.replicas) + " systems ("

@@ -239,7 +239,7 @@ void recordTimeline(RunResult& result, const Context& context, const PipelineSha
 
 Expected<RunResult> runPipelined(const Context& context)
 {
-    const bool train = context.options.mode == RunKind::Train;
+    const bool train = context.options.mode == RunMode::Train;
     const int systems = std::max(1, context.plan.numSystems);
     RunResult result;
     Metrics& metrics = result.metrics;

@@ -87,7 +87,7 @@ Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
     Calibration plain = context.calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
-    token.mode = RunKind::Inference;
+    token.mode = RunMode::Inference;
     token.promptTokens = std::min<std::int64_t>(prompt, std::max<std::int64_t>(1, placed->graph.config.sequenceLength));
     const Expected<RunResult> ran = run(placed->plan, placed->graph, context.system, token, plain);
     if (!ran) {
@@ -135,7 +135,7 @@ Expected<std::shared_ptr<const DraftPlacement>> placeDraft(
     Calibration plain = calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
-    token.mode = RunKind::Inference;
+    token.mode = RunMode::Inference;
     token.promptTokens = std::min<std::int64_t>(options.promptTokens > 0 ? options.promptTokens : 1024,
         std::max<std::int64_t>(1, draft->graph.config.sequenceLength));
     CompileOptions compile;

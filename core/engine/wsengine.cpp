@@ -254,7 +254,7 @@ void fillUtilization(
 Expected<RunResult> runWeightStreaming(const Context& context)
 {
     const ExecutionPlan& plan = context.plan;
-    const bool train = context.options.mode == RunKind::Train;
+    const bool train = context.options.mode == RunMode::Train;
     const int systems = std::max(1, plan.numSystems);
     RunResult result;
     Metrics& metrics = result.metrics;

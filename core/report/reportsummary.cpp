@@ -20,7 +20,7 @@ std::string percent(double share)
 
 void printThroughput(const engine::Metrics& m, std::ostream& out)
 {
-    if (m.mode == RunKind::Inference) {
+    if (m.mode == RunMode::Inference) {
         out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << formatSeconds(m.stepTimeS)
             << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
             << formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";

@@ -171,7 +171,7 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         CompileOptions options;
         options.mode = mode;
         engine::RunOptions run;
-        run.mode = runKindFor(mode);
+        run.mode = mode;
         return engine::compileRun(model, *system, options, run, calibration);
     };
     const auto runOn = [](const ModelGraph& model, const Expected<engine::CompiledRun>& held, const SystemSpec& on,
