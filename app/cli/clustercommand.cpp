@@ -1,3 +1,4 @@
+// No header of its own: defines runClusterCommand, declared with every subcommand in app/cli/commands.h.
 // `cluster`: a jobs file scheduled on a shared Wafer-Scale Cluster (core/cluster).
 #include "app/cli/argparser.h"
 #include "app/cli/commands.h"

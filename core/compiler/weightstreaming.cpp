@@ -1,3 +1,4 @@
+// No header of its own: planWeightStreaming, one of the compiler's execution modes, declared in compiler.h.
 // Weight streaming: each op runs on the whole usable fabric with the micro-batch's activations
 // resident; its weights stream in from MemoryX (forward, and again for backward) and its weight
 // gradients stream back out.

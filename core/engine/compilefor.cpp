@@ -1,3 +1,4 @@
+// No header of its own: defines compileFor and compileRun, declared in engine.h.
 // The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
 #include "core/engine/engine.h"
 

@@ -1,3 +1,4 @@
+// No header of its own: defines runPipelined, one of the engines of enginedetail.h.
 // Layer-pipelined training of a model that fits on the wafer: every op holds its region,
 // samples flow forward through the stages and back, and all regions work at once on different
 // samples. The slowest region sets the rate; the first sample also pays the pipeline's fill and

@@ -1,3 +1,4 @@
+// No header of its own: defines metricsToJson (engine.h) and scalingToJson (scaling.h), side by side.
 // `waferscope-cli run --json` and `scale --json`: the contracts of issue 6.
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"

@@ -1,3 +1,4 @@
+// No header of its own: defines runWeightStreaming, one of the engines of enginedetail.h.
 // Weight-streaming training and evaluation: one op at a time on the whole wafer, weights
 // streamed from MemoryX through SwarmX to every system, gradients streamed back and reduced,
 // the optimizer in MemoryX.

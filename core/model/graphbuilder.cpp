@@ -1,3 +1,4 @@
+// No header of its own: defines buildModelGraph (modelloader.h) and the blocks of builderblocks.h.
 // buildModelGraph(): one builder per family, all from the GraphAssembler vocabulary. Tensor
 // names follow the Model Zoo's PyTorch modules so that sparsity param_filter globs select the
 // same weights as on a real system. Models made of models (DPO, DPR) append each part's ops

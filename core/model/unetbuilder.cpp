@@ -1,3 +1,4 @@
+// No header of its own: defines buildUnet, one of the family builders of builderblocks.h.
 // U-Net: encoder blocks of 3^d convolutions (each with a norm and a ReLU) that halve the image
 // (max pooling, or a stride-2 convolution), a bottleneck, decoder blocks that double it again
 // (a 2^d transposed convolution) and convolve the result with the matching encoder output, and

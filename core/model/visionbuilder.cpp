@@ -1,3 +1,4 @@
+// No header of its own: defines buildVisionGraph, one of the family builders of builderblocks.h.
 // Graphs of the vision and multimodal families: the ViT encoder (patch embedding, [CLS] and
 // position tables, pre-norm blocks) under each family's names, so that `freeze` patterns select
 // the same weights as in the Model Zoo.

@@ -1,3 +1,4 @@
+// No header of its own: defines reportToJson and reportFromJson, declared in runreport.h.
 // report.json and report.csv: the report written and read back. The writer and the reader are
 // kept side by side so that every key written is a key read (the round-trip test holds them to it);
 // so are those of the "cycle_level" object, in cyclelevelreport.cpp.

@@ -1,3 +1,4 @@
+// No header of its own: defines reportSummary and the other summary writers of runreport.h.
 // summary.txt and the CLI's text output: the figures a person looks at first.
 #include "core/report/runreport.h"
 
