@@ -36,6 +36,11 @@ std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
 
 } // namespace
 
+Op::Stack stackOfPart(const ModelConfig::Part& part)
+{
+    return fromName<Op::Stack>(part.role).value();
+}
+
 // Self- or cross-attention block: q, k, v projections, core, output projection.
 void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
     std::int64_t keysPerToken, std::int64_t innerDim, std::int64_t kvDim, bool cross)
@@ -258,11 +263,6 @@ void buildDpr(GraphAssembler& graph, const ModelConfig& c)
         appendBertEncoder(graph, part.config.front(), part.role + ".", stackOfPart(part), c.sequenceLength);
     graph.setContext(Op::Stack::None, -1, 1);
     graph.loss("loss", std::max<std::int64_t>(1, c.batchSize / std::max<std::int64_t>(1, c.numCsx)));
-}
-
-Op::Stack stackOfPart(const ModelConfig::Part& part)
-{
-    return fromName<Op::Stack>(part.role).value();
 }
 
 // The layers-API demo: a post-norm encoder and a biased projection to the vocabulary.
