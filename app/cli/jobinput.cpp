@@ -4,6 +4,7 @@
 
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <cerrno>
 #include <charconv>
@@ -106,21 +107,11 @@ std::optional<core::ExecutionPlan> compileJob(const JobInput& input, const core:
         return std::nullopt;
     }
     core::Expected<core::ExecutionPlan> plan
-        = core::engine::compileFor(input.graph, input.system, options, calibration, run);
+        = core::study::compileStudyPlan(input.graph, input.path, input.system, options, calibration, run, command);
     if (!plan) {
-        core::Diagnostic reason = plan.error();
-        if (reason.kind == core::Diagnostic::Kind::CannotMap) // a bad option is not the model's failing
-            reason.message = "cannot map " + input.path + " onto " + input.system.displayName + ": " + reason.message;
-        exitCode = printDiagnostic(err, reason);
+        exitCode = printDiagnostic(err, plan.error());
         return std::nullopt;
     }
-    const std::vector<std::string> problems = core::checkPlan(*plan, input.graph, input.system);
-    for (const std::string& problem : problems)
-        exitCode = printDiagnostic(err,
-            core::Diagnostic { std::string("<") + command + " plan>", 0, 0, "invalid plan: " + problem,
-                core::Diagnostic::Kind::Internal });
-    if (!problems.empty())
-        return std::nullopt;
     return std::move(plan).value();
 }
 

@@ -15,6 +15,7 @@
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
+#include "core/study/study.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -106,104 +107,87 @@ RunShape parseRunShape(const ArgParser& parser)
     return shape;
 }
 
-// `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
-// With --model_dir (`writer`, holding the directory since the run started), the model-level
-// report of the same plan and prompt, joined by the cycle-level figures.
-int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, const core::CompileOptions& compileOptions,
-    const core::engine::Calibration& calibration, core::report::RunDirectoryWriter* writer, std::ostream& out,
-    std::ostream& err)
+// The progress line of a study: its stage, with the sweep's runs or the fabric's positions.
+std::function<void(const core::study::StudyProgress&)> progressOf(ProgressLine& line)
 {
-    if (options.mode != core::RunMode::Inference)
+    return [&line](const core::study::StudyProgress& at) {
+        using core::study::StudyStage;
+        std::string label = at.stage == StudyStage::Scaling ? "sweep" : core::study::toString(at.stage);
+        if (at.stage == StudyStage::CycleLevel)
+            label = at.detail + " position " + std::to_string(at.done + 1) + "/" + std::to_string(at.total);
+        else if (at.total > 0)
+            label += " " + std::to_string(at.done) + "/" + std::to_string(at.total);
+        line.set(label, at.stageIndex, at.stageCount);
+    };
+}
+
+// Runs the study; prints its error and sets `exitCode` when it fails.
+std::optional<core::study::StudyOutcome> runJob(
+    const core::study::StudySpec& spec, const ArgParser& parser, std::ostream& err, int& exitCode)
+{
+    ProgressLine progress(err, !parser.has("quiet") && &err == &std::cerr && ProgressLine::stderrIsTerminal());
+    core::study::StudyControl control;
+    control.progress = progressOf(progress);
+    core::Expected<core::study::StudyOutcome> outcome = core::study::runStudy(spec, control);
+    if (outcome)
+        return std::move(outcome).value();
+    // The study's refusals of --level itself (BadInput; the fabric's refusals of a plan are CannotMap)
+    // are usage errors, as the parser's are.
+    if (outcome.error().file == "--level" && outcome.error().kind == core::Diagnostic::Kind::BadInput)
+        throw UsageError { outcome.error().message };
+    exitCode = printDiagnostic(err, outcome.error());
+    return std::nullopt;
+}
+
+// `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
+// With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
+// figures.
+void parseCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
+{
+    if (spec.run.mode != core::RunMode::Inference)
         throw UsageError {
             "--level cycle runs inference only (--mode inference); training and eval run at model level"
         };
     if (parser.value("sweep") || parser.value("users") || parser.value("max_steps") || parser.value("batch_size"))
         throw UsageError { "--level cycle takes --tokens, --prompt_tokens, --seed and --threads, not --users, "
                            "--max_steps, --batch_size or --sweep" };
-    core::cyclelevel::CycleRunOptions cycleOptions;
-    cycleOptions.tokens = int(std::max<std::int64_t>(1, parseCount(parser, "tokens", 1, 4096)));
-    cycleOptions.promptTokens = int(parseCount(parser, "prompt_tokens", 1, 4096));
-    if (cycleOptions.promptTokens == 0)
-        cycleOptions.promptTokens = 16;
-    cycleOptions.seed = std::uint64_t(parseCount(parser, "seed", 0, std::int64_t(1) << 62));
+    spec.level = core::study::StudyLevel::Cycle;
+    spec.cycle.tokens = int(std::max<std::int64_t>(1, parseCount(parser, "tokens", 1, 4096)));
+    spec.cycle.promptTokens = int(parseCount(parser, "prompt_tokens", 1, 4096));
+    if (spec.cycle.promptTokens == 0)
+        spec.cycle.promptTokens = 16;
+    spec.cycle.seed = std::uint64_t(parseCount(parser, "seed", 0, std::int64_t(1) << 62));
     if (!parser.value("seed"))
-        cycleOptions.seed = 1;
+        spec.cycle.seed = 1;
     const std::int64_t threads = parseCount(parser, "threads", 1, 1024);
-    cycleOptions.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
-    const bool quiet = parser.has("quiet");
-    ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
-    int exitCode = kExitOk;
-    const int stages = 4; // loading, compiling, the positions on the fabric, writing the report
-    progress.set("loading", 0, stages);
-    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
-    if (!input)
-        return exitCode;
-    progress.set("compiling", 1, stages);
-    const std::optional<core::ExecutionPlan> plan
-        = compileJob(*input, compileOptions, calibration, options, "run", err, exitCode);
-    if (!plan)
-        return exitCode;
-    if (plan->numSystems > 1)
-        throw UsageError { "--level cycle executes single-wafer plans; " + input->graph.config.name + " needs "
-            + std::to_string(plan->numSystems) + " " + input->system.displayName + " wafers for inference" };
-    // The report's model-level run comes first: it takes a moment, the fabric minutes.
-    std::optional<core::engine::RunResult> modelRun;
-    if (writer) {
-        options.promptTokens = cycleOptions.promptTokens; // the figures the region table compares with
-        // The fabric executes the target one token a pass: the comparison leaves a draft model out.
-        core::engine::Calibration target = calibration;
-        target.mechanisms.speculativeDecoding = core::engine::SpeculativeDecoding::Off;
-        core::Expected<core::engine::RunResult> ran
-            = core::engine::run(*plan, input->graph, input->system, options, target);
-        if (!ran)
-            return printDiagnostic(err, ran.error());
-        modelRun = std::move(ran).value();
-    }
-    const std::int64_t positions = cycleOptions.promptTokens + cycleOptions.tokens - 1;
-    cycleOptions.progress = [&](const std::string& phase, std::int64_t position, std::int64_t,
-                                const core::fabric::Fabric*) {
-        progress.set(phase + " position " + std::to_string(position + 1) + "/" + std::to_string(positions), 2, stages);
-        return true; // Ctrl-C ends the process (interrupt.h); nothing is written before the end
-    };
-    core::Expected<core::cyclelevel::CycleRunResult> run
-        = core::cyclelevel::runCycleLevel(input->graph, *plan, input->system, cycleOptions);
-    if (!run)
-        return printDiagnostic(err, run.error());
-    core::cyclelevel::CycleRunResult measured = std::move(run).value();
-    measured.modelCycles = core::report::modelCyclesOfRegions(measured, input->graph, *plan, input->system);
-    const core::cyclelevel::CycleRunResult* result = &measured;
-    if (writer) {
-        progress.set("writing", 3, stages);
-        core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,
-            input->system, *plan, *modelRun, nullptr, compileOptions, options, calibration);
-        report.manifest.seed = cycleOptions.seed;
-        report.cycleLevel = core::report::cycleLevelReport(*result);
-        if (const std::optional<core::Diagnostic> failed
-            = writer->write(core::report::runDirectoryFiles(report, *modelRun, *plan)))
-            return printDiagnostic(err, *failed);
-    }
+    spec.cycle.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int printCycleLevel(const core::cyclelevel::CycleRunResult& result, const ArgParser& parser,
+    const core::report::RunDirectoryWriter* writer, std::ostream& out)
+{
     if (parser.has("json")) {
-        out << core::cyclelevel::cycleRunToJson(*result) << "\n";
+        out << core::cyclelevel::cycleRunToJson(result) << "\n";
         return kExitOk;
     }
-    if (quiet)
+    if (parser.has("quiet"))
         return kExitOk;
     char line[512];
     std::snprintf(line, sizeof line,
         "%s on %s at cycle level: %.0f cycles per token, %.0f tokens/s at %.2f GHz\n"
         "  prompt %zu tokens (prefill %llu cycles), %zu decode steps; tokens %s the reference's, largest logit "
         "error %.3g\n",
-        core::displayText(result->model).c_str(), result->system.c_str(), result->cyclesPerToken, result->tokensPerS,
-        result->clockHz / 1e9, result->prompt.size(), static_cast<unsigned long long>(result->prefillCycles),
-        result->decode.size(), result->tokensMatchReference ? "match" : "differ from", result->maxAbsLogitError);
+        core::displayText(result.model).c_str(), result.system.c_str(), result.cyclesPerToken, result.tokensPerS,
+        result.clockHz / 1e9, result.prompt.size(), static_cast<unsigned long long>(result.prefillCycles),
+        result.decode.size(), result.tokensMatchReference ? "match" : "differ from", result.maxAbsLogitError);
     out << line << "\n  region                      kernel       measured     model   link wavelets   busy\n";
-    for (std::size_t i = 0; i < result->regions.size(); ++i) {
-        const core::cyclelevel::RegionCycles& region = result->regions[i];
+    for (std::size_t i = 0; i < result.regions.size(); ++i) {
+        const core::cyclelevel::RegionCycles& region = result.regions[i];
         out << core::formatText("  %-27s %-11s %9llu %9.0f %15llu %6.1f%%\n", core::displayText(region.op).c_str(),
             core::toString(region.kernel), static_cast<unsigned long long>(region.measuredCycles),
-            result->modelCycles[i], static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
+            result.modelCycles[i], static_cast<unsigned long long>(region.linkWavelets), 100.0 * region.busyFraction);
     }
-    for (const std::string& note : result->notes)
+    for (const std::string& note : result.notes)
         out << "  note: " << note << "\n";
     if (writer)
         out << "  wrote report.json, report.csv, report.html, trace.json, summary.txt and cycle_vs_model.csv to "
@@ -211,9 +195,7 @@ int runCycleLevel(const ArgParser& parser, core::engine::RunOptions options, con
     return kExitOk;
 }
 
-} // namespace
-
-int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+ArgParser runParser()
 {
     ArgParser parser("waferscope-cli run",
         "Compiles a Model Zoo params YAML and runs it on a simulated cluster: weight streaming through MemoryX\n"
@@ -243,112 +225,86 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
     parser.addFlag("quiet", "print nothing on stdout but --json; no progress bar");
+    return parser;
+}
+
+// The study `run` asks for, its options checked (usage errors throw) before anything is loaded.
+core::study::StudySpec parseRunSpec(const ArgParser& parser, core::engine::Calibration calibration)
+{
+    core::study::StudySpec spec;
+    auto [options, compileOptions] = parseRunShape(parser);
+    spec.run = options;
+    spec.compile = compileOptions;
+    spec.calibration = std::move(calibration);
+    spec.run.maxSteps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
+    if (const std::optional<std::string> sweep = parser.value("sweep")) {
+        if (spec.run.mode == core::RunMode::Inference)
+            throw UsageError { "--sweep is for training and eval runs" };
+        spec.scalingCounts = parseCountList(*sweep, "sweep");
+    }
+    if (const std::optional<std::string> modelDir = parser.value("model_dir"); modelDir && modelDir->empty())
+        throw UsageError { "--model_dir expects a directory" };
+    const std::string level = parser.value("level").value_or("model");
+    if (level != "model" && level != "cycle")
+        throw UsageError { "--level expects model or cycle, got '" + level + "'" };
+    return spec;
+}
+
+// The model level's output: the metrics' JSON, or the report's summary.
+int printModelLevel(const core::study::StudyOutcome& outcome, const ArgParser& parser, std::ostream& out)
+{
+    if (parser.has("json"))
+        out << core::engine::metricsToJson(outcome.ran->metrics) << "\n";
+    else if (!parser.has("quiet")) {
+        out << core::report::reportSummary(*outcome.report);
+        if (const std::optional<std::string> modelDir = parser.value("model_dir"))
+            out << "  wrote report.json, report.csv, report.html, trace.json and summary.txt to " << *modelDir << "\n";
+    }
+    return kExitOk;
+}
+
+} // namespace
+
+int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)
+{
+    ArgParser parser = runParser();
     if (!parser.parse(args)) {
         out << parser.helpText();
         return kExitOk;
     }
-    const core::Expected<core::engine::Calibration> calibrationOrError = parseCalibration(parser);
-    if (!calibrationOrError)
-        return printDiagnostic(err, calibrationOrError.error());
-    const core::engine::Calibration& calibration = *calibrationOrError;
-    auto [options, compileOptions] = parseRunShape(parser);
-    options.maxSteps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
+    core::Expected<core::engine::Calibration> calibration = parseCalibration(parser);
+    if (!calibration)
+        return printDiagnostic(err, calibration.error());
+    core::study::StudySpec spec = parseRunSpec(parser, std::move(calibration).value());
     const std::optional<std::string> modelDir = parser.value("model_dir");
-    std::vector<int> sweepCounts;
-    if (const std::optional<std::string> sweep = parser.value("sweep")) {
-        if (options.mode == core::RunMode::Inference)
-            throw UsageError { "--sweep is for training and eval runs" };
-        sweepCounts = parseCountList(*sweep, "sweep");
-    }
-    if (modelDir) {
-        if (modelDir->empty())
-            throw UsageError { "--model_dir expects a directory" };
+    if (modelDir)
         if (const std::optional<std::string> problem = modelDirProblem(*modelDir))
             return printDiagnostic(err, core::Diagnostic { *modelDir, 0, 0, *problem });
-    }
-    const std::string level = parser.value("level").value_or("model");
-    if (level != "model" && level != "cycle")
-        throw UsageError { "--level expects model or cycle, got '" + level + "'" };
     // The directory is this run's from now until its files are committed: a second run into it
     // is refused before either computes anything.
     std::optional<core::report::RunDirectoryWriter> writer;
     if (const std::optional<core::Diagnostic> refused = openModelDir(modelDir, writer))
         return printDiagnostic(err, *refused);
-    if (level == "cycle")
-        return runCycleLevel(parser, options, compileOptions, calibration, writer ? &*writer : nullptr, out, err);
-    for (const char* option : { "tokens", "seed", "threads" })
-        if (parser.value(option))
-            throw UsageError { std::string("--") + option + " is for --level cycle" };
-    const bool quiet = parser.has("quiet");
-    ProgressLine progress(err, !quiet && &err == &std::cerr && ProgressLine::stderrIsTerminal());
-    const int stages = 3 + (sweepCounts.empty() ? 0 : 1) + (modelDir ? 2 : 0);
-    progress.set("loading", 0, stages);
+    spec.writer = writer ? &*writer : nullptr;
+    if (parser.value("level").value_or("model") == "cycle")
+        parseCycleLevel(parser, spec);
+    else
+        for (const char* option : { "tokens", "seed", "threads" })
+            if (parser.value(option))
+                throw UsageError { std::string("--") + option + " is for --level cycle" };
+    spec.report = spec.level == core::study::StudyLevel::Model; // the summary is the report's
+    const std::optional<std::string> params = parser.value("params");
+    if (!params)
+        throw UsageError { "--params FILE is required" };
+    spec.paramsPath = *params;
+    spec.systemName = parser.value("system").value_or("cs3");
     int exitCode = kExitOk;
-    const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
-    if (!input)
+    const std::optional<core::study::StudyOutcome> outcome = runJob(spec, parser, err, exitCode);
+    if (!outcome)
         return exitCode;
-    // The sweep's counts are checked before the run, as the run's own: a long run is not lost to them.
-    const core::SwarmXSpec& swarmx = input->system.swarmx;
-    const int mostSystems = swarmx.supported ? swarmx.maxSystems : 1;
-    for (const int count : sweepCounts)
-        if (count > mostSystems)
-            return printDiagnostic(err,
-                core::Diagnostic { "--sweep", 0, 0,
-                    "system count " + std::to_string(count) + " is more than " + input->system.displayName
-                        + (swarmx.supported ? "'s SwarmX joins (" + std::to_string(mostSystems) + ")"
-                                            : " runs: it has no SwarmX, so it trains on one system only") });
-    progress.set("compiling", 1, stages);
-    const std::optional<core::ExecutionPlan> plan
-        = compileJob(*input, compileOptions, calibration, options, "run", err, exitCode);
-    if (!plan)
-        return exitCode;
-    progress.set("running", 2, stages);
-    const core::Expected<core::engine::RunResult> result
-        = core::engine::run(*plan, input->graph, input->system, options, calibration);
-    if (!result)
-        return printDiagnostic(err, result.error());
-    std::optional<core::engine::ScalingSweep> sweep;
-    if (!sweepCounts.empty()) {
-        core::engine::ScalingOptions sweepOptions;
-        sweepOptions.numCsx = sweepCounts;
-        sweepOptions.mode = options.mode;
-        sweepOptions.execution = compileOptions.execution;
-        sweepOptions.globalBatch = options.globalBatch;
-        sweepOptions.progress = [&](int done, int total) {
-            progress.set("sweep " + std::to_string(done) + "/" + std::to_string(total), 3, stages);
-        };
-        core::Expected<core::engine::ScalingSweep> swept
-            = core::engine::scale(input->graph, input->system, sweepOptions, calibration);
-        if (!swept)
-            return printDiagnostic(err, swept.error());
-        sweep = std::move(swept).value();
-    }
-    core::report::RunReport report = core::report::assembleReport(input->path, input->bytes, input->graph,
-        input->system, *plan, *result, sweep ? &*sweep : nullptr, compileOptions, options, calibration);
-    if (modelDir) {
-        // The report says what its headline figure depends on: each ranged factor alone.
-        core::engine::SweepOptions sensitivityOptions;
-        sensitivityOptions.progress = [&](int done, int total) {
-            progress.set("sensitivity " + std::to_string(done) + "/" + std::to_string(total), stages - 2, stages);
-        };
-        core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
-            input->graph, input->system, compileOptions, options, calibration, sensitivityOptions);
-        if (!sensitivity)
-            return printDiagnostic(err, sensitivity.error());
-        report.sensitivity = std::move(sensitivity).value();
-        progress.set("writing", stages - 1, stages);
-        if (const std::optional<core::Diagnostic> failed
-            = writer->write(core::report::runDirectoryFiles(report, *result, *plan)))
-            return printDiagnostic(err, *failed);
-    }
-    if (parser.has("json"))
-        out << core::engine::metricsToJson(result->metrics) << "\n";
-    else if (!quiet) {
-        out << core::report::reportSummary(report);
-        if (modelDir)
-            out << "  wrote report.json, report.csv, report.html, trace.json and summary.txt to " << *modelDir << "\n";
-    }
-    return kExitOk;
+    if (spec.level == core::study::StudyLevel::Cycle)
+        return printCycleLevel(*outcome->cycleLevel, parser, spec.writer, out);
+    return printModelLevel(*outcome, parser, out);
 }
 
 int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err)

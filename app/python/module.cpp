@@ -103,22 +103,13 @@ public:
         token.cancelled = [&cancel] { return cancel.load(); };
         core::Expected<core::ExecutionPlan> plan = interruptible(
             [&] {
-                return core::engine::compileFor(
-                    m_model->graph, compiled->system, compiled->options, compiled->calibration, token);
+                return core::study::compileStudyPlan(m_model->graph, m_model->path, compiled->system, compiled->options,
+                    compiled->calibration, token, "compile");
             },
             cancel);
-        if (!plan) {
-            core::Diagnostic reason = plan.error();
-            if (reason.kind == core::Diagnostic::Kind::CannotMap) // a bad argument is not the model's failing
-                reason.message
-                    = "cannot map " + m_model->path + " onto " + compiled->system.displayName + ": " + reason.message;
-            raise(reason);
-        }
+        if (!plan)
+            raise(plan.error());
         compiled->plan = std::move(plan).value();
-        const std::vector<std::string> problems = core::checkPlan(compiled->plan, m_model->graph, compiled->system);
-        if (!problems.empty())
-            raise(core::Diagnostic {
-                "<compile plan>", 0, 0, "invalid plan: " + problems.front(), core::Diagnostic::Kind::Internal });
         return makePlan(std::move(compiled), kind);
     }
 
@@ -182,18 +173,16 @@ public:
         options.globalBatch = positive(batchSize, "batch_size", kMaxBatch);
         options.users = users;
         options.promptTokens = positive(promptTokens, "prompt_tokens", kMaxPromptTokens);
+        core::study::StudySpec spec = studyOf(m_plan);
+        spec.run = options;
         std::atomic<bool> cancel { false };
-        options.cancelled = [&cancel] { return cancel.load(); };
-        core::Expected<core::engine::RunResult> result = interruptible(
-            [&] {
-                return core::engine::run(
-                    m_plan->plan, m_plan->model->graph, m_plan->system, options, m_plan->calibration);
-            },
-            cancel);
-        if (!result)
-            raise(result.error());
-        options.cancelled = nullptr; // the Run keeps its options
-        return makeRun(m_plan, options, std::move(result).value());
+        core::study::StudyControl control;
+        control.cancelFlag = &cancel;
+        core::Expected<core::study::StudyOutcome> outcome
+            = interruptible([&] { return core::study::runStudy(spec, control); }, cancel);
+        if (!outcome)
+            raise(outcome.error());
+        return makeRun(m_plan, options, std::move(outcome->ran));
     }
 
 private:
@@ -232,6 +221,17 @@ const std::string& checkedText(const std::string& value, const char* argument)
     throw py::error_already_set();
 }
 
+core::study::StudySpec studyOf(const std::shared_ptr<const CompiledPlan>& plan)
+{
+    core::study::StudySpec spec;
+    spec.model = plan->model;
+    spec.system = plan->system;
+    spec.compile = plan->options;
+    spec.calibration = plan->calibration;
+    spec.plan = std::shared_ptr<const core::ExecutionPlan>(plan, &plan->plan);
+    return spec;
+}
+
 py::object fromJson(const std::string& text)
 {
     return py::module_::import("json").attr("loads")(text);
@@ -263,9 +263,7 @@ PYBIND11_MODULE(_waferscope, module)
                 = waferscope::core::loadModelFile(checkedText(path, "path"));
             if (!file)
                 raise(file.error());
-            waferscope::core::LoadedModelFile read = std::move(file).value();
-            return Model(std::make_shared<const LoadedModel>(
-                LoadedModel { std::move(read.path), std::move(read.bytes), std::move(read.graph) }));
+            return Model(std::make_shared<const LoadedModel>(std::move(file).value()));
         },
         py::arg("path"),
         "Loads a Cerebras Model Zoo params YAML. Raises InputError, located, when the file cannot be read or "

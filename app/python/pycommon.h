@@ -8,6 +8,8 @@
 #include "core/engine/engine.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <pybind11/pybind11.h>
 
@@ -22,12 +24,9 @@ namespace waferscope::python {
 
 namespace py = pybind11;
 
-// A loaded params file: what Model holds and every Plan and Run of it shares.
-struct LoadedModel {
-    std::string path;
-    std::string bytes; // as read: a report's manifest hashes these
-    core::ModelGraph graph;
-};
+// A loaded params file (path, the bytes a report's manifest hashes, graph): what Model holds and
+// every Plan and Run of it shares.
+using LoadedModel = core::LoadedModelFile;
 
 struct CompiledPlan {
     std::shared_ptr<const LoadedModel> model;
@@ -84,7 +83,11 @@ auto interruptible(Work work, std::atomic<bool>& cancel) -> decltype(work())
 
 // The Run and Frame classes (pyrun.cpp).
 void bindRun(py::module_& module);
-py::object makeRun(
-    std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options, core::engine::RunResult result);
+py::object makeRun(std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options,
+    std::shared_ptr<const core::engine::RunResult> result);
+
+// The study of a compiled plan (core/study/study.h): its model, system, options and plan as given,
+// so that the study starts at the run.
+core::study::StudySpec studyOf(const std::shared_ptr<const CompiledPlan>& plan);
 
 } // namespace waferscope::python

@@ -2,9 +2,8 @@
 #include "app/python/pycommon.h"
 
 #include "core/engine/framesource.h"
-#include "core/engine/sensitivity.h"
 #include "core/fabric/wavelet.h"
-#include "core/report/rundirectory.h"
+#include "core/report/rundirectorywriter.h"
 #include "core/report/runreport.h"
 
 #include <pybind11/numpy.h>
@@ -30,10 +29,12 @@ struct Frame {
 
 class Run {
 public:
-    Run(std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options, core::engine::RunResult result)
+    Run(std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options,
+        std::shared_ptr<const core::engine::RunResult> result)
         : m_plan(std::move(plan))
         , m_options(std::move(options))
-        , m_result(std::move(result))
+        , m_ran(std::move(result))
+        , m_result(*m_ran)
         , m_frames(m_plan->plan, m_plan->model->graph, m_plan->system, m_result, m_plan->calibration)
         , m_metrics(fromJson(core::engine::metricsToJson(m_result.metrics)))
     {
@@ -160,27 +161,22 @@ public:
     {
         if (checkedText(directory, "model_dir").empty()) // "" would be the working directory
             raise(core::Diagnostic { "model_dir", 0, 0, "model_dir expects a directory, got an empty string" });
-        const LoadedModel& model = *m_plan->model;
-        core::report::RunReport report = core::report::assembleReport(model.path, model.bytes, model.graph,
-            m_plan->system, m_plan->plan, m_result, nullptr, m_plan->options, m_options, m_plan->calibration);
         // The directory is this report's before the sweep starts: another writer is refused at once.
         core::Expected<core::report::RunDirectoryWriter> opened = core::report::RunDirectoryWriter::open(directory);
         if (!opened)
             raise(opened.error());
         core::report::RunDirectoryWriter writer = std::move(opened).value();
+        core::study::StudySpec spec = studyOf(m_plan);
+        spec.run = m_options;
+        spec.ran = m_ran;
+        spec.writer = &writer;
         std::atomic<bool> cancel { false };
+        core::study::StudyControl control;
+        control.cancelFlag = &cancel; // the sweep's runs and the write hear Ctrl-C
         std::optional<core::Diagnostic> failed = interruptible(
             [&]() -> std::optional<core::Diagnostic> {
-                core::engine::SweepOptions sweep;
-                sweep.cancelled = [&cancel] { return cancel.load(); };
-                core::engine::RunOptions options = m_options; // each run of the sweep hears Ctrl-C too
-                options.cancelled = sweep.cancelled;
-                core::Expected<core::engine::Sensitivity> sensitivity = core::engine::runSensitivity(
-                    model.graph, m_plan->system, m_plan->options, options, m_plan->calibration, sweep);
-                if (!sensitivity)
-                    return sensitivity.error();
-                report.sensitivity = std::move(sensitivity).value();
-                return writer.write(core::report::runDirectoryFiles(report, m_result, m_plan->plan), &cancel);
+                core::Expected<core::study::StudyOutcome> outcome = core::study::runStudy(spec, control);
+                return outcome ? std::nullopt : std::optional<core::Diagnostic>(outcome.error());
             },
             cancel);
         if (failed)
@@ -221,7 +217,8 @@ private:
 
     std::shared_ptr<const CompiledPlan> m_plan;
     core::engine::RunOptions m_options;
-    core::engine::RunResult m_result;
+    std::shared_ptr<const core::engine::RunResult> m_ran;
+    const core::engine::RunResult& m_result; // *m_ran
     core::engine::FrameSource m_frames;
     py::object m_metrics;
     std::vector<std::string> m_lanes;
@@ -231,8 +228,8 @@ private:
 
 } // namespace
 
-py::object makeRun(
-    std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options, core::engine::RunResult result)
+py::object makeRun(std::shared_ptr<const CompiledPlan> plan, core::engine::RunOptions options,
+    std::shared_ptr<const core::engine::RunResult> result)
 {
     return py::cast(Run(std::move(plan), std::move(options), std::move(result)));
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -104,45 +105,37 @@ std::optional<int> replicasNeeded(const ReplicaSearch& search, const JobSpec& sp
     return replicas;
 }
 
-} // namespace
+using TimingOf = std::function<Expected<JobTiming>(const JobSpec& spec, int users)>;
+using Report = std::function<void(const char* phase, int done, int total)>;
 
-Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptions& options, TimingCache& cache)
+// The cluster's hardware and the result's header: the preset, its size checked, the notes.
+Expected<ClusterResult> resultHeader(const JobsFile& file, const ClusterOptions& options, const SystemSpec& system)
 {
-    Expected<SystemSpec> system = loadBuiltinPreset(file.cluster.system);
-    if (!system)
-        return system.error();
-    const int largest = system->swarmx.supported ? system->swarmx.maxSystems : 1;
+    const int largest = system.swarmx.supported ? system.swarmx.maxSystems : 1;
     if (file.cluster.systems > largest)
         return Diagnostic { file.path, file.cluster.systemsAt.line, file.cluster.systemsAt.column,
-            "cluster.systems is " + std::to_string(file.cluster.systems) + "; a " + system->displayName
+            "cluster.systems is " + std::to_string(file.cluster.systems) + "; a " + system.displayName
                 + " cluster has 1 to " + std::to_string(largest) + " systems" };
     ClusterResult result;
     result.system = file.cluster.system;
     result.systems = file.cluster.systems;
-    result.memoryxBytes = file.cluster.memoryxBytes.value_or(system->memoryx.capacityBytes);
+    result.memoryxBytes = file.cluster.memoryxBytes.value_or(system.memoryx.capacityBytes);
     result.policy = options.policy;
     result.notes = assumptions(options);
     if (!file.cluster.memoryxBytes)
-        result.notes.push_back("MemoryX holds " + formatBytes(result.memoryxBytes) + ", the " + system->displayName
+        result.notes.push_back("MemoryX holds " + formatBytes(result.memoryxBytes) + ", the " + system.displayName
             + " preset's capacity (cluster.memoryx_bytes overrides it)");
-    const std::size_t compilesBefore = cache.compiles();
-    const std::size_t runsBefore = cache.engineRuns();
-    const auto report = [&](const char* phase, int done, int total) {
-        result.compiles = cache.compiles() - compilesBefore;
-        result.engineRuns = cache.engineRuns() - runsBefore;
-        if (options.progress)
-            options.progress({ phase, done, total, result.compiles, result.engineRuns });
-    };
-    const auto timingOf = [&](const JobSpec& spec, int users) {
-        return cache.timing(spec, file.path, *system, users, options.calibration, options.cancelled);
-    };
+    return result;
+}
 
-    ReplicaSearches sizing = replicaSearches(file, options.sizeInference);
-    std::vector<ReplicaSearch>& searches = sizing.searches;
+// --size_inference: each search's largest users-per-replica count in [fewestUsers, mostUsers]
+// whose per-user rate meets its target, by binary search.
+std::optional<Diagnostic> sizeReplicas(
+    std::vector<ReplicaSearch>& searches, const TimingOf& timingOf, const Report& report)
+{
     for (std::size_t s = 0; s < searches.size(); ++s) {
         ReplicaSearch& search = searches[s];
         report("sizing", int(s), int(searches.size()));
-        // The largest count in [fewestUsers, mostUsers] whose per-user rate meets the target.
         int low = search.fewestUsers;
         int high = search.mostUsers;
         while (low <= high) {
@@ -159,8 +152,47 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
             report("sizing", int(s), int(searches.size()));
         }
     }
+    return std::nullopt;
+}
 
-    std::vector<QueuedJob> queued;
+// One job's figures from its timing: steps, duration, and why it can never run, if it cannot.
+// Returns the job's entry in the queue.
+QueuedJob timeJob(
+    JobResult& job, const JobSpec& spec, const JobTiming& timing, const ReplicaSearch* search, double memoryxBytes)
+{
+    job.execution = timing.execution;
+    job.stepTimeS = timing.stepTimeS;
+    job.tokensPerS = timing.tokensPerS;
+    job.reason = timing.reason;
+    double duration = 0.0;
+    if (spec.mode == RunMode::Inference) {
+        job.usersPerReplica = usersPerReplica(spec.users, job.replicas);
+        job.aggregateTokensPerS = timing.tokensPerS * double(spec.users);
+        duration = spec.durationS;
+        job.steps = timing.stepTimeS > 0.0 ? std::int64_t(std::min(9e18, std::floor(duration / timing.stepTimeS))) : 0;
+        if (search && !job.replicasNeeded && job.reason.empty())
+            job.reason = "no replica count reaches " + formatFixed(search->tokensPerSPerUser, 1)
+                + " tokens/s per user on this cluster";
+    } else {
+        job.memoryxBytes = timing.memoryxBytes;
+        job.steps = spec.maxSteps ? *spec.maxSteps
+                                  : std::int64_t(std::ceil(*spec.tokens / std::max(1.0, timing.tokensPerStep)));
+        duration = timing.firstStepS + double(job.steps - 1) * timing.stepTimeS;
+    }
+    if (job.reason.empty() && job.memoryxBytes > memoryxBytes)
+        job.reason = "its weights and optimizer state take " + formatBytes(job.memoryxBytes)
+            + " of MemoryX; the cluster has " + formatBytes(memoryxBytes);
+    job.durationS = duration;
+    // A job that can never run is left out of the queue: it holds nothing. A sized job holds its
+    // sized replicas.
+    return { spec.submitS, job.reason.empty() ? job.numCsx * job.replicas : 0,
+        job.reason.empty() ? job.memoryxBytes : 0.0, duration, spec.priority };
+}
+
+// Every job of the file timed, in file order, with its queue entry.
+std::optional<Diagnostic> timeJobs(const JobsFile& file, const ReplicaSearches& sizing, const TimingOf& timingOf,
+    const Report& report, ClusterResult& result, std::vector<QueuedJob>& queued)
+{
     const int jobCount = int(file.jobs.size());
     for (const JobSpec& spec : file.jobs) {
         report("timing", int(result.jobs.size()), jobCount);
@@ -172,7 +204,6 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         job.users = spec.users;
         job.submitS = spec.submitS;
         job.priority = spec.priority;
-        const bool inference = spec.mode == RunMode::Inference;
         // More systems than the cluster has: no engine run can help.
         if (std::int64_t(job.numCsx) * job.replicas > file.cluster.systems) {
             job.reason = "needs " + std::to_string(std::int64_t(job.numCsx) * job.replicas) + " systems ("
@@ -183,48 +214,27 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
             continue;
         }
         const int searchIndex = sizing.ofJob[result.jobs.size()];
-        const ReplicaSearch* search = searchIndex < 0 ? nullptr : &searches[std::size_t(searchIndex)];
+        const ReplicaSearch* search = searchIndex < 0 ? nullptr : &sizing.searches[std::size_t(searchIndex)];
         if (search) {
             job.replicasNeeded = replicasNeeded(*search, spec, file.cluster.systems);
             if (job.replicasNeeded)
                 job.replicas = *job.replicasNeeded;
         }
+        const bool inference = spec.mode == RunMode::Inference;
         Expected<JobTiming> timing = timingOf(spec, inference ? usersPerReplica(spec.users, job.replicas) : 1);
         if (!timing)
             return timing.error();
-        job.execution = timing->execution;
-        job.stepTimeS = timing->stepTimeS;
-        job.tokensPerS = timing->tokensPerS;
-        job.reason = timing->reason;
-        double duration = 0.0;
-        if (inference) {
-            job.usersPerReplica = usersPerReplica(spec.users, job.replicas);
-            job.aggregateTokensPerS = timing->tokensPerS * double(spec.users);
-            duration = spec.durationS;
-            job.steps
-                = timing->stepTimeS > 0.0 ? std::int64_t(std::min(9e18, std::floor(duration / timing->stepTimeS))) : 0;
-            if (search && !job.replicasNeeded && job.reason.empty())
-                job.reason = "no replica count reaches " + formatFixed(search->tokensPerSPerUser, 1)
-                    + " tokens/s per user on this cluster";
-        } else {
-            job.memoryxBytes = timing->memoryxBytes;
-            job.steps = spec.maxSteps ? *spec.maxSteps
-                                      : std::int64_t(std::ceil(*spec.tokens / std::max(1.0, timing->tokensPerStep)));
-            duration = timing->firstStepS + double(job.steps - 1) * timing->stepTimeS;
-        }
-        if (job.reason.empty() && job.memoryxBytes > result.memoryxBytes)
-            job.reason = "its weights and optimizer state take " + formatBytes(job.memoryxBytes)
-                + " of MemoryX; the cluster has " + formatBytes(result.memoryxBytes);
-        // A job that can never run is left out of the queue: it holds nothing. A sized job holds
-        // its sized replicas.
-        queued.push_back({ spec.submitS, job.reason.empty() ? job.numCsx * job.replicas : 0,
-            job.reason.empty() ? job.memoryxBytes : 0.0, duration, spec.priority });
-        job.durationS = duration;
+        queued.push_back(timeJob(job, spec, *timing, search, result.memoryxBytes));
         result.jobs.push_back(std::move(job));
     }
-    report("scheduling", jobCount, jobCount);
+    return std::nullopt;
+}
+
+// The schedule's placements into the jobs, and the cluster's makespan and utilization.
+void placeJobs(ClusterResult& result, const std::vector<QueuedJob>& queued, const ClusterOptions& options)
+{
     const std::vector<std::optional<Placement>> placed
-        = scheduleJobs(queued, file.cluster.systems, result.memoryxBytes, options.policy);
+        = scheduleJobs(queued, result.systems, result.memoryxBytes, options.policy);
     double firstSubmit = std::numeric_limits<double>::infinity();
     double lastEnd = -std::numeric_limits<double>::infinity();
     double busy = 0.0;
@@ -250,6 +260,39 @@ Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptio
         result.makespanS = lastEnd - firstSubmit;
         result.utilization = *result.makespanS > 0.0 ? busy / (double(result.systems) * *result.makespanS) : 0.0;
     }
+}
+
+} // namespace
+
+Expected<ClusterResult> scheduleCluster(const JobsFile& file, const ClusterOptions& options, TimingCache& cache)
+{
+    Expected<SystemSpec> system = loadBuiltinPreset(file.cluster.system);
+    if (!system)
+        return system.error();
+    Expected<ClusterResult> header = resultHeader(file, options, *system);
+    if (!header)
+        return header.error();
+    ClusterResult result = std::move(header).value();
+    const std::size_t compilesBefore = cache.compiles();
+    const std::size_t runsBefore = cache.engineRuns();
+    const Report report = [&](const char* phase, int done, int total) {
+        result.compiles = cache.compiles() - compilesBefore;
+        result.engineRuns = cache.engineRuns() - runsBefore;
+        if (options.progress)
+            options.progress({ phase, done, total, result.compiles, result.engineRuns });
+    };
+    const TimingOf timingOf = [&](const JobSpec& spec, int users) {
+        return cache.timing(spec, file.path, *system, users, options.calibration, options.cancelled);
+    };
+    ReplicaSearches sizing = replicaSearches(file, options.sizeInference);
+    if (std::optional<Diagnostic> failed = sizeReplicas(sizing.searches, timingOf, report))
+        return *failed;
+    std::vector<QueuedJob> queued;
+    if (std::optional<Diagnostic> failed = timeJobs(file, sizing, timingOf, report, result, queued))
+        return *failed;
+    const int jobCount = int(file.jobs.size());
+    report("scheduling", jobCount, jobCount);
+    placeJobs(result, queued, options);
     return result;
 }
 

@@ -3,17 +3,19 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 #include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <optional>
 
 namespace waferscope::core::cluster {
 
 struct TimingCache::Loaded {
-    ModelGraph graph;
+    std::shared_ptr<const LoadedModelFile> model;
 };
 
 // One allocation's plan, or why it cannot be mapped.
 struct TimingCache::Compiled {
+    CompileOptions compile;
     std::optional<engine::CompiledRun> run;
     std::string refusal; // the compiler's reason when `run` is empty
 };
@@ -47,7 +49,8 @@ Expected<std::shared_ptr<const TimingCache::Loaded>> TimingCache::load(const Job
     Expected<ModelConfig> config = readParamsText(*bytes, job.paramsPath);
     if (!config)
         return config.error();
-    auto loaded = std::make_shared<const Loaded>(Loaded { buildModelGraph(*config) });
+    auto loaded = std::make_shared<const Loaded>(Loaded { std::make_shared<const LoadedModelFile>(
+        LoadedModelFile { job.paramsPath, std::move(bytes).value(), buildModelGraph(*config) }) });
     m_models[job.paramsPath] = loaded;
     return std::shared_ptr<const Loaded>(loaded);
 }
@@ -65,7 +68,7 @@ Expected<JobTiming> TimingCache::timing(const JobSpec& job, const std::string& j
     Expected<std::shared_ptr<const Loaded>> loaded = load(job, jobsPath);
     if (!loaded)
         return loaded.error();
-    const ModelGraph& graph = (*loaded)->graph;
+    const ModelGraph& graph = (*loaded)->model->graph;
     JobTiming timing;
     std::shared_ptr<const Compiled>& compiled = m_plans[allocation];
     if (!compiled) {
@@ -86,6 +89,7 @@ Expected<JobTiming> TimingCache::timing(const JobSpec& job, const std::string& j
         }
         ++m_compiles;
         auto made = std::make_shared<Compiled>();
+        made->compile = compileOptions;
         if (built) {
             made->run = std::move(built).value();
             made->run->options.cancelled = nullptr; // this schedule's: each run is given its own
@@ -98,11 +102,19 @@ Expected<JobTiming> TimingCache::timing(const JobSpec& job, const std::string& j
         m_timings[key] = timing;
         return timing;
     }
-    engine::RunOptions runOptions = compiled->run->options;
-    runOptions.users = users;
-    runOptions.cancelled = cancelled;
+    // One study from the cached plan: the run alone.
+    study::StudySpec spec;
+    spec.model = (*loaded)->model;
+    spec.system = system;
+    spec.compile = compiled->compile;
+    spec.run = compiled->run->options;
+    spec.run.users = users;
+    spec.calibration = calibration;
+    spec.plan = std::shared_ptr<const ExecutionPlan>(compiled, &compiled->run->plan);
+    study::StudyControl control;
+    control.cancelled = cancelled;
     ++m_runs;
-    const Expected<engine::RunResult> run = engine::run(compiled->run->plan, graph, system, runOptions, calibration);
+    const Expected<study::StudyOutcome> run = study::runStudy(spec, control);
     if (!run) {
         if (run.error().kind == Diagnostic::Kind::Internal)
             return run.error();
@@ -110,7 +122,7 @@ Expected<JobTiming> TimingCache::timing(const JobSpec& job, const std::string& j
         m_timings[key] = timing;
         return timing;
     }
-    const engine::Metrics& m = run->metrics;
+    const engine::Metrics& m = run->ran->metrics;
     timing.execution = toString(m.execution);
     timing.systemsUsed = m.numSystems;
     timing.firstStepS = m.stepTimesS.empty() ? m.stepTimeS : m.stepTimesS.front();

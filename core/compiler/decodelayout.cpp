@@ -108,9 +108,8 @@ std::int64_t decodeHeadDim(const ModelConfig& config)
 
 bool gatedFfn(const ModelConfig& config)
 {
-    using Activation = ModelConfig::Activation;
-    return config.activation == Activation::SwiGlu || config.activation == Activation::GeGlu
-        || config.activation == Activation::ReGlu;
+    using enum ModelConfig::Activation;
+    return config.activation == SwiGlu || config.activation == GeGlu || config.activation == ReGlu;
 }
 
 int expertPieces(const ModelConfig& config)

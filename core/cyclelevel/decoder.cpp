@@ -89,11 +89,6 @@ Diagnostic cannotMap(const Config& config, const std::string& message)
 
 } // namespace
 
-const char* toString(Storage storage)
-{
-    return storage == Storage::Fp16 ? "fp16" : "bf16";
-}
-
 const char* toString(DecoderShape::Positions positions)
 {
     switch (positions) {
@@ -112,23 +107,6 @@ const char* toString(DecoderShape::Positions positions)
 const char* toString(DecoderShape::Norm norm)
 {
     return norm == DecoderShape::Norm::LayerNorm ? "layernorm" : "rmsnorm";
-}
-
-const char* toString(DecoderShape::Activation activation)
-{
-    switch (activation) {
-    case DecoderShape::Activation::Gelu:
-        return "gelu";
-    case DecoderShape::Activation::Relu:
-        return "relu";
-    case DecoderShape::Activation::Silu:
-        return "silu";
-    case DecoderShape::Activation::SwiGlu:
-        return "swiglu";
-    case DecoderShape::Activation::GeGlu:
-        return "geglu";
-    }
-    return "unknown";
 }
 
 Expected<DecoderShape> decoderShape(const ModelConfig& config)

@@ -1,7 +1,8 @@
 #pragma once
 
 #include "core/common/expected.h"
-#include "core/fabric/half.h"
+#include "core/kernels/kernelspec.h"
+#include "core/kernels/weightsource.h"
 #include "core/model/modelconfig.h"
 #include "core/model/modelgraph.h"
 
@@ -10,23 +11,12 @@
 
 namespace waferscope::core::cyclelevel {
 
-// The 16-bit format activations and weights are stored in between operations; arithmetic is
-// in float (the PE's FP16 multiply with FP32 accumulation).
-enum class Storage : std::uint8_t { Fp16, Bf16 };
-
-// Rounds to the nearest value of `storage` (ties to even), as a float. Fp16 overflows to
-// infinity; a NaN stays a NaN.
-inline float roundToStorage(float value, Storage storage)
-{
-    return storage == Storage::Fp16 ? fabric::roundToHalf(value) : fabric::roundToBfloat16(value);
-}
-
 // The decoder language model the cycle-level run executes: a pre-norm transformer with the
 // variants below and nothing else. decoderShape() refuses every config that would need more.
 struct DecoderShape {
     enum class Positions : std::uint8_t { Learned, Rotary, Alibi, None };
     enum class Norm : std::uint8_t { LayerNorm, RmsNorm };
-    enum class Activation : std::uint8_t { Gelu, Relu, Silu, SwiGlu, GeGlu }; // Gelu: the tanh form (gelu_new)
+    using Activation = core::Activation;
 
     std::string name;
     Storage storage = Storage::Bf16;
@@ -58,10 +48,8 @@ struct DecoderShape {
     std::int64_t kvWidth() const { return kvHeads * headDim; }
 };
 
-const char* toString(Storage storage);
 const char* toString(DecoderShape::Positions positions);
 const char* toString(DecoderShape::Norm norm);
-const char* toString(DecoderShape::Activation activation);
 
 // The shape of a decoder language model config, or a CannotMap diagnostic naming what the
 // cycle-level run does not support. Scalars the config does not carry (muP multipliers, rotary

@@ -1,6 +1,6 @@
 #include "core/cyclelevel/referencemodel.h"
 
-#include "core/cyclelevel/batchedlinear.h"
+#include "core/cyclelevel/kernels/batchedlinear.h"
 #include "core/cyclelevel/referenceops.h"
 
 #include <algorithm>

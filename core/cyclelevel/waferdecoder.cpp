@@ -3,7 +3,6 @@
 #include "core/compiler/decodelayout.h"
 
 #include "core/common/units.h"
-#include "core/cyclelevel/regionkernels.h"
 #include "core/cyclelevel/waferdecoderimpl.h"
 #include "core/fabric/staticcolorfabric.h"
 
@@ -13,6 +12,7 @@
 #include <bit>
 #include <chrono>
 #include <map>
+#include <optional>
 
 namespace waferscope::core::cyclelevel {
 
@@ -180,13 +180,570 @@ std::int64_t WaferDecoder::estimateHostBytes(const ExecutionPlan& plan, const Sy
     return pes * perPe + sram;
 }
 
+// Builds a plan's decoder on the fabric in named phases: the strips of the plan's typed regions,
+// the kernels (embedding, each block's attention and its feed-forward or experts, the head), their
+// own streams, the streams between regions, the token ids' streams, and the SRAM.
+class WaferDecoder::Impl::Builder {
+public:
+    Builder(Impl& impl, const ModelGraph& graph, const ExecutionPlan& plan, const FabricDecodeOptions& options)
+        : m_impl(impl)
+        , m_s(impl.shape)
+        , m_weights(impl.weights)
+        , m_context(impl.context)
+        , m_usable(plan.usable)
+        , m_options(options)
+        , m_decoded(graph, plan)
+        , m_absent(WeightTensor::absent(impl.shape.storage))
+        , m_ffnParts(impl.shape.gated() ? 3 : 2)
+    {
+    }
+
+    std::optional<Diagnostic> findRegions();
+    std::optional<Diagnostic> checkBlock(int layer) const;
+    void buildEmbedding();
+    void buildAttention(int layer, Layer& block);
+    void buildFeedForward(int layer, Layer& block);
+    void buildExperts(int layer, Layer& block);
+    void buildHead();
+    void routeKernels();
+    void connectBlock(std::size_t layer);
+    void connectHead();
+    void connectTokenIds();
+    void loadSram();
+
+private:
+    // A block's strip: its regions by role (the parts of every block, in flow order).
+    struct Strip {
+        int y = 0;
+        int h = 0;
+        bool westward = false;
+        std::map<OpRole, const Region*> regions;
+        const Region& operator[](OpRole role) const { return *regions.at(role); }
+    };
+    // One GEMV of a block: where, on what lanes, which tensors, what it does at its exits.
+    struct GemvPart {
+        std::string name;
+        Frame frame;
+        int firstColumn = 0;
+        Lanes input;
+        Lanes output;
+        Tensor weight = Tensor::Wq;
+        Tensor bias = Tensor::Bq;
+        bool hasBias = false;
+        Epilogue epilogue = Epilogue::Round;
+        int expert = -1; // MoE: the expert it dispatches for
+        bool treeReduced = false;
+        bool measured = true; // a region of its own in the token's measurements
+    };
+
+    std::vector<OpRole> blockParts() const;
+    Frame frameOf(const Region& region, int stripY, int stripH, bool westward) const
+    {
+        return Frame { region.rect.x - m_usable.x, stripY - m_usable.y, region.rect.w, stripH, westward };
+    }
+    Frame frameIn(const Strip& strip, OpRole role) const
+    {
+        return frameOf(strip[role], strip.y, strip.h, strip.westward);
+    }
+    std::unique_ptr<GemvKernel> gemv(int layer, GemvPart part);
+    std::unique_ptr<GemvKernel> gemvOf(int layer, OpRole role, int firstColumn, Lanes input, Lanes output,
+        Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue);
+    std::unique_ptr<NormColumn> norm(const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight,
+        Tensor bias, int layer) const;
+    Lanes ffnLanes(const Strip& strip, int y0) const;
+    Lanes headLanes(int y0, bool kv) const;
+    std::vector<Frame> expertFrames(const Frame& frame) const;
+    int routingWeights(const Layer& block, const Strip& strip, const std::string& name);
+    int place(const std::string& name, int forward, const std::vector<Pe>& senders,
+        const std::vector<std::vector<Pe>>& taps)
+    {
+        return m_impl.routes->place(rowStreams(name, senders, taps, forward));
+    }
+    std::vector<int> rowsOfLanes(int y) const
+    {
+        std::vector<int> rows;
+        for (const Lane& lane : m_impl.hiddenLanes(y - m_usable.y))
+            rows.push_back(lane.y);
+        return rows;
+    }
+    std::vector<std::uint32_t> laneSizes() const
+    {
+        std::vector<std::uint32_t> sizes;
+        for (const Lane& lane : m_impl.hiddenLanes(0))
+            sizes.push_back(lane.size());
+        return sizes;
+    }
+
+    Impl& m_impl;
+    const DecoderShape& m_s;
+    const DecoderWeights& m_weights;
+    const KernelContext& m_context;
+    Rect m_usable;
+    const FabricDecodeOptions& m_options;
+    DecodeRegionIndex m_decoded;
+    WeightTensor m_absent;
+    int m_ffnParts; // an MoE expert's projections: up, gate and down, or up and down
+    const Region* m_embedding = nullptr;
+    const Region* m_head = nullptr;
+    std::vector<Strip> m_strips; // a block's each
+};
+
+namespace {
+
+std::vector<Pe> exitsOf(const auto& kernel, std::size_t count)
+{
+    std::vector<Pe> pes;
+    for (std::size_t i = 0; i < count; ++i)
+        pes.push_back(kernel.exit(i));
+    return pes;
+}
+
+std::vector<std::vector<Pe>> tapsOf(const auto& kernel, std::size_t count)
+{
+    std::vector<std::vector<Pe>> taps;
+    for (std::size_t i = 0; i < count; ++i)
+        taps.push_back(kernel.taps(i));
+    return taps;
+}
+
+std::vector<std::vector<Pe>> exitTaps(const auto& kernel, std::size_t count)
+{
+    std::vector<std::vector<Pe>> taps;
+    for (std::size_t i = 0; i < count; ++i)
+        taps.push_back({ kernel.exit(i) });
+    return taps;
+}
+
+std::vector<std::vector<Pe>> concat(std::vector<std::vector<Pe>> into, const std::vector<std::vector<Pe>>& more)
+{
+    for (std::size_t i = 0; i < into.size(); ++i)
+        into[i].insert(into[i].end(), more[i].begin(), more[i].end());
+    return into;
+}
+
+} // namespace
+
+std::vector<OpRole> WaferDecoder::Impl::Builder::blockParts() const
+{
+    std::vector<OpRole> parts { OpRole::Query, OpRole::Key, OpRole::Value, OpRole::AttentionCore,
+        OpRole::AttentionOut };
+    if (m_s.experts > 0)
+        parts.insert(parts.end(), { OpRole::Router, OpRole::Experts });
+    else if (m_s.gated())
+        parts.insert(parts.end(), { OpRole::Up, OpRole::Gate, OpRole::Down });
+    else
+        parts.insert(parts.end(), { OpRole::Up, OpRole::Down });
+    return parts;
+}
+
+// The plan's embedding and head, and each block's strip: its parts' regions side by side.
+std::optional<Diagnostic> WaferDecoder::Impl::Builder::findRegions()
+{
+    m_embedding = m_decoded.find(OpRole::Embedding);
+    m_head = m_decoded.find(OpRole::LmHead);
+    if (!m_embedding || !m_head)
+        return refuse("--level", "the plan has no embedding or LM head region");
+    const std::vector<OpRole> parts = blockParts();
+    for (int layer = 0; layer < int(m_s.layers); ++layer) {
+        Strip strip;
+        for (const OpRole part : parts) {
+            const Region* region = m_decoded.find(part, layer);
+            if (!region)
+                return refuse("--level",
+                    "the plan has no " + std::string(toString(part)) + " region in block " + std::to_string(layer));
+            strip.regions[part] = region;
+        }
+        strip.y = strip[parts.front()].rect.y;
+        for (const auto& [role, region] : strip.regions) {
+            if (region->rect.y != strip.y)
+                return refuse("--level", "the regions of block " + std::to_string(layer) + " do not share a strip");
+            strip.h = std::max(strip.h, region->rect.h);
+        }
+        strip.westward = strip[parts.front()].rect.x > strip[parts.back()].rect.x;
+        m_strips.push_back(strip);
+    }
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> WaferDecoder::Impl::Builder::checkBlock(int layer) const
+{
+    const Strip& strip = m_strips[std::size_t(layer)];
+    const auto tooNarrow = [&](const Region& region, int columns, const std::string& why) -> std::optional<Diagnostic> {
+        if (region.rect.w >= columns)
+            return std::nullopt;
+        return refuse("--level",
+            "region " + region.opName + " is " + std::to_string(region.rect.w)
+                + " columns wide; its cycle-level kernel needs " + std::to_string(columns) + " (" + why + ")");
+    };
+    if (auto error = tooNarrow(strip[OpRole::AttentionOut], int(m_s.heads), "a column per head"))
+        return error;
+    for (const OpRole normed : { OpRole::Query, m_s.experts > 0 ? OpRole::Router : OpRole::Up })
+        if (auto error = tooNarrow(strip[normed], 2, "its norm's column and a GEMV column"))
+            return error;
+    if (strip.h < m_s.heads)
+        return refuse("--level",
+            "block " + std::to_string(layer) + " has " + std::to_string(strip.h)
+                + " rows; its attention needs one per head (" + std::to_string(m_s.heads) + ")");
+    return std::nullopt;
+}
+
+// The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
+Lanes WaferDecoder::Impl::Builder::ffnLanes(const Strip& strip, int y0) const
+{
+    const Region& last = strip[m_s.experts > 0 ? OpRole::Experts : OpRole::Down];
+    const int down = m_s.experts > 0 ? last.rect.w / int(m_s.experts * m_ffnParts) : last.rect.w;
+    return evenLanes(
+        y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, m_s.ffn })), std::uint32_t(m_s.ffn));
+}
+
+// A row per query head (kv: its kv head's dimensions on that row).
+Lanes WaferDecoder::Impl::Builder::headLanes(int y0, bool kv) const
+{
+    Lanes lanes;
+    const std::int64_t group = m_s.heads / m_s.kvHeads;
+    for (int h = 0; h < int(m_s.heads); ++h) {
+        const auto head = std::uint32_t(kv ? h / group : h);
+        lanes.push_back({ y0 + h, std::uint32_t(head * m_s.headDim), std::uint32_t((head + 1) * m_s.headDim) });
+    }
+    return lanes;
+}
+
+// The columns of an MoE strip's experts region: the experts side by side, each its up, gate and
+// down projections (a third each; halves without a gate), in the strip's flow order.
+std::vector<Frame> WaferDecoder::Impl::Builder::expertFrames(const Frame& frame) const
+{
+    std::vector<Frame> frames;
+    const int pieces = int(m_s.experts) * m_ffnParts;
+    for (int i = 0; i < pieces; ++i) {
+        const auto begin = int(blockBegin(frame.w, pieces, i));
+        const auto end = int(blockBegin(frame.w, pieces, i + 1));
+        Frame sub = frame;
+        sub.w = end - begin;
+        sub.x0 = frame.westward ? frame.x0 + frame.w - end : frame.x0 + begin;
+        frames.push_back(sub);
+    }
+    return frames;
+}
+
+std::unique_ptr<NormColumn> WaferDecoder::Impl::Builder::norm(
+    const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight, Tensor bias, int layer) const
+{
+    const bool withBias = m_s.norm == DecoderShape::Norm::LayerNorm && m_s.normBias;
+    return std::make_unique<NormColumn>(name, frame, lanes, m_s.norm, m_s.normEpsilon,
+        m_weights.tensor(weight, layer, 0), withBias ? m_weights.tensor(bias, layer, 0) : m_absent, m_context);
+}
+
+std::unique_ptr<GemvKernel> WaferDecoder::Impl::Builder::gemv(int layer, GemvPart part)
+{
+    GemvSpec spec;
+    spec.name = std::move(part.name);
+    spec.frame = part.frame;
+    spec.firstColumn = part.firstColumn;
+    spec.input = std::move(part.input);
+    spec.output = std::move(part.output);
+    spec.weight = m_weights.tensor(part.weight, layer, std::max(part.expert, 0));
+    spec.bias = part.hasBias ? m_weights.tensor(part.bias, layer, std::max(part.expert, 0)) : m_absent;
+    spec.treeReduced = part.treeReduced;
+    spec.epilogue = part.epilogue;
+    spec.activation = m_s.activation;
+    spec.ropeTheta = m_s.ropeTheta;
+    spec.experts = int(m_s.experts);
+    spec.topK = int(m_s.topK);
+    spec.expert = part.expert;
+    spec.lastExpert = part.expert + 1 == int(m_s.experts);
+    if (part.measured)
+        m_impl.measured.push_back(
+            { spec.name, part.firstColumn ? RegionKernelKind::NormGemv : RegionKernelKind::Gemv, spec.frame });
+    return std::make_unique<GemvKernel>(std::move(spec), m_context);
+}
+
+// The GEMV of a block's region of `role`.
+std::unique_ptr<GemvKernel> WaferDecoder::Impl::Builder::gemvOf(int layer, OpRole role, int firstColumn, Lanes input,
+    Lanes output, Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue)
+{
+    const Strip& strip = m_strips[std::size_t(layer)];
+    return gemv(layer,
+        { strip[role].opName, frameIn(strip, role), firstColumn, std::move(input), std::move(output), weight, bias,
+            hasBias, epilogue, -1, strip[role].kernel.treeReduced, true });
+}
+
+// The embedding, its lanes leaving downwards into block 0.
+void WaferDecoder::Impl::Builder::buildEmbedding()
+{
+    const Frame frame = frameOf(*m_embedding, m_embedding->rect.y, m_embedding->rect.h, false);
+    EmbeddingSpec spec;
+    spec.name = "embedding";
+    spec.frame = frame;
+    spec.lanes = evenLanes(0, m_impl.lanes, std::uint32_t(m_s.hidden));
+    spec.token = m_weights.tensor(Tensor::TokenEmbedding, 0, 0);
+    spec.position = m_s.positions == DecoderShape::Positions::Learned
+        ? m_weights.tensor(Tensor::PositionEmbedding, 0, 0)
+        : m_absent;
+    m_impl.embedding = std::make_unique<EmbeddingKernel>(spec, m_context);
+    m_impl.measured.push_back({ m_embedding->opName, RegionKernelKind::Embedding, frame });
+}
+
+// norm1 in q's first column, the q, k and v projections, the attention and the output projection.
+void WaferDecoder::Impl::Builder::buildAttention(int layer, Layer& block)
+{
+    const Strip& strip = m_strips[std::size_t(layer)];
+    const int y0 = strip.y - m_usable.y;
+    const Lanes x = m_impl.hiddenLanes(y0);
+    const Lanes heads = headLanes(y0, false);
+    const Lanes kvHeads = headLanes(y0, true);
+    const std::string name = "layers." + std::to_string(layer);
+    block.norm1 = norm(name + ".norm1", frameIn(strip, OpRole::Query), x, Tensor::Norm1Weight, Tensor::Norm1Bias, layer);
+    const Epilogue rotary
+        = m_s.positions == DecoderShape::Positions::Rotary ? Epilogue::Rotary : Epilogue::Round;
+    block.q = gemvOf(layer, OpRole::Query, 1, x, heads, Tensor::Wq, Tensor::Bq, m_s.qkvBias, rotary);
+    block.k = gemvOf(layer, OpRole::Key, 0, x, kvHeads, Tensor::Wk, Tensor::Bk, m_s.qkvBias, rotary);
+    block.v = gemvOf(layer, OpRole::Value, 0, x, kvHeads, Tensor::Wv, Tensor::Bv, m_s.qkvBias, Epilogue::Round);
+    AttentionSpec spec;
+    spec.name = strip[OpRole::AttentionCore].opName;
+    spec.frame = frameIn(strip, OpRole::AttentionCore);
+    spec.heads = int(m_s.heads);
+    spec.headDim = int(m_s.headDim);
+    spec.capacity = m_options.capacity;
+    spec.alibi = m_s.positions == DecoderShape::Positions::Alibi;
+    spec.q = heads;
+    spec.k = kvHeads;
+    spec.v = kvHeads;
+    block.attention = std::make_unique<AttentionKernel>(spec, m_context);
+    m_impl.measured.push_back({ spec.name, RegionKernelKind::Attention, spec.frame });
+    block.out = gemvOf(layer, OpRole::AttentionOut, 0, block.attention->outputLanes(), x, Tensor::Wo, Tensor::Bo,
+        m_s.outBias, Epilogue::Residual);
+}
+
+// norm3 in up's first column, then up (gate) and down.
+void WaferDecoder::Impl::Builder::buildFeedForward(int layer, Layer& block)
+{
+    const Strip& strip = m_strips[std::size_t(layer)];
+    const int y0 = strip.y - m_usable.y;
+    const Lanes x = m_impl.hiddenLanes(y0);
+    block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x,
+        Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
+    const Lanes f = ffnLanes(strip, y0);
+    Ffn ffn;
+    ffn.up = gemvOf(layer, OpRole::Up, 1, x, f, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
+        m_s.gated() ? Epilogue::Round : Epilogue::Activation);
+    if (m_s.gated())
+        ffn.gate = gemvOf(layer, OpRole::Gate, 0, x, f, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated);
+    ffn.down = gemvOf(layer, OpRole::Down, 0, f, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias, Epilogue::Residual);
+    block.ffn.push_back(std::move(ffn));
+}
+
+// The router (its norm in column 0) leaves the routing weights on its first row; each expert's
+// projections dispatch on them and the downs sum their weighted outputs.
+void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
+{
+    const Strip& strip = m_strips[std::size_t(layer)];
+    const int y0 = strip.y - m_usable.y;
+    const Lanes x = m_impl.hiddenLanes(y0);
+    block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Router), x,
+        Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
+    const Lanes f = ffnLanes(strip, y0);
+    block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } },
+        Tensor::Router, Tensor::Router, false, Epilogue::Route);
+    const Region& region = strip[OpRole::Experts];
+    const Frame frame = frameIn(strip, OpRole::Experts);
+    const std::vector<Frame> pieces = expertFrames(frame);
+    m_impl.measured.push_back({ region.opName, RegionKernelKind::Experts, frame, block.router.get() });
+    const Epilogue upEpilogue = m_s.gated() ? Epilogue::Round : Epilogue::Activation;
+    const bool tree = region.kernel.treeReduced;
+    for (int e = 0; e < int(m_s.experts); ++e) {
+        const auto piece = [&](int i) { return pieces[std::size_t(e * m_ffnParts + i)]; };
+        const std::string expert = region.opName + "." + std::to_string(e);
+        Ffn ffn;
+        ffn.up = gemv(layer,
+            { expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, m_s.ffnBias, upEpilogue, e, tree, false });
+        if (m_s.gated())
+            ffn.gate = gemv(layer,
+                { expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated, e,
+                    tree, false });
+        ffn.down = gemv(layer,
+            { expert + ".down", piece(m_ffnParts - 1), 0, f, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias,
+                Epilogue::Combine, e, tree, false });
+        block.ffn.push_back(std::move(ffn));
+    }
+}
+
+// The LM head, its norm column on the side where the last block's lanes come down.
+void WaferDecoder::Impl::Builder::buildHead()
+{
+    const Frame frame = frameOf(*m_head, m_head->rect.y, m_head->rect.h, !m_strips.back().westward);
+    const int y0 = m_head->rect.y - m_usable.y;
+    m_impl.finalNorm
+        = norm("final_norm", frame, m_impl.hiddenLanes(y0), Tensor::FinalNormWeight, Tensor::FinalNormBias, 0);
+    GemvPart part { m_head->opName, frame, 1, m_impl.hiddenLanes(y0),
+        evenLanes(y0, m_head->rect.h, std::uint32_t(m_s.vocab)), Tensor::LmHead, Tensor::LmHeadBias, m_s.lmHeadBias,
+        Epilogue::Logits, -1, m_head->kernel.treeReduced, false };
+    m_impl.lmHead = gemv(0, std::move(part));
+    m_impl.measured.push_back({ m_head->opName, RegionKernelKind::LmHead, frame });
+}
+
+// Every kernel's own streams get their colors first.
+void WaferDecoder::Impl::Builder::routeKernels()
+{
+    RouteBook& book = *m_impl.routes;
+    m_impl.embedding->route(book);
+    for (Layer& block : m_impl.layers)
+        block.forEachKernel([&](auto& kernel) { kernel.route(book); });
+    m_impl.finalNorm->route(book);
+    m_impl.lmHead->route(book);
+}
+
+// The streams of block `layer`: x into it (turned from the embedding or the block before), the
+// norms' outputs to their GEMVs, q, k and v to the attention, its output to the projection, the
+// residual, the feed-forward's inner lanes, the experts' running sum and routing weights.
+void WaferDecoder::Impl::Builder::connectBlock(std::size_t layer)
+{
+    Layer& block = m_impl.layers[layer];
+    const Strip& strip = m_strips[layer];
+    const int forward = strip.westward ? West : East;
+    const std::string name = "layers." + std::to_string(layer);
+    const auto L = std::size_t(m_impl.lanes);
+    const std::vector<int> rows = rowsOfLanes(strip.y);
+    const std::vector<std::vector<Pe>> xTaps = concat(tapsOf(*block.norm1, L), exitTaps(*block.out, L));
+    if (layer == 0)
+        block.in = m_impl.turn(name + " input", exitsOf(*m_impl.embedding, L), rows, xTaps, laneSizes(), true, forward);
+    else
+        block.in = m_impl.turn(name + " input", exitsOf(m_impl.layers[layer - 1].last(), L), rows, xTaps, laneSizes(),
+            false, m_strips[layer - 1].westward ? West : East);
+    const auto along = [&](const std::string& what, const std::vector<Pe>& senders,
+                           const std::vector<std::vector<Pe>>& taps) {
+        return place(name + " " + what, forward, senders, taps);
+    };
+    block.a = along("norm1", exitsOf(*block.norm1, L),
+        concat(concat(tapsOf(*block.q, L), tapsOf(*block.k, L)), tapsOf(*block.v, L)));
+    const auto H = std::size_t(m_s.heads);
+    block.qs = along("q", exitsOf(*block.q, H), tapsOf(*block.attention, H));
+    block.ks = along("k", exitsOf(*block.k, H), tapsOf(*block.attention, H));
+    block.vs = along("v", exitsOf(*block.v, H), tapsOf(*block.attention, H));
+    block.o = along("attention", exitsOf(*block.attention, H), tapsOf(*block.out, H));
+    block.x2 = along("residual", exitsOf(*block.out, L), concat(tapsOf(*block.norm3, L), exitTaps(block.last(), L)));
+    std::vector<std::vector<Pe>> bTaps(L);
+    if (block.router)
+        bTaps = concat(bTaps, tapsOf(*block.router, L));
+    for (const Ffn& ffn : block.ffn) {
+        bTaps = concat(bTaps, tapsOf(*ffn.up, L));
+        if (ffn.gate)
+            bTaps = concat(bTaps, tapsOf(*ffn.gate, L));
+    }
+    block.b = along("norm3", exitsOf(*block.norm3, L), bTaps);
+    for (std::size_t e = 0; e < block.ffn.size(); ++e) {
+        Ffn& ffn = block.ffn[e];
+        const auto F = ffn.up->spec().output.size();
+        if (ffn.gate) {
+            ffn.u = along("up", exitsOf(*ffn.up, F), exitTaps(*ffn.gate, F));
+            ffn.h = along("gate", exitsOf(*ffn.gate, F), tapsOf(*ffn.down, F));
+        } else {
+            ffn.u = along("up", exitsOf(*ffn.up, F), tapsOf(*ffn.down, F));
+        }
+        if (e + 1 < block.ffn.size())
+            ffn.combine = along("expert sum", exitsOf(*ffn.down, L), exitTaps(*block.ffn[e + 1].down, L));
+    }
+    if (block.router)
+        block.weights = routingWeights(block, strip, name);
+}
+
+// The routing weights from the router's exit along its row, and down every column of the experts
+// to the PEs with work.
+int WaferDecoder::Impl::Builder::routingWeights(const Layer& block, const Strip& strip, const std::string& name)
+{
+    const int forward = strip.westward ? West : East;
+    const Pe from = block.router->exit(0);
+    std::map<int, std::vector<int>> rowsAt; // column -> rows of workers
+    for (const Ffn& ffn : block.ffn)
+        for (const GemvKernel* kernel : { ffn.up.get(), ffn.gate.get(), ffn.down.get() })
+            if (kernel)
+                for (const Pe& pe : kernel->workers())
+                    rowsAt[pe.x].push_back(pe.y);
+    StreamTree tree(name + " routing weights");
+    int farthest = 0;
+    for (const auto& [x, rowList] : rowsAt)
+        farthest = std::max(farthest, std::abs(x - from.x));
+    const int step = forward == East ? 1 : -1;
+    tree.hop(from.x, from.y, Fabric::kRampPort, directionBit(forward));
+    for (int d = 1; d <= farthest; ++d) {
+        const int x = from.x + step * d;
+        std::uint8_t tx = d < farthest ? directionBit(forward) : 0;
+        const auto it = rowsAt.find(x);
+        int lowest = from.y;
+        if (it != rowsAt.end()) {
+            for (const int y : it->second) {
+                lowest = std::max(lowest, y);
+                if (y == from.y)
+                    tx |= kRampBit;
+            }
+        }
+        if (lowest > from.y)
+            tx |= directionBit(South);
+        tree.hop(x, from.y, opposite(forward), tx);
+        for (int y = from.y + 1; y <= lowest; ++y) {
+            const bool worker = std::find(it->second.begin(), it->second.end(), y) != it->second.end();
+            tree.hop(x, y, North, std::uint8_t((y < lowest ? directionBit(South) : 0) | (worker ? kRampBit : 0)));
+        }
+    }
+    return m_impl.routes->place(tree);
+}
+
+// The last block's lanes turned into the head's strip, and the final norm's to the LM head.
+void WaferDecoder::Impl::Builder::connectHead()
+{
+    const auto L = std::size_t(m_impl.lanes);
+    m_impl.intoHead = m_impl.turn("lm_head input", exitsOf(m_impl.layers.back().last(), L), rowsOfLanes(m_head->rect.y),
+        tapsOf(*m_impl.finalNorm, L), laneSizes(), false, m_strips.back().westward ? West : East);
+    const int forward = m_impl.finalNorm->exit(0).x < m_impl.lmHead->exit(0).x ? East : West;
+    m_impl.f = place("final norm", forward, exitsOf(*m_impl.finalNorm, L), tapsOf(*m_impl.lmHead, L));
+}
+
+// Token ids: from the host through the root's north edge, and from the LM head's argmax up its
+// column and along row 0 to the root.
+void WaferDecoder::Impl::Builder::connectTokenIds()
+{
+    RouteBook& book = *m_impl.routes;
+    const Pe root = m_impl.embedding->root();
+    StreamTree host("token ids from the host");
+    host.hop(root.x, root.y, North, kRampBit);
+    m_impl.hostColor = book.place(host);
+    m_impl.fabric->addEdgeSource(root.x, root.y, North, {});
+    const Pe from = m_impl.lmHead->argmaxPe();
+    StreamTree back("token id feedback");
+    back.hop(from.x, from.y, Fabric::kRampPort, directionBit(North));
+    for (int y = from.y - 1; y > root.y; --y)
+        back.hop(from.x, y, South, directionBit(North));
+    if (from.x == root.x) {
+        back.hop(root.x, root.y, South, kRampBit);
+    } else {
+        const int direction = root.x > from.x ? East : West;
+        back.hop(from.x, root.y, South, directionBit(direction));
+        for (int x = from.x + (direction == East ? 1 : -1); x != root.x; x += direction == East ? 1 : -1)
+            back.hop(x, root.y, opposite(direction), directionBit(direction));
+        back.hop(root.x, root.y, opposite(direction), kRampBit);
+    }
+    m_impl.feedbackColor = book.place(back);
+    // A token from the host leaves the feedback unarmed, and the other way round.
+    m_impl.fabric->allowUnboundDelivery(root.x, root.y, m_impl.hostColor);
+    m_impl.fabric->allowUnboundDelivery(root.x, root.y, m_impl.feedbackColor);
+}
+
+// SRAM: the kernels of different regions touch different PEs, so blocks load in parallel.
+void WaferDecoder::Impl::Builder::loadSram()
+{
+    StaticColorFabric& fabric = *m_impl.fabric;
+    m_impl.embedding->load(fabric);
+    tbb::parallel_for(std::size_t(0), m_impl.layers.size(),
+        [&](std::size_t layer) { m_impl.layers[layer].forEachKernel([&](auto& kernel) { kernel.load(fabric); }); });
+    m_impl.finalNorm->load(fabric);
+    m_impl.lmHead->load(fabric);
+}
+
 Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system, const FabricDecodeOptions& options)
 {
     Expected<DecoderShape> shape = decoderShape(graph);
     if (!shape)
         return shape.error();
-    const std::string file = graph.config.fileName;
     if (plan.mode != ExecutionMode::Inference)
         return refuse("--level", "the cycle-level run executes inference plans; compile with --mode inference");
     if (plan.numSystems != 1)
@@ -207,466 +764,50 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     impl.observer = options.observer;
     impl.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
     impl.cycleLimit = options.maxCyclesPerToken;
-
-    // The plan's regions of the decoded stack by block (-1 outside the blocks) and role.
-    const DecodeRegionIndex decoded(graph, plan);
-    const auto find = [&](OpRole role, int layer = -1) { return decoded.find(role, layer); };
-    const Rect usable = plan.usable;
-    const auto frameOf = [&](const Region& region, int stripY, int stripH, bool westward) {
-        return Frame { region.rect.x - usable.x, stripY - usable.y, region.rect.w, stripH, westward };
-    };
-    const Region* embedding = find(OpRole::Embedding);
-    const Region* head = find(OpRole::LmHead);
-    if (!embedding || !head)
-        return refuse("--level", "the plan has no embedding or LM head region");
+    Impl::Builder builder(impl, graph, plan, options);
+    if (auto error = builder.findRegions())
+        return *error;
+    // Lanes of the hidden vector: a row each, in every strip; a column each where a region turns
+    // them (after its norm column), and a chain each in the embedding. The compiler decided the
+    // layout (core/compiler/decodelayout.h), which the engine times too.
+    impl.lanes = decodeLayoutFor(graph, plan).hiddenLanesOn(0);
+    if (impl.lanes < 1)
+        return refuse("--level", "the plan's regions are too narrow for the decode kernels");
 
     FabricConfig config;
-    config.width = usable.w;
-    config.height = usable.h;
+    config.width = plan.usable.w;
+    config.height = plan.usable.h;
     config.colors = std::clamp(system.wafer.routableColors, 1, kMaxColors);
     config.queueDepth = options.queueDepth;
     config.simdWidth = system.wafer.fmacPerPePerCycle;
     impl.fabric = std::make_unique<StaticColorFabric>(config);
     impl.fabric->setThreads(options.threads);
     impl.routes = std::make_unique<RouteBook>(*impl.fabric);
-    const KernelContext& context = impl.context;
-    const DecoderWeights& weights = impl.weights;
-    const DecoderShape& s = impl.shape;
-    const bool layerNorm = s.norm == DecoderShape::Norm::LayerNorm;
-    const auto absent = WeightTensor::absent(s.storage);
-
-    // Strips: one per block, then the LM head's.
-    struct Strip {
-        int y = 0;
-        int h = 0;
-        bool westward = false;
-        std::vector<const Region*> regions;
-    };
-    std::vector<Strip> strips;
-    const bool moe = s.experts > 0;
-    std::vector<OpRole> parts { OpRole::Query, OpRole::Key, OpRole::Value, OpRole::AttentionCore,
-        OpRole::AttentionOut };
-    if (moe)
-        parts.insert(parts.end(), { OpRole::Router, OpRole::Experts });
-    else if (s.gated())
-        parts.insert(parts.end(), { OpRole::Up, OpRole::Gate, OpRole::Down });
-    else
-        parts.insert(parts.end(), { OpRole::Up, OpRole::Down });
-    // The columns of an MoE strip's experts region: the experts side by side, each its up, gate
-    // and down projections (a third each; halves without a gate), in the strip's flow order.
-    const int ffnParts = s.gated() ? 3 : 2;
-    const auto subFrame = [](const Frame& frame, int begin, int end) {
-        Frame sub = frame;
-        sub.w = end - begin;
-        sub.x0 = frame.westward ? frame.x0 + frame.w - end : frame.x0 + begin;
-        return sub;
-    };
-    const auto expertFrames = [&](const Frame& frame) {
-        std::vector<Frame> frames;
-        const int pieces = int(s.experts) * ffnParts;
-        for (int i = 0; i < pieces; ++i)
-            frames.push_back(
-                subFrame(frame, int(blockBegin(frame.w, pieces, i)), int(blockBegin(frame.w, pieces, i + 1))));
-        return frames;
-    };
-
-    for (int layer = 0; layer < int(s.layers); ++layer) {
-        Strip strip;
-        for (const OpRole part : parts) {
-            const Region* region = find(part, layer);
-            if (!region)
-                return refuse("--level",
-                    "the plan has no " + std::string(toString(part)) + " region in block " + std::to_string(layer));
-            strip.regions.push_back(region);
-        }
-        strip.y = strip.regions.front()->rect.y;
-        for (const Region* region : strip.regions) {
-            if (region->rect.y != strip.y)
-                return refuse("--level", "the regions of block " + std::to_string(layer) + " do not share a strip");
-            strip.h = std::max(strip.h, region->rect.h);
-        }
-        strip.westward = strip.regions.front()->rect.x > strip.regions.back()->rect.x;
-        strips.push_back(strip);
-    }
-    // Lanes of the hidden vector: a row each, in every strip; a column each where a region
-    // turns them (after its norm column), and a chain each in the embedding. The compiler decided
-    // the layout (core/compiler/decodelayout.h), which the engine times too.
-    impl.lanes = decodeLayoutFor(graph, plan).hiddenLanesOn(0);
-    if (impl.lanes < 1)
-        return refuse("--level", "the plan's regions are too narrow for the decode kernels");
-    const int lanes = impl.lanes;
-    const auto tooNarrow = [&](const Region& region, int columns, const std::string& why) -> std::optional<Diagnostic> {
-        if (region.rect.w >= columns)
-            return std::nullopt;
-        return refuse("--level",
-            "region " + region.opName + " is " + std::to_string(region.rect.w)
-                + " columns wide; its cycle-level kernel needs " + std::to_string(columns) + " (" + why + ")");
-    };
-
-    // The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
-    const auto ffnLanes = [&](const Strip& strip, int y0) {
-        const int down = moe ? strip.regions.back()->rect.w / int(s.experts * ffnParts) : strip.regions.back()->rect.w;
-        return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, s.ffn })), std::uint32_t(s.ffn));
-    };
     try {
-        // The embedding, its lanes leaving downwards into block 0.
-        {
-            const Frame frame = frameOf(*embedding, embedding->rect.y, embedding->rect.h, false);
-            EmbeddingSpec spec;
-            spec.name = "embedding";
-            spec.frame = frame;
-            spec.lanes = evenLanes(0, lanes, std::uint32_t(s.hidden));
-            spec.token = weights.tensor(Tensor::TokenEmbedding, 0, 0);
-            spec.position = s.positions == DecoderShape::Positions::Learned
-                ? weights.tensor(Tensor::PositionEmbedding, 0, 0)
-                : absent;
-            impl.embedding = std::make_unique<EmbeddingKernel>(spec, context);
-            impl.measured.push_back({ embedding->opName, RegionKernelKind::Embedding, frame });
-        }
-        for (int layer = 0; layer < int(s.layers); ++layer) {
-            const Strip& strip = strips[std::size_t(layer)];
-            const int y0 = strip.y - usable.y;
-            const auto frame
-                = [&](std::size_t i) { return frameOf(*strip.regions[i], strip.y, strip.h, strip.westward); };
-            const std::size_t qi = 0, ki = 1, vi = 2, ci = 3, oi = 4, ui = 5, gi = 6, di = s.gated() ? 7 : 6;
-            if (auto error = tooNarrow(*strip.regions[oi], int(s.heads), "a column per head"))
+        builder.buildEmbedding();
+        for (int layer = 0; layer < int(shape->layers); ++layer) {
+            if (auto error = builder.checkBlock(layer))
                 return *error;
-            for (const std::size_t normed : { qi, ui })
-                if (auto error = tooNarrow(*strip.regions[normed], 2, "its norm's column and a GEMV column"))
-                    return *error;
-            if (strip.h < s.heads)
-                return refuse("--level",
-                    "block " + std::to_string(layer) + " has " + std::to_string(strip.h)
-                        + " rows; its attention needs one per head (" + std::to_string(s.heads) + ")");
             Impl::Layer block;
-            const Lanes x = impl.hiddenLanes(y0);
-            block.norm1 = std::make_unique<NormColumn>("layers." + std::to_string(layer) + ".norm1", frame(qi), x,
-                s.norm, s.normEpsilon, weights.tensor(Tensor::Norm1Weight, layer, 0),
-                layerNorm && s.normBias ? weights.tensor(Tensor::Norm1Bias, layer, 0) : absent, context);
-            Lanes heads;
-            Lanes kvHeads;
-            const std::int64_t group = s.heads / s.kvHeads;
-            for (int h = 0; h < int(s.heads); ++h) {
-                heads.push_back({ y0 + h, std::uint32_t(h * s.headDim), std::uint32_t((h + 1) * s.headDim) });
-                const auto g = std::uint32_t(h / group);
-                kvHeads.push_back({ y0 + h, std::uint32_t(g * s.headDim), std::uint32_t((g + 1) * s.headDim) });
-            }
-            const bool rotary = s.positions == DecoderShape::Positions::Rotary;
-            const auto gemvOn = [&](const std::string& name, const Frame& on, int firstColumn, Lanes input,
-                                    Lanes output, Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue,
-                                    int expert, bool measure, bool tree) {
-                GemvSpec spec;
-                spec.name = name;
-                spec.frame = on;
-                spec.firstColumn = firstColumn;
-                spec.input = std::move(input);
-                spec.output = std::move(output);
-                spec.weight = weights.tensor(weight, layer, std::max(expert, 0));
-                spec.bias = hasBias ? weights.tensor(bias, layer, std::max(expert, 0)) : absent;
-                spec.treeReduced = tree;
-                spec.epilogue = epilogue;
-                spec.activation = s.activation;
-                spec.ropeTheta = s.ropeTheta;
-                spec.experts = int(s.experts);
-                spec.topK = int(s.topK);
-                spec.expert = expert;
-                spec.lastExpert = expert + 1 == int(s.experts);
-                if (measure)
-                    impl.measured.push_back(
-                        { spec.name, firstColumn ? RegionKernelKind::NormGemv : RegionKernelKind::Gemv, spec.frame });
-                return std::make_unique<GemvKernel>(std::move(spec), context);
-            };
-            const auto gemv = [&](std::size_t index, int firstColumn, Lanes input, Lanes output, Tensor weight,
-                                  Tensor bias, bool hasBias, Epilogue epilogue) {
-                return gemvOn(strip.regions[index]->opName, frame(index), firstColumn, std::move(input),
-                    std::move(output), weight, bias, hasBias, epilogue, -1, true,
-                    strip.regions[index]->kernel.treeReduced);
-            };
-            block.q
-                = gemv(qi, 1, x, heads, Tensor::Wq, Tensor::Bq, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
-            block.k = gemv(
-                ki, 0, x, kvHeads, Tensor::Wk, Tensor::Bk, s.qkvBias, rotary ? Epilogue::Rotary : Epilogue::Round);
-            block.v = gemv(vi, 0, x, kvHeads, Tensor::Wv, Tensor::Bv, s.qkvBias, Epilogue::Round);
-            {
-                AttentionSpec spec;
-                spec.name = strip.regions[ci]->opName;
-                spec.frame = frame(ci);
-                spec.heads = int(s.heads);
-                spec.headDim = int(s.headDim);
-                spec.capacity = options.capacity;
-                spec.alibi = s.positions == DecoderShape::Positions::Alibi;
-                spec.q = heads;
-                spec.k = kvHeads;
-                spec.v = kvHeads;
-                block.attention = std::make_unique<AttentionKernel>(spec, context);
-                impl.measured.push_back({ spec.name, RegionKernelKind::Attention, spec.frame });
-            }
-            block.out
-                = gemv(oi, 0, block.attention->outputLanes(), x, Tensor::Wo, Tensor::Bo, s.outBias, Epilogue::Residual);
-            block.norm3 = std::make_unique<NormColumn>("layers." + std::to_string(layer) + ".norm3", frame(ui), x,
-                s.norm, s.normEpsilon, weights.tensor(Tensor::Norm3Weight, layer, 0),
-                layerNorm && s.normBias ? weights.tensor(Tensor::Norm3Bias, layer, 0) : absent, context);
-            const Lanes f = ffnLanes(strip, y0);
-            const Epilogue upEpilogue = s.gated() ? Epilogue::Round : Epilogue::Activation;
-            if (!moe) {
-                Impl::Ffn ffn;
-                ffn.up = gemv(ui, 1, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue);
-                if (s.gated())
-                    ffn.gate = gemv(gi, 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias, Epilogue::Gated);
-                ffn.down = gemv(di, 0, f, x, Tensor::WDown, Tensor::BDown, s.ffnBias, Epilogue::Residual);
-                block.ffn.push_back(std::move(ffn));
-            } else {
-                // The router (its norm in column 0) leaves the routing weights on its first row;
-                // each expert's projections dispatch on them and the downs sum their weighted outputs.
-                block.router = gemv(ui, 1, x, Lanes { { y0, 0, std::uint32_t(s.experts) } }, Tensor::Router,
-                    Tensor::Router, false, Epilogue::Route);
-                const std::vector<Frame> pieces = expertFrames(frame(6));
-                const std::string name = strip.regions[6]->opName;
-                const bool tree = strip.regions[6]->kernel.treeReduced;
-                impl.measured.push_back({ name, RegionKernelKind::Experts, frame(6), block.router.get() });
-                for (int e = 0; e < int(s.experts); ++e) {
-                    const auto piece = [&](int i) { return pieces[std::size_t(e * ffnParts + i)]; };
-                    const std::string expert = name + "." + std::to_string(e);
-                    Impl::Ffn ffn;
-                    ffn.up = gemvOn(expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, s.ffnBias, upEpilogue,
-                        e, false, tree);
-                    if (s.gated())
-                        ffn.gate = gemvOn(expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, s.ffnBias,
-                            Epilogue::Gated, e, false, tree);
-                    ffn.down = gemvOn(expert + ".down", piece(ffnParts - 1), 0, f, x, Tensor::WDown, Tensor::BDown,
-                        s.ffnBias, Epilogue::Combine, e, false, tree);
-                    block.ffn.push_back(std::move(ffn));
-                }
-            }
+            builder.buildAttention(layer, block);
+            if (shape->experts > 0)
+                builder.buildExperts(layer, block);
+            else
+                builder.buildFeedForward(layer, block);
             impl.layers.push_back(std::move(block));
         }
-        {
-            // The LM head's norm column on the side where the last block's lanes come down.
-            const Frame frame = frameOf(*head, head->rect.y, head->rect.h, !strips.back().westward);
-            const int y0 = head->rect.y - usable.y;
-            impl.finalNorm = std::make_unique<NormColumn>("final_norm", frame, impl.hiddenLanes(y0), s.norm,
-                s.normEpsilon, weights.tensor(Tensor::FinalNormWeight, 0, 0),
-                layerNorm && s.normBias ? weights.tensor(Tensor::FinalNormBias, 0, 0) : absent, context);
-            GemvSpec spec;
-            spec.name = head->opName;
-            spec.frame = frame;
-            spec.firstColumn = 1;
-            spec.input = impl.hiddenLanes(y0);
-            spec.output = evenLanes(y0, head->rect.h, std::uint32_t(s.vocab));
-            spec.weight = weights.tensor(Tensor::LmHead, 0, 0);
-            spec.bias = s.lmHeadBias ? weights.tensor(Tensor::LmHeadBias, 0, 0) : absent;
-            spec.epilogue = Epilogue::Logits;
-            spec.treeReduced = head->kernel.treeReduced;
-            impl.lmHead = std::make_unique<GemvKernel>(spec, context);
-            impl.measured.push_back({ head->opName, RegionKernelKind::LmHead, frame });
-        }
-
-        // Colors: every kernel's own streams, then the streams between regions.
-        RouteBook& book = *impl.routes;
-        impl.embedding->route(book);
-        for (Impl::Layer& block : impl.layers) {
-            block.norm1->route(book);
-            block.q->route(book);
-            block.k->route(book);
-            block.v->route(book);
-            block.attention->route(book);
-            block.out->route(book);
-            block.norm3->route(book);
-            if (block.router)
-                block.router->route(book);
-            for (Impl::Ffn& ffn : block.ffn) {
-                ffn.up->route(book);
-                if (ffn.gate)
-                    ffn.gate->route(book);
-                ffn.down->route(book);
-            }
-        }
-        impl.finalNorm->route(book);
-        impl.lmHead->route(book);
-
-        const auto exitsOf = [](const auto& kernel, std::size_t count) {
-            std::vector<Pe> pes;
-            for (std::size_t i = 0; i < count; ++i)
-                pes.push_back(kernel.exit(i));
-            return pes;
-        };
-        const auto concat = [](std::vector<std::vector<Pe>> into, const std::vector<std::vector<Pe>>& more) {
-            for (std::size_t i = 0; i < into.size(); ++i)
-                into[i].insert(into[i].end(), more[i].begin(), more[i].end());
-            return into;
-        };
-        const auto tapsOf = [](const auto& kernel, std::size_t count) {
-            std::vector<std::vector<Pe>> taps;
-            for (std::size_t i = 0; i < count; ++i)
-                taps.push_back(kernel.taps(i));
-            return taps;
-        };
-        const auto exitTaps = [](const auto& kernel, std::size_t count) {
-            std::vector<std::vector<Pe>> taps;
-            for (std::size_t i = 0; i < count; ++i)
-                taps.push_back({ kernel.exit(i) });
-            return taps;
-        };
-        std::vector<std::uint32_t> laneSizes;
-        for (const Lane& lane : impl.hiddenLanes(0))
-            laneSizes.push_back(lane.size());
-        const auto L = std::size_t(lanes);
-        for (std::size_t layer = 0; layer < impl.layers.size(); ++layer) {
-            Impl::Layer& block = impl.layers[layer];
-            const Strip& strip = strips[layer];
-            const int forward = strip.westward ? West : East;
-            const std::string name = "layers." + std::to_string(layer);
-            std::vector<int> rows;
-            for (const Lane& lane : impl.hiddenLanes(strip.y - usable.y))
-                rows.push_back(lane.y);
-            const std::vector<std::vector<Pe>> xTaps = concat(tapsOf(*block.norm1, L), exitTaps(*block.out, L));
-            if (layer == 0)
-                block.in
-                    = impl.turn(name + " input", exitsOf(*impl.embedding, L), rows, xTaps, laneSizes, true, forward);
-            else
-                block.in = impl.turn(name + " input", exitsOf(impl.layers[layer - 1].last(), L), rows, xTaps, laneSizes,
-                    false, strips[layer - 1].westward ? West : East);
-            const auto place = [&](const std::string& what, const std::vector<Pe>& senders,
-                                   const std::vector<std::vector<Pe>>& taps) {
-                return book.place(rowStreams(name + " " + what, senders, taps, forward));
-            };
-            const auto normExits = [&](const NormColumn& norm) { return exitsOf(norm, L); };
-            block.a = place("norm1", normExits(*block.norm1),
-                concat(concat(tapsOf(*block.q, L), tapsOf(*block.k, L)), tapsOf(*block.v, L)));
-            const auto H = std::size_t(s.heads);
-            block.qs = place("q", exitsOf(*block.q, H), tapsOf(*block.attention, H));
-            block.ks = place("k", exitsOf(*block.k, H), tapsOf(*block.attention, H));
-            block.vs = place("v", exitsOf(*block.v, H), tapsOf(*block.attention, H));
-            block.o = place("attention", exitsOf(*block.attention, H), tapsOf(*block.out, H));
-            block.x2
-                = place("residual", exitsOf(*block.out, L), concat(tapsOf(*block.norm3, L), exitTaps(block.last(), L)));
-            std::vector<std::vector<Pe>> bTaps(L);
-            if (block.router)
-                bTaps = concat(bTaps, tapsOf(*block.router, L));
-            for (const Impl::Ffn& ffn : block.ffn) {
-                bTaps = concat(bTaps, tapsOf(*ffn.up, L));
-                if (ffn.gate)
-                    bTaps = concat(bTaps, tapsOf(*ffn.gate, L));
-            }
-            block.b = place("norm3", normExits(*block.norm3), bTaps);
-            for (std::size_t e = 0; e < block.ffn.size(); ++e) {
-                Impl::Ffn& ffn = block.ffn[e];
-                const auto F = ffn.up->spec().output.size();
-                if (ffn.gate) {
-                    ffn.u = place("up", exitsOf(*ffn.up, F), exitTaps(*ffn.gate, F));
-                    ffn.h = place("gate", exitsOf(*ffn.gate, F), tapsOf(*ffn.down, F));
-                } else {
-                    ffn.u = place("up", exitsOf(*ffn.up, F), tapsOf(*ffn.down, F));
-                }
-                if (e + 1 < block.ffn.size())
-                    ffn.combine = place("expert sum", exitsOf(*ffn.down, L), exitTaps(*block.ffn[e + 1].down, L));
-            }
-            if (block.router) {
-                // The routing weights from the router's exit along its row, and down every column
-                // of the experts to the PEs with work.
-                const Pe from = block.router->exit(0);
-                std::map<int, std::vector<int>> rowsAt; // column -> rows of workers
-                for (const Impl::Ffn& ffn : block.ffn)
-                    for (const GemvKernel* kernel : { ffn.up.get(), ffn.gate.get(), ffn.down.get() })
-                        if (kernel)
-                            for (const Pe& pe : kernel->workers())
-                                rowsAt[pe.x].push_back(pe.y);
-                StreamTree tree(name + " routing weights");
-                int farthest = 0;
-                for (const auto& [x, rowList] : rowsAt)
-                    farthest = std::max(farthest, std::abs(x - from.x));
-                const int step = forward == East ? 1 : -1;
-                tree.hop(from.x, from.y, Fabric::kRampPort, directionBit(forward));
-                for (int d = 1; d <= farthest; ++d) {
-                    const int x = from.x + step * d;
-                    std::uint8_t tx = d < farthest ? directionBit(forward) : 0;
-                    const auto it = rowsAt.find(x);
-                    int lowest = from.y;
-                    if (it != rowsAt.end()) {
-                        for (const int y : it->second) {
-                            lowest = std::max(lowest, y);
-                            if (y == from.y)
-                                tx |= kRampBit;
-                        }
-                    }
-                    if (lowest > from.y)
-                        tx |= directionBit(South);
-                    tree.hop(x, from.y, opposite(forward), tx);
-                    for (int y = from.y + 1; y <= lowest; ++y) {
-                        const bool worker = std::find(it->second.begin(), it->second.end(), y) != it->second.end();
-                        tree.hop(x, y, North,
-                            std::uint8_t((y < lowest ? directionBit(South) : 0) | (worker ? kRampBit : 0)));
-                    }
-                }
-                block.weights = book.place(tree);
-            }
-        }
-        {
-            std::vector<int> rows;
-            for (const Lane& lane : impl.hiddenLanes(head->rect.y - usable.y))
-                rows.push_back(lane.y);
-            impl.intoHead = impl.turn("lm_head input", exitsOf(impl.layers.back().last(), L), rows,
-                tapsOf(*impl.finalNorm, L), laneSizes, false, strips.back().westward ? West : East);
-            const int forward = impl.finalNorm->exit(0).x < impl.lmHead->exit(0).x ? East : West;
-            impl.f
-                = book.place(rowStreams("final norm", exitsOf(*impl.finalNorm, L), tapsOf(*impl.lmHead, L), forward));
-        }
-        // Token ids: from the host through the root's north edge, and from the LM head's argmax
-        // up its column and along row 0 to the root.
-        const Pe root = impl.embedding->root();
-        {
-            StreamTree host("token ids from the host");
-            host.hop(root.x, root.y, North, kRampBit);
-            impl.hostColor = book.place(host);
-            impl.fabric->addEdgeSource(root.x, root.y, North, {});
-            const Pe from = impl.lmHead->argmaxPe();
-            StreamTree back("token id feedback");
-            back.hop(from.x, from.y, Fabric::kRampPort, directionBit(North));
-            for (int y = from.y - 1; y > root.y; --y)
-                back.hop(from.x, y, South, directionBit(North));
-            if (from.x == root.x) {
-                back.hop(root.x, root.y, South, kRampBit);
-            } else {
-                const int direction = root.x > from.x ? East : West;
-                back.hop(from.x, root.y, South, directionBit(direction));
-                for (int x = from.x + (direction == East ? 1 : -1); x != root.x; x += direction == East ? 1 : -1)
-                    back.hop(x, root.y, opposite(direction), directionBit(direction));
-                back.hop(root.x, root.y, opposite(direction), kRampBit);
-            }
-            impl.feedbackColor = book.place(back);
-            // A token from the host leaves the feedback unarmed, and the other way round.
-            impl.fabric->allowUnboundDelivery(root.x, root.y, impl.hostColor);
-            impl.fabric->allowUnboundDelivery(root.x, root.y, impl.feedbackColor);
-        }
+        builder.buildHead();
+        builder.routeKernels();
+        for (std::size_t layer = 0; layer < impl.layers.size(); ++layer)
+            builder.connectBlock(layer);
+        builder.connectHead();
+        builder.connectTokenIds();
     } catch (const RouteError& error) {
         return refuse("--level", std::string("the plan's streams do not fit the fabric's colors: ") + error.what());
     } catch (const std::logic_error& error) {
         return refuse("--level", std::string("the plan cannot be built on the fabric: ") + error.what());
     }
-
-    // SRAM: the kernels of different regions touch different PEs, so blocks load in parallel.
-    StaticColorFabric& fabric = *impl.fabric;
-    impl.embedding->load(fabric);
-    tbb::parallel_for(std::size_t(0), impl.layers.size(), [&](std::size_t layer) {
-        Impl::Layer& block = impl.layers[layer];
-        block.norm1->load(fabric);
-        block.q->load(fabric);
-        block.k->load(fabric);
-        block.v->load(fabric);
-        block.attention->load(fabric);
-        block.out->load(fabric);
-        block.norm3->load(fabric);
-        if (block.router)
-            block.router->load(fabric);
-        for (Impl::Ffn& ffn : block.ffn) {
-            ffn.up->load(fabric);
-            if (ffn.gate)
-                ffn.gate->load(fabric);
-            ffn.down->load(fabric);
-        }
-    });
-    impl.finalNorm->load(fabric);
-    impl.lmHead->load(fabric);
+    builder.loadSram();
     if (const auto peak = std::int64_t(decoder->peakSramBytesPerPe()); peak > system.wafer.sramPerPeBytes)
         return refuse("--level",
             "a PE would hold " + std::to_string(peak) + " bytes; the wafer's PEs have "

@@ -2,7 +2,10 @@
 
 // Private to WaferDecoder (waferdecoder.cpp builds a plan on the fabric, waferdecodertoken.cpp
 // runs its tokens): what a built decoder holds.
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/attentionkernel.h"
+#include "core/cyclelevel/kernels/embeddingkernel.h"
+#include "core/cyclelevel/kernels/gemvkernel.h"
+#include "core/cyclelevel/kernels/normcolumn.h"
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/fabric/staticcolorfabric.h"
 
@@ -45,6 +48,26 @@ struct WaferDecoder::Impl {
         Turn in; // x into the block
         int a = -1, qs = -1, ks = -1, vs = -1, o = -1, x2 = -1, b = -1, weights = -1;
         const GemvKernel& last() const { return *ffn.back().down; } // whose exits leave the block
+        // Every kernel of the block in flow order (the order their own streams take colors in).
+        template <typename Visit>
+        void forEachKernel(Visit&& visit)
+        {
+            visit(*norm1);
+            visit(*q);
+            visit(*k);
+            visit(*v);
+            visit(*attention);
+            visit(*out);
+            visit(*norm3);
+            if (router)
+                visit(*router);
+            for (Ffn& expert : ffn) {
+                visit(*expert.up);
+                if (expert.gate)
+                    visit(*expert.gate);
+                visit(*expert.down);
+            }
+        }
     };
     std::unique_ptr<EmbeddingKernel> embedding;
     std::vector<Layer> layers;
@@ -72,6 +95,7 @@ struct WaferDecoder::Impl {
         const std::vector<std::vector<Pe>>& taps, const std::vector<std::uint32_t>& sizes, bool straightDown,
         int flowDirection);
     void programToken(ProgramWriter& writer, std::int64_t position, bool fromHost);
+    class Builder; // waferdecoder.cpp: builds a plan's decoder in named phases
 };
 
 } // namespace waferscope::core::cyclelevel

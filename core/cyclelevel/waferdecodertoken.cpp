@@ -92,22 +92,22 @@ void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t positi
         const Pe at = lmHead->argmaxPe();
         writer.send(at.x, at.y, feedbackColor, lmHead->argmaxOffset() + 1, 1);
     }
-    embedding->program(writer, fromHost ? hostColor : feedbackColor, layers.front().in.down, position);
+    embedding->program(writer, { .in = fromHost ? hostColor : feedbackColor, .out = layers.front().in.down }, position);
     for (std::size_t layer = 0; layer < layers.size(); ++layer) {
         const Layer& block = layers[layer];
         const int next = layer + 1 < layers.size() ? layers[layer + 1].in.down : intoHead.down;
-        block.norm1->program(writer, block.in.along, block.a);
-        block.q->program(writer, block.a, -1, block.qs, position);
-        block.k->program(writer, block.a, -1, block.ks, position);
-        block.v->program(writer, block.a, -1, block.vs, position);
-        block.attention->program(writer, block.qs, block.ks, block.vs, block.o, position);
-        block.out->program(writer, block.o, block.in.along, block.x2, position);
-        block.norm3->program(writer, block.x2, block.b);
+        block.norm1->program(writer, { .in = block.in.along, .out = block.a }, position);
+        block.q->program(writer, { .in = block.a, .out = block.qs }, position);
+        block.k->program(writer, { .in = block.a, .out = block.ks }, position);
+        block.v->program(writer, { .in = block.a, .out = block.vs }, position);
+        block.attention->program(writer, { .in = block.qs, .out = block.o, .keys = block.ks, .values = block.vs }, position);
+        block.out->program(writer, { .in = block.o, .side = block.in.along, .out = block.x2 }, position);
+        block.norm3->program(writer, { .in = block.x2, .out = block.b }, position);
         if (block.router)
-            block.router->program(writer, block.b, -1, block.weights, position);
+            block.router->program(writer, { .in = block.b, .out = block.weights }, position);
         for (std::size_t e = 0; e < block.ffn.size(); ++e) {
             const Ffn& ffn = block.ffn[e];
-            GemvColors colors;
+            KernelColors colors;
             colors.weights = block.weights;
             colors.in = block.b;
             colors.out = ffn.u;
@@ -126,8 +126,8 @@ void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t positi
             ffn.down->program(writer, colors, position);
         }
     }
-    finalNorm->program(writer, intoHead.along, f);
-    lmHead->program(writer, f, -1, -1, position);
+    finalNorm->program(writer, { .in = intoHead.along, .out = f }, position);
+    lmHead->program(writer, { .in = f }, position);
     // Every PE with work marks when it finishes.
     for (const Measured& region : measured)
         for (int v = 0; v < region.frame.h; ++v)

@@ -3,6 +3,7 @@
 #include "core/common/names.h"
 #include "core/engine/calibration.h"
 #include "core/fabric/kernels.h"
+#include "core/kernels/gemvspec.h"
 #include "core/kernels/kernelspec.h"
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct StreamedGemmCost : KernelCost {
 StreamedGemmCost costStreamedGemm(const StreamedGemmShape& shape, int rows, int cols, int simdWidth,
     const Calibration& calibration, int hopLatencyCycles = 1);
 
-// ---- The decode kernels of the cycle-level run (core/cyclelevel/regionkernels.h) ----
+// ---- The decode kernels of the cycle-level run (core/cyclelevel/kernels/) ----
 // Closed forms of one token's kernel on its region, cross-checked against the fabric in
 // tests/core/test_decodekernels.cpp. They assume the inputs the kernel is fed there: each lane
 // is sent along its row, one wavelet per cycle, from the PE before the region's first column,
@@ -64,30 +65,21 @@ struct DecodeLane {
     std::int64_t size = 0; // elements
 };
 
-// What a GEMV region does with its sums at each output lane's exit (GemvKernel's Epilogue).
-
-// The lane GEMV with a turn: GEMV column t (region column firstColumn + t) takes input lane
-// t mod inputs.size() (a part of it when several columns share the lane), turns it down its
-// column, and each output row's partial sums are reduced along the row to its last column.
-struct DecodeGemvShape {
-    int width = 1; // region columns; the input lanes pass the first `firstColumn` of them
-    int height = 1; // region rows
-    int firstColumn = 0;
-    std::vector<DecodeLane> inputs;
-    std::vector<DecodeLane> outputs; // on distinct rows; Logits: consecutive rows
-    Epilogue epilogue = Epilogue::Round;
-    int simdWidth = 8;
-    // MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
-    // the `experts` routing weights, whose first wavelet reaches region column u, row v at
-    // routedAt + u + v; it multiplies only when its expert is `chosen`. inputsStored: the lanes
-    // were in before the weights came (they passed while the router computed).
+// The GEMV of a GemvSpec (core/kernels/gemvspec.h), the spec the cycle-level GemvKernel is built
+// from: GEMV column t (region column firstColumn + t) takes input lane t mod inputs (a part of it
+// when several columns share the lane), turns it down its column, and each output row's partial
+// sums are reduced along the row (or its tree) to its last column. Only the spec's geometry,
+// epilogue and tree matter here; its weights are the cycle-level run's.
+// MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
+// the spec's `experts` routing weights, whose first wavelet reaches region column u, row v at
+// routedAt + u + v; it multiplies only when its expert is `chosen`. inputsStored: the lanes were
+// in before the weights came (they passed while the router computed).
+struct GemvDispatch {
     std::optional<double> routedAt;
-    int experts = 0;
     bool chosen = true;
     bool inputsStored = false;
-    bool treeReduced = false; // the output rows reduce along a binary tree (GemvSpec::treeReduced)
 };
-KernelCost costDecodeGemv(const DecodeGemvShape& shape);
+KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatch& dispatch = {});
 
 // An MoE experts region: `experts` experts side by side, each its up (gate) and down
 // projections on consecutive pieces of the region's columns (GemvKernel dispatch, one piece per
@@ -147,7 +139,7 @@ struct EmbeddingLookupShape {
 };
 KernelCost costEmbeddingLookup(const EmbeddingLookupShape& shape);
 
-// ---- Prefill attention on the cycle-level fabric (core/cyclelevel/prefillattentionkernel.h) ----
+// ---- Prefill attention on the cycle-level fabric (core/cyclelevel/kernels/prefillattentionkernel.h) ----
 // The closed form of a whole prompt's causal attention, cross-checked against the fabric in
 // tests/core/test_prefillattention.cpp. Each head has a g x g block of PEs (the blocks stacked
 // down the region, all alike): Cannon's shifts on MeshGEMM's interleaved rings for S = Q K^T, the

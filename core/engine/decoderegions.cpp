@@ -16,6 +16,55 @@ std::vector<DecodeLane> evenLanes(int count, std::int64_t total)
     return lanes;
 }
 
+// Lanes of consecutive elements, a DecodeLane's row and size each.
+Lanes lanesOf(const std::vector<DecodeLane>& lanes)
+{
+    Lanes out;
+    std::uint32_t begin = 0;
+    for (const DecodeLane& lane : lanes) {
+        out.push_back({ lane.row, begin, begin + std::uint32_t(lane.size) });
+        begin += std::uint32_t(lane.size);
+    }
+    return out;
+}
+
+// A stacked plan's q region computes k and v too: each row's outputs are its part of q and its
+// share of the keys and values (2 kvWidth, dealt over the rows).
+std::vector<DecodeLane> withKeysAndValues(const std::vector<DecodeLane>& queryLanes, std::int64_t kvWidth, int rows)
+{
+    std::vector<std::int64_t> sizes(std::size_t(rows), 0);
+    for (const DecodeLane& lane : queryLanes)
+        sizes[std::size_t(lane.row)] += lane.size;
+    for (const DecodeLane& lane : evenLanes(int(std::min<std::int64_t>(2 * kvWidth, rows)), 2 * kvWidth))
+        sizes[std::size_t(lane.row)] += lane.size;
+    std::vector<DecodeLane> out;
+    for (int row = 0; row < rows; ++row)
+        if (sizes[std::size_t(row)] > 0)
+            out.push_back({ row, sizes[std::size_t(row)] });
+    return out;
+}
+
+// An MoE experts region: from the router's last step, its routing weights cross the region while
+// the experts' inputs are already in (core/engine/costmodel.h). Shared experts, every token's,
+// after the routed ones: no routing weights to wait for, the input lanes streamed in again, the
+// outputs summed from exit to exit with the residual.
+DecodeExpertsShape expertsShape(const ModelConfig& config, const Region& region, const std::vector<DecodeLane>& hidden,
+    const std::vector<DecodeLane>& ffn, int simd, bool shared)
+{
+    DecodeExpertsShape experts;
+    experts.width = region.rect.w;
+    experts.height = region.rect.h;
+    experts.experts = int(std::max<std::int64_t>(1, shared ? config.numSharedExperts : config.numExperts));
+    experts.topK = shared ? experts.experts : int(std::max<std::int64_t>(1, config.topK));
+    experts.routed = !shared;
+    experts.gatedFfn = gatedFfn(config);
+    experts.hidden = hidden;
+    experts.ffn = ffn;
+    experts.simdWidth = simd;
+    experts.treeReduced = region.kernel.treeReduced;
+    return experts;
+}
+
 double busyCycles(const KernelCost& cost, double pes)
 {
     return cost.peBusyFraction * pes * cost.cycles;
@@ -117,19 +166,20 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
                 headLanes.push_back(
                     { int(head) * rowsPerHead + r, headDim * (r + 1) / rowsPerHead - headDim * r / rowsPerHead });
     }
-    const auto gemv
-        = [&](int width, int firstColumn, std::vector<DecodeLane> in, std::vector<DecodeLane> out, Epilogue epilogue) {
-              DecodeGemvShape shape;
-              shape.width = width;
-              shape.height = h;
-              shape.firstColumn = firstColumn;
-              shape.inputs = std::move(in);
-              shape.outputs = std::move(out);
-              shape.epilogue = epilogue;
-              shape.simdWidth = m_simd;
-              shape.treeReduced = region.kernel.treeReduced;
-              return costDecodeGemv(shape);
-          };
+    // The region's GEMV as the cycle-level kernel's spec (its geometry; the weights are the
+    // cycle-level run's), lanes on the rows of a frame at the region's top.
+    const auto gemv = [&](int width, int firstColumn, const std::vector<DecodeLane>& in,
+                          const std::vector<DecodeLane>& out, Epilogue epilogue) {
+        GemvSpec spec;
+        spec.name = region.opName;
+        spec.frame = Frame { 0, 0, width, h, false };
+        spec.firstColumn = firstColumn;
+        spec.input = lanesOf(in);
+        spec.output = lanesOf(out);
+        spec.epilogue = epilogue;
+        spec.treeReduced = region.kernel.treeReduced;
+        return costDecodeGemv(spec, m_simd);
+    };
     const KernelCost normCost = costNormColumn(norm);
     const double normCycles = normCost.cycles;
     const auto normThen = [&](const KernelCost& after) { return inSequence(normCost, double(lanes), after, pes); };
@@ -157,18 +207,7 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         // each row's outputs are its part of q and its share of the keys and values.
         const bool withKv = std::any_of(region.fused.begin(), region.fused.end(),
             [&](int index) { return m_graph.ops[std::size_t(index)].role == OpRole::Key; });
-        std::vector<DecodeLane> out = headLanes;
-        if (withKv) {
-            std::vector<std::int64_t> sizes(std::size_t(h), 0);
-            for (const DecodeLane& lane : headLanes)
-                sizes[std::size_t(lane.row)] += lane.size;
-            for (const DecodeLane& lane : evenLanes(int(std::min<std::int64_t>(2 * kvWidth, h)), 2 * kvWidth))
-                sizes[std::size_t(lane.row)] += lane.size;
-            out.clear();
-            for (int row = 0; row < h; ++row)
-                if (sizes[std::size_t(row)] > 0)
-                    out.push_back({ row, sizes[std::size_t(row)] });
-        }
+        const std::vector<DecodeLane> out = withKv ? withKeysAndValues(headLanes, kvWidth, h) : headLanes;
         return DecodeRegionCost { normGemv(out, rotary ? Epilogue::Rotary : Epilogue::Round),
             RegionKernelKind::NormGemv, normCycles };
     }
@@ -195,37 +234,12 @@ std::optional<DecodeRegionCost> DecodeRegions::compute(const Region& region, std
         if (role == OpRole::Router) // the routing weights on the first row, their softmax and top k at its exit
             return DecodeRegionCost { normGemv({ { 0, config.numExperts } }, Epilogue::Route),
                 RegionKernelKind::NormGemv, normCycles };
-        if (role == OpRole::Experts && w >= expertPieces(config)) {
-            // From the router's last step: its routing weights cross the region while the
-            // experts' inputs are already in (core/engine/costmodel.h).
-            DecodeExpertsShape experts;
-            experts.width = w;
-            experts.height = h;
-            experts.experts = int(std::max<std::int64_t>(1, config.numExperts));
-            experts.topK = int(std::max<std::int64_t>(1, config.topK));
-            experts.gatedFfn = gatedFfn(config);
-            experts.hidden = hidden;
-            experts.ffn = ffn();
-            experts.simdWidth = m_simd;
-            experts.treeReduced = region.kernel.treeReduced;
-            return DecodeRegionCost { costDecodeExperts(experts), RegionKernelKind::Experts };
-        }
-        if (role == OpRole::SharedExperts && w >= sharedExpertPieces(config)) {
-            // Every token's experts, after the routed ones: no routing weights to wait for, the
-            // input lanes streamed in again, the outputs summed from exit to exit with the residual.
-            DecodeExpertsShape shared;
-            shared.width = w;
-            shared.height = h;
-            shared.experts = int(std::max<std::int64_t>(1, config.numSharedExperts));
-            shared.topK = shared.experts;
-            shared.routed = false;
-            shared.gatedFfn = gatedFfn(config);
-            shared.hidden = hidden;
-            shared.ffn = ffn();
-            shared.simdWidth = m_simd;
-            shared.treeReduced = region.kernel.treeReduced;
-            return DecodeRegionCost { costDecodeExperts(shared), RegionKernelKind::Experts };
-        }
+        if (role == OpRole::Experts && w >= expertPieces(config))
+            return DecodeRegionCost { costDecodeExperts(expertsShape(config, region, hidden, ffn(), m_simd, false)),
+                RegionKernelKind::Experts };
+        if (role == OpRole::SharedExperts && w >= sharedExpertPieces(config))
+            return DecodeRegionCost { costDecodeExperts(expertsShape(config, region, hidden, ffn(), m_simd, true)),
+                RegionKernelKind::Experts };
     }
     return std::nullopt;
 }

@@ -1,4 +1,5 @@
 #include "core/kernels/kernelspec.h"
+#include "core/kernels/weightsource.h"
 
 #include <cstddef>
 #include <iterator>
@@ -21,7 +22,46 @@ constexpr bool inDeclarationOrder()
 }
 static_assert(inDeclarationOrder());
 
+constexpr EnumName<Activation> kActivations[] = { { Activation::Gelu, "gelu" }, { Activation::Relu, "relu" },
+    { Activation::Silu, "silu" }, { Activation::SwiGlu, "swiglu" }, { Activation::GeGlu, "geglu" } };
+static_assert(inDeclarationOrder(kActivations) && namesUnique(kActivations));
+
+constexpr EnumName<Storage> kStorages[] = { { Storage::Fp16, "fp16" }, { Storage::Bf16, "bf16" } };
+static_assert(inDeclarationOrder(kStorages) && namesUnique(kStorages));
+
+constexpr EnumName<Pass> kPasses[] = { { Pass::Forward, "forward" }, { Pass::BackwardDelta, "backward_delta" },
+    { Pass::BackwardGradient, "backward_gradient" } };
+static_assert(inDeclarationOrder(kPasses) && namesUnique(kPasses));
+
 } // namespace
+
+template <>
+std::span<const EnumName<Activation>> nameTable<Activation>()
+{
+    return kActivations;
+}
+
+template <>
+std::span<const EnumName<Storage>> nameTable<Storage>()
+{
+    return kStorages;
+}
+
+template <>
+std::span<const EnumName<Pass>> nameTable<Pass>()
+{
+    return kPasses;
+}
+
+const char* toString(Activation activation)
+{
+    return nameOf(activation);
+}
+
+const char* toString(Storage storage)
+{
+    return nameOf(storage);
+}
 
 template <>
 std::span<const EnumName<RegionKernelKind>> nameTable<RegionKernelKind>()

@@ -34,6 +34,20 @@ enum class Epilogue : std::uint8_t {
              // experts in order along a chain of their exits; the last adds the side input x: S(x + S(sum))
 };
 
+// A GEMV's activation (Gelu: the tanh form, gelu_new).
+enum class Activation : std::uint8_t { Gelu, Relu, Silu, SwiGlu, GeGlu };
+template <>
+std::span<const EnumName<Activation>> nameTable<Activation>();
+const char* toString(Activation activation);
+
+// Which pass of a step a kernel runs: the forward pass (every kernel today, decode and prefill),
+// or a training step's backward passes, the deltas to the inputs and the weights' gradients.
+// A training pass streams its weights in from the wafer's edge (KernelSpec::streamed) rather
+// than holding them in SRAM.
+enum class Pass : std::uint8_t { Forward, BackwardDelta, BackwardGradient };
+template <>
+std::span<const EnumName<Pass>> nameTable<Pass>();
+
 template <typename Json>
 void to_json(Json&, RegionKernelKind) = delete;
 

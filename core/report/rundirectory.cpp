@@ -44,6 +44,16 @@ std::vector<ReportFile> runDirectoryFiles(
     return files;
 }
 
+std::optional<Diagnostic> writeRunReport(RunDirectoryWriter& writer, const RunReport& report,
+    const engine::RunResult& run, const ExecutionPlan& plan, std::vector<ReportFile> extraFiles,
+    const std::atomic<bool>* cancelled)
+{
+    std::vector<ReportFile> files = runDirectoryFiles(report, run, plan);
+    for (ReportFile& file : extraFiles)
+        files.push_back(std::move(file));
+    return writer.write(files, cancelled);
+}
+
 std::optional<Diagnostic> writeRunDirectory(
     const std::string& directory, const std::vector<ReportFile>& files, const std::atomic<bool>* cancelled)
 {

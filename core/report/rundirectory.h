@@ -25,6 +25,14 @@ namespace waferscope::core::report {
 std::vector<ReportFile> runDirectoryFiles(
     const RunReport& report, const engine::RunResult& run, const ExecutionPlan& plan);
 
+// The one call that writes a run's report into a run directory (study::runStudy, and through it
+// every front end): runDirectoryFiles, then `extraFiles` (the GUI's report.pdf), committed all or
+// none by `writer` (opened by the caller before the run computed anything). `cancelled` as
+// RunDirectoryWriter::write.
+std::optional<Diagnostic> writeRunReport(RunDirectoryWriter& writer, const RunReport& report,
+    const engine::RunResult& run, const ExecutionPlan& plan, std::vector<ReportFile> extraFiles = {},
+    const std::atomic<bool>* cancelled = nullptr);
+
 // RunDirectoryWriter::open(directory) then write(files, cancelled), for a caller with nothing to
 // compute in between: the lock is held only while the files are written.
 std::optional<Diagnostic> writeRunDirectory(

@@ -249,13 +249,17 @@ std::string utcTimestamp()
     return text;
 }
 
-RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
-    const SystemSpec& system, const ExecutionPlan& plan, const engine::RunResult& run,
-    const engine::ScalingSweep* sweep, const CompileOptions& compileOptions, const engine::RunOptions& runOptions,
-    const engine::Calibration& calibration)
+RunReport buildReport(const ReportInputs& in)
 {
-    return makeReport(makeManifest(inputPath, inputBytes, graph, compileOptions, runOptions, run.metrics), run, plan,
-        graph, system, sweep, calibration);
+    RunReport report = makeReport(
+        makeManifest(in.inputPath, in.inputBytes, in.graph, in.compileOptions, in.runOptions, in.run.metrics), in.run,
+        in.plan, in.graph, in.system, in.sweep, in.calibration);
+    report.manifest.seed = in.seed;
+    if (in.cycleLevel)
+        report.cycleLevel = cycleLevelReport(*in.cycleLevel);
+    if (in.sensitivity)
+        report.sensitivity = *in.sensitivity;
+    return report;
 }
 
 } // namespace waferscope::core::report

@@ -114,24 +114,41 @@ struct RunReport {
 inline constexpr int kReportVersion = 1;
 inline constexpr int kOccupancyBins = 120;
 
-// The manifest of a run of `graph` (read from `inputPath`, whose bytes are `inputBytes`) with the
-// options as resolved by the engine (the config's batch, the default prompt length), stamped now.
+// What a report is made of: the run and everything it was made from, as the caller holds them
+// (the references must outlive the call). `inputBytes` are the bytes that were loaded and
+// simulated, not what the file holds by now: the manifest hashes them.
+struct ReportInputs {
+    const std::string& inputPath;
+    const std::string& inputBytes;
+    const ModelGraph& graph;
+    const SystemSpec& system;
+    const ExecutionPlan& plan;
+    const engine::RunResult& run;
+    const CompileOptions& compileOptions;
+    const engine::RunOptions& runOptions;
+    const engine::Calibration& calibration;
+    const engine::ScalingSweep* sweep = nullptr; // report.json's "scaling" when given
+    const engine::Sensitivity* sensitivity = nullptr; // "sensitivity" when given
+    // `run --level cycle`: the fabric run of the same plan ("cycle_level"), whose weights and prompt
+    // `seed` seeded (the manifest's seed; 0 without a cycle-level run).
+    const cyclelevel::CycleRunResult* cycleLevel = nullptr;
+    std::uint64_t seed = 0;
+};
+
+// The one way a run's report is built (study::runStudy, and through it every front end): the
+// manifest of the run as the engine resolved its options (the config's batch, the default prompt
+// length), stamped now, and the report of the run.
+RunReport buildReport(const ReportInputs& inputs);
+
+// The manifest part of buildReport.
 Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
     const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics);
 
-// Assembles the report of a finished run of `plan` (compiled for `graph` on `system`, run with
-// `calibration`). `sweep` may be null.
+// buildReport with a manifest made beforehand. Kept for the GUI's report export
+// (ui/reportexporter.cpp) until its Document runs studies; new code calls buildReport.
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
     const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
     const engine::Calibration& calibration = engine::builtinCalibration());
-
-// The report of a finished run, as the CLI's run command and the GUI's export both make it: the
-// manifest (hashing `inputBytes`, the bytes that were loaded and simulated, not what the file
-// holds by now) and the report of the run. `sweep` may be null.
-RunReport assembleReport(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
-    const SystemSpec& system, const ExecutionPlan& plan, const engine::RunResult& run,
-    const engine::ScalingSweep* sweep, const CompileOptions& compileOptions, const engine::RunOptions& runOptions,
-    const engine::Calibration& calibration);
 
 std::string reportToJson(const RunReport& report, int indent = 2);
 // Reads `report.json` back; errors are located (`fileName:line:col` or the key at fault).

@@ -10,12 +10,14 @@
 #include "core/hardware/builtinpresets.h"
 #include "core/model/builtinsamples.h"
 #include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 namespace waferscope::core::validation {
@@ -53,6 +55,25 @@ Expected<ModelGraph> sampleGraph(const std::string& name)
     if (!config)
         return config.error();
     return buildModelGraph(*config);
+}
+
+// A run of a plan compiled once (and the draft placed beside it), on `on` under `constants`: a
+// study that starts at the run, as `waferscope-cli run` runs it. The plan is held by the caller.
+Expected<engine::Metrics> runHeld(const std::shared_ptr<const LoadedModelFile>& model,
+    const Expected<engine::CompiledRun>& held, const SystemSpec& on, const engine::Calibration& constants)
+{
+    if (!held)
+        return held.error();
+    study::StudySpec spec;
+    spec.model = model;
+    spec.system = on;
+    spec.run = held->options;
+    spec.calibration = constants;
+    spec.plan = std::shared_ptr<const ExecutionPlan>(std::shared_ptr<const void>(), &held->plan); // not owned
+    Expected<study::StudyOutcome> outcome = study::runStudy(spec);
+    if (!outcome)
+        return outcome.error();
+    return outcome->ran->metrics;
 }
 
 } // namespace
@@ -174,11 +195,9 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         run.mode = mode;
         return engine::compileRun(model, *system, options, run, calibration);
     };
-    const auto runOn = [](const ModelGraph& model, const Expected<engine::CompiledRun>& held, const SystemSpec& on,
-                           const engine::Calibration& constants) -> Expected<engine::RunResult> {
-        if (!held)
-            return held.error();
-        return engine::run(held->plan, model, on, held->options, constants);
+    // The study's model of a graph: the sample's name, no bytes (no report is written).
+    const auto studied = [&figure](const ModelGraph& model) {
+        return std::make_shared<const LoadedModelFile>(LoadedModelFile { "samples/" + figure.params, {}, model });
     };
     std::optional<Expected<engine::CompiledRun>> target;
     std::optional<Expected<engine::CompiledRun>> thinned;
@@ -189,11 +208,12 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
     if (figure.kind == "decode_tokens_per_s" || figure.kind == "time_to_first_token_s") {
         const bool rate = figure.kind == "decode_tokens_per_s";
         target = compiled(*graph, RunMode::Inference);
-        compute = [&, rate](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
-            const Expected<engine::RunResult> run = runOn(*graph, *target, on, constants);
+        compute = [&, rate, model = studied(*graph)](
+                      const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+            const Expected<engine::Metrics> run = runHeld(model, *target, on, constants);
             if (!run)
                 return run.error();
-            return rate ? run->metrics.tokensPerS : run->metrics.timeToFirstTokenS;
+            return rate ? run->tokensPerS : run->timeToFirstTokenS;
         };
         result.command = "waferscope-cli run" + params + " --mode inference" + profile;
     } else if (figure.kind == "inference_wafers") {
@@ -223,14 +243,15 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         sparse = std::move(pruned).value();
         target = compiled(*graph, RunMode::Train);
         thinned = compiled(*sparse, RunMode::Train);
-        compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
-            const Expected<engine::RunResult> dense = runOn(*graph, *target, on, constants);
+        compute = [&, denseModel = studied(*graph), sparseModel = studied(*sparse)](
+                      const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
+            const Expected<engine::Metrics> dense = runHeld(denseModel, *target, on, constants);
             if (!dense)
                 return dense.error();
-            const Expected<engine::RunResult> thin = runOn(*sparse, *thinned, on, constants);
+            const Expected<engine::Metrics> thin = runHeld(sparseModel, *thinned, on, constants);
             if (!thin)
                 return thin.error();
-            return dense->metrics.stepTimeS / thin->metrics.stepTimeS;
+            return dense->stepTimeS / thin->stepTimeS;
         };
         result.command = "waferscope-cli run" + params + profile + " ; waferscope-cli run --params samples/"
             + figure.sparseParams + " --system " + figure.system + profile + "  (step time against step time)";

@@ -75,9 +75,10 @@ double cancelOnce(const fs::path& dir)
         = plan ? engine::run(*plan, *graph, *cs2, runOptions) : Expected<engine::RunResult>(plan.error());
     if (!run)
         return -1.0;
-    const report::RunReport report
-        = report::makeReport(report::makeManifest("gpt3_xl.yaml", "", *graph, options, runOptions, run->metrics), *run,
-            *plan, *graph, *cs2, nullptr);
+    const std::string path = "gpt3_xl.yaml";
+    const std::string bytes;
+    const report::RunReport report = report::buildReport(
+        { path, bytes, *graph, *cs2, *plan, *run, options, runOptions, engine::builtinCalibration() });
     std::atomic<bool> cancelled { false };
     std::atomic<bool> returned { false };
     Clock::time_point end;

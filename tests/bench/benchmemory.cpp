@@ -83,8 +83,9 @@ std::string largeReportJson()
     const core::Expected<core::engine::RunResult> run = core::engine::run(*plan, *graph, *cs2, runOptions);
     if (!run)
         return {};
-    core::report::RunReport report = core::report::assembleReport(
-        path, "", *graph, *cs2, *plan, *run, nullptr, options, runOptions, core::engine::builtinCalibration());
+    const std::string bytes;
+    core::report::RunReport report = core::report::buildReport(
+        { path, bytes, *graph, *cs2, *plan, *run, options, runOptions, core::engine::builtinCalibration() });
     // The text grows linearly with the copies of the rows: two sizes give the copies 64 MiB takes.
     const std::vector<core::engine::LayerMetrics> layers = report.metrics.layers;
     const std::size_t once = core::report::reportToJson(report).size();

@@ -376,13 +376,7 @@ void checkClosedForm(
     worstCycleError = std::max(worstCycleError, std::fabs(error));
 }
 
-std::vector<engine::DecodeLane> decodeLanes(const Lanes& lanes)
-{
-    std::vector<engine::DecodeLane> out;
-    for (const Lane& lane : lanes)
-        out.push_back({ lane.y, std::int64_t(lane.size()) });
-    return out;
-}
+constexpr int kSimd = 8; // the harness's SIMD width (DecodeKernelHarness)
 
 std::vector<std::int64_t> laneSizes(const Lanes& lanes)
 {
@@ -390,20 +384,6 @@ std::vector<std::int64_t> laneSizes(const Lanes& lanes)
     for (const Lane& lane : lanes)
         sizes.push_back(lane.size());
     return sizes;
-}
-
-// The closed form's view of a GEMV case.
-engine::DecodeGemvShape gemvModel(const GemvCase& shape)
-{
-    engine::DecodeGemvShape model;
-    model.width = shape.w;
-    model.height = shape.h;
-    model.firstColumn = shape.firstColumn;
-    model.inputs = decodeLanes(shape.input);
-    model.outputs = decodeLanes(shape.output);
-    model.epilogue = shape.epilogue; // one type at both levels; Combine is costed as Round
-    model.treeReduced = shape.treeReduced;
-    return model;
 }
 
 } // namespace
@@ -421,7 +401,7 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
 {
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
+        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
     }
 }
 
@@ -468,7 +448,7 @@ WS_TEST(treeReducedDecodeGemvSumsLikeTheChainAndItsClosedFormTracksTheFabric)
             }
             WS_CHECK(agreement.mostlyIdentical());
         }
-        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
+        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
     }
 }
 
@@ -484,10 +464,12 @@ WS_TEST(aTreeReducedDecodeGemvIsFasterOnlyOverManyColumnsWithFewOutputs)
         const GemvCase& chained = treeWins ? wide : narrow;
         GemvCase tree = chained;
         tree.treeReduced = true;
-        const double fabricTree = double(runGemv(tree, Storage::Bf16).measure.cycles);
-        const double fabricChain = double(runGemv(chained, Storage::Bf16).measure.cycles);
-        const double modelTree = engine::costDecodeGemv(gemvModel(tree)).cycles;
-        const double modelChain = engine::costDecodeGemv(gemvModel(chained)).cycles;
+        const GemvRun treeRun = runGemv(tree, Storage::Bf16);
+        const GemvRun chainRun = runGemv(chained, Storage::Bf16);
+        const double fabricTree = double(treeRun.measure.cycles);
+        const double fabricChain = double(chainRun.measure.cycles);
+        const double modelTree = engine::costDecodeGemv(treeRun.spec, kSimd).cycles;
+        const double modelChain = engine::costDecodeGemv(chainRun.spec, kSimd).cycles;
         std::printf("%-24s tree %5.0f, chain %5.0f cycles; closed forms %7.1f, %7.1f\n", chained.name.c_str(),
             fabricTree, fabricChain, modelTree, modelChain);
         WS_CHECK_EQ(fabricTree < fabricChain, treeWins);
@@ -508,7 +490,7 @@ WS_TEST(routerClosedFormTracksTheFabric)
     for (GemvCase shape : routers) {
         shape.topK = 2;
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(gemvModel(shape)));
+        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
     }
 }
 

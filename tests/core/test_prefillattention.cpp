@@ -1,4 +1,4 @@
-// The prefill attention kernel (core/cyclelevel/prefillattentionkernel.h) alone on a small fabric
+// The prefill attention kernel (core/cyclelevel/kernels/prefillattentionkernel.h) alone on a small fabric
 // (tests/support/prefillattentionruns.h): its outputs against the reference ops' attention of each
 // token over the tokens up to it, in bfloat16 and FP16 storage, and its cycles, PE activity, link
 // traffic and multiply-adds against the closed form of core/engine/costmodel.h, over shapes that
@@ -7,7 +7,7 @@
 #include "prefillattentionruns.h"
 #include "testing.h"
 
-#include "core/cyclelevel/prefillattentionkernel.h"
+#include "core/cyclelevel/kernels/prefillattentionkernel.h"
 #include "core/engine/costmodel.h"
 #include "core/fabric/half.h"
 

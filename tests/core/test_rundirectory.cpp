@@ -54,9 +54,9 @@ Job gpt3XlOnTwoCs2(int numCsx = 2)
 report::RunReport reportOf(const Job& job, const engine::ScalingSweep* sweep = nullptr)
 {
     const std::string path = sample("gpt3_xl.yaml");
-    return report::makeReport(report::makeManifest(path, waferscope::test::readFile(path), job.graph,
-                                  job.compileOptions, job.options, job.run.metrics),
-        job.run, job.plan, job.graph, job.system, sweep);
+    const std::string bytes = waferscope::test::readFile(path);
+    return report::buildReport({ path, bytes, job.graph, job.system, job.plan, job.run, job.compileOptions, job.options,
+        engine::builtinCalibration(), sweep });
 }
 
 // RFC 4180 rows (quoted fields may hold commas and doubled quotes).

@@ -90,9 +90,8 @@ void cycle(const Case& job, const SystemSpec& system, const fs::path& directory)
     runOptions.mode = compileOptions.mode;
     const Expected<engine::RunResult> run = engine::run(*plan, *graph, system, runOptions);
     WS_REQUIRE(run.hasValue());
-    const report::RunReport report
-        = report::makeReport(report::makeManifest(path, *bytes, *graph, compileOptions, runOptions, run->metrics), *run,
-            *plan, *graph, system, nullptr);
+    const report::RunReport report = report::buildReport(
+        { path, *bytes, *graph, system, *plan, *run, compileOptions, runOptions, engine::builtinCalibration() });
     const std::optional<Diagnostic> written
         = report::writeRunDirectory(directory.string(), report::runDirectoryFiles(report, *run, *plan));
     WS_REQUIRE(!written.has_value());

@@ -5,6 +5,7 @@
 
 namespace waferscope::test {
 
+using namespace waferscope::core;
 using namespace core::cyclelevel;
 using namespace core::fabric;
 

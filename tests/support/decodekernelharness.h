@@ -1,12 +1,15 @@
 #pragma once
 
-// One decode kernel (core/cyclelevel/regionkernels.h) alone on a small fabric: its region at
+// One decode kernel (core/cyclelevel/kernels/) alone on a small fabric: its region at
 // column 1, flowing east, and feeder PEs in column 0 that send its inputs along their rows, as
 // the regions before it would in a whole decode. Used by tests/core/test_decodekernels.cpp to
 // hold each kernel to the reference ops and to the closed forms of core/engine/costmodel.h.
-#include "core/cyclelevel/programwriter.h"
-#include "core/cyclelevel/regionkernels.h"
-#include "core/cyclelevel/routebook.h"
+#include "core/cyclelevel/kernels/programwriter.h"
+#include "core/cyclelevel/kernels/attentionkernel.h"
+#include "core/cyclelevel/kernels/embeddingkernel.h"
+#include "core/cyclelevel/kernels/gemvkernel.h"
+#include "core/cyclelevel/kernels/normcolumn.h"
+#include "core/cyclelevel/kernels/routebook.h"
 #include "core/fabric/staticcolorfabric.h"
 
 #include <cstdint>
@@ -39,19 +42,19 @@ struct KernelMeasure {
 // Thread: one test's; the fabric runs serially.
 class DecodeKernelHarness {
 public:
-    DecodeKernelHarness(int regionWidth, int regionHeight, core::cyclelevel::Storage storage, int simdWidth = 8);
+    DecodeKernelHarness(int regionWidth, int regionHeight, core::Storage storage, int simdWidth = 8);
     ~DecodeKernelHarness();
 
     core::fabric::StaticColorFabric& fabric() { return *m_fabric; }
     core::cyclelevel::RouteBook& book() { return *m_book; }
-    const core::cyclelevel::Frame& frame() const { return m_frame; }
+    const core::Frame& frame() const { return m_frame; }
     const core::cyclelevel::KernelContext& context() const { return m_context; }
 
     // A vector sent in lanes: lane i from the feeder (0, lanes[i].y) east along its row to the
     // PEs taps[i], elements [begin, end) of the vector given to setFeed(). Returns its color.
     // Feeders send their feeds in the order they were added.
-    int addFeed(const std::string& name, const core::cyclelevel::Lanes& lanes,
-        const std::vector<std::vector<core::cyclelevel::Pe>>& taps);
+    int addFeed(const std::string& name, const core::Lanes& lanes,
+        const std::vector<std::vector<core::Pe>>& taps);
     // The values the feed with that color sends in the next run (already rounded to storage).
     void setFeed(int color, std::span<const float> vector);
 
@@ -61,16 +64,16 @@ public:
     KernelMeasure run(const std::function<void(core::cyclelevel::ProgramWriter&)>& programKernel);
 
     // count FP32 values of PE (x, y) from offset.
-    std::vector<float> read(core::cyclelevel::Pe pe, std::uint32_t offset, std::size_t count) const;
+    std::vector<float> read(core::Pe pe, std::uint32_t offset, std::size_t count) const;
 
 private:
     struct Feed {
         int color = -1;
-        core::cyclelevel::Lanes lanes;
+        core::Lanes lanes;
         std::vector<std::uint32_t> offsets; // per lane: f32 offset at its feeder
     };
 
-    core::cyclelevel::Frame m_frame;
+    core::Frame m_frame;
     core::cyclelevel::KernelContext m_context;
     std::unique_ptr<core::fabric::StaticColorFabric> m_fabric;
     std::unique_ptr<core::cyclelevel::RouteBook> m_book;

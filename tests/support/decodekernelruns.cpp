@@ -8,6 +8,7 @@
 
 namespace waferscope::test {
 
+using namespace waferscope::core;
 using namespace core::cyclelevel;
 using core::Epilogue;
 
@@ -53,7 +54,7 @@ NormRun runNorm(const NormCase& shape, Storage storage)
     norm.load(harness.fabric());
     const std::vector<float> x = values(13, shape.length, storage);
     harness.setFeed(in, x);
-    run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer, in, -1); });
+    run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer, { .in = in }, 0); });
     for (std::size_t i = 0; i < run.lanes.size(); ++i) {
         const std::vector<float> lane = harness.read(norm.exit(i), norm.resultOffset(i), run.lanes[i].size());
         run.out.insert(run.out.end(), lane.begin(), lane.end());
@@ -91,6 +92,7 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     GemvKernel kernel(spec, harness.context());
     kernel.route(harness.book());
     GemvRun run;
+    run.spec = spec;
     const std::vector<float> x = values(23, shape.inFeatures, storage);
     run.side = values(24, shape.outFeatures, storage);
     int side = -1;
@@ -107,7 +109,7 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     const int in = harness.addFeed("x", shape.input, taps);
     harness.setFeed(in, x);
     kernel.load(harness.fabric());
-    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, in, side, -1, shape.position); });
+    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = in, .side = side }, shape.position); });
     for (std::size_t k = 0; k < shape.output.size(); ++k)
         run.lanes.push_back(harness.read(kernel.exit(k), kernel.resultOffset(k), shape.output[k].size()));
     if (shape.epilogue == Epilogue::Logits)
@@ -182,7 +184,7 @@ AttentionRun runAttention(const AttentionCase& shape, Storage storage)
         harness.setFeed(k, key);
         harness.setFeed(v, value);
         run.measures.push_back(
-            harness.run([&](ProgramWriter& writer) { kernel.program(writer, q, k, v, -1, position); }));
+            harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = q, .keys = k, .values = v }, position); }));
         std::vector<float> out;
         for (std::size_t lane = 0; lane < spec.q.size(); ++lane) {
             const std::vector<float> piece = harness.read(
@@ -214,7 +216,7 @@ EmbeddingRun runEmbedding(const EmbeddingCase& shape, Storage storage)
     harness.setFeed(token, std::vector<float> { std::bit_cast<float>(std::uint32_t(shape.token)) });
     EmbeddingRun run;
     run.lanes = spec.lanes;
-    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, token, -1, shape.position); });
+    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = token }, shape.position); });
     for (std::size_t i = 0; i < spec.lanes.size(); ++i) {
         const std::vector<float> lane = harness.read(kernel.exit(i), kernel.resultOffset(i), spec.lanes[i].size());
         run.out.insert(run.out.end(), lane.begin(), lane.end());

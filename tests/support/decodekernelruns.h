@@ -5,7 +5,10 @@
 #include "decodekernelharness.h"
 
 #include "core/cyclelevel/decoder.h"
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/attentionkernel.h"
+#include "core/cyclelevel/kernels/embeddingkernel.h"
+#include "core/cyclelevel/kernels/gemvkernel.h"
+#include "core/cyclelevel/kernels/normcolumn.h"
 
 #include <cstdint>
 #include <string>
@@ -24,13 +27,13 @@ struct NormCase {
 };
 
 struct NormRun {
-    core::cyclelevel::Lanes lanes;
+    core::Lanes lanes;
     std::vector<float> out; // the normalised vector, gathered from the lanes
     std::vector<float> reference;
     KernelMeasure measure;
 };
 
-NormRun runNorm(const NormCase& shape, core::cyclelevel::Storage storage);
+NormRun runNorm(const NormCase& shape, core::Storage storage);
 
 // ---- GemvKernel ----
 
@@ -39,8 +42,8 @@ struct GemvCase {
     int w = 1;
     int h = 1;
     int firstColumn = 0;
-    core::cyclelevel::Lanes input; // on rows of the region (its first row is row 0)
-    core::cyclelevel::Lanes output;
+    core::Lanes input; // on rows of the region (its first row is row 0)
+    core::Lanes output;
     std::int64_t inFeatures = 0;
     std::int64_t outFeatures = 0;
     core::Epilogue epilogue = core::Epilogue::Round;
@@ -52,6 +55,7 @@ struct GemvCase {
 };
 
 struct GemvRun {
+    core::GemvSpec spec; // what the kernel was built from, and what its closed form reads
     std::vector<std::vector<float>> lanes; // per output lane, as the kernel left it at its exit
     std::vector<float> sums; // the reference's float sums with the bias (the logits)
     std::vector<float> sumBounds; // per output: how far apart two summation orders may put them
@@ -62,7 +66,7 @@ struct GemvRun {
 
 // The side input (Residual, Gated) is sent first on its row: in a decode it is ready before the
 // GEMV's input (the residual x before the block; up beside gate).
-GemvRun runGemv(const GemvCase& shape, core::cyclelevel::Storage storage);
+GemvRun runGemv(const GemvCase& shape, core::Storage storage);
 
 // ---- AttentionKernel ----
 
@@ -83,7 +87,7 @@ struct AttentionRun {
     std::vector<KernelMeasure> measures; // per position
 };
 
-AttentionRun runAttention(const AttentionCase& shape, core::cyclelevel::Storage storage);
+AttentionRun runAttention(const AttentionCase& shape, core::Storage storage);
 
 // ---- EmbeddingKernel ----
 
@@ -100,12 +104,12 @@ struct EmbeddingCase {
 };
 
 struct EmbeddingRun {
-    core::cyclelevel::Lanes lanes;
+    core::Lanes lanes;
     std::vector<float> out; // gathered from the lanes' exits
     std::vector<float> reference;
     KernelMeasure measure;
 };
 
-EmbeddingRun runEmbedding(const EmbeddingCase& shape, core::cyclelevel::Storage storage);
+EmbeddingRun runEmbedding(const EmbeddingCase& shape, core::Storage storage);
 
 } // namespace waferscope::test

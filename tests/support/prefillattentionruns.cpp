@@ -1,6 +1,6 @@
 #include "prefillattentionruns.h"
 
-#include "core/cyclelevel/prefillattentionkernel.h"
+#include "core/cyclelevel/kernels/prefillattentionkernel.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/cyclelevel/weights.h"
 
@@ -8,6 +8,7 @@
 
 namespace waferscope::test {
 
+using namespace waferscope::core;
 using namespace core::cyclelevel;
 
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 
-// The prefill attention kernel (core/cyclelevel/prefillattentionkernel.h) built on a
+// The prefill attention kernel (core/cyclelevel/kernels/prefillattentionkernel.h) built on a
 // DecodeKernelHarness from a small shape, fed seeded Q, K and V in its lanes and run over the
 // whole prompt, with what the reference ops compute for every token of it.
 #include "decodekernelharness.h"
@@ -33,6 +33,6 @@ struct PrefillRun {
     std::int64_t peakSramBytes = 0; // the most any region PE holds
 };
 
-PrefillRun runPrefill(const PrefillCase& shape, core::cyclelevel::Storage storage);
+PrefillRun runPrefill(const PrefillCase& shape, core::Storage storage);
 
 } // namespace waferscope::test

@@ -1,25 +1,12 @@
 #pragma once
 
 #include "core/fabric/staticcolorfabric.h"
+#include "core/kernels/geometry.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace waferscope::core::cyclelevel {
-
-// One block of a vector on one physical row: the unit a stream of wavelets carries along a
-// strip, one element per wavelet. A vector travels as several lanes side by side.
-struct Lane {
-    int y = 0; // physical row
-    std::uint32_t begin = 0; // elements [begin, end) of the vector
-    std::uint32_t end = 0;
-    std::uint32_t size() const { return end - begin; }
-};
-using Lanes = std::vector<Lane>;
-
-// `count` lanes on rows y0, y0 + 1, ... splitting `length` elements as evenly as they go.
-Lanes evenLanes(int y0, int count, std::uint32_t length);
-std::uint32_t blockBegin(std::int64_t total, std::int64_t parts, std::int64_t part);
 
 // Appends steps to PE programs (PeState::program) and keeps the tasks Arm steps bind.
 class ProgramWriter {

@@ -1,4 +1,4 @@
-#include "core/cyclelevel/computesteps.h"
+#include "core/cyclelevel/kernels/computesteps.h"
 
 #include "core/cyclelevel/decoder.h"
 #include "core/cyclelevel/referenceops.h"

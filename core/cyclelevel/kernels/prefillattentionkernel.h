@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/cyclelevel/prefillgrid.h"
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "core/cyclelevel/batchedlinear.h"
+#include "core/cyclelevel/kernels/batchedlinear.h"
 
 #include "core/cyclelevel/referenceops.h"
 

@@ -1,4 +1,4 @@
-#include "core/cyclelevel/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillgrid.h"
 
 #include <stdexcept>
 #include <string>

@@ -42,11 +42,11 @@
 // Numbers: referenceops.h's attention of query i over keys 0..i, except that the sums over the
 // head dimension (scores), over the keys (row sums) and over the keys again (weighted values) run
 // in the order the tiles come: a block at a time from a PE-dependent block, then along the chain.
-#include "core/cyclelevel/prefillattentionkernel.h"
+#include "core/cyclelevel/kernels/prefillattentionkernel.h"
 
-#include "core/cyclelevel/computesteps.h"
-#include "core/cyclelevel/kernelsupport.h"
-#include "core/cyclelevel/prefillsteps.h"
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/kernels/kernelsupport.h"
+#include "core/cyclelevel/kernels/prefillsteps.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/attentionkernel.h"
 
-#include "core/cyclelevel/computesteps.h"
-#include "core/cyclelevel/kernelsupport.h"
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
 
 #include <algorithm>
@@ -120,9 +120,12 @@ void AttentionKernel::load(StaticColorFabric& fabric)
     }
 }
 
-void AttentionKernel::program(
-    ProgramWriter& writer, int qColor, int kColor, int vColor, int outColor, std::int64_t position) const
+void AttentionKernel::program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const
 {
+    const int qColor = colors.in;
+    const int kColor = colors.keys;
+    const int vColor = colors.values;
+    const int outColor = colors.out;
     const Frame& frame = m_spec.frame;
     const int w = frame.w;
     const int rowsPerHead = m_spec.rowsPerHead;

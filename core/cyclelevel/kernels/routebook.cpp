@@ -1,4 +1,4 @@
-#include "core/cyclelevel/routebook.h"
+#include "core/cyclelevel/kernels/routebook.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/fabric/staticcolorfabric.h"
+#include "core/kernels/geometry.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -67,21 +68,6 @@ private:
     fabric::StaticColorFabric& m_fabric;
     std::vector<std::uint32_t> m_used; // per PE: a bit per color
     std::uint32_t m_everUsed = 0;
-};
-
-// A region's own coordinates: column u counts along the flow of its strip from the column the
-// region's inputs enter (u = 0) to the one its outputs leave (u = w - 1); row v from the top.
-struct Frame {
-    int x0 = 0;
-    int y0 = 0;
-    int w = 0;
-    int h = 0;
-    bool westward = false; // the strip flows east to west
-
-    int x(int u) const { return westward ? x0 + w - 1 - u : x0 + u; }
-    int y(int v) const { return y0 + v; }
-    int forward() const { return westward ? fabric::West : fabric::East; }
-    int backward() const { return westward ? fabric::East : fabric::West; }
 };
 
 } // namespace waferscope::core::cyclelevel

@@ -1,7 +1,7 @@
-#include "core/cyclelevel/regionkernels.h"
+#include "core/cyclelevel/kernels/embeddingkernel.h"
 
-#include "core/cyclelevel/computesteps.h"
-#include "core/cyclelevel/kernelsupport.h"
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
 
 #include <algorithm>
@@ -109,8 +109,10 @@ std::uint32_t EmbeddingKernel::resultOffset(std::size_t lane) const
     return m_out[lane].back();
 }
 
-void EmbeddingKernel::program(ProgramWriter& writer, int tokenColor, int outColor, std::int64_t position) const
+void EmbeddingKernel::program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const
 {
+    const int tokenColor = colors.in;
+    const int outColor = colors.out;
     const int simd = m_context.simdWidth;
     const Pe top = root();
     for (std::size_t lane = 0; lane < m_chains.size(); ++lane) {

@@ -1,6 +1,6 @@
-#include "core/cyclelevel/prefillsteps.h"
+#include "core/cyclelevel/kernels/prefillsteps.h"
 
-#include "core/cyclelevel/computesteps.h"
+#include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/decoder.h"
 
 #include <algorithm>

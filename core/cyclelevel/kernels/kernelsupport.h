@@ -1,7 +1,7 @@
 #pragma once
 
-// Private to the region kernels (regionkernels.cpp, attentionkernel.cpp, embeddingkernel.cpp).
-#include "core/cyclelevel/regionkernels.h"
+// Private to the region kernels (normcolumn.cpp, gemvkernel.cpp, attentionkernel.cpp, embeddingkernel.cpp).
+#include "core/cyclelevel/kernels/regionkernel.h"
 #include "core/fabric/half.h"
 
 namespace waferscope::core::cyclelevel::detail {
