@@ -188,7 +188,7 @@ WS_TEST(aCycleLevelStudyIsTheFabricRunWithTheModelsCycles)
     study::StudySpec spec;
     spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
     spec.compile.mode = RunMode::Inference;
-    spec.run.mode = RunKind::Inference;
+    spec.run.mode = RunMode::Inference;
     spec.level = study::StudyLevel::Cycle;
     spec.cycle.promptTokens = 4;
     spec.report = true;
@@ -231,7 +231,7 @@ WS_TEST(aCycleLevelStudyStopsOnTheFabricWhenCancelled)
         study::StudySpec spec;
         spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
         spec.compile.mode = RunMode::Inference;
-        spec.run.mode = RunKind::Inference;
+        spec.run.mode = RunMode::Inference;
         spec.level = study::StudyLevel::Cycle;
         spec.cycle.promptTokens = 8;
         spec.writer = &writer;

@@ -278,7 +278,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
 
     // Run the plan on the simulated cluster (and sweep the cluster size for training).
     core::engine::RunOptions options;
-    options.mode = core::runKindFor(mode());
+    options.mode = mode();
     options.maxSteps = kStepsShown;
     const RunRequest request { m_model->graph, m_plan, system(), options, numSystems(), m_calibration,
         kUtilizationBins };
@@ -292,7 +292,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
                 runFailed(outcome.error);
         });
     Q_EMIT busyChanged(tr("running"), {});
-    Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
+    Q_EMIT runChanged(options.mode == core::engine::RunMode::Inference
             ? tr("Running %1 on the simulated cluster …").arg(modelName())
             : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
 }

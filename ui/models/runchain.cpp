@@ -79,7 +79,7 @@ RunOutcome runPlan(const RunRequest& request, const JobContext& context)
     else
         state->frames = std::move(frames);
     context.progress(0.5);
-    if (request.options.mode == core::engine::RunKind::Inference || context.cancelled())
+    if (request.options.mode == core::engine::RunMode::Inference || context.cancelled())
         return outcome;
     core::engine::ScalingOptions scaling;
     scaling.cancelled = [context] { return context.cancelled(); };
@@ -125,7 +125,7 @@ QString planSummary(const core::ExecutionPlan& plan, const QString& model, const
 
 QString runSummary(const core::engine::Metrics& metrics, const QString& model, const core::SystemSpec& system)
 {
-    if (metrics.mode == core::engine::RunKind::Inference)
+    if (metrics.mode == core::engine::RunMode::Inference)
         return tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
             .arg(model)
             .arg(metrics.tokensPerS, 0, 'f', 1)
@@ -144,7 +144,7 @@ QString runSummary(const core::engine::Metrics& metrics, const QString& model, c
 QString runIdleState(
     const core::engine::Metrics& metrics, const core::SystemSpec& system, core::ExecutionMode execution)
 {
-    if (metrics.mode == core::engine::RunKind::Inference)
+    if (metrics.mode == core::engine::RunMode::Inference)
         return tr("%1 tokens/s per user on %2 wafer(s)").arg(metrics.tokensPerS, 0, 'f', 0).arg(metrics.numSystems);
     return tr("%1 samples/s on %2 x %3, %4")
         .arg(metrics.samplesPerS, 0, 'f', 0)
