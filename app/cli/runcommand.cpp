@@ -1,3 +1,4 @@
+// No header of its own: defines runRunCommand and runScaleCommand, declared in app/cli/commands.h.
 // `run`: execute a compiled model on a simulated cluster; `scale`: the same over a list of
 // system counts.
 #include "app/cli/argparser.h"

@@ -1,3 +1,4 @@
+// No header of its own: the GUI executable's main().
 // waferscope: the desktop explorer. `waferscope [FILE] [--system cs3] [--num_csx N]
 // [--mode train|inference] [--execution E] [--calibration NAME|FILE] [--overlay O] [--step K] [--run-token]
 // [--dock D] [--screenshot OUT.png]`; with --step the run is stepped to frame K once it has run; with

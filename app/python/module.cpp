@@ -1,3 +1,4 @@
+// No header of its own: the module's entry point (PYBIND11_MODULE); pyrun.cpp joins it via pycommon.h.
 // The `waferscope` Python module: hardware(), load(), Model and Plan (this file); Run and Frame
 // (pyrun.cpp). Every result is what the CLI prints for the same job, parsed from the same JSON.
 #include "app/python/pycommon.h"

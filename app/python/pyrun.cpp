@@ -1,3 +1,4 @@
+// No header of its own: defines bindRun (Run and Frame), declared in app/python/pycommon.h.
 // Run and Frame: a finished run's metrics, timeline, stepper and frames, and its report directory.
 #include "app/python/pycommon.h"
 

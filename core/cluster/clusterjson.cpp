@@ -1,3 +1,4 @@
+// No header of its own: defines the schedule's JSON functions declared in core/cluster/cluster.h.
 // The JSON of a schedule: `waferscope-cli cluster --json` and cluster.json. The keys are a
 // contract.
 #include "core/cluster/cluster.h"

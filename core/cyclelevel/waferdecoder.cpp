@@ -248,14 +248,14 @@ private:
     std::unique_ptr<GemvKernel> gemv(int layer, GemvPart part);
     std::unique_ptr<GemvKernel> gemvOf(int layer, OpRole role, int firstColumn, Lanes input, Lanes output,
         Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue);
-    std::unique_ptr<NormColumn> norm(const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight,
-        Tensor bias, int layer) const;
+    std::unique_ptr<NormColumn> norm(
+        const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight, Tensor bias, int layer) const;
     Lanes ffnLanes(const Strip& strip, int y0) const;
     Lanes headLanes(int y0, bool kv) const;
     std::vector<Frame> expertFrames(const Frame& frame) const;
     int routingWeights(const Layer& block, const Strip& strip, const std::string& name);
-    int place(const std::string& name, int forward, const std::vector<Pe>& senders,
-        const std::vector<std::vector<Pe>>& taps)
+    int place(
+        const std::string& name, int forward, const std::vector<Pe>& senders, const std::vector<std::vector<Pe>>& taps)
     {
         return m_impl.routes->place(rowStreams(name, senders, taps, forward));
     }
@@ -392,8 +392,7 @@ Lanes WaferDecoder::Impl::Builder::ffnLanes(const Strip& strip, int y0) const
 {
     const Region& last = strip[m_s.experts > 0 ? OpRole::Experts : OpRole::Down];
     const int down = m_s.experts > 0 ? last.rect.w / int(m_s.experts * m_ffnParts) : last.rect.w;
-    return evenLanes(
-        y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, m_s.ffn })), std::uint32_t(m_s.ffn));
+    return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, m_s.ffn })), std::uint32_t(m_s.ffn));
 }
 
 // A row per query head (kv: its kv head's dimensions on that row).
@@ -492,9 +491,9 @@ void WaferDecoder::Impl::Builder::buildAttention(int layer, Layer& block)
     const Lanes heads = headLanes(y0, false);
     const Lanes kvHeads = headLanes(y0, true);
     const std::string name = "layers." + std::to_string(layer);
-    block.norm1 = norm(name + ".norm1", frameIn(strip, OpRole::Query), x, Tensor::Norm1Weight, Tensor::Norm1Bias, layer);
-    const Epilogue rotary
-        = m_s.positions == DecoderShape::Positions::Rotary ? Epilogue::Rotary : Epilogue::Round;
+    block.norm1
+        = norm(name + ".norm1", frameIn(strip, OpRole::Query), x, Tensor::Norm1Weight, Tensor::Norm1Bias, layer);
+    const Epilogue rotary = m_s.positions == DecoderShape::Positions::Rotary ? Epilogue::Rotary : Epilogue::Round;
     block.q = gemvOf(layer, OpRole::Query, 1, x, heads, Tensor::Wq, Tensor::Bq, m_s.qkvBias, rotary);
     block.k = gemvOf(layer, OpRole::Key, 0, x, kvHeads, Tensor::Wk, Tensor::Bk, m_s.qkvBias, rotary);
     block.v = gemvOf(layer, OpRole::Value, 0, x, kvHeads, Tensor::Wv, Tensor::Bv, m_s.qkvBias, Epilogue::Round);
@@ -520,8 +519,8 @@ void WaferDecoder::Impl::Builder::buildFeedForward(int layer, Layer& block)
     const Strip& strip = m_strips[std::size_t(layer)];
     const int y0 = strip.y - m_usable.y;
     const Lanes x = m_impl.hiddenLanes(y0);
-    block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x,
-        Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
+    block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x, Tensor::Norm3Weight,
+        Tensor::Norm3Bias, layer);
     const Lanes f = ffnLanes(strip, y0);
     Ffn ffn;
     ffn.up = gemvOf(layer, OpRole::Up, 1, x, f, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
@@ -542,8 +541,8 @@ void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Router), x,
         Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
     const Lanes f = ffnLanes(strip, y0);
-    block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } },
-        Tensor::Router, Tensor::Router, false, Epilogue::Route);
+    block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } }, Tensor::Router,
+        Tensor::Router, false, Epilogue::Route);
     const Region& region = strip[OpRole::Experts];
     const Frame frame = frameIn(strip, OpRole::Experts);
     const std::vector<Frame> pieces = expertFrames(frame);
@@ -609,10 +608,10 @@ void WaferDecoder::Impl::Builder::connectBlock(std::size_t layer)
     else
         block.in = m_impl.turn(name + " input", exitsOf(m_impl.layers[layer - 1].last(), L), rows, xTaps, laneSizes(),
             false, m_strips[layer - 1].westward ? West : East);
-    const auto along = [&](const std::string& what, const std::vector<Pe>& senders,
-                           const std::vector<std::vector<Pe>>& taps) {
-        return place(name + " " + what, forward, senders, taps);
-    };
+    const auto along
+        = [&](const std::string& what, const std::vector<Pe>& senders, const std::vector<std::vector<Pe>>& taps) {
+              return place(name + " " + what, forward, senders, taps);
+          };
     block.a = along("norm1", exitsOf(*block.norm1, L),
         concat(concat(tapsOf(*block.q, L), tapsOf(*block.k, L)), tapsOf(*block.v, L)));
     const auto H = std::size_t(m_s.heads);

@@ -1,3 +1,4 @@
+// No header of its own: defines WaferDecoder's token-running members (waferdecoderimpl.h).
 // Running a built decoder: one token's programs, the run, and what it measured.
 #include "core/cyclelevel/waferdecoderimpl.h"
 
@@ -100,7 +101,8 @@ void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t positi
         block.q->program(writer, { .in = block.a, .out = block.qs }, position);
         block.k->program(writer, { .in = block.a, .out = block.ks }, position);
         block.v->program(writer, { .in = block.a, .out = block.vs }, position);
-        block.attention->program(writer, { .in = block.qs, .out = block.o, .keys = block.ks, .values = block.vs }, position);
+        block.attention->program(
+            writer, { .in = block.qs, .out = block.o, .keys = block.ks, .values = block.vs }, position);
         block.out->program(writer, { .in = block.o, .side = block.in.along, .out = block.x2 }, position);
         block.norm3->program(writer, { .in = block.x2, .out = block.b }, position);
         if (block.router)

@@ -8,8 +8,8 @@
 #include "core/kernels/experts.h"
 #include "core/kernels/gemv.h"
 #include "core/kernels/kernelcost.h"
-#include "core/kernels/norm.h"
 #include "core/kernels/kernelspec.h"
+#include "core/kernels/norm.h"
 
 #include <cstdint>
 #include <optional>

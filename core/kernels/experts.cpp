@@ -160,8 +160,7 @@ ExpertsLoad expertsLoad(const ExpertsGeometry& geometry)
     const DecodeExpertsShape& shape = geometry.shape;
     const int parts = geometry.parts;
     const int experts = geometry.count;
-    const double chosenShare
-        = shape.routed ? double(std::clamp(shape.topK, 1, experts)) / double(experts) : 1.0;
+    const double chosenShare = shape.routed ? double(std::clamp(shape.topK, 1, experts)) / double(experts) : 1.0;
     ExpertsLoad load;
     std::vector<int> farthestTap(shape.hidden.size(), 0); // region column of each input lane's last tap
     for (int p = 0; p < geometry.pieces; ++p) {
@@ -210,8 +209,7 @@ ExpertsLoad expertsLoad(const ExpertsGeometry& geometry)
     for (int e = 0; e < experts; ++e) {
         if (shape.gatedFfn) // up's lanes to the gate's exits
             for (const DecodeLane& lane : shape.ffn)
-                load.links
-                    += double(lane.size) * double(geometry.begin(e * parts + 2) - geometry.begin(e * parts + 1));
+                load.links += double(lane.size) * double(geometry.begin(e * parts + 2) - geometry.begin(e * parts + 1));
         if (e > 0)
             load.links += hiddenTotal * (geometry.exitColumn(e) - geometry.exitColumn(e - 1));
     }

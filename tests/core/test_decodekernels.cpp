@@ -376,24 +376,13 @@ void checkClosedForm(
     worstCycleError = std::max(worstCycleError, std::fabs(error));
 }
 
-constexpr int kSimd = 8; // the harness's SIMD width (DecodeKernelHarness)
-
-std::vector<std::int64_t> laneSizes(const Lanes& lanes)
-{
-    std::vector<std::int64_t> sizes;
-    for (const Lane& lane : lanes)
-        sizes.push_back(lane.size());
-    return sizes;
-}
-
 } // namespace
 
 WS_TEST(normColumnClosedFormTracksTheFabric)
 {
     for (const NormCase& shape : normCases()) {
         const NormRun run = runNorm(shape, Storage::Bf16);
-        const NormColumnShape model { laneSizes(run.lanes), shape.norm == DecoderShape::Norm::LayerNorm, 8 };
-        checkClosedForm("norm", shape.name, run.measure, costNormColumn(model));
+        checkClosedForm("norm", shape.name, run.measure, run.model);
     }
 }
 
@@ -401,7 +390,7 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
 {
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("gemv", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("gemv", shape.name, run.measure, run.model);
     }
 }
 
@@ -448,7 +437,7 @@ WS_TEST(treeReducedDecodeGemvSumsLikeTheChainAndItsClosedFormTracksTheFabric)
             }
             WS_CHECK(agreement.mostlyIdentical());
         }
-        checkClosedForm("gemv", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("gemv", shape.name, run.measure, run.model);
     }
 }
 
@@ -468,8 +457,8 @@ WS_TEST(aTreeReducedDecodeGemvIsFasterOnlyOverManyColumnsWithFewOutputs)
         const GemvRun chainRun = runGemv(chained, Storage::Bf16);
         const double fabricTree = double(treeRun.measure.cycles);
         const double fabricChain = double(chainRun.measure.cycles);
-        const double modelTree = costDecodeGemv(treeRun.spec, kSimd).cycles;
-        const double modelChain = costDecodeGemv(chainRun.spec, kSimd).cycles;
+        const double modelTree = treeRun.model.cycles;
+        const double modelChain = chainRun.model.cycles;
         std::printf("%-24s tree %5.0f, chain %5.0f cycles; closed forms %7.1f, %7.1f\n", chained.name.c_str(),
             fabricTree, fabricChain, modelTree, modelChain);
         WS_CHECK_EQ(fabricTree < fabricChain, treeWins);
@@ -490,7 +479,7 @@ WS_TEST(routerClosedFormTracksTheFabric)
     for (GemvCase shape : routers) {
         shape.topK = 2;
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("router", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("router", shape.name, run.measure, run.model);
     }
 }
 
@@ -499,10 +488,8 @@ WS_TEST(decodeAttentionClosedFormTracksTheFabricAtEveryPosition)
     for (const AttentionCase& shape : attentionCases()) {
         const AttentionRun run = runAttention(shape, Storage::Bf16);
         for (int position = 0; position < shape.positions; ++position) {
-            const DecodeAttentionShape model { shape.w, 0, shape.heads, shape.headDim, position, 8,
-                shape.rowsPerHead };
             checkClosedForm("attention", shape.name + " at " + std::to_string(position),
-                run.measures[std::size_t(position)], costDecodeAttention(model));
+                run.measures[std::size_t(position)], run.models[std::size_t(position)]);
         }
     }
 }
@@ -511,8 +498,7 @@ WS_TEST(embeddingLookupClosedFormTracksTheFabric)
 {
     for (const EmbeddingCase& shape : embeddingCases()) {
         const EmbeddingRun run = runEmbedding(shape, Storage::Bf16);
-        const EmbeddingLookupShape model { shape.w, shape.h, laneSizes(run.lanes), 8 };
-        checkClosedForm("embedding", shape.name, run.measure, costEmbeddingLookup(model));
+        checkClosedForm("embedding", shape.name, run.measure, run.model);
     }
     std::printf("decode kernels: worst cycle error of the closed forms %.1f%%\n", 100.0 * worstCycleError);
 }

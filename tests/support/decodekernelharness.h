@@ -4,11 +4,11 @@
 // column 1, flowing east, and feeder PEs in column 0 that send its inputs along their rows, as
 // the regions before it would in a whole decode. Used by tests/core/test_decodekernels.cpp to
 // hold each kernel to the reference ops and to the closed forms of core/engine/costmodel.h.
-#include "core/cyclelevel/kernels/programwriter.h"
 #include "core/cyclelevel/kernels/attentionkernel.h"
 #include "core/cyclelevel/kernels/embeddingkernel.h"
 #include "core/cyclelevel/kernels/gemvkernel.h"
 #include "core/cyclelevel/kernels/normcolumn.h"
+#include "core/cyclelevel/kernels/programwriter.h"
 #include "core/cyclelevel/kernels/routebook.h"
 #include "core/fabric/staticcolorfabric.h"
 
@@ -53,8 +53,7 @@ public:
     // A vector sent in lanes: lane i from the feeder (0, lanes[i].y) east along its row to the
     // PEs taps[i], elements [begin, end) of the vector given to setFeed(). Returns its color.
     // Feeders send their feeds in the order they were added.
-    int addFeed(const std::string& name, const core::Lanes& lanes,
-        const std::vector<std::vector<core::Pe>>& taps);
+    int addFeed(const std::string& name, const core::Lanes& lanes, const std::vector<std::vector<core::Pe>>& taps);
     // The values the feed with that color sends in the next run (already rounded to storage).
     void setFeed(int color, std::span<const float> vector);
 

@@ -55,6 +55,7 @@ NormRun runNorm(const NormCase& shape, Storage storage)
     const std::vector<float> x = values(13, shape.length, storage);
     harness.setFeed(in, x);
     run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer, { .in = in }, 0); });
+    run.model = norm.closedForm(0);
     for (std::size_t i = 0; i < run.lanes.size(); ++i) {
         const std::vector<float> lane = harness.read(norm.exit(i), norm.resultOffset(i), run.lanes[i].size());
         run.out.insert(run.out.end(), lane.begin(), lane.end());
@@ -109,7 +110,9 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     const int in = harness.addFeed("x", shape.input, taps);
     harness.setFeed(in, x);
     kernel.load(harness.fabric());
-    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = in, .side = side }, shape.position); });
+    run.measure = harness.run(
+        [&](ProgramWriter& writer) { kernel.program(writer, { .in = in, .side = side }, shape.position); });
+    run.model = kernel.closedForm(shape.position);
     for (std::size_t k = 0; k < shape.output.size(); ++k)
         run.lanes.push_back(harness.read(kernel.exit(k), kernel.resultOffset(k), shape.output[k].size()));
     if (shape.epilogue == Epilogue::Logits)
@@ -183,8 +186,9 @@ AttentionRun runAttention(const AttentionCase& shape, Storage storage)
         harness.setFeed(q, query);
         harness.setFeed(k, key);
         harness.setFeed(v, value);
-        run.measures.push_back(
-            harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = q, .keys = k, .values = v }, position); }));
+        run.measures.push_back(harness.run(
+            [&](ProgramWriter& writer) { kernel.program(writer, { .in = q, .keys = k, .values = v }, position); }));
+        run.models.push_back(kernel.closedForm(position));
         std::vector<float> out;
         for (std::size_t lane = 0; lane < spec.q.size(); ++lane) {
             const std::vector<float> piece = harness.read(
@@ -217,6 +221,7 @@ EmbeddingRun runEmbedding(const EmbeddingCase& shape, Storage storage)
     EmbeddingRun run;
     run.lanes = spec.lanes;
     run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, { .in = token }, shape.position); });
+    run.model = kernel.closedForm(shape.position);
     for (std::size_t i = 0; i < spec.lanes.size(); ++i) {
         const std::vector<float> lane = harness.read(kernel.exit(i), kernel.resultOffset(i), spec.lanes[i].size());
         run.out.insert(run.out.end(), lane.begin(), lane.end());

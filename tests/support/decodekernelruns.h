@@ -31,6 +31,7 @@ struct NormRun {
     std::vector<float> out; // the normalised vector, gathered from the lanes
     std::vector<float> reference;
     KernelMeasure measure;
+    core::KernelCost model; // the kernel's closed form (RegionKernel::closedForm), from the spec it ran
 };
 
 NormRun runNorm(const NormCase& shape, core::Storage storage);
@@ -62,6 +63,7 @@ struct GemvRun {
     std::vector<float> side; // the side input (Residual: x; Gated: up), by output index
     std::uint32_t argmax = 0; // Logits: the token id the kernel found
     KernelMeasure measure;
+    core::KernelCost model; // the kernel's closed form (RegionKernel::closedForm), from the spec it ran
 };
 
 // The side input (Residual, Gated) is sent first on its row: in a decode it is ready before the
@@ -85,6 +87,7 @@ struct AttentionRun {
     std::vector<std::vector<float>> out; // per position: every head's output
     std::vector<std::vector<float>> reference; // per position
     std::vector<KernelMeasure> measures; // per position
+    std::vector<core::KernelCost> models; // the kernel's closed form at each position
 };
 
 AttentionRun runAttention(const AttentionCase& shape, core::Storage storage);
@@ -108,6 +111,7 @@ struct EmbeddingRun {
     std::vector<float> out; // gathered from the lanes' exits
     std::vector<float> reference;
     KernelMeasure measure;
+    core::KernelCost model; // the kernel's closed form (RegionKernel::closedForm), from the spec it ran
 };
 
 EmbeddingRun runEmbedding(const EmbeddingCase& shape, core::Storage storage);

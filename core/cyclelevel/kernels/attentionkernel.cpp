@@ -3,6 +3,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
+#include "core/kernels/attention.h"
 
 #include <algorithm>
 #include <bit>
@@ -206,6 +207,12 @@ void AttentionKernel::program(ProgramWriter& writer, const KernelColors& colors,
                 writer.send(x, y, outColor, result, d);
         }
     }
+}
+
+KernelCost AttentionKernel::closedForm(std::int64_t position) const
+{
+    return costDecodeAttention({ m_spec.frame.w, m_spec.frame.h, m_spec.heads, m_spec.headDim, position,
+        m_context.simdWidth, m_spec.rowsPerHead });
 }
 
 } // namespace waferscope::core::cyclelevel

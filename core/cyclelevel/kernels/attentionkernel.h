@@ -40,7 +40,10 @@ public:
     const std::string& name() const override { return m_spec.name; }
     // Every PE of the lane's row (h R + r) takes its part of q, k and v.
     std::vector<Pe> taps(std::size_t lane) const override;
-    Pe exit(std::size_t lane) const override { return { m_spec.frame.x(m_spec.frame.w - 1), m_spec.frame.y(int(lane)) }; }
+    Pe exit(std::size_t lane) const override
+    {
+        return { m_spec.frame.x(m_spec.frame.w - 1), m_spec.frame.y(int(lane)) };
+    }
     Lanes outputLanes() const; // lane h R + r: part r of head h's output on row h R + r
     // Dimensions [begin, end) of a head that row r of its rows holds.
     std::uint32_t partBegin(int r) const;
@@ -51,6 +54,7 @@ public:
     // k and v to the cache and attends positions 0..position.
     void program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const override;
     std::uint32_t resultOffset(std::size_t lane) const override { return m_result[lane]; }
+    KernelCost closedForm(std::int64_t position) const override;
 
 private:
     int rows() const { return m_spec.heads * m_spec.rowsPerHead; }

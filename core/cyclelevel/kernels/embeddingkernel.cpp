@@ -3,6 +3,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
+#include "core/kernels/embedding.h"
 
 #include <algorithm>
 #include <bit>
@@ -145,6 +146,14 @@ void EmbeddingKernel::program(ProgramWriter& writer, const KernelColors& colors,
                 writer.send(at.x, at.y, outColor, out, size);
         }
     }
+}
+
+KernelCost EmbeddingKernel::closedForm(std::int64_t) const
+{
+    EmbeddingLookupShape shape { m_spec.frame.w, m_spec.frame.h, {}, m_context.simdWidth };
+    for (const Lane& lane : m_spec.lanes)
+        shape.laneSizes.push_back(lane.size());
+    return costEmbeddingLookup(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -39,6 +39,7 @@ public:
     // colors.in: the stream that brings the token id to the root. position: of the token.
     void program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const override;
     std::uint32_t resultOffset(std::size_t lane) const override;
+    KernelCost closedForm(std::int64_t position) const override;
 
 private:
     EmbeddingSpec m_spec;

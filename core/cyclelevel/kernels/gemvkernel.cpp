@@ -279,14 +279,13 @@ void GemvKernel::program(ProgramWriter& writer, const KernelColors& colors, std:
             const int y = frame.y(row);
             const bool isExit = k >= 0 && t + 1 == columns;
             if (isExit && hasSideInput())
-                writer.arm(
-                    x, y, colors.side, storeTask(m_side[std::size_t(k)], m_spec.output[std::size_t(k)].size()));
+                writer.arm(x, y, colors.side, storeTask(m_side[std::size_t(k)], m_spec.output[std::size_t(k)].size()));
             Cell cell { t, x, y, k, 0, 0 };
             if (k >= 0) {
                 cell.size = m_spec.output[std::size_t(k)].size();
                 cell.acc = std::uint32_t(m_acc[std::size_t(t) * blocks + std::size_t(k)]);
-                writer.compute(
-                    x, y, steps::zero, steps::elementwiseCycles(cell.size, 1, m_context.simdWidth), cell.acc, cell.size);
+                writer.compute(x, y, steps::zero, steps::elementwiseCycles(cell.size, 1, m_context.simdWidth), cell.acc,
+                    cell.size);
             }
             programInputs(writer, colors, cell, shares, weightsOf);
             if (k < 0)
@@ -316,8 +315,7 @@ void GemvKernel::programInputs(ProgramWriter& writer, const KernelColors& colors
     };
     std::vector<Deferred> later;
     const std::size_t blocks = m_spec.output.size();
-    std::uint32_t block
-        = cell.k >= 0 ? std::uint32_t(m_block[std::size_t(cell.t) * blocks + std::size_t(cell.k)]) : 0;
+    std::uint32_t block = cell.k >= 0 ? std::uint32_t(m_block[std::size_t(cell.t) * blocks + std::size_t(cell.k)]) : 0;
     for (const Share& share : shares) {
         const std::uint32_t shareBlock = block;
         block += share.use * cell.size;
@@ -363,8 +361,8 @@ void GemvKernel::programInputs(ProgramWriter& writer, const KernelColors& colors
             writer.computeIf(x, y, steps::fmacFromBuffer, work.use * perUse, work.buffer, work.use, work.block,
                 cell.acc, float(cell.size), m_context.flags());
         else
-            writer.compute(x, y, steps::fmacFromBuffer, work.use * perUse, work.buffer, work.use, work.block,
-                cell.acc, float(cell.size), m_context.flags());
+            writer.compute(x, y, steps::fmacFromBuffer, work.use * perUse, work.buffer, work.use, work.block, cell.acc,
+                float(cell.size), m_context.flags());
     }
 }
 
@@ -392,8 +390,8 @@ void GemvKernel::programReduction(ProgramWriter& writer, const Cell& cell) const
 }
 
 // The epilogue at an output lane's exit, then the lane sent on.
-void GemvKernel::programExit(ProgramWriter& writer, const KernelColors& colors, const Cell& cell,
-    std::int64_t position, const RoutingAt& weightsOf) const
+void GemvKernel::programExit(ProgramWriter& writer, const KernelColors& colors, const Cell& cell, std::int64_t position,
+    const RoutingAt& weightsOf) const
 {
     const int x = cell.x;
     const int y = cell.y;
@@ -415,8 +413,8 @@ void GemvKernel::programExit(ProgramWriter& writer, const KernelColors& colors, 
         break;
     case Epilogue::Rotary:
         biasRound();
-        writer.compute(x, y, steps::rotary, cycles(6), result, size, std::uint32_t(position), 0,
-            float(m_spec.ropeTheta), flags);
+        writer.compute(
+            x, y, steps::rotary, cycles(6), result, size, std::uint32_t(position), 0, float(m_spec.ropeTheta), flags);
         break;
     case Epilogue::Residual:
         biasRound();
@@ -481,8 +479,8 @@ void GemvKernel::programCombine(ProgramWriter& writer, const KernelColors& color
     const std::uint64_t cycles = steps::elementwiseCycles(size, 1, m_context.simdWidth);
     writer.compute(cell.x, cell.y, steps::scaleByWeight, cycles, m_result[k], size, routingWeight, weighted);
     if (m_spec.expert > 0)
-        writer.armAndAwait(
-            cell.x, cell.y, colors.combineIn, addTask(weighted, size, m_spec.lastExpert ? kNoColor : colors.combineOut));
+        writer.armAndAwait(cell.x, cell.y, colors.combineIn,
+            addTask(weighted, size, m_spec.lastExpert ? kNoColor : colors.combineOut));
     else if (!m_spec.lastExpert)
         writer.send(cell.x, cell.y, colors.combineOut, weighted, size);
     if (m_spec.lastExpert) {
@@ -490,6 +488,11 @@ void GemvKernel::programCombine(ProgramWriter& writer, const KernelColors& color
         writer.await(cell.x, cell.y, colors.side);
         writer.compute(cell.x, cell.y, steps::residual, cycles, weighted, size, m_side[k], m_result[k], 0.0f, flags);
     }
+}
+
+KernelCost GemvKernel::closedForm(std::int64_t) const
+{
+    return costDecodeGemv(m_spec, m_context.simdWidth);
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -34,6 +34,9 @@ public:
     std::vector<Pe> workers() const;
     // Where the results are after a run: f32 offset of output lane `lane` at exit(lane).
     std::uint32_t resultOffset(std::size_t lane) const override { return m_result[lane]; }
+    // An expert's dispatched piece is timed with the others by the experts' closed form
+    // (core/kernels/experts.h); alone, as a GEMV that is not dispatched.
+    KernelCost closedForm(std::int64_t position) const override;
     // Logits: the PE and f32 offset holding (best logit, token id bits) after the reduction.
     Pe argmaxPe() const { return exit(m_spec.output.size() - 1); }
     std::uint32_t argmaxOffset() const { return m_pair[m_spec.output.size() - 1]; }

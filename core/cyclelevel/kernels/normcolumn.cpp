@@ -4,6 +4,7 @@
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/fabric/kernels.h"
+#include "core/kernels/norm.h"
 
 #include <algorithm>
 #include <bit>
@@ -140,6 +141,16 @@ void NormColumn::program(ProgramWriter& writer, const KernelColors& colors, std:
         if (outColor >= 0)
             writer.send(pe.x, pe.y, outColor, m_x[i], size);
     }
+}
+
+KernelCost NormColumn::closedForm(std::int64_t) const
+{
+    NormColumnShape shape;
+    for (const Lane& lane : m_lanes)
+        shape.laneSizes.push_back(lane.size());
+    shape.layerNorm = m_norm == DecoderShape::Norm::LayerNorm;
+    shape.simdWidth = m_context.simdWidth;
+    return costNormColumn(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -28,6 +28,7 @@ public:
     void program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const override;
     // Where the normalised lane is after a run: f32 offset at exit(lane).
     std::uint32_t resultOffset(std::size_t lane) const override { return m_x[lane]; }
+    KernelCost closedForm(std::int64_t position) const override;
 
 private:
     std::string m_name;

@@ -1,7 +1,7 @@
 #include "core/cyclelevel/kernels/prefillsteps.h"
 
-#include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/kernels/computesteps.h"
 
 #include <algorithm>
 #include <cmath>

@@ -21,6 +21,7 @@
 #include "core/cyclelevel/kernels/routebook.h"
 #include "core/fabric/half.h"
 #include "core/kernels/geometry.h"
+#include "core/kernels/kernelcost.h"
 #include "core/kernels/kernelspec.h"
 #include "core/kernels/weightsource.h"
 
@@ -74,6 +75,11 @@ public:
     virtual void program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const = 0;
     // Where output lane `lane` is after a run: f32 offset at exit(lane).
     virtual std::uint32_t resultOffset(std::size_t lane) const = 0;
+    // Its closed form for a token at `position`, from the same spec (core/kernels: the fabric's
+    // timing rules followed through this program): cycles, busy PE-cycles and link wavelets for
+    // the inputs fed as the kernel tests feed them (each lane along its row from the PE before
+    // the first column, a wavelet a cycle from cycle 0).
+    virtual KernelCost closedForm(std::int64_t position) const = 0;
 };
 
 } // namespace waferscope::core::cyclelevel
