@@ -10,6 +10,7 @@
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/engine/costmodel.h"
+#include "core/fabric/half.h"
 
 #include <algorithm>
 #include <bit>
@@ -44,8 +45,25 @@ const std::vector<PrefillGemmCase>& gemmCases()
     return cases;
 }
 
-// The kernel's output is the reference's epilogue applied to a sum within the bound of the
-// reference's sum: to the storage value below or above it (the bound is far below a storage ulp).
+// The storage values from `low` to `high` (low <= high, both storage values), in order.
+std::vector<float> storageValuesBetween(float low, float high, Storage storage)
+{
+    const auto ordered = [&](float value) {
+        const std::uint16_t bits
+            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
+        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
+    };
+    std::vector<float> values;
+    for (int k = ordered(low); k <= ordered(high); ++k) {
+        const auto bits = std::uint16_t(k < 0 ? 0x8000 | -k : k);
+        values.push_back(storage == Storage::Bf16 ? fabric::bfloat16ToFloat(bits) : fabric::halfToFloat(bits));
+    }
+    return values;
+}
+
+// The kernel's output is the reference's epilogue applied to a rounded sum within the bound of
+// the reference's sum: to one of the storage values from S(sum - bound) to S(sum + bound) (one or
+// two of them, more only where the sum cancels to far below its terms).
 struct Agreement {
     int total = 0;
     int identical = 0;
@@ -60,7 +78,9 @@ struct Agreement {
             identical += std::bit_cast<std::uint32_t>(run.out[i]) == std::bit_cast<std::uint32_t>(run.reference[i]);
             const float low = roundToStorage(float(double(run.sums[i]) - double(run.sumBounds[i])), storage);
             const float high = roundToStorage(float(double(run.sums[i]) + double(run.sumBounds[i])), storage);
-            const bool within = run.out[i] == epilogue(low) || run.out[i] == epilogue(high);
+            bool within = false;
+            for (const float candidate : storageValuesBetween(low, high, storage))
+                within = within || run.out[i] == epilogue(candidate);
             outside += within ? 0 : 1;
         }
     }
@@ -107,10 +127,12 @@ WS_TEST(prefillGemmIsTheReferenceBitForBitOnOnePe)
 // ---- The closed form against the fabric ----
 //
 // Link wavelets, engine cycles and multiply-adds are exact: the kernel fixes every tile's size
-// and route, a task's cost per wavelet and a compute step's cycles. Cycles are within 15%: the
-// closed form follows the programs' steps with the fabric's latencies at the grain of whole tiles
-// and leaves out the cycles a wavelet waits for a link another color holds. So the busy
-// fraction, exact engine cycles over modelled cycles, is within 15% too.
+// and route, a task's cost per wavelet and a compute step's cycles. Cycles are within 2% (over
+// these shapes they are exact): the closed form follows the programs' steps with the fabric's
+// latencies at the grain of whole tiles; what it leaves out, the cycles a wavelet waits for a link
+// another color holds, does not arise here (each ring edge has a color of its own and the lanes
+// are done before the first shift). So the busy fraction, exact engine cycles over modelled
+// cycles, is within 2% too.
 
 namespace {
 
@@ -145,8 +167,8 @@ void checkClosedForm(const PrefillGemmCase& shape)
     WS_CHECK_NEAR(model.peBusyFraction * double(measure.pes) * model.cycles, double(measure.busyCycles), 1e-9);
     WS_CHECK_EQ(model.fmacs, double(run.fmacs));
     WS_CHECK_EQ(model.fmacs, double(shape.tokens) * shape.inFeatures * shape.outFeatures);
-    WS_CHECK(std::fabs(error) <= 0.15);
-    WS_CHECK(std::fabs(model.peBusyFraction - measure.busyFraction()) <= 0.15 * measure.busyFraction());
+    WS_CHECK(std::fabs(error) <= 0.02);
+    WS_CHECK(std::fabs(model.peBusyFraction - measure.busyFraction()) <= 0.02 * measure.busyFraction());
     worstCycleError = std::max(worstCycleError, std::fabs(error));
 }
 
