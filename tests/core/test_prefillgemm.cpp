@@ -101,6 +101,8 @@ WS_TEST(prefillGemmMatchesTheReferenceWithinTheSummationBound)
         for (const PrefillGemmCase& shape : gemmCases()) {
             const PrefillGemmRun run = runPrefillGemm(shape, storage);
             WS_REQUIRE(run.out.size() == run.reference.size());
+            // The output tiles hold every token's every output exactly once.
+            WS_CHECK(std::all_of(run.writes.begin(), run.writes.end(), [](int writes) { return writes == 1; }));
             const Agreement agreement(shape, run, storage);
             std::printf("%-32s %s: %4d of %4d outputs identical, %d outside the bound\n", shape.name.c_str(),
                 toString(storage), agreement.identical, agreement.total, agreement.outside);

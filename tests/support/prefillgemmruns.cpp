@@ -44,11 +44,14 @@ PrefillGemmRun runPrefillGemm(const PrefillGemmCase& shape, Storage storage)
             run.fmacs += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
     const auto outs = std::size_t(shape.outFeatures);
     run.out.assign(std::size_t(shape.tokens) * outs, std::nanf(""));
+    run.writes.assign(run.out.size(), 0);
     for (const PrefillOutputTile& tile : kernel.outputTiles()) {
         const std::vector<float> values = harness.read(tile.pe, tile.offset, std::size_t(tile.tokens) * tile.dims);
         for (std::uint32_t t = 0; t < tile.tokens; ++t)
-            for (std::uint32_t i = 0; i < tile.dims; ++i)
+            for (std::uint32_t i = 0; i < tile.dims; ++i) {
                 run.out[(tile.firstToken + t) * outs + tile.firstDim + i] = values[t * tile.dims + i];
+                ++run.writes[(tile.firstToken + t) * outs + tile.firstDim + i];
+            }
     }
 
     // The reference, and the bound: both orders add the same float products (the 16-bit weight

@@ -27,6 +27,7 @@ struct PrefillGemmCase {
 
 struct PrefillGemmRun {
     std::vector<float> out; // tokens x outFeatures, as the kernel leaves them
+    std::vector<int> writes; // per output: how many output tiles hold it
     std::vector<float> reference; // linearOverTokens, then the activation if any
     std::vector<float> sums; // the reference's sums plus the bias, not rounded
     std::vector<float> sumBounds; // per output: how far two summation orders' sums can differ
