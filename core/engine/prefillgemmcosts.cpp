@@ -6,7 +6,8 @@
 //  - the feed: a block row's lane passes each of its PEs at a wavelet a cycle, each PE taking it
 //    whole; PE x has the last at 2 + x + the lane's length;
 //  - g ring steps: a tile product, then the row shift of the partial outputs, then the column
-//    shift of the input tiles (none after the last product);
+//    shift of the input tiles (none after the last product); a PE that receives without sending
+//    first waits for its sends to drain (its two buffers of each tile alternate);
 //  - the epilogue at each PE: bias and rounding, and the activation.
 // Engine cycles and link wavelets are counted exactly: the kernel fixes every tile's size and
 // route, each task's cycles per wavelet and each compute step's cycles.
@@ -163,7 +164,7 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
     ready = prefillring::ringPhase(
         tiling, ready, [&](int x, int y, int s) { return tiling.product(x, y, s); },
         [&](int x, int y, int s) { return tiling.partialOut(x, y, s); },
-        [&](int x, int y, int s) { return tiling.inputOut(x, y, s); });
+        [&](int x, int y, int s) { return tiling.inputOut(x, y, s); }, true);
     double last = 0.0;
     for (int y = 0; y < g; ++y)
         for (int x = 0; x < g; ++x)

@@ -126,6 +126,21 @@ WS_TEST(prefillGemmIsTheReferenceBitForBitOnOnePe)
     }
 }
 
+// A PE holds W's tile and its biases in the 16-bit format and two buffers each of the partial
+// outputs and the input tile, whatever g: at most 2 (n k + n) + 4 x 2 ceil(T / g) (n + k) bytes,
+// n and k the widest output band and input block.
+WS_TEST(prefillGemmHoldsTwoBuffersOfEachTileAPe)
+{
+    for (const PrefillGemmCase& shape : gemmCases()) {
+        const PrefillGemmRun run = runPrefillGemm(shape, Storage::Bf16);
+        const auto widest = [&](int total) { return std::int64_t((total + shape.grid - 1) / shape.grid); };
+        const std::int64_t n = widest(shape.outFeatures);
+        const std::int64_t k = widest(shape.inFeatures);
+        const std::int64_t tokens = widest(shape.tokens);
+        WS_CHECK(run.peakSramBytes <= 2 * (n * k + n) + 4 * 2 * tokens * (n + k));
+    }
+}
+
 // ---- The closed form against the fabric ----
 //
 // Link wavelets, engine cycles and multiply-adds are exact: the kernel fixes every tile's size

@@ -4,6 +4,7 @@
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
 #include "core/cyclelevel/referenceops.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace waferscope::test {
@@ -39,9 +40,13 @@ PrefillGemmRun runPrefillGemm(const PrefillGemmCase& shape, Storage storage)
     run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, color); });
     run.colors = harness.book().maxColorsAtARouter();
     const Frame& frame = harness.frame();
-    for (int v = 0; v < frame.h; ++v)
-        for (int u = 0; u < frame.w; ++u)
-            run.fmacs += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
+    for (int v = 0; v < frame.h; ++v) {
+        for (int u = 0; u < frame.w; ++u) {
+            const core::fabric::PeState& pe = harness.fabric().pe(frame.x(u), frame.y(v));
+            run.fmacs += pe.fmacs;
+            run.peakSramBytes = std::max(run.peakSramBytes, pe.sramBytes());
+        }
+    }
     const auto outs = std::size_t(shape.outFeatures);
     run.out.assign(std::size_t(shape.tokens) * outs, std::nanf(""));
     run.writes.assign(run.out.size(), 0);

@@ -34,6 +34,7 @@ struct PrefillGemmRun {
     KernelMeasure measure;
     std::uint64_t fmacs = 0; // the block's PEs' multiply-adds
     int colors = 0; // the most colors any router carries
+    std::int64_t peakSramBytes = 0; // the most any block PE holds
 };
 
 PrefillGemmRun runPrefillGemm(const PrefillGemmCase& shape, core::Storage storage);

@@ -19,8 +19,11 @@
 // step-0 tiles in column order, and every PE of the row takes the lane whole and keeps its own.
 // A ring step: the tile product, then the row shift (partials), then the column shift (inputs),
 // each a send, then the receive armed and awaited (the attention kernel's order, for the same
-// reason). Every tile a PE holds has its own buffer, so a send never races a receive: a PE holds
-// W's tile and its biases (16-bit) and g partial and input tiles, T (n_y + k_x) / g floats.
+// reason). A PE alternates two buffers of each tile: a step receives into the buffer its previous
+// step sent, once that send has drained (a send starts only once the PE's previous send has; a PE
+// that sends nothing on a shift awaits its sends before it arms the receive). So a PE holds W's
+// tile and its biases (16-bit) and two partial and two input tiles, 2 ceil(T / g) (n_y + k_x)
+// floats, n_y and k_x the block row's outputs and the block column's inputs.
 //
 // Numbers: linearOverTokens' S(sum_j W_ij x_tj + b_i), except that each sum runs over the input
 // blocks in ring order from a block that depends on the PE (Cannon's skew); on one PE it is the
@@ -190,13 +193,16 @@ void PrefillGemmKernel::loadPe(StaticColorFabric& fabric, int x, int y)
         for (std::uint32_t o = 0; o < outSize(y); ++o)
             state.f16[buffers.bias + o] = detail::encode(m_spec.bias.at(0, m_outBands[std::size_t(y)] + o), m_context);
     }
-    for (int s = 0; s < g; ++s) {
-        buffers.partial.push_back(state.allocF32(std::max<std::uint32_t>(1, partialWavelets(x, y, s))));
-        buffers.input.push_back(state.allocF32(std::max<std::uint32_t>(1, inputWavelets(x, y, s))));
+    std::uint32_t tokens = 0; // the widest token band
+    for (int band = 0; band < g; ++band)
+        tokens = std::max(tokens, m_grid.bandSize(band));
+    for (int parity = 0; parity < 2; ++parity) {
+        buffers.partial[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * outSize(y)));
+        buffers.input[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * inSize(x)));
     }
     const int band = m_grid.blockAt(x, y, g - 1);
     if (m_grid.bandSize(band) > 0 && outSize(y) > 0)
-        m_outputs.push_back({ pe, buffers.partial.back(), m_grid.bandBegin(band), m_grid.bandSize(band),
+        m_outputs.push_back({ pe, buffers.partial[(g - 1) % 2], m_grid.bandBegin(band), m_grid.bandSize(band),
             m_outBands[std::size_t(y)], outSize(y) });
     m_buffers.push_back(std::move(buffers));
 }
@@ -219,31 +225,35 @@ void PrefillGemmKernel::programPe(ProgramWriter& writer, int inputColor, int x, 
         writer.armAndAwait(
             pe.x, pe.y, inputColor, keepTask(own.input[0], lane->size(), feedSkip(x, y), inputWavelets(x, y, 0)));
     for (int s = 0; s < g; ++s) {
-        const auto step = std::size_t(s);
+        const int now = s % 2;
+        const int next = (s + 1) % 2;
         const steps::TileDims dims { tokenBand(x, y, s), outSize(y), inSize(x) };
         if (dims.rows > 0 && dims.cols > 0 && dims.inner > 0) {
             const auto flags = std::uint8_t(m_context.flags() | (partialStarted(x, y, s) ? 0 : steps::kFirstTile));
             writer.compute(pe.x, pe.y, steps::tileLinear,
-                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), own.input[step],
-                own.weight, own.partial[step], dims.packed(), 0.0f, flags);
+                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), own.input[now],
+                own.weight, own.partial[now], dims.packed(), 0.0f, flags);
         }
         if (s + 1 == g)
             break;
-        // The row shift, then the column shift: send, then receive (a transfer of nothing left out).
-        const std::uint32_t partialOut = partialWavelets(x, y, s);
-        const std::uint32_t partialIn = partialWavelets(m_grid.ringSource(x), y, s);
-        if (partialOut > 0)
-            writer.send(pe.x, pe.y, rowColor(x, false), own.partial[step], partialOut);
-        if (partialIn > 0)
-            writer.armAndAwait(pe.x, pe.y, rowColor(x, true), storeTask(own.partial[step + 1], partialIn));
-        const std::uint32_t inputOut = inputWavelets(x, y, s);
-        const std::uint32_t inputIn = inputWavelets(x, m_grid.ringSource(y), s);
-        if (inputOut > 0)
-            writer.send(pe.x, pe.y, columnColor(y, false), own.input[step], inputOut);
-        if (inputIn > 0)
-            writer.armAndAwait(pe.x, pe.y, columnColor(y, true), storeTask(own.input[step + 1], inputIn));
+        shift(writer, pe, rowColor(x, false), rowColor(x, true), own.partial[now], partialWavelets(x, y, s),
+            own.partial[next], partialWavelets(m_grid.ringSource(x), y, s));
+        shift(writer, pe, columnColor(y, false), columnColor(y, true), own.input[now], inputWavelets(x, y, s),
+            own.input[next], inputWavelets(x, m_grid.ringSource(y), s));
     }
     programEpilogue(writer, x, y);
+}
+
+void PrefillGemmKernel::shift(ProgramWriter& writer, Pe pe, int outColor, int inColor, std::uint32_t from,
+    std::uint32_t out, std::uint32_t to, std::uint32_t in) const
+{
+    if (out > 0)
+        writer.send(pe.x, pe.y, outColor, from, out);
+    if (in == 0)
+        return;
+    if (out == 0)
+        writer.awaitSend(pe.x, pe.y);
+    writer.armAndAwait(pe.x, pe.y, inColor, storeTask(to, in));
 }
 
 void PrefillGemmKernel::programEpilogue(ProgramWriter& writer, int x, int y) const
@@ -257,11 +267,12 @@ void PrefillGemmKernel::programEpilogue(ProgramWriter& writer, int x, int y) con
         return;
     const int simd = m_context.simdWidth;
     const auto flags = std::uint8_t(m_context.flags() | (m_spec.bias.present() ? steps::kBias : 0));
-    writer.compute(pe.x, pe.y, steps::tileBiasRound, steps::elementwiseCycles(size, 1, simd), own.partial.back(),
-        own.bias, 0, dims.packed(), 0.0f, flags);
+    const std::uint32_t output = own.partial[(g - 1) % 2];
+    writer.compute(pe.x, pe.y, steps::tileBiasRound, steps::elementwiseCycles(size, 1, simd), output, own.bias, 0,
+        dims.packed(), 0.0f, flags);
     if (m_spec.activation)
-        writer.compute(pe.x, pe.y, steps::activation, steps::elementwiseCycles(size, 8, simd), own.partial.back(), size,
-            0, 0, float(int(*m_spec.activation)), m_context.flags());
+        writer.compute(pe.x, pe.y, steps::activation, steps::elementwiseCycles(size, 8, simd), output, size, 0, 0,
+            float(int(*m_spec.activation)), m_context.flags());
 }
 
 int PrefillGemmKernel::rowColor(int x, bool incoming) const

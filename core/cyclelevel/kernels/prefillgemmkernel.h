@@ -50,12 +50,13 @@ public:
     const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
 
 private:
-    // A PE's buffers: W's tile (f16 offset), its biases (f16), and per step the partial outputs
-    // and the input tile it holds (f32 offsets).
+    // A PE's buffers: W's tile (f16 offset), its biases (f16), and two each of the partial
+    // outputs and the input tile (f32 offsets), step s using buffer s mod 2.
     struct Buffers {
         std::uint32_t weight = 0;
         std::uint32_t bias = 0;
-        std::vector<std::uint32_t> partial, input;
+        std::uint32_t partial[2] = {};
+        std::uint32_t input[2] = {};
     };
     // Block row y: outputs [outBegin(y), outBegin(y + 1)); block column x: inputs
     // [inBegin(x), ...); the token band a PE holds at step s: blockAt(x, y, s) of m_tokens.
@@ -77,6 +78,10 @@ private:
     int columnColor(int y, bool incoming) const;
     void loadPe(fabric::StaticColorFabric& fabric, int x, int y);
     void programPe(ProgramWriter& writer, int inputColor, int x, int y) const;
+    // A ring shift: send `out` wavelets from `from`, then receive `in` into `to` (on a PE that
+    // sent nothing, once its earlier sends have drained: `to` is the buffer they sent).
+    void shift(ProgramWriter& writer, Pe pe, int outColor, int inColor, std::uint32_t from, std::uint32_t out,
+        std::uint32_t to, std::uint32_t in) const;
     void programEpilogue(ProgramWriter& writer, int x, int y) const;
 
     PrefillGemmSpec m_spec;
