@@ -163,6 +163,8 @@ const std::vector<PrefillGemmCase>& sweepCases()
         { "3x3, 40 tokens, SIMD 4", 3, 40, 30, 18, true, std::nullopt, 4 },
         { "4x4, 32 tokens, SIMD 16", 4, 32, 64, 32, true, std::nullopt, 16 },
         { "one PE, 16 tokens, 64 -> 32", 1, 16, 64, 32, true, std::nullopt },
+        { "8x8, 64 tokens, 64 -> 64", 8, 64, 64, 64, true, std::nullopt },
+        { "10x10, 50 tokens, 80 -> 60", 10, 50, 80, 60, true, Activation::Relu },
     };
     return cases;
 }
