@@ -88,9 +88,8 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
     }
 }
 
-bool PrefillGemmKernel::partialStarted(int x, int y, int step) const
+bool PrefillGemmKernel::partialStarted(int x, int step) const
 {
-    (void)y;
     for (int t = 1; t <= step; ++t)
         if (inSize(m_grid.ringMember(m_grid.ringPosition(x) + t)) > 0)
             return true;
@@ -229,7 +228,7 @@ void PrefillGemmKernel::programPe(ProgramWriter& writer, int inputColor, int x, 
         const int next = (s + 1) % 2;
         const steps::TileDims dims { tokenBand(x, y, s), outSize(y), inSize(x) };
         if (dims.rows > 0 && dims.cols > 0 && dims.inner > 0) {
-            const auto flags = std::uint8_t(m_context.flags() | (partialStarted(x, y, s) ? 0 : steps::kFirstTile));
+            const auto flags = std::uint8_t(m_context.flags() | (partialStarted(x, s) ? 0 : steps::kFirstTile));
             writer.compute(pe.x, pe.y, steps::tileLinear,
                 steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), own.input[now],
                 own.weight, own.partial[now], dims.packed(), 0.0f, flags);

@@ -66,8 +66,8 @@ private:
     // Wavelets PE (x, y) sends at step s: its partial outputs along its row, its input tile up its column.
     std::uint32_t partialWavelets(int x, int y, int step) const { return tokenBand(x, y, step) * outSize(y); }
     std::uint32_t inputWavelets(int x, int y, int step) const { return tokenBand(x, y, step) * inSize(x); }
-    // A PE before PE (x, y) on its row's ring has added to the partial it holds at step s.
-    bool partialStarted(int x, int y, int step) const;
+    // A PE before block column x on its row's ring has added to the partial it holds at step s.
+    bool partialStarted(int x, int step) const;
     Pe at(int x, int y) const { return { m_spec.frame.x(x), m_spec.frame.y(y) }; }
     const Buffers& buffers(int x, int y) const
     {
