@@ -56,28 +56,8 @@ namespace waferscope::core::cyclelevel {
 
 using namespace fabric;
 using detail::chainHops;
-
-namespace {
-
-// A straight path from `from` to `to` (same row or column), delivered only at `to`.
-void straightPath(StreamTree& tree, Pe from, Pe to)
-{
-    const int direction = to.x > from.x ? East : to.x < from.x ? West : to.y > from.y ? South : North;
-    const int length = std::abs(to.x - from.x) + std::abs(to.y - from.y) + 1;
-    std::vector<bool> deliver(std::size_t(length), false);
-    deliver.back() = true;
-    tree.run(from.x, from.y, direction, length, Fabric::kRampPort, deliver);
-}
-
-DataTask keepTask(std::uint32_t offset, std::uint32_t laneSize, std::uint32_t skip, std::uint32_t size)
-{
-    DataTask task = storeTask(offset, laneSize);
-    task.skip = skip;
-    task.use = size;
-    return task;
-}
-
-} // namespace
+using detail::keepTask;
+using detail::straightPath;
 
 PrefillAttentionKernel::PrefillAttentionKernel(PrefillAttentionSpec spec, const KernelContext& context)
     : m_spec(std::move(spec))

@@ -28,17 +28,6 @@ struct PrefillAttentionSpec {
 enum class PrefillOperand : std::uint8_t { Query, Key, Value };
 constexpr std::size_t kPrefillOperands = 3;
 
-// Where part of a head's output is after a run: tokens x dims values, row-major, at f32 offset
-// `offset` of PE `pe`.
-struct PrefillOutputTile {
-    Pe pe;
-    std::uint32_t offset = 0;
-    std::uint32_t firstToken = 0;
-    std::uint32_t tokens = 0;
-    std::uint32_t firstDim = 0;
-    std::uint32_t dims = 0;
-};
-
 class PrefillAttentionKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) ALiBi, a frame too small for the heads, heads

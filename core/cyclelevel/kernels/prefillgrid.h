@@ -1,9 +1,22 @@
 #pragma once
 
+#include "core/kernels/geometry.h"
+
 #include <cstdint>
 #include <vector>
 
 namespace waferscope::core::cyclelevel {
+
+// Where part of a prefill kernel's output is after a run (an attention head's, a GEMM's): tokens x
+// dims values, row-major, at f32 offset `offset` of PE `pe`.
+struct PrefillOutputTile {
+    Pe pe;
+    std::uint32_t offset = 0;
+    std::uint32_t firstToken = 0;
+    std::uint32_t tokens = 0;
+    std::uint32_t firstDim = 0;
+    std::uint32_t dims = 0;
+};
 
 // The tiling and the shift schedule of one head's prefill attention on a g x g block of PEs
 // (PrefillAttentionKernel). Block row y holds query band y, block column x key band x: the
@@ -13,6 +26,8 @@ namespace waferscope::core::cyclelevel {
 // that every step of a ring is a shift of one or two hops between physical neighbours; at step s
 // PE (x, y) holds the tiles of head-dimension block (ring(x) + ring(y) + s) mod g, and each
 // shift passes a tile from ring position k + 1 to k.
+// PrefillGemmKernel uses the same rings and splits without the masking: its bands split the
+// tokens, its blocks the inputs, and blockAt() names the token band a PE holds at a step.
 //
 // Causal masking: tile (x, y) takes part only when x <= y (x == y: the diagonal, masked inside).
 // A ring passes a tile on only while a PE further along its remaining visits takes part, and a

@@ -2,6 +2,7 @@
 
 #include "core/cyclelevel/decoder.h"
 #include "core/cyclelevel/kernels/computesteps.h"
+#include "core/fabric/half.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,11 @@ using fabric::PeState;
 using fabric::Step;
 
 namespace {
+
+float decode16(std::uint16_t bits, const Step& step)
+{
+    return step.color & kBf16 ? fabric::bfloat16ToFloat(bits) : fabric::halfToFloat(bits);
+}
 
 // Keys of row i a tile lets through: all, or 0..i on the diagonal.
 std::uint32_t visible(const Step& step, std::uint32_t row, std::uint32_t cols)
@@ -104,6 +110,37 @@ void tileNormalise(PeState& pe, const Step& step)
     for (std::uint32_t i = 0; i < dims.rows; ++i)
         for (std::uint32_t j = 0; j < dims.cols; ++j)
             out[i * dims.cols + j] = roundToStorage(out[i * dims.cols + j] / pe.f32[step.b + i], storage);
+}
+
+void tileLinear(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const float* x = pe.f32.data() + step.a;
+    const std::uint16_t* w = pe.f16.data() + step.b;
+    float* y = pe.f32.data() + step.c;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            float sum = step.color & kFirstTile ? 0.0f : y[i * dims.cols + j];
+            for (std::uint32_t l = 0; l < dims.inner; ++l)
+                sum += x[i * dims.inner + l] * decode16(w[j * dims.inner + l], step);
+            y[i * dims.cols + j] = sum;
+        }
+    }
+    pe.fmacs += std::uint64_t(dims.rows) * dims.cols * dims.inner;
+}
+
+void tileBiasRound(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const Storage storage = step.color & kBf16 ? Storage::Bf16 : Storage::Fp16;
+    float* y = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            const float bias = step.color & kBias ? decode16(pe.f16[step.b + j], step) : 0.0f;
+            y[i * dims.cols + j]
+                = roundToStorage(step.color & kBias ? y[i * dims.cols + j] + bias : y[i * dims.cols + j], storage);
+        }
+    }
 }
 
 } // namespace waferscope::core::cyclelevel::steps

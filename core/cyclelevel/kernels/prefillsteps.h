@@ -46,4 +46,12 @@ void tileWeightedValues(fabric::PeState& pe, const fabric::Step& step);
 // O[a] (rows x cols) = S(O / l), l the row sums at f32[b]: the head's outputs.
 void tileNormalise(fabric::PeState& pe, const fabric::Step& step);
 
+// The prefill GEMM (prefillgemmkernel.h). Y[c] (rows x cols) += X[a] (rows x inner) W^T, W the
+// cols x inner 16-bit tile at f16[b] (kBf16: bfloat16); each output a float sum of x * w in the
+// order of the inner dimension.
+void tileLinear(fabric::PeState& pe, const fabric::Step& step);
+// In place on Y[a] (rows x cols): S(y + bias_j), the cols biases 16-bit at f16[b] (with kBias,
+// computesteps.h; else S(y)).
+void tileBiasRound(fabric::PeState& pe, const fabric::Step& step);
+
 } // namespace waferscope::core::cyclelevel::steps

@@ -1,0 +1,289 @@
+// Prefill GEMM on a g x g block of PEs: Y = X W^T + b for a whole prompt at once.
+//
+// Scheme: Cannon's algorithm on MeshGEMM's interleaved rings (WaferLLM, OSDI 2025), the same
+// rings as the prefill attention (PrefillGrid: every shift one or two hops, whatever g), in its
+// weight-stationary form. Block row y owns output band y, block column x input block x, and
+// PE (x, y) holds W's tile (outputs of band y, inputs of block x) in SRAM for good: the weights,
+// the largest operand and the one every prompt and every decode token reuses, never move. What
+// moves is the prompt: at step s PE (x, y) holds token band blockAt(x, y, s) of X's input block x
+// (that tile goes up column x, one ring position a step) and the partial outputs of that token
+// band and output band y (they go along row y). After g steps each partial has met every input
+// block of its row once and ends at the PE of its last step, which applies the epilogue (bias,
+// rounding, optionally the activation) and keeps it: the outputs are left in place, one
+// tokens x outputs tile a PE (outputTiles()).
+// Cannon's output-stationary form would instead send W's tiles round the columns (g tiles'
+// storage a PE, and the whole W over the links every prompt); SUMMA would multicast every block
+// over whole rows and columns.
+//
+// The input arrives already skewed, as the attention's: each block row's lane carries its PEs'
+// step-0 tiles in column order, and every PE of the row takes the lane whole and keeps its own.
+// A ring step: the tile product, then the row shift (partials), then the column shift (inputs),
+// each a send, then the receive armed and awaited (the attention kernel's order, for the same
+// reason). A PE alternates two buffers of each tile: a step receives into the buffer its previous
+// step sent, once that send has drained (a send starts only once the PE's previous send has; a PE
+// that sends nothing on a shift awaits its sends before it arms the receive). So a PE holds W's
+// tile and its biases (16-bit) and two partial and two input tiles, 2 ceil(T / g) (n_y + k_x)
+// floats, n_y and k_x the block row's outputs and the block column's inputs.
+//
+// Numbers: linearOverTokens' S(sum_j W_ij x_tj + b_i), except that each sum runs over the input
+// blocks in ring order from a block that depends on the PE (Cannon's skew); on one PE it is the
+// reference's order and the outputs are the reference's to the bit.
+#include "core/cyclelevel/kernels/prefillgemmkernel.h"
+
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/kernels/kernelsupport.h"
+#include "core/cyclelevel/kernels/prefillsteps.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace waferscope::core::cyclelevel {
+
+using namespace fabric;
+using detail::keepTask;
+using detail::straightPath;
+
+PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& context)
+    : m_spec(std::move(spec))
+    , m_context(context)
+    , m_grid(std::max(1, m_spec.frame.w), std::max<std::int64_t>(1, m_spec.tokens),
+          std::max<std::int64_t>(1, m_spec.weight.cols()))
+{
+    const int g = m_spec.frame.w;
+    const auto refuse = [&](const std::string& why) { throw std::logic_error(m_spec.name + ": " + why); };
+    if (g < 1 || m_spec.frame.h < g)
+        refuse("a " + std::to_string(g) + " x " + std::to_string(g) + " block needs a region of at least one PE and "
+            + std::to_string(g) + " rows, the region has " + std::to_string(m_spec.frame.h));
+    if (m_spec.tokens < 1)
+        refuse("the prompt has no tokens");
+    if (!m_spec.weight.present() || m_spec.weight.cols() < 1)
+        refuse("the prefill GEMM needs a weight matrix");
+    if (m_spec.bias.present() && (m_spec.bias.rows() != 1 || m_spec.bias.cols() != m_spec.weight.rows()))
+        refuse("the bias must be one row of " + std::to_string(m_spec.weight.rows()) + " values (one per output), got "
+            + std::to_string(m_spec.bias.rows()) + " x " + std::to_string(m_spec.bias.cols()));
+    if (m_spec.activation && (*m_spec.activation == Activation::SwiGlu || *m_spec.activation == Activation::GeGlu))
+        refuse(std::string("a gated activation (") + toString(*m_spec.activation)
+            + ") needs a second input, which the prefill GEMM does not take");
+    const std::int64_t tokenBand = (m_spec.tokens + g - 1) / g;
+    const std::int64_t outBand = (m_spec.weight.rows() + g - 1) / g;
+    const std::int64_t inBlock = (m_spec.weight.cols() + g - 1) / g;
+    if (tokenBand > steps::TileDims::kMaxSide || outBand > steps::TileDims::kMaxSide
+        || inBlock > steps::TileDims::kMaxInner)
+        refuse("tiles of " + std::to_string(tokenBand) + " tokens x " + std::to_string(outBand) + " outputs over "
+            + std::to_string(inBlock) + " inputs, more than a step takes (" + std::to_string(steps::TileDims::kMaxSide)
+            + " x " + std::to_string(steps::TileDims::kMaxSide) + " over " + std::to_string(steps::TileDims::kMaxInner)
+            + ")");
+    for (int b = 0; b <= g; ++b)
+        m_outBands.push_back(std::uint32_t(m_spec.weight.rows() * b / g));
+    // The lanes: per block row, the step-0 input tiles of its PEs in column order.
+    std::uint32_t next = 0;
+    for (int y = 0; y < g; ++y) {
+        std::uint32_t length = 0;
+        for (int x = 0; x < g; ++x)
+            length += inputWavelets(x, y, 0);
+        if (length == 0)
+            continue;
+        m_lanes.push_back({ m_spec.frame.y(y), next, next + length });
+        next += length;
+    }
+}
+
+bool PrefillGemmKernel::partialStarted(int x, int step) const
+{
+    for (int t = 1; t <= step; ++t)
+        if (inSize(m_grid.ringMember(m_grid.ringPosition(x) + t)) > 0)
+            return true;
+    return false;
+}
+
+std::uint32_t PrefillGemmKernel::feedSkip(int x, int y) const
+{
+    std::uint32_t skip = 0;
+    for (int before = 0; before < x; ++before)
+        skip += inputWavelets(before, y, 0);
+    return skip;
+}
+
+std::vector<Pe> PrefillGemmKernel::taps(std::size_t lane) const
+{
+    const int y = m_lanes[lane].y - m_spec.frame.y0;
+    std::vector<Pe> pes;
+    for (int x = 0; x < m_grid.size(); ++x)
+        pes.push_back(at(x, y));
+    return pes;
+}
+
+std::vector<float> PrefillGemmKernel::feed(std::span<const float> x) const
+{
+    const auto in = std::size_t(m_spec.weight.cols());
+    if (x.size() != std::size_t(m_spec.tokens) * in)
+        throw std::logic_error(m_spec.name + ": an input of " + std::to_string(m_spec.tokens) + " x "
+            + std::to_string(in) + " expected, got " + std::to_string(x.size()) + " values");
+    std::vector<float> out;
+    for (const Lane& lane : m_lanes) {
+        const int y = lane.y - m_spec.frame.y0;
+        for (int column = 0; column < m_grid.size(); ++column) {
+            const int band = m_grid.blockAt(column, y, 0);
+            for (std::uint32_t t = 0; t < m_grid.bandSize(band); ++t)
+                for (std::uint32_t i = 0; i < inSize(column); ++i)
+                    out.push_back(x[(m_grid.bandBegin(band) + t) * in + m_grid.blockBegin(column) + i]);
+        }
+    }
+    return out;
+}
+
+void PrefillGemmKernel::route(RouteBook& book)
+{
+    const int g = m_grid.size();
+    m_rowShift.assign(std::size_t(g), -1);
+    m_columnShift.assign(std::size_t(g), -1);
+    // Each ring edge (from position k + 1 to k) of every row, then of every column, on one color
+    // if it carries a tile at any step.
+    for (int k = 0; k < g; ++k) {
+        StreamTree rows(m_spec.name + " row shift");
+        StreamTree columns(m_spec.name + " column shift");
+        const int from = m_grid.ringMember(k + 1);
+        const int to = m_grid.ringMember(k);
+        for (int other = 0; other < g; ++other) {
+            bool rowUsed = false;
+            bool columnUsed = false;
+            for (int s = 0; s + 1 < g; ++s) {
+                rowUsed = rowUsed || partialWavelets(from, other, s) > 0;
+                columnUsed = columnUsed || inputWavelets(other, from, s) > 0;
+            }
+            if (rowUsed)
+                straightPath(rows, at(from, other), at(to, other));
+            if (columnUsed)
+                straightPath(columns, at(other, from), at(other, to));
+        }
+        if (!rows.empty())
+            m_rowShift[std::size_t(k)] = book.place(rows);
+        if (!columns.empty())
+            m_columnShift[std::size_t(k)] = book.place(columns);
+    }
+}
+
+void PrefillGemmKernel::load(StaticColorFabric& fabric)
+{
+    const int g = m_grid.size();
+    m_buffers.clear();
+    m_outputs.clear();
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x)
+            loadPe(fabric, x, y);
+}
+
+void PrefillGemmKernel::loadPe(StaticColorFabric& fabric, int x, int y)
+{
+    const int g = m_grid.size();
+    const Pe pe = at(x, y);
+    PeState& state = fabric.pe(pe.x, pe.y);
+    Buffers buffers;
+    // W's tile, row-major outputs x inputs, in the 16-bit storage format.
+    buffers.weight = state.allocF16(std::size_t(outSize(y)) * inSize(x));
+    std::vector<float> row(std::size_t(m_spec.weight.cols()));
+    for (std::uint32_t o = 0; o < outSize(y); ++o) {
+        m_spec.weight.row(m_outBands[std::size_t(y)] + o, row);
+        for (std::uint32_t i = 0; i < inSize(x); ++i)
+            state.f16[buffers.weight + o * inSize(x) + i] = detail::encode(row[m_grid.blockBegin(x) + i], m_context);
+    }
+    if (m_spec.bias.present()) {
+        buffers.bias = state.allocF16(outSize(y));
+        for (std::uint32_t o = 0; o < outSize(y); ++o)
+            state.f16[buffers.bias + o] = detail::encode(m_spec.bias.at(0, m_outBands[std::size_t(y)] + o), m_context);
+    }
+    std::uint32_t tokens = 0; // the widest token band
+    for (int band = 0; band < g; ++band)
+        tokens = std::max(tokens, m_grid.bandSize(band));
+    for (int parity = 0; parity < 2; ++parity) {
+        buffers.partial[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * outSize(y)));
+        buffers.input[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * inSize(x)));
+    }
+    const int band = m_grid.blockAt(x, y, g - 1);
+    if (m_grid.bandSize(band) > 0 && outSize(y) > 0)
+        m_outputs.push_back({ pe, buffers.partial[(g - 1) % 2], m_grid.bandBegin(band), m_grid.bandSize(band),
+            m_outBands[std::size_t(y)], outSize(y) });
+    m_buffers.push_back(std::move(buffers));
+}
+
+void PrefillGemmKernel::program(ProgramWriter& writer, int inputColor) const
+{
+    for (int y = 0; y < m_grid.size(); ++y)
+        for (int x = 0; x < m_grid.size(); ++x)
+            programPe(writer, inputColor, x, y);
+}
+
+void PrefillGemmKernel::programPe(ProgramWriter& writer, int inputColor, int x, int y) const
+{
+    const int g = m_grid.size();
+    const Pe pe = at(x, y);
+    const Buffers& own = buffers(x, y);
+    // The feed: the PE takes its row's lane whole and keeps its own tile of it.
+    const auto lane = std::find_if(m_lanes.begin(), m_lanes.end(), [&](const Lane& l) { return l.y == pe.y; });
+    if (lane != m_lanes.end())
+        writer.armAndAwait(
+            pe.x, pe.y, inputColor, keepTask(own.input[0], lane->size(), feedSkip(x, y), inputWavelets(x, y, 0)));
+    for (int s = 0; s < g; ++s) {
+        const int now = s % 2;
+        const int next = (s + 1) % 2;
+        const steps::TileDims dims { tokenBand(x, y, s), outSize(y), inSize(x) };
+        if (dims.rows > 0 && dims.cols > 0 && dims.inner > 0) {
+            const auto flags = std::uint8_t(m_context.flags() | (partialStarted(x, s) ? 0 : steps::kFirstTile));
+            writer.compute(pe.x, pe.y, steps::tileLinear,
+                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), own.input[now],
+                own.weight, own.partial[now], dims.packed(), 0.0f, flags);
+        }
+        if (s + 1 == g)
+            break;
+        shift(writer, pe, rowColor(x, false), rowColor(x, true), own.partial[now], partialWavelets(x, y, s),
+            own.partial[next], partialWavelets(m_grid.ringSource(x), y, s));
+        shift(writer, pe, columnColor(y, false), columnColor(y, true), own.input[now], inputWavelets(x, y, s),
+            own.input[next], inputWavelets(x, m_grid.ringSource(y), s));
+    }
+    programEpilogue(writer, x, y);
+}
+
+void PrefillGemmKernel::shift(ProgramWriter& writer, Pe pe, int outColor, int inColor, std::uint32_t from,
+    std::uint32_t out, std::uint32_t to, std::uint32_t in) const
+{
+    if (out > 0)
+        writer.send(pe.x, pe.y, outColor, from, out);
+    if (in == 0)
+        return;
+    if (out == 0)
+        writer.awaitSend(pe.x, pe.y);
+    writer.armAndAwait(pe.x, pe.y, inColor, storeTask(to, in));
+}
+
+void PrefillGemmKernel::programEpilogue(ProgramWriter& writer, int x, int y) const
+{
+    const int g = m_grid.size();
+    const Pe pe = at(x, y);
+    const Buffers& own = buffers(x, y);
+    const steps::TileDims dims { tokenBand(x, y, g - 1), outSize(y), 0 };
+    const std::uint32_t size = dims.rows * dims.cols;
+    if (size == 0)
+        return;
+    const int simd = m_context.simdWidth;
+    const auto flags = std::uint8_t(m_context.flags() | (m_spec.bias.present() ? steps::kBias : 0));
+    const std::uint32_t output = own.partial[(g - 1) % 2];
+    writer.compute(pe.x, pe.y, steps::tileBiasRound, steps::elementwiseCycles(size, 1, simd), output, own.bias, 0,
+        dims.packed(), 0.0f, flags);
+    if (m_spec.activation)
+        writer.compute(pe.x, pe.y, steps::activation, steps::elementwiseCycles(size, 8, simd), output, size, 0, 0,
+            float(int(*m_spec.activation)), m_context.flags());
+}
+
+int PrefillGemmKernel::rowColor(int x, bool incoming) const
+{
+    const int g = m_grid.size();
+    return m_rowShift[std::size_t((m_grid.ringPosition(x) + (incoming ? 0 : g - 1)) % g)];
+}
+
+int PrefillGemmKernel::columnColor(int y, bool incoming) const
+{
+    const int g = m_grid.size();
+    return m_columnShift[std::size_t((m_grid.ringPosition(y) + (incoming ? 0 : g - 1)) % g)];
+}
+
+} // namespace waferscope::core::cyclelevel

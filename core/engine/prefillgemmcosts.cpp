@@ -1,0 +1,191 @@
+// Closed form of the prefill GEMM of the cycle-level run (declared in costmodel.h).
+//
+// It follows the kernel's programs (core/cyclelevel/kernels/prefillgemmkernel.cpp) through the
+// fabric's timing rules, with the ring phase of the prefill attention's closed form
+// (prefillringtiming.h, whose header in prefillkernelcosts.cpp gives the rules):
+//  - the feed: a block row's lane passes each of its PEs at a wavelet a cycle, each PE taking it
+//    whole; PE x has the last at 2 + x + the lane's length;
+//  - g ring steps: a tile product, then the row shift of the partial outputs, then the column
+//    shift of the input tiles (none after the last product); a PE that receives without sending
+//    first waits for its sends to drain (its two buffers of each tile alternate);
+//  - the epilogue at each PE: bias and rounding, and the activation.
+// Engine cycles and link wavelets are counted exactly: the kernel fixes every tile's size and
+// route, each task's cycles per wavelet and each compute step's cycles.
+#include "core/engine/costmodel.h"
+#include "core/engine/prefillringtiming.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+namespace waferscope::core::engine {
+
+namespace {
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : 0;
+}
+
+// computesteps' elementwiseCycles.
+double elementwise(std::int64_t elements, int ops, int simd)
+{
+    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, simd)));
+}
+
+// prefillsteps' tileProductCycles.
+double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, int simd)
+{
+    const std::int64_t alongCols = rows * ceilDiv(cols, simd);
+    const std::int64_t alongRows = cols * ceilDiv(rows, simd);
+    return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
+}
+
+// The kernel's tiling: block row y holds output band y, block column x input block x; PE (x, y)
+// holds token band (ring(x) + ring(y) + s) mod g at step s (PrefillGrid::blockAt).
+class GemmTiling {
+public:
+    explicit GemmTiling(const PrefillGemmShape& shape)
+        : g(shape.grid)
+        , simd(std::max(1, shape.simdWidth))
+        , activation(shape.activation)
+        , m_member(std::size_t(shape.grid))
+        , m_position(std::size_t(shape.grid))
+    {
+        for (int b = 0; b <= g; ++b) {
+            m_tokens.push_back(shape.tokens * b / g);
+            m_ins.push_back(shape.inFeatures * b / g);
+            m_outs.push_back(shape.outFeatures * b / g);
+        }
+        for (int position = 0; position < g; ++position) { // 0, 2, 4, ..., 5, 3, 1
+            const int index = position < (g + 1) / 2 ? 2 * position : 2 * (g - 1 - position) + 1;
+            m_member[std::size_t(position)] = index;
+            m_position[std::size_t(index)] = position;
+        }
+    }
+    int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
+    int source(int i) const { return member(m_position[std::size_t(i)] + 1); }
+    int target(int i) const { return member(m_position[std::size_t(i)] - 1); }
+    std::int64_t in(int x) const { return m_ins[std::size_t(x) + 1] - m_ins[std::size_t(x)]; }
+    std::int64_t out(int y) const { return m_outs[std::size_t(y) + 1] - m_outs[std::size_t(y)]; }
+    std::int64_t tokens(int x, int y, int s) const
+    {
+        const auto band = std::size_t((m_position[std::size_t(x)] + m_position[std::size_t(y)] + s) % g);
+        return m_tokens[band + 1] - m_tokens[band];
+    }
+    // Wavelets PE (x, y) sends at step s: partial outputs along its row, its input tile up its column.
+    std::int64_t partialOut(int x, int y, int s) const { return tokens(x, y, s) * out(y); }
+    std::int64_t inputOut(int x, int y, int s) const { return tokens(x, y, s) * in(x); }
+    std::int64_t lane(int y) const
+    {
+        std::int64_t total = 0;
+        for (int x = 0; x < g; ++x)
+            total += inputOut(x, y, 0);
+        return total;
+    }
+    double product(int x, int y, int s) const
+    {
+        const std::int64_t rows = tokens(x, y, s);
+        return rows > 0 && out(y) > 0 && in(x) > 0 ? tileProduct(rows, out(y), in(x), simd) : 0.0;
+    }
+    double epilogue(int x, int y) const
+    {
+        const std::int64_t size = tokens(x, y, g - 1) * out(y);
+        return size > 0 ? elementwise(size, 1, simd) + (activation ? elementwise(size, 8, simd) : 0.0) : 0.0;
+    }
+
+    int g;
+    int simd;
+    bool activation;
+
+private:
+    std::vector<std::int64_t> m_tokens, m_ins, m_outs; // g + 1 boundaries each
+    std::vector<int> m_member; // per ring position: index
+    std::vector<int> m_position; // per index: ring position
+};
+
+// Engine cycles per PE and wavelets per link (PE and direction: east, west, south, north).
+struct GemmAccounts {
+    std::vector<double> engine;
+    std::vector<double> links;
+    double linkWavelets = 0.0;
+    void addPath(int g, int x, int y, int toX, int toY, double wavelets)
+    {
+        while (x != toX || y != toY) {
+            const int direction = toX > x ? 0 : toX < x ? 1 : toY > y ? 2 : 3;
+            links[(std::size_t(y) * std::size_t(g) + std::size_t(x)) * 4 + std::size_t(direction)] += wavelets;
+            linkWavelets += wavelets;
+            x += direction == 0 ? 1 : direction == 1 ? -1 : 0;
+            y += direction == 2 ? 1 : direction == 3 ? -1 : 0;
+        }
+    }
+};
+
+GemmAccounts account(const GemmTiling& tiling)
+{
+    const int g = tiling.g;
+    GemmAccounts accounts;
+    accounts.engine.assign(std::size_t(g) * std::size_t(g), 0.0);
+    accounts.links.assign(std::size_t(g) * std::size_t(g) * 4, 0.0);
+    for (int y = 0; y < g; ++y) {
+        const auto lane = double(tiling.lane(y));
+        accounts.addPath(g, 0, y, g - 1, y, lane); // every PE of the row takes every wavelet
+        for (int x = 0; x < g; ++x) {
+            double& engine = accounts.engine[std::size_t(y * g + x)];
+            engine += lane + tiling.epilogue(x, y);
+            for (int s = 0; s < g; ++s) {
+                engine += tiling.product(x, y, s);
+                if (s + 1 == g)
+                    continue;
+                engine += double(tiling.partialOut(tiling.source(x), y, s) + tiling.inputOut(x, tiling.source(y), s));
+                accounts.addPath(g, x, y, tiling.target(x), y, double(tiling.partialOut(x, y, s)));
+                accounts.addPath(g, x, y, x, tiling.target(y), double(tiling.inputOut(x, y, s)));
+            }
+        }
+    }
+    return accounts;
+}
+
+} // namespace
+
+KernelCost costPrefillGemm(const PrefillGemmShape& shape)
+{
+    if (shape.grid < 1 || shape.tokens < 1 || shape.inFeatures < 1 || shape.outFeatures < 1)
+        return {};
+    const GemmTiling tiling(shape);
+    const int g = tiling.g;
+
+    prefillring::Times ready(std::size_t(g) * std::size_t(g), 0.0);
+    for (int y = 0; y < g; ++y) {
+        const std::int64_t lane = tiling.lane(y);
+        for (int x = 0; x < g; ++x)
+            ready[std::size_t(y * g + x)] = lane > 0 ? 2.0 + double(x) + double(lane) : 0.0;
+    }
+    ready = prefillring::ringPhase(
+        tiling, ready, [&](int x, int y, int s) { return tiling.product(x, y, s); },
+        [&](int x, int y, int s) { return tiling.partialOut(x, y, s); },
+        [&](int x, int y, int s) { return tiling.inputOut(x, y, s); }, true);
+    double last = 0.0;
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x)
+            last = std::max(last, ready[std::size_t(y * g + x)] + tiling.epilogue(x, y));
+
+    const GemmAccounts accounts = account(tiling);
+    double busy = 0.0;
+    for (const double engine : accounts.engine)
+        busy += engine;
+    KernelCost cost;
+    cost.cycles = last + 1.0; // the fabric is quiescent the cycle after the last engine is free
+    cost.computeCycles = *std::max_element(accounts.engine.begin(), accounts.engine.end());
+    cost.fabricCycles = *std::max_element(accounts.links.begin(), accounts.links.end());
+    cost.latencyCycles = std::max(0.0, cost.cycles - std::max(cost.computeCycles, cost.fabricCycles));
+    cost.linkWavelets = accounts.linkWavelets;
+    cost.peBusyFraction = std::min(1.0, busy / (double(g) * double(g) * cost.cycles));
+    cost.fmacs = double(shape.tokens) * double(shape.inFeatures) * double(shape.outFeatures);
+    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
+        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
+                                                                                      : Bound::Compute;
+    return cost;
+}
+
+} // namespace waferscope::core::engine

@@ -1,0 +1,95 @@
+#pragma once
+
+// The ring phases of the prefill kernels' closed forms (prefillkernelcosts.cpp,
+// prefillgemmcosts.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
+// max-plus recurrence over the PEs of a g x g block. A Ring has `g`, and source(i) / target(i):
+// the index a row or column index receives its ring tiles from / sends them to.
+// Private to those two files.
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace waferscope::core::engine::prefillring {
+
+constexpr double kQueueDepth = 4.0; // wavelets a router's queue holds
+
+using Times = std::vector<double>; // per PE of the block, y * g + x
+
+// One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
+// once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
+// is armed right after the Send, or at `reached` when it sends nothing (`drainFirst`: at
+// max(reached, free) when it sends nothing but receives, the kernel awaiting its sends first).
+struct ShiftTimes {
+    Times received; // the program passes the receive's Await
+    Times drained; // the send has put its last wavelet into the router
+};
+
+template <typename Ring, typename Out>
+ShiftTimes shift(
+    const Ring& tiling, bool alongRows, const Times& reached, const Times& free, Out out, bool drainFirst = false)
+{
+    const int g = tiling.g;
+    const auto at = [g](int x, int y) { return std::size_t(y) * std::size_t(g) + std::size_t(x); };
+    const auto every = [g](const auto& body) {
+        for (int y = 0; y < g; ++y)
+            for (int x = 0; x < g; ++x)
+                body(x, y);
+    };
+    // The ring neighbour a PE receives from (source) or sends to.
+    const auto neighbour = [&](int x, int y, bool source) {
+        if (alongRows)
+            return std::pair { source ? tiling.source(x) : tiling.target(x), y };
+        return std::pair { x, source ? tiling.source(y) : tiling.target(y) };
+    };
+    Times send(reached.size());
+    Times armed(reached.size());
+    every([&](int x, int y) {
+        send[at(x, y)] = std::max(reached[at(x, y)], free[at(x, y)]);
+        const auto [fromX, fromY] = neighbour(x, y, true);
+        const bool waits = out(x, y) > 0 || (drainFirst && out(fromX, fromY) > 0);
+        armed[at(x, y)] = waits ? send[at(x, y)] : reached[at(x, y)];
+    });
+    ShiftTimes times { Times(reached.size()), Times(reached.size()) };
+    every([&](int x, int y) {
+        const auto [fromX, fromY] = neighbour(x, y, true);
+        const auto in = double(out(fromX, fromY));
+        const double first = send[at(fromX, fromY)] + 1.0 + double(std::abs(fromX - x) + std::abs(fromY - y));
+        times.received[at(x, y)] = in > 0 ? std::max(armed[at(x, y)] + 1.0, first) + in : armed[at(x, y)];
+        // A send drains as its receiver stores, ahead by what the queues on the way hold.
+        const auto [toX, toY] = neighbour(x, y, false);
+        const auto sent = double(out(x, y));
+        const int hops = std::abs(toX - x) + std::abs(toY - y);
+        const double stored = std::max(armed[at(toX, toY)] + 1.0, send[at(x, y)] + 1.0 + double(hops)) + sent;
+        times.drained[at(x, y)]
+            = sent > 0 ? std::max(send[at(x, y)] + sent, stored - kQueueDepth * double(hops + 1)) : send[at(x, y)];
+    });
+    return times;
+}
+
+// One ring phase from each PE's ready time: g steps of a product, then (but after the last) the
+// row shift and the column shift. Returns when each PE's last product ends.
+template <typename Ring, typename Product, typename RowOut, typename ColumnOut>
+Times ringPhase(
+    const Ring& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut, bool drainFirst = false)
+{
+    Times sendFree(ready.size(), 0.0);
+    for (int s = 0; s < tiling.g; ++s) {
+        Times computed(ready.size());
+        for (std::size_t pe = 0; pe < ready.size(); ++pe)
+            computed[pe] = ready[pe] + product(int(pe) % tiling.g, int(pe) / tiling.g, s);
+        if (s + 1 == tiling.g)
+            return computed;
+        const ShiftTimes row = shift(
+            tiling, true, computed, sendFree, [&](int x, int y) { return rowOut(x, y, s); }, drainFirst);
+        // The column shift, once the row tile is in and the row send has drained.
+        const ShiftTimes column = shift(
+            tiling, false, row.received, row.drained, [&](int x, int y) { return columnOut(x, y, s); }, drainFirst);
+        ready = column.received;
+        sendFree = column.drained;
+    }
+    return ready;
+}
+
+} // namespace waferscope::core::engine::prefillring
