@@ -174,7 +174,7 @@ double worstCycleError = 0.0;
 void checkClosedForm(const PrefillGemmCase& shape)
 {
     const PrefillGemmRun run = runPrefillGemm(shape, Storage::Bf16);
-    const engine::KernelCost model = engine::costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures,
+    const KernelCost model = engine::costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures,
         shape.outFeatures, shape.activation.has_value(), shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);
