@@ -174,8 +174,8 @@ double worstCycleError = 0.0;
 void checkClosedForm(const PrefillGemmCase& shape)
 {
     const PrefillGemmRun run = runPrefillGemm(shape, Storage::Bf16);
-    const KernelCost model = engine::costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures,
-        shape.outFeatures, shape.activation.has_value(), shape.simdWidth });
+    const KernelCost model = engine::costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures, shape.outFeatures,
+        shape.activation.has_value(), shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);
     const double error = (model.cycles - cycles) / cycles;

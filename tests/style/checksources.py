@@ -122,7 +122,9 @@ def _open_of(code, close, end):
 
 
 def _strip_qualifiers(text):
-    return text[:len(text) - len(QUALIFIERS.search(text).group(0))].rstrip()
+    # The qualifiers end the text and are short: search its tail only (the pattern's nested
+    # repeats would otherwise retry from every offset of a long text).
+    return text[:len(text) - len(QUALIFIERS.search(text[-300:]).group(0))].rstrip()
 
 
 def _called(text):
