@@ -256,7 +256,7 @@ private Q_SLOTS:
         // for the same model, system and options (the GUI's sweep given as --sweep), report.pdf aside,
         // and but for the time each was made.
         const auto document = makeDocument();
-        document->open(kOther);
+        document->open(kSample);
         QVERIFY(waitSettled(document.get()));
         QVERIFY(document->run() && document->runState()->sweep);
         QTemporaryDir dir;
@@ -271,7 +271,7 @@ private Q_SLOTS:
         for (const core::engine::ScalingPoint& point : document->runState()->sweep->points)
             counts << QString::number(point.numCsx);
         const QString cli = dir.filePath(QStringLiteral("cli"));
-        const std::vector<std::string> args { "run", "--params", kOther.toStdString(), "--system",
+        const std::vector<std::string> args { "run", "--params", kSample.toStdString(), "--system",
             std::string(core::defaultPresetName()), "--num_csx", "1", "--max_steps",
             std::to_string(ui::Document::kStepsShown), "--sweep", counts.join(QLatin1Char(',')).toStdString(),
             "--model_dir", cli.toStdString(), "--quiet" };
