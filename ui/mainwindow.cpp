@@ -349,14 +349,14 @@ void MainWindow::openJobsFile(const QString& path)
 }
 
 // A job clicked in the Cluster dock: its model, on its system and allocation, in the other docks.
-void MainWindow::loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode)
+void MainWindow::loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunMode mode)
 {
     const std::optional<std::size_t> index = m_document->systemIndexOf(system);
     if (!index)
         return showError(tr("%1: error: no such system").arg(system));
     Settings settings = m_document->withSystem(*index);
     settings.mode = core::compileModeFor(mode);
-    if (mode != core::RunKind::Inference)
+    if (mode != core::RunMode::Inference)
         settings.numSystems = numCsx;
     if (const QString error = m_document->settingsError(settings); !error.isEmpty())
         return showError(error);

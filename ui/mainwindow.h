@@ -115,7 +115,7 @@ private:
     void showBaseline();
     void showStep(const std::shared_ptr<const FrameSnapshot>& snapshot);
     void showRegion(int planIndex);
-    void loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
+    void loadClusterJob(const QString& paramsPath, const QString& system, int numCsx, core::RunMode mode);
 
     Document* m_document; // the model, plan and run, and the jobs that make them
     MainWindowViews m_views;

@@ -1,3 +1,4 @@
+// No header of its own: defines runClusterCommand, declared with every subcommand in app/cli/commands.h.
 // `cluster`: a jobs file scheduled on a shared Wafer-Scale Cluster (core/cluster).
 #include "app/cli/argparser.h"
 #include "app/cli/commands.h"
@@ -157,10 +158,12 @@ int runClusterCommand(std::span<const std::string> args, std::ostream& out, std:
     if (!path)
         throw UsageError { "--jobs FILE is required" };
     core::cluster::ClusterOptions options;
-    const std::string policy = parser.value("policy").value_or("backfill");
-    if (policy != "fifo" && policy != "backfill")
-        throw UsageError { "--policy expects fifo or backfill, got '" + policy + "'" };
-    options.policy = policy == "fifo" ? core::cluster::Policy::Fifo : core::cluster::Policy::Backfill;
+    const std::string policy = parser.value("policy").value_or(core::cluster::toString(options.policy));
+    const std::optional<core::cluster::Policy> chosen = core::fromName<core::cluster::Policy>(policy);
+    if (!chosen)
+        throw UsageError { "--policy expects " + core::choiceList(core::allNames<core::cluster::Policy>()) + ", got '"
+            + policy + "'" };
+    options.policy = *chosen;
     options.sizeInference = parser.has("size_inference");
     std::vector<std::pair<std::string, int>> changes;
     if (const std::optional<std::string> whatIf = parser.value("what_if"))

@@ -1,3 +1,4 @@
+// No header of its own: defines runCompareCommand, declared with every subcommand in app/cli/commands.h.
 // `compare`: two run directories written by `run --model_dir` (or the GUI's Export report),
 // lined up by layer and metric.
 #include "app/cli/argparser.h"

@@ -1,3 +1,4 @@
+// No header of its own: defines runCompileCommand, declared with every subcommand in app/cli/commands.h.
 #include "app/cli/argparser.h"
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"
@@ -66,10 +67,9 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
         return printDiagnostic(err, calibration.error());
     core::CompileOptions options;
     const std::string mode = parser.value("mode").value_or(core::toString(core::RunMode::Train));
-    const std::optional<core::RunMode> runMode = core::fromName<core::RunMode>(mode);
+    const std::optional<core::RunMode> runMode = core::compileModeFromName(mode);
     if (!runMode)
-        throw UsageError { "--mode expects " + core::choiceList(core::allNames<core::RunMode>()) + ", got '" + mode
-            + "'" };
+        throw UsageError { "--mode expects " + core::choiceList(core::compileModeNames()) + ", got '" + mode + "'" };
     options.mode = *runMode;
     options.execution = parseExecution(parser);
     options.numSystems = parseNumCsx(parser);
@@ -78,7 +78,7 @@ int runCompileCommand(std::span<const std::string> args, std::ostream& out, std:
     if (!input)
         return exitCode;
     const std::optional<core::ExecutionPlan> plan = compileJob(
-        *input, options, *calibration, { .mode = core::engine::RunKind::Inference }, "compile", err, exitCode);
+        *input, options, *calibration, { .mode = core::engine::RunMode::Inference }, "compile", err, exitCode);
     if (!plan)
         return exitCode;
     const core::ModelGraph* graph = &input->graph;

@@ -1,3 +1,4 @@
+// No header of its own: defines runFabricCommand, declared with every subcommand in app/cli/commands.h.
 #include "app/cli/argparser.h"
 #include "app/cli/commands.h"
 #include "app/cli/exitcode.h"

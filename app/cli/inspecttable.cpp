@@ -65,7 +65,7 @@ std::string formatInspectTable(const core::ModelGraph& graph, bool allOps)
 
     for (std::size_t i = 0; i < graph.ops.size();) {
         const Op& op = graph.ops[i];
-        if (op.layer < 0 || op.stack.empty() || allOps) {
+        if (op.layer < 0 || op.stack == core::Op::Stack::None || allOps) {
             text += row(
                 op.name, core::toString(op.kind), double(op.params), op.fwdFlopsPerToken, double(op.weightBytes));
             ++i;
@@ -92,7 +92,8 @@ std::string formatInspectTable(const core::ModelGraph& graph, bool allOps)
             ++lastLayer;
             next = blockEnd;
         }
-        const std::string prefix = op.stack.empty() ? std::string() : op.stack + " ";
+        const std::string prefix
+            = op.stack == core::Op::Stack::None ? std::string() : toString(op.stack) + std::string(" ");
         const int count = lastLayer - op.layer + 1;
         text += "  " + prefix + "blocks " + std::to_string(op.layer)
             + (count > 1 ? "-" + std::to_string(lastLayer) : "")

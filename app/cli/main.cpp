@@ -1,3 +1,4 @@
+// No header of its own: the CLI executable's main(), which hands its arguments to runCli (cli.h).
 #include "app/cli/cli.h"
 #include "app/cli/interrupt.h"
 

@@ -47,15 +47,15 @@ std::int64_t parseCount(const ArgParser& parser, const char* name, std::int64_t 
     return value;
 }
 
-core::RunKind parseRunKind(const ArgParser& parser, bool inferenceAllowed)
+core::RunMode parseRunKind(const ArgParser& parser, bool inferenceAllowed)
 {
-    const std::string mode = parser.value("mode").value_or(core::toString(core::RunKind::Train));
-    const std::optional<core::RunKind> kind = core::fromName<core::RunKind>(mode);
-    if (kind && (inferenceAllowed || *kind != core::RunKind::Inference))
+    const std::string mode = parser.value("mode").value_or(core::toString(core::RunMode::Train));
+    const std::optional<core::RunMode> kind = core::fromName<core::RunMode>(mode);
+    if (kind && (inferenceAllowed || *kind != core::RunMode::Inference))
         return *kind;
-    std::vector<std::string> allowed = core::allNames<core::RunKind>();
+    std::vector<std::string> allowed = core::allNames<core::RunMode>();
     if (!inferenceAllowed)
-        std::erase(allowed, core::toString(core::RunKind::Inference));
+        std::erase(allowed, core::toString(core::RunMode::Inference));
     throw UsageError { "--mode expects " + core::choiceList(allowed) + ", got '" + mode + "'" };
 }
 
@@ -145,7 +145,7 @@ std::optional<core::study::StudyOutcome> runJob(
 // figures.
 void parseCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
 {
-    if (spec.run.mode != core::RunKind::Inference)
+    if (spec.run.mode != core::RunMode::Inference)
         throw UsageError {
             "--level cycle runs inference only (--mode inference); training and eval run at model level"
         };
@@ -239,7 +239,7 @@ core::study::StudySpec parseRunSpec(const ArgParser& parser, core::engine::Calib
     spec.calibration = std::move(calibration);
     spec.run.maxSteps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
     if (const std::optional<std::string> sweep = parser.value("sweep")) {
-        if (spec.run.mode == core::RunKind::Inference)
+        if (spec.run.mode == core::RunMode::Inference)
             throw UsageError { "--sweep is for training and eval runs" };
         spec.scalingCounts = parseCountList(*sweep, "sweep");
     }

@@ -1,3 +1,4 @@
+// No header of its own: defines runValidateCommand, declared with every subcommand in app/cli/commands.h.
 // `validate`: every published figure of resources/validation recomputed and set beside the
 // published value (core/validation/validation.h).
 #include "app/cli/argparser.h"

@@ -90,16 +90,16 @@ public:
         compiled->system = preset(system);
         checkSystemCount(numCsx, compiled->system);
         compiled->calibration = calibrationOf(calibration);
-        const core::RunKind kind = choice<core::RunKind>(mode, "mode");
-        compiled->options.mode = kind == core::RunKind::Inference ? core::RunMode::Inference : core::RunMode::Train;
+        const core::RunMode kind = choice<core::RunMode>(mode, "mode");
+        compiled->options.mode = core::compileModeFor(kind);
         compiled->options.execution = choice<core::ExecutionChoice>(execution, "execution");
-        if (kind == core::RunKind::Inference && numCsx != 1)
+        if (kind == core::RunMode::Inference && numCsx != 1)
             raise(core::Diagnostic { "num_csx", 0, 0,
                 "num_csx is for training and eval: inference places the model on as many wafers as it needs, got "
                     + std::to_string(numCsx) });
         compiled->options.numSystems = numCsx;
         std::atomic<bool> cancel { false };
-        core::engine::RunOptions token { .mode = core::RunKind::Inference };
+        core::engine::RunOptions token { .mode = core::RunMode::Inference };
         token.cancelled = [&cancel] { return cancel.load(); };
         core::Expected<core::ExecutionPlan> plan = interruptible(
             [&] {
@@ -119,7 +119,7 @@ public:
     {
         core::engine::ScalingOptions options;
         options.numCsx = counts;
-        options.mode = choice<core::RunKind>(mode, "mode");
+        options.mode = choice<core::RunMode>(mode, "mode");
         options.execution = choice<core::ExecutionChoice>(execution, "execution");
         options.globalBatch = positive(batchSize, "batch_size", kMaxBatch);
         const core::SystemSpec spec = preset(system);
@@ -137,7 +137,7 @@ public:
         return fromJson(core::engine::scalingToJson(*sweep))["points"];
     }
 
-    static py::object makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind kind);
+    static py::object makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunMode kind);
 
 private:
     std::shared_ptr<const LoadedModel> m_model;
@@ -146,7 +146,7 @@ private:
 
 class Plan {
 public:
-    Plan(std::shared_ptr<const CompiledPlan> plan, core::RunKind kind)
+    Plan(std::shared_ptr<const CompiledPlan> plan, core::RunMode kind)
         : m_plan(std::move(plan))
         , m_kind(kind)
         , m_json(fromJson(core::planToJson(m_plan->plan, m_plan->model->graph)))
@@ -163,7 +163,7 @@ public:
         int users, std::optional<std::int64_t> promptTokens) const
     {
         core::engine::RunOptions options;
-        options.mode = mode ? choice<core::RunKind>(*mode, "mode") : m_kind;
+        options.mode = mode ? choice<core::RunMode>(*mode, "mode") : m_kind;
         if (maxSteps < 1 || maxSteps > 10000)
             raise(
                 core::Diagnostic { "max_steps", 0, 0, "max_steps expects 1..10000, got " + std::to_string(maxSteps) });
@@ -187,11 +187,11 @@ public:
 
 private:
     std::shared_ptr<const CompiledPlan> m_plan;
-    core::RunKind m_kind;
+    core::RunMode m_kind;
     py::object m_json;
 };
 
-py::object Model::makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunKind kind)
+py::object Model::makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunMode kind)
 {
     return py::cast(Plan(std::move(compiled), kind));
 }

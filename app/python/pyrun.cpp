@@ -42,7 +42,7 @@ public:
         std::map<std::pair<int, int>, int> lanes;
         for (const core::engine::TimelineEvent& event : m_result.timeline.events)
             lanes.emplace(std::pair { int(event.lane), event.laneIndex }, 0);
-        const bool inference = m_result.metrics.mode == core::RunKind::Inference;
+        const bool inference = m_result.metrics.mode == core::RunMode::Inference;
         for (auto& [key, index] : lanes) {
             index = int(m_lanes.size());
             m_lanes.push_back(

@@ -77,7 +77,7 @@ ReplicaSearches replicaSearches(const JobsFile& file, bool sizeInference)
     std::map<std::tuple<std::string, int, double>, int> index;
     for (std::size_t j = 0; j < file.jobs.size(); ++j) {
         const JobSpec& spec = file.jobs[j];
-        if (spec.mode != RunKind::Inference || !spec.tokensPerSPerUser
+        if (spec.mode != RunMode::Inference || !spec.tokensPerSPerUser
             || std::int64_t(spec.numCsx) * spec.replicas > file.cluster.systems)
             continue;
         const int fewest = usersPerReplica(spec.users, mostReplicas(spec, file.cluster.systems));
@@ -165,7 +165,7 @@ QueuedJob timeJob(
     job.tokensPerS = timing.tokensPerS;
     job.reason = timing.reason;
     double duration = 0.0;
-    if (spec.mode == RunKind::Inference) {
+    if (spec.mode == RunMode::Inference) {
         job.usersPerReplica = usersPerReplica(spec.users, job.replicas);
         job.aggregateTokensPerS = timing.tokensPerS * double(spec.users);
         duration = spec.durationS;
@@ -220,7 +220,7 @@ std::optional<Diagnostic> timeJobs(const JobsFile& file, const ReplicaSearches& 
             if (job.replicasNeeded)
                 job.replicas = *job.replicasNeeded;
         }
-        const bool inference = spec.mode == RunKind::Inference;
+        const bool inference = spec.mode == RunMode::Inference;
         Expected<JobTiming> timing = timingOf(spec, inference ? usersPerReplica(spec.users, job.replicas) : 1);
         if (!timing)
             return timing.error();

@@ -24,7 +24,7 @@ namespace waferscope::core::cluster {
 // One job as scheduled.
 struct JobResult {
     std::string name;
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     int numCsx = 1;
     int replicas = 1;
     int users = 1;

@@ -24,7 +24,7 @@ Json optional(const std::optional<double>& value)
 
 Json jobJson(const JobResult& job)
 {
-    const bool inference = job.mode == RunKind::Inference;
+    const bool inference = job.mode == RunMode::Inference;
     Json json = { { "name", job.name }, { "mode", toString(job.mode) }, { "num_csx", job.numCsx },
         { "replicas", job.replicas }, { "users", job.users }, { "submit_s", number(job.submitS) },
         { "start_s", optional(job.startS) }, { "end_s", optional(job.endS) }, { "wait_s", optional(job.waitS) },

@@ -112,7 +112,7 @@ JobSpec readJob(const YamlFields& fields, const YamlSection& entry, const fs::pa
     const fs::path given(*params);
     job.paramsPath = (given.is_absolute() ? given : base / given).lexically_normal().string();
     const std::string mode = fields.choice(entry, "mode", { "train", "eval", "inference" }).value_or("train");
-    job.mode = mode == "inference" ? RunKind::Inference : mode == "eval" ? RunKind::Eval : RunKind::Train;
+    job.mode = mode == "inference" ? RunMode::Inference : mode == "eval" ? RunMode::Eval : RunMode::Train;
     job.numCsx = int(fields.integer(entry, "num_csx", 1, 100000).value_or(1));
     job.numCsxAt = locationOf(fields.valueMark(entry, "num_csx"));
     job.submitS = fields.number(entry, "submit_s", 0.0, 1e12).value_or(0.0);
@@ -121,7 +121,7 @@ JobSpec readJob(const YamlFields& fields, const YamlSection& entry, const fs::pa
         if (fields.value(entry, key))
             fields.fail(fields.valueMark(entry, key), "'" + entry.path + "." + key + "' " + why);
     };
-    if (job.mode == RunKind::Inference) {
+    if (job.mode == RunMode::Inference) {
         refuse("max_steps", "is for training; an inference job runs for duration_s");
         refuse("tokens", "is for training; an inference job runs for duration_s");
         job.replicas = int(fields.integer(entry, "replicas", 1, 100000).value_or(1));
@@ -276,7 +276,7 @@ std::string jobsFileText(const JobsFile& file, const std::string& targetPath)
         out += "    params: " + quoted(absolute ? job.params : params.lexically_relative(targetDir).string()) + "\n";
         out += std::string("    mode: ") + toString(job.mode) + "\n";
         out += "    num_csx: " + std::to_string(job.numCsx) + "\n";
-        if (job.mode == RunKind::Inference) {
+        if (job.mode == RunMode::Inference) {
             out += "    replicas: " + std::to_string(job.replicas) + "\n";
             out += "    users: " + std::to_string(job.users) + "\n";
             out += "    duration_s: " + exact(job.durationS) + "\n";

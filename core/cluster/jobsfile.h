@@ -43,7 +43,7 @@ struct JobSpec {
     std::string name; // letters, digits, '_', '.', '-'; unique in the file
     std::string params; // as written
     std::string paramsPath; // resolved against the jobs file's directory
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     int numCsx = 1; // systems per replica
     // Training and eval: one of these.
     std::optional<std::int64_t> maxSteps;

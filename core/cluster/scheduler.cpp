@@ -5,6 +5,22 @@
 #include <numeric>
 #include <set>
 
+namespace waferscope::core {
+
+namespace {
+constexpr EnumName<cluster::Policy> kPolicies[]
+    = { { cluster::Policy::Fifo, "fifo" }, { cluster::Policy::Backfill, "backfill" } };
+static_assert(inDeclarationOrder(kPolicies) && namesUnique(kPolicies));
+} // namespace
+
+template <>
+std::span<const EnumName<cluster::Policy>> nameTable<cluster::Policy>()
+{
+    return kPolicies;
+}
+
+} // namespace waferscope::core
+
 namespace waferscope::core::cluster {
 
 namespace {
@@ -57,7 +73,7 @@ private:
 
 const char* toString(Policy policy)
 {
-    return policy == Policy::Fifo ? "fifo" : "backfill";
+    return nameOf(policy);
 }
 
 std::vector<std::optional<Placement>> scheduleJobs(

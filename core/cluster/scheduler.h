@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/common/names.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +21,15 @@ namespace waferscope::core::cluster {
 // is never delayed.
 enum class Policy { Fifo, Backfill };
 const char* toString(Policy policy); // "fifo", "backfill"
+
+} // namespace waferscope::core::cluster
+
+namespace waferscope::core {
+template <>
+std::span<const EnumName<cluster::Policy>> nameTable<cluster::Policy>();
+} // namespace waferscope::core
+
+namespace waferscope::core::cluster {
 
 struct QueuedJob {
     double submitS = 0.0;

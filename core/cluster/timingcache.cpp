@@ -130,7 +130,7 @@ Expected<JobTiming> TimingCache::timing(const JobSpec& job, const std::string& j
     timing.tokensPerStep = m.tokensPerStep;
     timing.tokensPerS = m.tokensPerS;
     timing.aggregateTokensPerS = m.aggregateTokensPerS;
-    if (job.mode == RunKind::Inference) {
+    if (job.mode == RunMode::Inference) {
         if (m.numSystems > job.numCsx)
             timing.reason = "needs " + std::to_string(m.numSystems) + " wafers for its weights"
                 + (m.speculative && m.speculative->draftWafers > 0 && !m.speculative->sharesWafer ? " and its draft"

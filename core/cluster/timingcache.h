@@ -49,7 +49,7 @@ private:
     struct Loaded;
     struct Compiled;
     using AllocationKey
-        = std::tuple<std::string, RunKind, int, std::string>; // params, mode, num_csx, system+calibration
+        = std::tuple<std::string, RunMode, int, std::string>; // params, mode, num_csx, system+calibration
     Expected<std::shared_ptr<const Loaded>> load(const JobSpec& job, const std::string& jobsPath);
 
     std::map<std::string, std::shared_ptr<const Loaded>> m_models; // by params path

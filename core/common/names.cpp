@@ -6,10 +6,8 @@ namespace waferscope::core {
 
 namespace {
 
-constexpr EnumName<RunMode> kRunModes[] = { { RunMode::Train, "train" }, { RunMode::Inference, "inference" } };
-
-constexpr EnumName<RunKind> kRunKinds[]
-    = { { RunKind::Train, "train" }, { RunKind::Eval, "eval" }, { RunKind::Inference, "inference" } };
+constexpr EnumName<RunMode> kRunModes[]
+    = { { RunMode::Train, "train" }, { RunMode::Eval, "eval" }, { RunMode::Inference, "inference" } };
 
 constexpr EnumName<ExecutionChoice> kExecutionChoices[] = { { ExecutionChoice::Auto, "auto" },
     { ExecutionChoice::Pipelined, "pipelined" }, { ExecutionChoice::WeightStreaming, "weight_streaming" } };
@@ -22,10 +20,10 @@ constexpr EnumName<Bound> kBounds[] = { { Bound::None, "" }, { Bound::Compute, "
     { Bound::SwarmX, "swarmx" } };
 
 // Each table lists every value once, at the index of its value, so toString is an index.
-static_assert(inDeclarationOrder(kRunModes) && inDeclarationOrder(kRunKinds) && inDeclarationOrder(kExecutionChoices)
+static_assert(inDeclarationOrder(kRunModes) && inDeclarationOrder(kExecutionChoices)
     && inDeclarationOrder(kExecutionModes) && inDeclarationOrder(kBounds));
-static_assert(namesUnique(kRunModes) && namesUnique(kRunKinds) && namesUnique(kExecutionChoices)
-    && namesUnique(kExecutionModes) && namesUnique(kBounds));
+static_assert(
+    namesUnique(kRunModes) && namesUnique(kExecutionChoices) && namesUnique(kExecutionModes) && namesUnique(kBounds));
 
 // Bound's names ascend, so maps keyed by Bound iterate in name order (see names.h).
 constexpr bool namesAscend()
@@ -52,11 +50,6 @@ std::span<const EnumName<RunMode>> nameTable<RunMode>()
     return kRunModes;
 }
 template <>
-std::span<const EnumName<RunKind>> nameTable<RunKind>()
-{
-    return kRunKinds;
-}
-template <>
 std::span<const EnumName<ExecutionChoice>> nameTable<ExecutionChoice>()
 {
     return kExecutionChoices;
@@ -76,10 +69,6 @@ const char* toString(RunMode mode)
 {
     return nameIn(kRunModes, mode);
 }
-const char* toString(RunKind kind)
-{
-    return nameIn(kRunKinds, kind);
-}
 const char* toString(ExecutionChoice execution)
 {
     return nameIn(kExecutionChoices, execution);
@@ -91,6 +80,19 @@ const char* toString(ExecutionMode mode)
 const char* toString(Bound bound)
 {
     return nameIn(kBounds, bound);
+}
+
+std::vector<std::string> compileModeNames()
+{
+    return { toString(RunMode::Train), toString(RunMode::Inference) };
+}
+
+std::optional<RunMode> compileModeFromName(std::string_view name)
+{
+    const std::optional<RunMode> mode = fromName<RunMode>(name);
+    if (mode && compileModeFor(*mode) == *mode)
+        return mode;
+    return std::nullopt;
 }
 
 std::string choiceList(const std::vector<std::string>& names)

@@ -13,11 +13,10 @@ namespace waferscope::core {
 // contract: the CLI's options and --json, report.json and report.csv, the GUI's saved session all
 // spell them so. Code compares the enums; only the edges convert, through the functions below.
 
-// What a model is compiled for (`compile --mode`, the GUI's mode box).
-enum class RunMode { Train, Inference }; // "train", "inference"
-
-// What a run does (`run --mode`): eval compiles like training and runs the forward pass only.
-enum class RunKind { Train, Eval, Inference }; // "train", "eval", "inference"
+// What a run does (`run --mode`, a jobs file's mode, "mode" in --json and report.json): eval runs
+// the forward pass only, on a plan compiled as for training. A plan is compiled for Train or
+// Inference only (compileModeFor); `compile --mode` and the GUI's mode box offer those two.
+enum class RunMode { Train, Eval, Inference }; // "train", "eval", "inference"
 
 // The execution asked for (`--execution`) and the one the compiler chose.
 enum class ExecutionChoice { Auto, Pipelined, WeightStreaming }; // "auto", "pipelined", "weight_streaming"
@@ -30,14 +29,10 @@ enum class ExecutionMode { Pipelined, WeightStreaming, Inference }; // "pipeline
 // iterates as one keyed by the names does: ties between bounds resolve the same way.
 enum class Bound { None, Compute, Fabric, Io, Latency, MemoryX, Pipeline, SwarmX };
 
-// The plan a run of `kind` needs, and the run a plan compiled for `mode` makes by default.
-constexpr RunMode compileModeFor(RunKind kind)
+// The mode of the plan a run in `mode` needs: eval's is training's.
+constexpr RunMode compileModeFor(RunMode mode)
 {
-    return kind == RunKind::Inference ? RunMode::Inference : RunMode::Train;
-}
-constexpr RunKind runKindFor(RunMode mode)
-{
-    return mode == RunMode::Inference ? RunKind::Inference : RunKind::Train;
+    return mode == RunMode::Inference ? RunMode::Inference : RunMode::Train;
 }
 
 template <typename Enum>
@@ -52,8 +47,6 @@ std::span<const EnumName<Enum>> nameTable();
 template <>
 std::span<const EnumName<RunMode>> nameTable<RunMode>();
 template <>
-std::span<const EnumName<RunKind>> nameTable<RunKind>();
-template <>
 std::span<const EnumName<ExecutionChoice>> nameTable<ExecutionChoice>();
 template <>
 std::span<const EnumName<ExecutionMode>> nameTable<ExecutionMode>();
@@ -61,7 +54,6 @@ template <>
 std::span<const EnumName<Bound>> nameTable<Bound>();
 
 const char* toString(RunMode mode);
-const char* toString(RunKind kind);
 const char* toString(ExecutionChoice execution);
 const char* toString(ExecutionMode mode);
 const char* toString(Bound bound);
@@ -120,13 +112,16 @@ std::vector<std::string> allNames()
 template <typename Json>
 void to_json(Json&, RunMode) = delete;
 template <typename Json>
-void to_json(Json&, RunKind) = delete;
-template <typename Json>
 void to_json(Json&, ExecutionChoice) = delete;
 template <typename Json>
 void to_json(Json&, ExecutionMode) = delete;
 template <typename Json>
 void to_json(Json&, Bound) = delete;
+
+// The modes a plan is compiled for, by name ("train", "inference"), and the one spelled `name`
+// among them: what `compile --mode` and the GUI's --mode accept.
+std::vector<std::string> compileModeNames();
+std::optional<RunMode> compileModeFromName(std::string_view name);
 
 // "a, b or c": what an error message says was expected.
 std::string choiceList(const std::vector<std::string>& names);

@@ -76,7 +76,7 @@ std::vector<int> hiddenLanesOf(const ModelConfig& config, const DecodeRegionInde
 
 bool inDecodedStack(const Op& op)
 {
-    return op.stack.empty() || op.stack == "decoder";
+    return op.stack == Op::Stack::None || op.stack == Op::Stack::Decoder;
 }
 
 bool hasDecodeLayout(const ModelGraph& graph)

@@ -1,3 +1,4 @@
+// No header of its own: defines fabricKernelFor, declared in compiler.h with the compiler it serves.
 // The bridge from a placed region to the cycle-level fabric: the kernel that executes its plan.
 #include "core/compiler/compiler.h"
 

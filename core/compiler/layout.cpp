@@ -1,3 +1,4 @@
+// No header of its own: defines the strip layout of units.h (layoutStrips), split from units.cpp.
 // Serpentine strip layout of pipeline stages inside a rectangle of PEs.
 #include "core/compiler/units.h"
 

@@ -1,3 +1,4 @@
+// No header of its own: defines checkPlan and the plan's JSON, declared in compiler.h.
 // The plan's invariants and its JSON form.
 #include "core/compiler/compiler.h"
 

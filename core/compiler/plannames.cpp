@@ -1,3 +1,4 @@
+// No header of its own: defines the name tables of plan.h's enums.
 // The name tables of plan.h's enums; the plan's other functions are the compiler's (compiler.cpp).
 #include "core/compiler/plan.h"
 

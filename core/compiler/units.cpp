@@ -41,7 +41,7 @@ std::vector<Unit> buildUnits(const ModelGraph& graph, const SystemSpec& system, 
     std::vector<int> pending; // fusable ops waiting for the next unit
     stages = 0;
     int lastLayer = -2;
-    std::string lastStack = "\x01";
+    Op::Stack lastStack = Op::Stack::None; // lastLayer's -2 starts the first stage whatever the stack
     for (int i = 0; i < int(graph.ops.size()); ++i) {
         const Op& op = graph.ops[std::size_t(i)];
         // A new stage at each block boundary; a fusable op outside the blocks (a final norm)

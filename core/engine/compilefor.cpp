@@ -1,3 +1,4 @@
+// No header of its own: defines compileFor and compileRun, declared in engine.h.
 // The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
 #include "core/engine/engine.h"
 
@@ -61,7 +62,7 @@ Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& sy
     if (!best || options.mode != RunMode::Inference || calibration.mechanisms.regionSizing != RegionSizing::Stacked)
         return best;
     RunOptions token = inference;
-    token.mode = RunKind::Inference;
+    token.mode = RunMode::Inference;
     token.maxSteps = 1;
     token.users = 1;
     // The layout is chosen on the target's own token; a draft model (speculative decoding) is
@@ -108,7 +109,7 @@ Expected<CompiledRun> compileRun(const ModelGraph& graph, const SystemSpec& syst
     if (!plan)
         return plan.error();
     CompiledRun compiled { std::move(plan).value(), options };
-    if (options.mode == RunKind::Inference
+    if (options.mode == RunMode::Inference
         && calibration.mechanisms.speculativeDecoding == SpeculativeDecoding::DraftModel
         && calibration.speculation.acceptanceRate > 0.0 && !options.draft) {
         Expected<std::shared_ptr<const DraftPlacement>> draft = placeDraft(compiled.plan, system, calibration, options);

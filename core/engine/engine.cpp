@@ -123,10 +123,10 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
     if (options.maxSteps < 1)
         return Diagnostic { "--max_steps", 0, 0, "must be at least 1" };
     const bool inferencePlan = plan.mode == ExecutionMode::Inference;
-    if ((options.mode == RunKind::Inference) != inferencePlan)
+    if ((options.mode == RunMode::Inference) != inferencePlan)
         return Diagnostic { "--mode", 0, 0,
             std::string("a ") + toString(options.mode) + " run needs a plan compiled for "
-                + (options.mode == RunKind::Inference ? "inference" : "training") + ", not " + toString(plan.mode),
+                + (options.mode == RunMode::Inference ? "inference" : "training") + ", not " + toString(plan.mode),
             Diagnostic::Kind::BadInput };
     if (system.wafer.clockHz <= 0.0 || system.wafer.fmacPerPePerCycle <= 0)
         return Diagnostic { "<preset " + system.name + ">", 0, 0, "the preset has no clock or FMAC width" };

@@ -22,14 +22,14 @@ namespace waferscope::core::engine {
 // event simulation over the resources that can bind (MemoryX, SwarmX, each CS-X's I/O and
 // wafer, inter-wafer links), with per-op costs from the kernel cost model.
 
-// RunKind and Bound, and their names: core/common/names.h.
+// RunMode and Bound, and their names: core/common/names.h.
 using core::Bound;
-using core::RunKind;
+using core::RunMode;
 
 struct DraftPlacement;
 
 struct RunOptions {
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     int maxSteps = 1; // iterations (training) or decode steps (inference) on the timeline
     std::int64_t globalBatch = 0; // training: samples per step over all systems; 0 = the config's batch_size
     int users = 1; // inference: concurrent users sharing the pipeline
@@ -149,7 +149,7 @@ struct SpeculativeDecode {
 };
 
 struct Metrics {
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     ExecutionMode execution = ExecutionMode::Pipelined;
     std::string system; // preset key
     int numCsx = 1; // systems asked for (data parallel) or wafers of the inference plan
@@ -206,7 +206,7 @@ Expected<RunResult> run(const ExecutionPlan& plan, const ModelGraph& graph, cons
 // bands, on as many wafers as the strips take. Other plans are core::compile's.
 constexpr int kMaxStackBands = 8;
 Expected<ExecutionPlan> compileFor(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& options,
-    const Calibration& calibration, const RunOptions& inference = { .mode = RunKind::Inference });
+    const Calibration& calibration, const RunOptions& inference = { .mode = RunMode::Inference });
 
 // A speculative profile's draft model compiled beside a target plan: in the SRAM per PE the
 // target leaves free on its freest wafer, else on wafers of its own (the profile's own compile,

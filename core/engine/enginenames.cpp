@@ -1,3 +1,4 @@
+// No header of its own: defines the name tables of engine.h's and calibration.h's enums.
 // The name tables of the engine's enums (engine.h, calibration.h); engine.cpp dispatches runs.
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"

@@ -398,7 +398,7 @@ std::size_t stepFrame(const std::vector<FrameStep>& steps, std::size_t current, 
 
 std::vector<StepFigures> stepFigures(const FrameSource& frames, const Metrics& metrics)
 {
-    const bool inference = metrics.mode == RunKind::Inference;
+    const bool inference = metrics.mode == RunMode::Inference;
     std::vector<double> edges { inference ? metrics.timeToFirstTokenS : 0.0 };
     for (double stepS : metrics.stepTimesS)
         edges.push_back(edges.back() + stepS);

@@ -1,3 +1,4 @@
+// No header of its own: defines runInference, one of the engines of enginedetail.h.
 // Inference on a pipelined (possibly multi-wafer) plan with the weights resident in SRAM.
 //
 // Decode: one token visits every region in op order (ops that read the same input, such as

@@ -1,3 +1,4 @@
+// No header of its own: defines runPipelined, one of the engines of enginedetail.h.
 // Layer-pipelined training of a model that fits on the wafer: every op holds its region,
 // samples flow forward through the stages and back, and all regions work at once on different
 // samples. The slowest region sets the rate; the first sample also pays the pipeline's fill and
@@ -239,7 +240,7 @@ void recordTimeline(RunResult& result, const Context& context, const PipelineSha
 
 Expected<RunResult> runPipelined(const Context& context)
 {
-    const bool train = context.options.mode == RunKind::Train;
+    const bool train = context.options.mode == RunMode::Train;
     const int systems = std::max(1, context.plan.numSystems);
     RunResult result;
     Metrics& metrics = result.metrics;

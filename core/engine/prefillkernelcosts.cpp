@@ -1,3 +1,4 @@
+// No header of its own: a closed form of costmodel.h, apart from the cost model's own.
 // Closed form of the prefill attention kernel of the cycle-level run (declared in costmodel.h).
 //
 // It follows the kernel's programs (core/cyclelevel/prefillattentionkernel.cpp) through the

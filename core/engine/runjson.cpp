@@ -1,3 +1,4 @@
+// No header of its own: defines metricsToJson (engine.h) and scalingToJson (scaling.h), side by side.
 // `waferscope-cli run --json` and `scale --json`: the contracts of issue 6.
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
@@ -28,7 +29,7 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["tokens_per_step"] = number(metrics.tokensPerStep);
     json["tokens_per_s"] = number(metrics.tokensPerS);
     json["time_to_first_token_s"]
-        = metrics.mode == RunKind::Inference ? number(metrics.timeToFirstTokenS) : nlohmann::json(nullptr);
+        = metrics.mode == RunMode::Inference ? number(metrics.timeToFirstTokenS) : nlohmann::json(nullptr);
     json["mfu"] = number(metrics.mfu);
     json["utilization"] = { { "compute", number(metrics.utilization.compute) },
         { "fabric", number(metrics.utilization.fabric) }, { "io", number(metrics.utilization.io) },
@@ -56,7 +57,7 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     json["flash_streamed_bytes_per_step"] = number(metrics.flashStreamedBytesPerStep);
     json["flash_stream_bytes_per_s"] = number(metrics.flashLinkBytesPerS);
     json["step_times_s"] = metrics.stepTimesS;
-    if (metrics.mode == RunKind::Inference) {
+    if (metrics.mode == RunMode::Inference) {
         json["users"] = metrics.users;
         json["prompt_tokens"] = metrics.promptTokens;
         json["aggregate_tokens_per_s"] = number(metrics.aggregateTokensPerS);

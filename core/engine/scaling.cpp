@@ -9,7 +9,7 @@ Expected<ScalingSweep> scale(
 {
     if (options.numCsx.empty())
         return Diagnostic { "--num_csx", 0, 0, "give at least one system count (1,2,4,...)" };
-    if (options.mode == RunKind::Inference)
+    if (options.mode == RunMode::Inference)
         return Diagnostic { "--mode", 0, 0, "the scaling sweep is for training and eval runs" };
     const int limit = system.swarmx.supported ? system.swarmx.maxSystems : 1;
     for (int count : options.numCsx)

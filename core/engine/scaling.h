@@ -33,7 +33,7 @@ struct ScalingSweep {
 
 struct ScalingOptions {
     std::vector<int> numCsx; // ascending, each >= 1
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     ExecutionChoice execution = ExecutionChoice::Auto;
     std::int64_t globalBatch = 0; // 0: the config's batch_size
     // Called on the caller's thread after each job of the sweep (the baseline counts as one).

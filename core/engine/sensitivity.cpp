@@ -168,7 +168,7 @@ Expected<Sensitivity> sweep(const std::string& figureName, const FigureFunction&
 Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& compile,
     const RunOptions& run, const Calibration& calibration, const SweepOptions& options)
 {
-    const bool inference = run.mode == RunKind::Inference;
+    const bool inference = run.mode == RunMode::Inference;
     // The plan (and a draft beside it) as the baseline compiles it; each factor varies the run on it.
     const Expected<CompiledRun> compiled = compileRun(graph, system, compile, run, calibration);
     if (!compiled)

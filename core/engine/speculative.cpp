@@ -1,3 +1,4 @@
+// No header of its own: defines the draft model's timing, declared in enginedetail.h beside the engines.
 // Speculative decoding (Calibration::speculation): the draft model compiled beside the target
 // and timed for one token, and the number of tokens it drafts a pass.
 #include "core/engine/enginedetail.h"
@@ -87,7 +88,7 @@ Expected<DraftTiming> timeDraft(const Context& context, std::int64_t prompt)
     Calibration plain = context.calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
-    token.mode = RunKind::Inference;
+    token.mode = RunMode::Inference;
     token.promptTokens = std::min<std::int64_t>(prompt, std::max<std::int64_t>(1, placed->graph.config.sequenceLength));
     const Expected<RunResult> ran = run(placed->plan, placed->graph, context.system, token, plain);
     if (!ran) {
@@ -135,7 +136,7 @@ Expected<std::shared_ptr<const DraftPlacement>> placeDraft(
     Calibration plain = calibration; // the draft itself decodes one token a pass
     plain.mechanisms.speculativeDecoding = SpeculativeDecoding::Off;
     RunOptions token;
-    token.mode = RunKind::Inference;
+    token.mode = RunMode::Inference;
     token.promptTokens = std::min<std::int64_t>(options.promptTokens > 0 ? options.promptTokens : 1024,
         std::max<std::int64_t>(1, draft->graph.config.sequenceLength));
     CompileOptions compile;

@@ -12,7 +12,7 @@ StreamingSimulation::StreamingSimulation(
     , m_batches(batches)
     , m_costs(costs)
     , m_systems(systems)
-    , m_train(context.options.mode == RunKind::Train)
+    , m_train(context.options.mode == RunMode::Train)
     , m_path(streamPath(context.system, systems))
     , m_checkpointBytesPerS(context.system.ownDataBytesPerS(systems))
     , m_result(result)

@@ -1,3 +1,4 @@
+// No header of its own: defines runWeightStreaming, one of the engines of enginedetail.h.
 // Weight-streaming training and evaluation: one op at a time on the whole wafer, weights
 // streamed from MemoryX through SwarmX to every system, gradients streamed back and reduced,
 // the optimizer in MemoryX.
@@ -254,7 +255,7 @@ void fillUtilization(
 Expected<RunResult> runWeightStreaming(const Context& context)
 {
     const ExecutionPlan& plan = context.plan;
-    const bool train = context.options.mode == RunKind::Train;
+    const bool train = context.options.mode == RunMode::Train;
     const int systems = std::max(1, plan.numSystems);
     RunResult result;
     Metrics& metrics = result.metrics;

@@ -1,3 +1,4 @@
+// No header of its own: defines buildKernel, declared in kernels.h beside the kernels it builds.
 // Kernel builders: operands, routes, tasks and the reference result for each kernel.
 #include "core/fabric/half.h"
 #include "core/fabric/kernels.h"

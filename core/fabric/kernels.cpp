@@ -229,7 +229,10 @@ std::string kernelNames()
     return names;
 }
 
-Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
+namespace {
+
+// The options a user can get wrong, each refused with what to change.
+std::optional<Diagnostic> optionProblem(const KernelConfig& config)
 {
     const bool gemv = config.kind == KernelKind::Gemv || config.kind == KernelKind::GemvTree;
     const bool collective = !gemv && config.kind != KernelKind::GemmStream;
@@ -271,7 +274,14 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
                 + " a PE has; use a larger region",
             Diagnostic::Kind::CannotMap };
 
-    // Work, then memory: refused before anything is allocated.
+    return std::nullopt;
+}
+
+// Work, then memory: a run too long or too large, refused before anything is allocated.
+std::optional<Diagnostic> resourceProblem(const KernelConfig& config)
+{
+    const bool gemv = config.kind == KernelKind::Gemv || config.kind == KernelKind::GemvTree;
+    const bool collective = !gemv && config.kind != KernelKind::GemmStream;
     if (const double work = kernelRouterCyclesLowerBound(config); work > kMaxRouterCyclesPerRun) {
         std::ostringstream message;
         message << std::setprecision(2) << kernelName(config.kind) << " of "
@@ -295,19 +305,14 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
             footprint.bytes(), "use a smaller " + heaviest, Diagnostic { heaviest, 0, 0, {} }))
         return *refused;
 
-    StaticColorFabric fabric(fabricConfigOf(config));
-    fabric.setThreads(config.threads);
-    const KernelSetup setup = buildKernel(config, fabric);
-    // The options were checked above: a kernel that still cannot route, stalls or livelocks is a
-    // defect of its builder, not the user's input.
-    if (const std::optional<std::string> error = fabric.validateRoutes())
-        return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
-            "internal error: the kernel's routes on a " + size(config.regionRows, config.regionCols) + " region for "
-                + size(config.matrixRows, config.matrixCols) + " are broken: " + *error,
-            Diagnostic::Kind::Internal };
+    return std::nullopt;
+}
 
-    // Generous bound: every wavelet could wait for every FMAC of its PE.
-    const auto start = std::chrono::steady_clock::now();
+// Runs the built kernel until every result is in; a livelock, a stall or a cancel by `observer`
+// (called every `observeEvery` cycles) is the diagnostic returned.
+std::optional<Diagnostic> runToCompletion(StaticColorFabric& fabric, const KernelSetup& setup,
+    const KernelConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
+{
     // Completion is checked every 16 cycles (the result's cycle is recorded exactly by the PEs);
     // a fabric with nothing left in flight while results are missing has deadlocked.
     const std::string name = "<kernel " + std::string(kernelName(config.kind)) + ">";
@@ -350,13 +355,14 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
             return pending > 0;
         });
     }
-    if (failure)
-        return *failure;
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return failure;
+}
 
+// What the finished run measured, and how far its results are from the reference.
+KernelResult measuredResult(const StaticColorFabric& fabric, const KernelSetup& setup, const KernelConfig& config)
+{
     KernelResult result;
     result.kind = config.kind;
-    result.wallS = wall;
     std::uint64_t busy = 0;
     for (int y = 0; y < fabric.height(); ++y) {
         for (int x = 0; x < fabric.width(); ++x) {
@@ -376,6 +382,35 @@ Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserve
     const std::uint64_t lanes = std::uint64_t(fabric.peCount()) * std::uint64_t(config.simdWidth);
     result.fmacLowerBoundCycles = (result.fmacs + lanes - 1) / lanes;
     result.streamedWavelets = setup.streamedWavelets;
+    return result;
+}
+
+} // namespace
+
+Expected<KernelResult> runKernel(const KernelConfig& config, const FabricObserver& observer, std::uint64_t observeEvery)
+{
+    if (std::optional<Diagnostic> problem = optionProblem(config))
+        return *problem;
+    if (std::optional<Diagnostic> problem = resourceProblem(config))
+        return *problem;
+    StaticColorFabric fabric(fabricConfigOf(config));
+    fabric.setThreads(config.threads);
+    const KernelSetup setup = buildKernel(config, fabric);
+    // The options were checked above: a kernel that still cannot route, stalls or livelocks is a
+    // defect of its builder, not the user's input.
+    if (const std::optional<std::string> error = fabric.validateRoutes())
+        return Diagnostic { "<kernel " + std::string(kernelName(config.kind)) + ">", 0, 0,
+            "internal error: the kernel's routes on a " + size(config.regionRows, config.regionCols) + " region for "
+                + size(config.matrixRows, config.matrixCols) + " are broken: " + *error,
+            Diagnostic::Kind::Internal };
+
+    // Generous bound: every wavelet could wait for every FMAC of its PE.
+    const auto start = std::chrono::steady_clock::now();
+    if (std::optional<Diagnostic> failure = runToCompletion(fabric, setup, config, observer, observeEvery))
+        return *failure;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    KernelResult result = measuredResult(fabric, setup, config);
+    result.wallS = wall;
     return result;
 }
 

@@ -182,6 +182,10 @@ void StaticColorFabric::stepRows(const RowRange& rows)
     }
 }
 
+// Per-cycle loop: one PE's cycle, run for every PE of every cycle. It stays one function because
+// its phases (idle test, arrivals, injection, switch, program, publish) work on one PE's
+// queue counters, slots and arbiter through pointers loaded once here, in an order the cycle fixes;
+// split, each phase would take them all as arguments, and the idle test would no longer skip the rest.
 bool StaticColorFabric::stepPe(int x, int y, int current)
 {
     const std::int64_t pe = index(x, y);

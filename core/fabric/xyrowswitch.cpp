@@ -147,6 +147,11 @@ Bytes headPortBits(const std::uint8_t* planes, std::int64_t field, int slots, By
     return bits;
 }
 
+// Per-cycle loop: the innermost loop of the XY mesh, run for every row of every cycle. It stays
+// whole because its decide and move phases share the row's vector registers (each queue's read
+// counters and lanes, 16 routers at a time) and the compile-time ring size; split, they would
+// be spilled to memory between calls in the hot path the kSlots specialisation exists for.
+//
 // One cycle of the routers of a row: decide every router's moves 16 at a time, write the row's
 // next counters and pending statistics, then make the moves. kSlots > 0 fixes the ring size at
 // compile time (the default depth, the hot case); 0 takes it from the row.

@@ -1,7 +1,7 @@
 #pragma once
 
 // Where a region kernel sits and what it carries: the coordinates both levels describe a kernel
-// in (core/kernels/gemvspec.h and the closed forms; core/cyclelevel/kernels, which build it).
+// in (core/kernels/gemv.h and the closed forms; core/cyclelevel/kernels, which build it).
 
 #include "core/fabric/wavelet.h"
 

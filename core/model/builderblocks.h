@@ -18,8 +18,12 @@ void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::stri
 void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors);
 
 // The Model Zoo's GPT-2 and GPT-J backbones over `tokens` per sample, names prefixed by `prefix`.
-void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
-    std::int64_t tokens);
+void appendDecoder(
+    GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, Op::Stack stack, std::int64_t tokens);
+
+// The stack of a part's ops, named as the part (DPR's question_encoder, DINOv2's teacher). A part
+// whose role names no stack is a reader's bug: std::bad_optional_access, an internal error.
+Op::Stack stackOfPart(const ModelConfig::Part& part);
 
 // The vision and multimodal families (visionbuilder.cpp), and U-Net (unetbuilder.cpp).
 void buildVisionGraph(GraphAssembler& graph, const ModelConfig& config);

@@ -1,3 +1,4 @@
+// No header of its own: defines readDecoder, one of the family readers of shapefields.h.
 // Decoder-only language models: the GPT-2 backbone of the Model Zoo (gpt2/3, llama, mistral,
 // mixtral, starcoder, santacoder, jais, btlm, bloom, gemma2, mpt), its GPT-J backbone (gptj,
 // gpt-neox, falcon: attention and FFN in parallel), and DPO over any of them.

@@ -1,3 +1,4 @@
+// No header of its own: defines readEncoder and readDpr, family readers of shapefields.h.
 // Encoder models: BERT pretraining and its fine-tuning heads (sequence and token classification,
 // extractive summarisation, question answering), ESM-2, DPR's two encoders, and the layers-API
 // demo of Releases 1.7 to 2.3.

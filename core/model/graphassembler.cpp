@@ -107,7 +107,6 @@ void GraphAssembler::count(const Op& op)
     ++m_census.ops;
     m_census.tensors += std::int64_t(op.tensors.size());
     countName(op.name);
-    countName(op.stack);
     if (op.tensors.capacity() > 0)
         m_census.bytes += heapBlockBytes(double(op.tensors.capacity() * sizeof(ParamTensor)));
     for (const ParamTensor& tensor : op.tensors)
@@ -126,9 +125,9 @@ GraphFootprint GraphAssembler::footprint()
     return footprint;
 }
 
-void GraphAssembler::setContext(std::string stack, int layer, std::int64_t tokensPerSample)
+void GraphAssembler::setContext(Op::Stack stack, int layer, std::int64_t tokensPerSample)
 {
-    m_stack = std::move(stack);
+    m_stack = stack;
     m_layer = layer;
     m_tokens = tokensPerSample;
 }

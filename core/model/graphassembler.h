@@ -27,10 +27,10 @@ public:
     enum class Mode { Build, Census };
     explicit GraphAssembler(const ModelConfig& config, Mode mode = Mode::Build);
 
-    // Where the following ops belong: stack ("decoder", "encoder", ""), block index, and the
-    // tokens each op processes per sample (sequence length of that stack).
-    void setContext(std::string stack, int layer, std::int64_t tokensPerSample);
-    const std::string& stack() const { return m_stack; }
+    // Where the following ops belong: stack, block index, and the tokens each op processes per
+    // sample (sequence length of that stack).
+    void setContext(Op::Stack stack, int layer, std::int64_t tokensPerSample);
+    Op::Stack stack() const { return m_stack; }
     int layer() const { return m_layer; }
 
     // Whether the following ops' weights are frozen. Frozen weights also come from `freeze`
@@ -91,7 +91,7 @@ private:
     std::vector<bool> m_frozen; // per op, parallel to m_ops: frozen by setFrozen
     bool m_currentFrozen = false;
     OpRole m_nextRole = OpRole::Other;
-    std::string m_stack;
+    Op::Stack m_stack = Op::Stack::None;
     int m_layer = -1;
     std::int64_t m_tokens = 1;
     int m_activationBytes = 2; // bytes per activation element

@@ -1,3 +1,4 @@
+// No header of its own: defines buildModelGraph (modelloader.h) and the blocks of builderblocks.h.
 // buildModelGraph(): one builder per family, all from the GraphAssembler vocabulary. Tensor
 // names follow the Model Zoo's PyTorch modules so that sparsity param_filter globs select the
 // same weights as on a real system. Models made of models (DPO, DPR) append each part's ops
@@ -34,6 +35,11 @@ std::int64_t keysOfBlock(const ModelConfig& c, int layer, std::int64_t sequence)
 }
 
 } // namespace
+
+Op::Stack stackOfPart(const ModelConfig::Part& part)
+{
+    return fromName<Op::Stack>(part.role).value();
+}
 
 // Self- or cross-attention block: q, k, v projections, core, output projection.
 void attentionBlock(GraphAssembler& graph, const ModelConfig& c, const std::string& name, const std::string& tensors,
@@ -85,13 +91,13 @@ void feedForward(GraphAssembler& graph, const ModelConfig& c, const std::string&
 
 // The Model Zoo's GPT-2 and GPT-J backbones: pre-norm causal decoder, sequential or parallel
 // attention and FFN. `stack` names the part ("decoder", or "reference" for DPO's frozen copy).
-void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
-    std::int64_t tokens)
+void appendDecoder(
+    GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, Op::Stack stack, std::int64_t tokens)
 {
     const std::int64_t h = c.hiddenSize;
     const std::int64_t inner = c.attentionInnerDim;
     const std::int64_t kvDim = c.numKvGroups * (inner / c.numHeads);
-    graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
+    graph.setContext(stack == Op::Stack::Decoder ? Op::Stack::None : stack, -1, tokens);
     graph.as(OpRole::Embedding)
         .embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
     if (c.trainableAlibiSlopes)
@@ -122,7 +128,7 @@ void appendDecoder(GraphAssembler& graph, const ModelConfig& c, const std::strin
         if (c.sandwichNorms)
             graph.as(OpRole::PostFfnNorm).norm(name + ".post_ffn_norm", tensors + ".post_ffn_norm", h, c.norm);
     }
-    graph.setContext(stack == "decoder" ? "" : stack, -1, tokens);
+    graph.setContext(stack == Op::Stack::Decoder ? Op::Stack::None : stack, -1, tokens);
     graph.as(OpRole::FinalNorm).norm(prefix + "final_norm", prefix + "transformer_decoder.norm", h, c.norm);
     // A tied head reuses the embedding matrix: same FLOPs, no parameters of its own.
     graph.as(OpRole::LmHead)
@@ -136,7 +142,7 @@ namespace {
 // GPT-2/3, GPT-J, Falcon, BLOOM, Llama, Mistral, Mixtral, Gemma 2 and the other decoders.
 void buildDecoder(GraphAssembler& graph, const ModelConfig& c)
 {
-    appendDecoder(graph, c, "", "decoder", c.sequenceLength);
+    appendDecoder(graph, c, "", Op::Stack::Decoder, c.sequenceLength);
     graph.loss("loss", c.vocabSize, c.finalLogitSoftcap > 0 ? 3.0 : 0.0);
 }
 
@@ -148,11 +154,11 @@ void buildDpo(GraphAssembler& graph, const ModelConfig& c)
     const std::int64_t tokens = 2 * c.sequenceLength;
     if (c.frozenReference) {
         graph.setFrozen(true);
-        appendDecoder(graph, policy, "reference.", "reference", tokens);
+        appendDecoder(graph, policy, "reference.", Op::Stack::Reference, tokens);
         graph.setFrozen(false);
     }
-    appendDecoder(graph, policy, "", "decoder", tokens);
-    graph.setContext("", -1, tokens);
+    appendDecoder(graph, policy, "", Op::Stack::Decoder, tokens);
+    graph.setContext(Op::Stack::None, -1, tokens);
     graph.loss("loss", policy.vocabSize, policy.finalLogitSoftcap > 0 ? 3.0 : 0.0);
 }
 
@@ -181,12 +187,12 @@ void linformerAttention(GraphAssembler& graph, const ModelConfig& c, const std::
 
 // BertModel: token, position and segment embeddings with a LayerNorm, post-norm blocks, an
 // optional final norm (ESM-2) and the [CLS] pooler.
-void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack,
-    std::int64_t tokens)
+void appendBertEncoder(
+    GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, Op::Stack stack, std::int64_t tokens)
 {
     const std::int64_t h = c.hiddenSize;
     const auto layerNorm = ModelConfig::Norm::LayerNorm;
-    graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
+    graph.setContext(stack == Op::Stack::Encoder ? Op::Stack::None : stack, -1, tokens);
     graph.as(OpRole::Embedding)
         .embedding(prefix + "embedding", prefix + "embedding_layer.word_embeddings.weight", c.vocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
@@ -211,12 +217,12 @@ void appendBertEncoder(GraphAssembler& graph, const ModelConfig& c, const std::s
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
         graph.as(OpRole::PostFfnNorm).norm(name + ".norm2", tensors + ".norm2", h, layerNorm);
     }
-    graph.setContext(stack == "encoder" ? "" : stack, -1, tokens);
+    graph.setContext(stack == Op::Stack::Encoder ? Op::Stack::None : stack, -1, tokens);
     if (c.finalNorm)
         graph.norm(prefix + "final_norm", prefix + "transformer_encoder.norm", h, layerNorm);
     if (c.pooler) {
         // The pooler sees one token ([CLS]) per sample.
-        graph.setContext(stack == "encoder" ? "" : stack, -1, 1);
+        graph.setContext(stack == Op::Stack::Encoder ? Op::Stack::None : stack, -1, 1);
         graph.linear(prefix + "pooler", prefix + "pooler.pooler.ffn.0.linear_layer", h, h, c.ffnBias, Op::Kind::Pooler);
         graph.activation(prefix + "pooler.act", h, Activation::Tanh);
     }
@@ -227,13 +233,13 @@ void buildBert(GraphAssembler& graph, const ModelConfig& c)
 {
     const std::int64_t h = c.hiddenSize;
     const std::int64_t s = c.sequenceLength;
-    appendBertEncoder(graph, c, "", "encoder", s);
+    appendBertEncoder(graph, c, "", Op::Stack::Encoder, s);
     if (c.family == F::Bert || c.family == F::Esm2 || c.family == F::Linformer) {
         if (!c.disableNsp) {
-            graph.setContext("", -1, 1);
+            graph.setContext(Op::Stack::None, -1, 1);
             graph.linear("nsp_head", "nsp_head.classifier", h, 2, c.ffnBias, Op::Kind::Linear);
         }
-        graph.setContext("", -1, s);
+        graph.setContext(Op::Stack::None, -1, s);
         graph.linear("mlm_head.transform", "mlm_head.transform.ffn.0.linear_layer", h, h, true);
         graph.activation("mlm_head.act", h, c.activation);
         graph.norm("mlm_head.norm", "mlm_head.transform.norm", h, ModelConfig::Norm::LayerNorm);
@@ -245,7 +251,7 @@ void buildBert(GraphAssembler& graph, const ModelConfig& c)
     }
     // Fine-tuning: a classifier over [CLS] (after the pooler), every token, or each sentence.
     const std::int64_t headTokens = c.headTokensPerSample > 0 ? c.headTokensPerSample : s;
-    graph.setContext("", -1, headTokens);
+    graph.setContext(Op::Stack::None, -1, headTokens);
     graph.linear("classifier", "classifier.ffn.0.linear_layer", h, c.numLabels, c.classifierBias, Op::Kind::LmHead);
     graph.loss("loss", c.numLabels);
 }
@@ -254,16 +260,16 @@ void buildBert(GraphAssembler& graph, const ModelConfig& c)
 void buildDpr(GraphAssembler& graph, const ModelConfig& c)
 {
     for (const ModelConfig::Part& part : c.parts)
-        appendBertEncoder(graph, part.config.front(), part.role + ".", part.role, c.sequenceLength);
-    graph.setContext("", -1, 1);
+        appendBertEncoder(graph, part.config.front(), part.role + ".", stackOfPart(part), c.sequenceLength);
+    graph.setContext(Op::Stack::None, -1, 1);
     graph.loss("loss", std::max<std::int64_t>(1, c.batchSize / std::max<std::int64_t>(1, c.numCsx)));
 }
 
 // The layers-API demo: a post-norm encoder and a biased projection to the vocabulary.
 void buildLayersApiDemo(GraphAssembler& graph, const ModelConfig& c)
 {
-    appendBertEncoder(graph, c, "", "encoder", c.sequenceLength);
-    graph.setContext("", -1, c.sequenceLength);
+    appendBertEncoder(graph, c, "", Op::Stack::Encoder, c.sequenceLength);
+    graph.setContext(Op::Stack::None, -1, c.sequenceLength);
     graph.as(OpRole::LmHead).linear("lm_head", "decoder", c.hiddenSize, c.vocabSize, true, Op::Kind::LmHead);
     graph.loss("loss", c.vocabSize);
 }
@@ -277,14 +283,14 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
     const std::int64_t src = c.sequenceLength;
     const std::int64_t tgt = c.targetSequenceLength;
     const bool relative = c.positions == ModelConfig::Positions::Relative;
-    graph.setContext("encoder", -1, src);
+    graph.setContext(Op::Stack::Encoder, -1, src);
     graph.as(OpRole::Embedding).embedding("embedding", "encoder.embed_tokens.weight", c.srcVocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
         graph.embedding("encoder.position_embedding", "encoder.position_embeddings.weight", c.maxPositions, h,
             Op::Kind::PositionEmbedding);
     for (int layer = 0; layer < int(c.encoderLayers); ++layer) {
         const std::string name = "encoder.layers." + std::to_string(layer);
-        graph.setContext("encoder", layer, src);
+        graph.setContext(Op::Stack::Encoder, layer, src);
         graph.norm(name + ".norm1", name + ".norm1", h, c.norm);
         attentionBlock(graph, c, name + ".attn", name + ".self_attn", src, inner, inner);
         graph.norm(name + ".norm2", name + ".norm2", h, c.norm);
@@ -293,9 +299,9 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
     if (relative)
         graph.extraTensor(
             "encoder.layers.0.attn.core", "encoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
-    graph.setContext("encoder", -1, src);
+    graph.setContext(Op::Stack::Encoder, -1, src);
     graph.norm("encoder.final_norm", "encoder.norm", h, c.norm);
-    graph.setContext("decoder", -1, tgt);
+    graph.setContext(Op::Stack::Decoder, -1, tgt);
     if (!c.shareEncoderDecoderEmbedding)
         graph.as(OpRole::Embedding).embedding("decoder.embedding", "decoder.embed_tokens.weight", c.tgtVocabSize, h);
     if (c.positions == ModelConfig::Positions::Learned)
@@ -303,7 +309,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
             Op::Kind::PositionEmbedding);
     for (int layer = 0; layer < int(c.decoderLayers); ++layer) {
         const std::string name = "decoder.layers." + std::to_string(layer);
-        graph.setContext("decoder", layer, tgt);
+        graph.setContext(Op::Stack::Decoder, layer, tgt);
         graph.norm(name + ".norm1", name + ".norm1", h, c.norm);
         attentionBlock(graph, c, name + ".attn", name + ".self_attn", tgt, inner, inner);
         graph.norm(name + ".norm2", name + ".norm2", h, c.norm);
@@ -314,7 +320,7 @@ void buildSeq2Seq(GraphAssembler& graph, const ModelConfig& c)
     if (relative)
         graph.extraTensor(
             "decoder.layers.0.attn.core", "decoder.relative_position_bias.weight", c.relativeBuckets * c.numHeads);
-    graph.setContext("decoder", -1, tgt);
+    graph.setContext(Op::Stack::Decoder, -1, tgt);
     graph.norm("decoder.final_norm", "decoder.norm", h, c.norm);
     graph.as(OpRole::LmHead).linear("lm_head", "lm_head", h, c.tgtVocabSize, false, Op::Kind::LmHead);
     if (c.shareEmbeddingWeights)
@@ -327,13 +333,13 @@ void buildFcMnist(GraphAssembler& graph, const ModelConfig& c)
 {
     std::int64_t in = c.inputSize;
     for (std::size_t i = 0; i < c.hiddenSizes.size(); ++i) {
-        graph.setContext("", int(i), 1);
+        graph.setContext(Op::Stack::None, int(i), 1);
         const std::string name = "fc" + std::to_string(i);
         graph.linear(name, "linear_layers." + std::to_string(i), in, c.hiddenSizes[i], c.ffnBias);
         graph.activation(name + ".act", c.hiddenSizes[i], c.activation);
         in = c.hiddenSizes[i];
     }
-    graph.setContext("", int(c.hiddenSizes.size()), 1);
+    graph.setContext(Op::Stack::None, int(c.hiddenSizes.size()), 1);
     graph.linear("output", "output_layer", in, c.numClasses, c.ffnBias);
     graph.loss("loss", c.numClasses);
 }

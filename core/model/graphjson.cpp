@@ -33,7 +33,7 @@ std::string modelGraphToJson(const ModelGraph& graph)
             { "fwd_flops_per_token", op.fwdFlopsPerToken },
             { "weight_bytes", op.weightBytes },
             { "layer", op.layer },
-            { "stack", op.stack },
+            { "stack", toString(op.stack) },
             { "nonzero_params", op.nonzeroParams },
             { "bwd_flops_per_token", op.bwdFlopsPerToken },
             { "tokens_per_sample", op.tokensPerSample },

@@ -5,75 +5,44 @@
 
 namespace waferscope::core {
 
+namespace {
+
+using F = ModelConfig::Family;
+// The names of the families are what `inspect --json` prints as "family" (and a nameless model's
+// name): the Model Zoo's model names, a BERT head as bert/<head>.
+constexpr EnumName<F> kFamilies[] = { { F::Gpt2, "gpt2" }, { F::Gpt3, "gpt3" }, { F::GptJ, "gptj" },
+    { F::Falcon, "falcon" }, { F::Bloom, "bloom" }, { F::Btlm, "btlm" }, { F::Jais, "jais" },
+    { F::StarCoder, "starcoder" }, { F::SantaCoder, "santacoder" }, { F::Gemma2, "gemma2" }, { F::Mpt, "mpt" },
+    { F::Llama, "llama" }, { F::Mixtral, "mixtral" }, { F::Bert, "bert" }, { F::BertClassifier, "bert/classifier" },
+    { F::BertTokenClassifier, "bert/token_classifier" }, { F::BertSummarization, "bert/extractive_summarization" },
+    { F::BertQuestionAnswering, "bert/qa" }, { F::Esm2, "esm2" }, { F::Dpr, "dpr" }, { F::Dpo, "dpo" }, { F::T5, "t5" },
+    { F::Transformer, "transformer" }, { F::LayersApiDemo, "layers_api_demo" }, { F::FcMnist, "fc_mnist" },
+    { F::VisionTransformer, "vision_transformer" }, { F::Dino, "dino" }, { F::Dit, "dit" }, { F::Llava, "llava" },
+    { F::MultimodalSimple, "multimodal_simple" }, { F::Unet, "unet" }, { F::Linformer, "linformer" } };
+static_assert(inDeclarationOrder(kFamilies) && namesUnique(kFamilies));
+static_assert(std::size(kFamilies) == std::size_t(F::Linformer) + 1);
+
+constexpr EnumName<ModelConfig::Schema> kSchemas[] = { { ModelConfig::Schema::Legacy, "legacy" },
+    { ModelConfig::Schema::Trainer, "trainer" }, { ModelConfig::Schema::TfWeightStreaming, "tf_weight_streaming" } };
+static_assert(inDeclarationOrder(kSchemas) && namesUnique(kSchemas));
+
+} // namespace
+
+template <>
+std::span<const EnumName<ModelConfig::Family>> nameTable<ModelConfig::Family>()
+{
+    return kFamilies;
+}
+
+template <>
+std::span<const EnumName<ModelConfig::Schema>> nameTable<ModelConfig::Schema>()
+{
+    return kSchemas;
+}
+
 const char* toString(ModelConfig::Family family)
 {
-    switch (family) {
-    case ModelConfig::Family::Gpt2:
-        return "gpt2";
-    case ModelConfig::Family::Gpt3:
-        return "gpt3";
-    case ModelConfig::Family::GptJ:
-        return "gptj";
-    case ModelConfig::Family::Falcon:
-        return "falcon";
-    case ModelConfig::Family::Bloom:
-        return "bloom";
-    case ModelConfig::Family::Btlm:
-        return "btlm";
-    case ModelConfig::Family::Jais:
-        return "jais";
-    case ModelConfig::Family::StarCoder:
-        return "starcoder";
-    case ModelConfig::Family::SantaCoder:
-        return "santacoder";
-    case ModelConfig::Family::Gemma2:
-        return "gemma2";
-    case ModelConfig::Family::Mpt:
-        return "mpt";
-    case ModelConfig::Family::Llama:
-        return "llama";
-    case ModelConfig::Family::Mixtral:
-        return "mixtral";
-    case ModelConfig::Family::Bert:
-        return "bert";
-    case ModelConfig::Family::BertClassifier:
-        return "bert/classifier";
-    case ModelConfig::Family::BertTokenClassifier:
-        return "bert/token_classifier";
-    case ModelConfig::Family::BertSummarization:
-        return "bert/extractive_summarization";
-    case ModelConfig::Family::BertQuestionAnswering:
-        return "bert/qa";
-    case ModelConfig::Family::Esm2:
-        return "esm2";
-    case ModelConfig::Family::Dpr:
-        return "dpr";
-    case ModelConfig::Family::Dpo:
-        return "dpo";
-    case ModelConfig::Family::T5:
-        return "t5";
-    case ModelConfig::Family::Transformer:
-        return "transformer";
-    case ModelConfig::Family::LayersApiDemo:
-        return "layers_api_demo";
-    case ModelConfig::Family::FcMnist:
-        return "fc_mnist";
-    case ModelConfig::Family::VisionTransformer:
-        return "vision_transformer";
-    case ModelConfig::Family::Dino:
-        return "dino";
-    case ModelConfig::Family::Dit:
-        return "dit";
-    case ModelConfig::Family::Llava:
-        return "llava";
-    case ModelConfig::Family::MultimodalSimple:
-        return "multimodal_simple";
-    case ModelConfig::Family::Unet:
-        return "unet";
-    case ModelConfig::Family::Linformer:
-        return "linformer";
-    }
-    return "unknown";
+    return nameOf(family);
 }
 
 bool isDecoderLanguageModel(ModelConfig::Family family)
@@ -101,15 +70,7 @@ bool isDecoderLanguageModel(ModelConfig::Family family)
 
 const char* toString(ModelConfig::Schema schema)
 {
-    switch (schema) {
-    case ModelConfig::Schema::Legacy:
-        return "legacy";
-    case ModelConfig::Schema::Trainer:
-        return "trainer";
-    case ModelConfig::Schema::TfWeightStreaming:
-        return "tf_weight_streaming";
-    }
-    return "unknown";
+    return nameOf(schema);
 }
 
 namespace {
@@ -170,6 +131,29 @@ template <>
 std::span<const EnumName<Op::Kind>> nameTable<Op::Kind>()
 {
     return kOpKinds;
+}
+
+namespace {
+
+// A part's stack is named as the reader names the part (ModelConfig::Part::role).
+constexpr EnumName<Op::Stack> kOpStacks[] = { { Op::Stack::None, "" }, { Op::Stack::Decoder, "decoder" },
+    { Op::Stack::Encoder, "encoder" }, { Op::Stack::Reference, "reference" }, { Op::Stack::Projector, "projector" },
+    { Op::Stack::QuestionEncoder, "question_encoder" }, { Op::Stack::ContextEncoder, "context_encoder" },
+    { Op::Stack::Teacher, "teacher" }, { Op::Stack::Student, "student" }, { Op::Stack::ImageModel, "image_model" } };
+static_assert(inDeclarationOrder(kOpStacks) && namesUnique(kOpStacks));
+static_assert(std::size(kOpStacks) == std::size_t(Op::Stack::ImageModel) + 1);
+
+} // namespace
+
+template <>
+std::span<const EnumName<Op::Stack>> nameTable<Op::Stack>()
+{
+    return kOpStacks;
+}
+
+const char* toString(Op::Stack stack)
+{
+    return nameOf(stack);
 }
 
 } // namespace waferscope::core

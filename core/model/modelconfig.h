@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/common/names.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -229,5 +231,9 @@ const char* toString(ModelConfig::Family family);
 // The GPT-2 and GPT-J backbone families: causal decoders that generate (and can be DPO policies).
 bool isDecoderLanguageModel(ModelConfig::Family family);
 const char* toString(ModelConfig::Schema schema);
+template <>
+std::span<const EnumName<ModelConfig::Family>> nameTable<ModelConfig::Family>();
+template <>
+std::span<const EnumName<ModelConfig::Schema>> nameTable<ModelConfig::Schema>();
 
 } // namespace waferscope::core

@@ -81,11 +81,28 @@ struct Op {
                    // per input voxel
     };
 
+    // The part of the model an op belongs to: a transformer's decoder or encoder (T5, BERT), DPO's
+    // frozen reference copy, a two-tower or teacher-student model's towers, a vision-language
+    // model's image tower and projector; None for what sits outside every stack (embeddings,
+    // heads, the blocks of a model with one stack and no name for it).
+    enum class Stack {
+        None,
+        Decoder,
+        Encoder,
+        Reference,
+        Projector,
+        QuestionEncoder,
+        ContextEncoder,
+        Teacher,
+        Student,
+        ImageModel
+    };
+
     std::string name; // "layers.3.attn.qkv"
     Kind kind = Kind::Linear;
     OpRole role = OpRole::Other;
     int layer = -1; // transformer block index, -1 outside the blocks
-    std::string stack; // "decoder", "encoder" (T5/BERT), "" for the rest
+    Stack stack = Stack::None;
     std::int64_t tokensPerSample = 1; // tokens this op processes per sample (its stack's sequence length)
 
     // Linear shape (K x N), when kind is Linear/LmHead/Experts/MoeRouter/Pooler.
@@ -114,6 +131,9 @@ struct Op {
 const char* toString(Op::Kind kind); // "embedding", "linear", "attention_core", ... (snake case)
 template <>
 std::span<const EnumName<Op::Kind>> nameTable<Op::Kind>();
+const char* toString(Op::Stack stack); // "decoder", "encoder", "question_encoder", ...; "" for None
+template <>
+std::span<const EnumName<Op::Stack>> nameTable<Op::Stack>();
 
 // The whole model as ops in execution order, with its config and totals.
 struct ModelGraph {

@@ -1,3 +1,4 @@
+// No header of its own: defines the params file readers of modelloader.h.
 #include "core/model/modelloader.h"
 
 #include "core/common/textfile.h"

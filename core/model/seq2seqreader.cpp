@@ -1,3 +1,4 @@
+// No header of its own: defines readSeq2Seq, one of the family readers of shapefields.h.
 // Encoder-decoder models: T5 and the transformer of "Attention Is All You Need" (the Model Zoo
 // builds both with its T5 model: relative position buckets for T5, sinusoidal or learned
 // positions for the transformer). TensorFlow-era transformer files say hidden_size and

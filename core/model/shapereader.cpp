@@ -1,3 +1,4 @@
+// No header of its own: defines readModelShape (modelsections.h) and the readers' helpers of shapefields.h.
 // Model family and shape from the `model` section: the family, the helpers every family reader
 // shares, and the checks on the finished shape. The families' own readers live in
 // decoderreader.cpp, encoderreader.cpp and seq2seqreader.cpp.

@@ -1,3 +1,4 @@
+// No header of its own: defines readTraining, declared in modelsections.h beside readModelShape.
 // Batch, sequence, precision, optimizer, sparsity and run settings, from either schema.
 #include "core/common/text.h"
 #include "core/model/modelsections.h"

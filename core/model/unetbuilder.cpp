@@ -1,3 +1,4 @@
+// No header of its own: defines buildUnet, one of the family builders of builderblocks.h.
 // U-Net: encoder blocks of 3^d convolutions (each with a norm and a ReLU) that halve the image
 // (max pooling, or a stride-2 convolution), a bottleneck, decoder blocks that double it again
 // (a 2^d transposed convolution) and convolve the result with the matching encoder output, and
@@ -47,7 +48,7 @@ public:
             if (k == strided)
                 resolution = resolution.scaled(false);
             const std::string conv = name + ".layers." + std::to_string(k);
-            m_graph.setContext("", layer, resolution.voxels());
+            m_graph.setContext(Op::Stack::None, layer, resolution.voxels());
             m_graph.convolution(conv, conv + ".conv", k == 0 ? in : out, m_taps, out, m_config.convBias);
             if (m_config.convNorm)
                 m_graph.norm(conv + ".norm", conv + ".1", out, ModelConfig::Norm::LayerNorm);
@@ -62,14 +63,14 @@ public:
 
     void pool(const std::string& name, int layer, std::int64_t channels, const Resolution& output)
     {
-        m_graph.setContext("", layer, output.voxels());
+        m_graph.setContext(Op::Stack::None, layer, output.voxels());
         m_graph.pooling(name, channels, std::int64_t(1) << m_config.imageShape.size());
     }
 
     void upsample(const std::string& name, int layer, std::int64_t in, std::int64_t out, const Resolution& input)
     {
         const std::int64_t children = std::int64_t(1) << m_config.imageShape.size();
-        m_graph.setContext("", layer, input.voxels());
+        m_graph.setContext(Op::Stack::None, layer, input.voxels());
         m_graph.linear(name, name, in, out * children, false, Op::Kind::Upsampling);
         if (m_config.convBias)
             m_graph.extraTensor(name, name + ".bias", out);
@@ -122,7 +123,7 @@ void buildUnet(GraphAssembler& graph, const ModelConfig& c)
             "decoder.unet_blocks." + std::to_string(b), layer, joined, c.decoderFilters[b], resolution, false, nullptr);
         in = c.decoderFilters[b];
     }
-    graph.setContext("", -1, resolution.voxels());
+    graph.setContext(Op::Stack::None, -1, resolution.voxels());
     graph.convolution("final_conv", "final_conv.conv", in, 1, c.outputChannels, true);
     graph.loss("loss", c.outputChannels);
 }

@@ -1,3 +1,4 @@
+// No header of its own: defines readUnet, one of the family readers of shapefields.h.
 // U-Net (Model Zoo Releases 1.x to 2.0): a convolutional encoder-decoder for segmentation, 2-D or
 // 3-D. The image shape and class count come from the input section.
 #include "core/model/shapefields.h"

@@ -1,3 +1,4 @@
+// No header of its own: defines buildVisionGraph, one of the family builders of builderblocks.h.
 // Graphs of the vision and multimodal families: the ViT encoder (patch embedding, [CLS] and
 // position tables, pre-norm blocks) under each family's names, so that `freeze` patterns select
 // the same weights as in the Model Zoo.
@@ -27,8 +28,7 @@ std::int64_t encoderBlockParams(const ModelConfig& c)
 // A ViT encoder over `c`'s image (or over its views, for DINOv2's crops). Tensors are named
 // `prefix` + the Model Zoo's module path; ops carry `prefix` too, in stack `stack`. Blocks past
 // `layersRun` keep their weights (frozen with the tower, as in LLaVA) but do not run.
-void appendImageEncoder(
-    GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, const std::string& stack)
+void appendImageEncoder(GraphAssembler& graph, const ModelConfig& c, const std::string& prefix, Op::Stack stack)
 {
     const std::int64_t h = c.hiddenSize;
     const std::int64_t tokens = c.viewTokensPerSample > 0 ? c.viewTokensPerSample : c.imageTokens();
@@ -82,8 +82,8 @@ void appendImageEncoder(
 // ViT classification: the encoder, then a classifier over [CLS] (and the mean patch token).
 void buildViT(GraphAssembler& graph, const ModelConfig& c)
 {
-    appendImageEncoder(graph, c, "vit_model.", "encoder");
-    graph.setContext("", -1, 1);
+    appendImageEncoder(graph, c, "vit_model.", Op::Stack::Encoder);
+    graph.setContext(Op::Stack::None, -1, 1);
     const std::int64_t features = c.dinoClassifier ? 2 * c.hiddenSize : c.hiddenSize;
     graph.linear("classifier", "classifier.classifier.ffn.0.linear_layer", features, c.numClasses, c.biasInOutput,
         Op::Kind::LmHead);
@@ -98,10 +98,10 @@ void buildDit(GraphAssembler& graph, const ModelConfig& c)
     const std::int64_t n = c.patches();
     const std::int64_t patchValues = c.numChannels * c.patchHeight * c.patchWidth;
     const auto affineFree = ModelConfig::Norm::NonParametric;
-    graph.setContext("", -1, n);
+    graph.setContext(Op::Stack::None, -1, n);
     graph.patchEmbedding("patch_embedding", "patch_embedding_layer.linear_proj", patchValues, h, true);
     // Conditioning, once per sample: a timestep MLP over its sinusoid, and the class table.
-    graph.setContext("", -1, 1);
+    graph.setContext(Op::Stack::None, -1, 1);
     graph.linear(
         "timestep_embedding.fc1", "timestep_embedding_layer.ffn.ffn.0.linear_layer", c.frequencyEmbeddingSize, h, true);
     graph.activation("timestep_embedding.act", h, ModelConfig::Activation::Silu);
@@ -111,17 +111,17 @@ void buildDit(GraphAssembler& graph, const ModelConfig& c)
         const std::string name = "layers." + std::to_string(layer);
         const std::string tensors = "transformer_decoder.layers." + std::to_string(layer);
         // Six modulation linears (scale, shift and gate for attention and FFN) on the sample's vector.
-        graph.setContext("decoder", layer, 1);
+        graph.setContext(Op::Stack::Decoder, layer, 1);
         graph.linear(name + ".adaln", tensors + ".adaln_modulation", h, 6 * h, true);
-        graph.setContext("decoder", layer, n);
+        graph.setContext(Op::Stack::Decoder, layer, n);
         graph.norm(name + ".norm1", tensors + ".norm1", h, affineFree);
         attentionBlock(graph, c, name + ".attn", tensors + ".self_attn", n, h, h);
         graph.norm(name + ".norm3", tensors + ".norm3", h, affineFree);
         feedForward(graph, c, name + ".ffn", tensors + ".ffn");
     }
-    graph.setContext("", -1, 1);
+    graph.setContext(Op::Stack::None, -1, 1);
     graph.linear("final_adaln", "final_norm.modulation", h, 2 * h, true);
-    graph.setContext("", -1, n);
+    graph.setContext(Op::Stack::None, -1, n);
     graph.norm("final_norm", "final_norm.norm", h, affineFree);
     // The transposed convolution back to latent patches: a GEMM, with one bias per channel.
     graph.linear("noise_head", "noise_head.conv_transpose", h, patchValues, false, Op::Kind::LmHead);
@@ -136,13 +136,13 @@ void buildDino(GraphAssembler& graph, const ModelConfig& c)
 {
     for (std::size_t t = 0; t < c.parts.size(); ++t) {
         const std::string trunk = "image_model_trunks.model." + std::to_string(t) + ".";
-        appendImageEncoder(graph, c.parts[t].config.front(), trunk, c.parts[t].role);
+        appendImageEncoder(graph, c.parts[t].config.front(), trunk, stackOfPart(c.parts[t]));
         for (std::size_t h = 0; h < c.heads.size(); ++h) {
             const ModelConfig::ProjectionHead& head = c.heads[h];
             if (std::size_t(head.trunk) != t || head.tokensPerSample == 0)
                 continue;
             const std::string name = "heads.model." + std::to_string(h);
-            graph.setContext("", -1, head.tokensPerSample);
+            graph.setContext(Op::Stack::None, -1, head.tokensPerSample);
             std::int64_t in = head.input;
             for (int l = 0; l < int(head.layers); ++l) {
                 const std::int64_t out = l + 1 == int(head.layers) ? head.bottleneck : head.hidden;
@@ -169,9 +169,10 @@ void buildMultimodal(GraphAssembler& graph, const ModelConfig& c)
     const ModelConfig& vision = c.parts.front().config.front();
     const ModelConfig& language = c.parts.back().config.front();
     const bool llava = c.family == F::Llava;
-    appendImageEncoder(graph, vision, llava ? "image_model." : "image_model.image_model_list.0.0.", "image_model");
+    appendImageEncoder(
+        graph, vision, llava ? "image_model." : "image_model.image_model_list.0.0.", Op::Stack::ImageModel);
     const std::string projector = llava ? "projector_image_model.ffn." : "image_model.projection.ffn.";
-    graph.setContext("projector", -1, vision.patches());
+    graph.setContext(Op::Stack::Projector, -1, vision.patches());
     std::int64_t in = c.projectorInput;
     for (std::size_t l = 0; l < c.projectorUnits.size(); ++l) {
         const std::string layer = projector + std::to_string(l) + ".linear_layer";
@@ -180,8 +181,8 @@ void buildMultimodal(GraphAssembler& graph, const ModelConfig& c)
             graph.activation(layer + ".act", c.projectorUnits[l], ModelConfig::Activation::Gelu);
         in = c.projectorUnits[l];
     }
-    appendDecoder(graph, language, "text_model.", "decoder", c.sequenceLength);
-    graph.setContext("", -1, c.sequenceLength);
+    appendDecoder(graph, language, "text_model.", Op::Stack::Decoder, c.sequenceLength);
+    graph.setContext(Op::Stack::None, -1, c.sequenceLength);
     graph.loss("loss", language.vocabSize);
 }
 

@@ -1,3 +1,4 @@
+// No header of its own: defines readVision, one of the family readers of shapefields.h.
 // Vision and multimodal models: ViT classification, DINOv2 (teacher and student trunks with
 // their projection heads), DiT over VAE latents, and LLaVA / multimodal_simple (a ViT tower, a
 // projector and a language model). Sizes as the Model Zoo's ViT embedding layer reads them.

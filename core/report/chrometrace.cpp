@@ -26,7 +26,7 @@ public:
     LaneMap(const engine::Metrics& metrics, const ExecutionPlan* plan)
         : m_metrics(metrics)
         , m_plan(plan)
-        , m_inference(metrics.mode == RunKind::Inference)
+        , m_inference(metrics.mode == RunMode::Inference)
     {
     }
 

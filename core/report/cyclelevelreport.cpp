@@ -47,7 +47,7 @@ std::vector<double> modelCyclesOfRegions(
     const cyclelevel::CycleRunResult& run, const ModelGraph& graph, const ExecutionPlan& plan, const SystemSpec& system)
 {
     engine::RunOptions options;
-    options.mode = RunKind::Inference;
+    options.mode = RunMode::Inference;
     options.maxSteps = 1;
     options.promptTokens = std::max<std::int64_t>(1, std::int64_t(run.prompt.size() + run.decode.size()) - 1);
     engine::Calibration mechanisms = engine::builtinCalibration();

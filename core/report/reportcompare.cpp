@@ -80,7 +80,7 @@ ReportComparison compareReports(const RunReport& a, const RunReport& b)
         c.totals.push_back({ metric, label, va, vb, higherIsBetter });
     };
     add("step_time_s", "step time", ma.stepTimeS, mb.stepTimeS, false);
-    if (ma.mode == RunKind::Inference || mb.mode == RunKind::Inference) {
+    if (ma.mode == RunMode::Inference || mb.mode == RunMode::Inference) {
         add("tokens_per_s", "tokens/s per user", ma.tokensPerS, mb.tokensPerS, true);
         add("aggregate_tokens_per_s", "tokens/s, all users", ma.aggregateTokensPerS, mb.aggregateTokensPerS, true);
         add("time_to_first_token_s", "time to first token", ma.timeToFirstTokenS, mb.timeToFirstTokenS, false);

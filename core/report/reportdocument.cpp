@@ -54,7 +54,7 @@ Pairs keyFigureRows(const RunReport& r)
 {
     const engine::Metrics& m = r.metrics;
     Pairs rows = { { "Execution", toString(m.execution) } };
-    if (m.mode == RunKind::Inference) {
+    if (m.mode == RunMode::Inference) {
         rows.insert(rows.end(),
             { { "Decode step time", seconds(m.stepTimeS) }, { "Time to first token", seconds(m.timeToFirstTokenS) },
                 { "Tokens/s per user", rate(m.tokensPerS, "tokens/s") },
@@ -137,7 +137,7 @@ ReportTable layerTable(const RunReport& r)
 // Each simulated step (report.json's steps[], the TensorBoard scalars).
 ReportTable stepTable(const RunReport& r)
 {
-    const bool inference = r.metrics.mode == RunKind::Inference;
+    const bool inference = r.metrics.mode == RunMode::Inference;
     std::vector<std::vector<std::string>> rows;
     for (const engine::StepFigures& s : r.steps) {
         const engine::Utilization& u = s.utilization;

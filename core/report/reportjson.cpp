@@ -1,3 +1,4 @@
+// No header of its own: defines reportToJson and reportFromJson, declared in runreport.h.
 // report.json and report.csv: the report written and read back. The writer and the reader are
 // kept side by side so that every key written is a key read (the round-trip test holds them to it);
 // so are those of the "cycle_level" object, in cyclelevelreport.cpp.
@@ -112,7 +113,7 @@ Manifest readManifest(const Reader& r)
     const Reader options = r.object("options");
     m.system = options.text("system");
     m.numCsx = options.integer<int>("num_csx");
-    m.mode = options.named<RunKind>("mode");
+    m.mode = options.named<RunMode>("mode");
     m.executionRequested = options.named<ExecutionChoice>("execution");
     m.maxSteps = options.integer<int>("max_steps");
     m.globalBatch = options.integer("batch_size");
@@ -128,7 +129,7 @@ Manifest readManifest(const Reader& r)
 engine::Metrics readTotals(const Reader& r)
 {
     engine::Metrics m;
-    m.mode = r.named<RunKind>("mode");
+    m.mode = r.named<RunMode>("mode");
     m.execution = r.named<ExecutionMode>("execution");
     m.system = r.text("system");
     m.numCsx = r.atLeast<int>("num_csx", 1);
@@ -165,7 +166,7 @@ engine::Metrics readTotals(const Reader& r)
         m.flashLinkBytesPerS = r.nonNegative("flash_stream_bytes_per_s");
     }
     m.stepTimesS = r.reals("step_times_s", true);
-    if (m.mode == RunKind::Inference) {
+    if (m.mode == RunMode::Inference) {
         m.timeToFirstTokenS = r.nonNegative("time_to_first_token_s");
         m.users = r.atLeast<int>("users", 1);
         m.promptTokens = r.atLeast<std::int64_t>("prompt_tokens", 0);
@@ -342,7 +343,7 @@ std::string reportToJson(const RunReport& report, int indent)
     json["timeline"] = { { "span_s", number(report.spanS) }, { "lanes", std::move(lanes) } };
     Json steps = Json::array();
     for (const engine::StepFigures& step : report.steps)
-        steps.push_back(stepJson(step, report.metrics.mode == engine::RunKind::Inference));
+        steps.push_back(stepJson(step, report.metrics.mode == engine::RunMode::Inference));
     json["steps"] = std::move(steps);
     json["scaling"] = report.scaling ? scalingJson(*report.scaling) : Json(nullptr);
     if (report.cycleLevel)

@@ -1,3 +1,4 @@
+// No header of its own: defines reportSummary and the other summary writers of runreport.h.
 // summary.txt and the CLI's text output: the figures a person looks at first.
 #include "core/report/runreport.h"
 
@@ -20,7 +21,7 @@ std::string percent(double share)
 
 void printThroughput(const engine::Metrics& m, std::ostream& out)
 {
-    if (m.mode == RunKind::Inference) {
+    if (m.mode == RunMode::Inference) {
         out << "  decode " << formatFixed(m.tokensPerS, 1) << " tokens/s per user (" << formatSeconds(m.stepTimeS)
             << " per step, " << m.users << " user" << (m.users > 1 ? "s" : "") << "), aggregate "
             << formatFixed(m.aggregateTokensPerS, 1) << " tokens/s\n";

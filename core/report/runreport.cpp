@@ -90,7 +90,7 @@ std::vector<LaneReport> laneReports(const engine::RunResult& run, const Executio
         lane.flops += event.flops;
     }
     std::vector<LaneReport> reports;
-    const bool inference = run.metrics.mode == RunKind::Inference;
+    const bool inference = run.metrics.mode == RunMode::Inference;
     for (auto& [key, lane] : lanes) {
         const auto kind = engine::LaneKind(key.first);
         const std::vector<Interval> merged = mergeIntervals(std::move(lane.intervals));
@@ -125,7 +125,7 @@ std::vector<SystemReport> systemReports(const engine::RunResult& run, const Exec
     }
     const double peakPerSystem = metrics.peakFlopsPerS / count;
     // Data-parallel training simulates system 0; the others run the same schedule.
-    const bool dataParallel = metrics.mode != RunKind::Inference && count > 1;
+    const bool dataParallel = metrics.mode != RunMode::Inference && count > 1;
     for (int s = 0; s < count; ++s) {
         SystemReport& report = systems[std::size_t(s)];
         report.index = s;
@@ -223,7 +223,7 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
     m.mode = runOptions.mode;
     m.executionRequested = compileOptions.execution;
     m.maxSteps = runOptions.maxSteps;
-    const bool inference = runOptions.mode == engine::RunKind::Inference;
+    const bool inference = runOptions.mode == engine::RunMode::Inference;
     m.globalBatch = inference ? 0 : runOptions.globalBatch > 0 ? runOptions.globalBatch : graph.config.batchSize;
     m.users = runOptions.users;
     m.promptTokens = inference ? metrics.promptTokens : 0;

@@ -29,7 +29,7 @@ struct Manifest {
     std::string model; // the config's name
     std::string system; // hardware preset key
     int numCsx = 1; // as asked
-    RunKind mode = RunKind::Train;
+    RunMode mode = RunMode::Train;
     ExecutionChoice executionRequested = ExecutionChoice::Auto;
     int maxSteps = 1;
     std::int64_t globalBatch = 0; // 0 = the config's batch size

@@ -93,7 +93,7 @@ std::string eventFileBytes(const RunReport& report, double wallTimeBase)
     header.set_file_version("brain.Event:2");
     header.SerializeToString(&record);
     appendTfRecord(out, record);
-    const bool inference = report.metrics.mode == engine::RunKind::Inference;
+    const bool inference = report.metrics.mode == engine::RunMode::Inference;
     for (const engine::StepFigures& step : report.steps) {
         tensorboard::Event event;
         event.set_wall_time(wallTimeBase + step.endS);

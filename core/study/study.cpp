@@ -240,7 +240,7 @@ Step modelLevel(Chain& chain)
 Step cycleLevel(Chain& chain)
 {
     const StudyOutcome& out = chain.outcome;
-    if (chain.spec.run.mode != RunKind::Inference)
+    if (chain.spec.run.mode != RunMode::Inference)
         return Diagnostic { "--level", 0, 0,
             "--level cycle runs inference only (--mode inference); training and eval run at model level" };
     if (out.plan->numSystems > 1)

@@ -192,7 +192,7 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         CompileOptions options;
         options.mode = mode;
         engine::RunOptions run;
-        run.mode = runKindFor(mode);
+        run.mode = mode;
         return engine::compileRun(model, *system, options, run, calibration);
     };
     // The study's model of a graph: the sample's name, no bytes (no report is written).

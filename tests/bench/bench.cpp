@@ -218,7 +218,7 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
         if (!placed)
             return false;
         core::engine::RunOptions decode;
-        decode.mode = core::RunKind::Inference;
+        decode.mode = core::RunMode::Inference;
         decode.maxSteps = 1;
         const std::string key = std::string("engine_decode_tokens_per_s_") + model + "_" + systemName;
         for (const bool overhead : { true, false }) {

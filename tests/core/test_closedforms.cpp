@@ -156,14 +156,15 @@ Count sumKind(const ModelGraph& graph, Op::Kind kind)
 
 Count layerParams(const ModelGraph& graph, int layer, const std::string& stack = {})
 {
-    return sumParams(graph, [&](const Op& op) { return op.layer == layer && (stack.empty() || op.stack == stack); });
+    return sumParams(
+        graph, [&](const Op& op) { return op.layer == layer && (stack.empty() || nameOf(op.stack) == stack); });
 }
 
 std::size_t distinctLayers(const ModelGraph& graph, const std::string& stack = {})
 {
     std::set<int> layers;
     for (const Op& op : graph.ops) {
-        if (op.layer >= 0 && (stack.empty() || op.stack == stack))
+        if (op.layer >= 0 && (stack.empty() || nameOf(op.stack) == stack))
             layers.insert(op.layer);
     }
     return layers.size();
@@ -179,7 +180,7 @@ Count tensorParams(const ModelGraph& graph, const std::string& suffix, int layer
 {
     Count sum = 0;
     for (const Op& op : graph.ops) {
-        if ((layer >= 0 && op.layer != layer) || (!stack.empty() && op.stack != stack))
+        if ((layer >= 0 && op.layer != layer) || (!stack.empty() && nameOf(op.stack) != stack))
             continue;
         for (const ParamTensor& tensor : op.tensors) {
             if (endsWith(tensor.name, suffix))

@@ -212,11 +212,11 @@ WS_TEST(aJobsFileReadsItsKeysAndResolvesParamsBesideIt)
     WS_REQUIRE(file->jobs.size() == 2);
     const JobSpec& train = file->jobs[0];
     WS_CHECK_EQ(train.paramsPath, std::string("dir/m.yaml"));
-    WS_CHECK(train.mode == RunKind::Train && train.numCsx == 4 && train.tokens == 2e9 && !train.maxSteps);
+    WS_CHECK(train.mode == RunMode::Train && train.numCsx == 4 && train.tokens == 2e9 && !train.maxSteps);
     WS_CHECK(train.submitS == 30.0 && train.priority == 2);
     const JobSpec& serve = file->jobs[1];
     WS_CHECK_EQ(serve.paramsPath, std::string("/abs/m.yaml"));
-    WS_CHECK(serve.mode == RunKind::Inference && serve.replicas == 3 && serve.users == 12 && serve.durationS == 60.0);
+    WS_CHECK(serve.mode == RunMode::Inference && serve.replicas == 3 && serve.users == 12 && serve.durationS == 60.0);
     WS_CHECK_EQ(serve.tokensPerSPerUser.value_or(0.0), 50.0);
     // Saved elsewhere and read back: the same jobs, params still found.
     const std::string saved = jobsFileText(*file, "dir/other/place/saved.yaml");
@@ -267,7 +267,7 @@ WS_TEST(theCondorGalaxySampleRunsEveryJobForItsEngineTime)
     CompileOptions options;
     options.numSystems = 32;
     const ExecutionPlan plan = engine::compileFor(graph, cs2, options, engine::builtinCalibration()).value();
-    const engine::RunResult run = runOrThrow(plan, graph, cs2, RunKind::Train, 0, 2);
+    const engine::RunResult run = runOrThrow(plan, graph, cs2, RunMode::Train, 0, 2);
     const auto steps = std::int64_t(std::ceil(5.0e9 / run.metrics.tokensPerStep));
     WS_CHECK_EQ(llama.steps, steps);
     WS_CHECK_NEAR(*llama.durationS, run.metrics.stepTimesS[0] + double(steps - 1) * run.metrics.stepTimesS[1], 1e-6);
@@ -334,10 +334,10 @@ WS_TEST(inferenceReplicasAreSizedForTheirUsers)
     const auto perUser = [&](int replicas) {
         const int users = (500 + replicas - 1) / replicas;
         const ExecutionPlan plan = engine::compileFor(graph, cs3, { .mode = RunMode::Inference },
-            engine::builtinCalibration(), { .mode = RunKind::Inference, .users = users })
+            engine::builtinCalibration(), { .mode = RunMode::Inference, .users = users })
                                        .value();
         engine::RunOptions run;
-        run.mode = RunKind::Inference;
+        run.mode = RunMode::Inference;
         run.users = users;
         return engine::run(plan, graph, cs3, run).value().metrics.tokensPerS;
     };
@@ -503,7 +503,7 @@ Sized linearSearch(const InferenceKind& kind)
     const int most = std::min(kind.users, 64 / kind.numCsx);
     for (int replicas = 1; replicas <= most; ++replicas) {
         engine::RunOptions run;
-        run.mode = RunKind::Inference;
+        run.mode = RunMode::Inference;
         run.maxSteps = 2;
         run.users = (kind.users + replicas - 1) / replicas;
         const Expected<engine::RunResult> ran = engine::run(plan, graph, cs3, run);

@@ -35,7 +35,7 @@ std::string compileAndRun(const ModelGraph& graph, const SystemSpec& system, Run
     if (!plan)
         return "compile: " + plan.error().message;
     engine::RunOptions run;
-    run.mode = runKindFor(mode);
+    run.mode = mode;
     run.maxSteps = 1;
     const Expected<engine::RunResult> result = engine::run(*plan, graph, system, run);
     if (!result)

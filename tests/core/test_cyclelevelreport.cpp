@@ -76,7 +76,7 @@ RunReport reportWith(const cyclelevel::CycleRunResult& run)
 {
     RunReport report;
     report.manifest.model = run.model;
-    report.metrics.mode = RunKind::Inference;
+    report.metrics.mode = RunMode::Inference;
     report.metrics.stepTimeS = 4.0e-6; // 4,400 cycles at 1.1 GHz
     report.metrics.tokensPerS = 1.0 / report.metrics.stepTimeS;
     report.cycleLevel = cycleLevelReport(run);

@@ -361,7 +361,7 @@ namespace {
 double worstCycleError = 0.0;
 
 void checkClosedForm(
-    const char* kernel, const std::string& shape, const KernelMeasure& measure, const engine::KernelCost& model)
+    const char* kernel, const std::string& shape, const KernelMeasure& measure, const KernelCost& model)
 {
     const double cycles = double(measure.cycles);
     const double error = (model.cycles - cycles) / cycles;
@@ -392,8 +392,8 @@ WS_TEST(normColumnClosedFormTracksTheFabric)
 {
     for (const NormCase& shape : normCases()) {
         const NormRun run = runNorm(shape, Storage::Bf16);
-        const engine::NormColumnShape model { laneSizes(run.lanes), shape.norm == DecoderShape::Norm::LayerNorm, 8 };
-        checkClosedForm("norm", shape.name, run.measure, engine::costNormColumn(model));
+        const NormColumnShape model { laneSizes(run.lanes), shape.norm == DecoderShape::Norm::LayerNorm, 8 };
+        checkClosedForm("norm", shape.name, run.measure, costNormColumn(model));
     }
 }
 
@@ -401,7 +401,7 @@ WS_TEST(decodeGemvClosedFormTracksTheFabric)
 {
     for (const GemvCase& shape : gemvCases()) {
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("gemv", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
     }
 }
 
@@ -448,7 +448,7 @@ WS_TEST(treeReducedDecodeGemvSumsLikeTheChainAndItsClosedFormTracksTheFabric)
             }
             WS_CHECK(agreement.mostlyIdentical());
         }
-        checkClosedForm("gemv", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("gemv", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
     }
 }
 
@@ -468,8 +468,8 @@ WS_TEST(aTreeReducedDecodeGemvIsFasterOnlyOverManyColumnsWithFewOutputs)
         const GemvRun chainRun = runGemv(chained, Storage::Bf16);
         const double fabricTree = double(treeRun.measure.cycles);
         const double fabricChain = double(chainRun.measure.cycles);
-        const double modelTree = engine::costDecodeGemv(treeRun.spec, kSimd).cycles;
-        const double modelChain = engine::costDecodeGemv(chainRun.spec, kSimd).cycles;
+        const double modelTree = costDecodeGemv(treeRun.spec, kSimd).cycles;
+        const double modelChain = costDecodeGemv(chainRun.spec, kSimd).cycles;
         std::printf("%-24s tree %5.0f, chain %5.0f cycles; closed forms %7.1f, %7.1f\n", chained.name.c_str(),
             fabricTree, fabricChain, modelTree, modelChain);
         WS_CHECK_EQ(fabricTree < fabricChain, treeWins);
@@ -490,7 +490,7 @@ WS_TEST(routerClosedFormTracksTheFabric)
     for (GemvCase shape : routers) {
         shape.topK = 2;
         const GemvRun run = runGemv(shape, Storage::Bf16);
-        checkClosedForm("router", shape.name, run.measure, engine::costDecodeGemv(run.spec, kSimd));
+        checkClosedForm("router", shape.name, run.measure, costDecodeGemv(run.spec, kSimd));
     }
 }
 
@@ -499,10 +499,10 @@ WS_TEST(decodeAttentionClosedFormTracksTheFabricAtEveryPosition)
     for (const AttentionCase& shape : attentionCases()) {
         const AttentionRun run = runAttention(shape, Storage::Bf16);
         for (int position = 0; position < shape.positions; ++position) {
-            const engine::DecodeAttentionShape model { shape.w, 0, shape.heads, shape.headDim, position, 8,
+            const DecodeAttentionShape model { shape.w, 0, shape.heads, shape.headDim, position, 8,
                 shape.rowsPerHead };
             checkClosedForm("attention", shape.name + " at " + std::to_string(position),
-                run.measures[std::size_t(position)], engine::costDecodeAttention(model));
+                run.measures[std::size_t(position)], costDecodeAttention(model));
         }
     }
 }
@@ -511,8 +511,8 @@ WS_TEST(embeddingLookupClosedFormTracksTheFabric)
 {
     for (const EmbeddingCase& shape : embeddingCases()) {
         const EmbeddingRun run = runEmbedding(shape, Storage::Bf16);
-        const engine::EmbeddingLookupShape model { shape.w, shape.h, laneSizes(run.lanes), 8 };
-        checkClosedForm("embedding", shape.name, run.measure, engine::costEmbeddingLookup(model));
+        const EmbeddingLookupShape model { shape.w, shape.h, laneSizes(run.lanes), 8 };
+        checkClosedForm("embedding", shape.name, run.measure, costEmbeddingLookup(model));
     }
     std::printf("decode kernels: worst cycle error of the closed forms %.1f%%\n", 100.0 * worstCycleError);
 }

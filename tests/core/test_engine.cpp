@@ -77,7 +77,7 @@ double decodeTokensPerS(const std::string& path, const SystemSpec& system, int e
     const ModelGraph graph = load(path);
     const ExecutionPlan compiled = plan(graph, system, RunMode::Inference);
     WS_CHECK_EQ(compiled.numSystems, expectedWafers);
-    const RunResult result = runOrThrow(compiled, graph, system, RunKind::Inference);
+    const RunResult result = runOrThrow(compiled, graph, system, RunMode::Inference);
     std::printf("%s: %d wafer(s), %.1f tokens/s per user, TTFT %.2f ms\n", graph.config.name.c_str(),
         compiled.numSystems, result.metrics.tokensPerS, 1e3 * result.metrics.timeToFirstTokenS);
     return result.metrics.tokensPerS;
@@ -113,7 +113,7 @@ WS_TEST(decodeIsNoFasterThanItsRegionsComputeAndInterWaferHops)
     double slowestRegion = 0.0;
     for (const Region& region : compiled.regions)
         slowestRegion = std::max(slowestRegion, region.computeCycles);
-    const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference);
+    const RunResult result = runOrThrow(compiled, graph, cs3, RunMode::Inference);
     const double hops = double(compiled.numSystems - 1) * cs3.interSystemLatencyS;
     WS_CHECK(result.metrics.stepTimeS >= hops + slowestRegion / cs3.wafer.clockHz);
     // Time to first token: the prompt enters back to back behind the first token.
@@ -121,7 +121,7 @@ WS_TEST(decodeIsNoFasterThanItsRegionsComputeAndInterWaferHops)
     WS_CHECK(result.metrics.mfu > 0.0 && result.metrics.mfu <= 1.0);
     // Several users fill the idle regions: aggregate throughput grows, per-user rate cannot.
     RunOptions options;
-    options.mode = RunKind::Inference;
+    options.mode = RunMode::Inference;
     options.users = 8;
     const Expected<RunResult> shared = run(compiled, graph, cs3, options);
     WS_REQUIRE(shared.hasValue());
@@ -235,7 +235,7 @@ WS_TEST(timelineHasEveryEventAndSpansTheReportedSteps)
     const SystemSpec cs2 = preset("cs2");
     const ModelGraph graph = load(sample("gpt3_xl.yaml"));
     const ExecutionPlan compiled = plan(graph, cs2, RunMode::Train, ExecutionChoice::Auto, 2);
-    const RunResult result = runOrThrow(compiled, graph, cs2, RunKind::Train, 0, 2);
+    const RunResult result = runOrThrow(compiled, graph, cs2, RunMode::Train, 0, 2);
     const Metrics& m = result.metrics;
     WS_REQUIRE(m.stepTimesS.size() == 2);
     double total = 0.0;
@@ -304,18 +304,18 @@ WS_TEST(runRefusesOptionsThatDoNotFitThePlan)
     const ModelGraph graph = load(sample("llama3_8b.yaml"));
     const ExecutionPlan training = plan(graph, cs3);
     RunOptions options;
-    options.mode = RunKind::Inference;
+    options.mode = RunMode::Inference;
     const Expected<RunResult> wrongPlan = run(training, graph, cs3, options);
     WS_REQUIRE(!wrongPlan.hasValue());
     WS_CHECK_EQ(wrongPlan.error().file, std::string("--mode"));
     const ExecutionPlan four = plan(graph, cs3, RunMode::Train, ExecutionChoice::Auto, 4);
-    options.mode = RunKind::Train;
+    options.mode = RunMode::Train;
     options.globalBatch = 2;
     const Expected<RunResult> tooSmall = run(four, graph, cs3, options);
     WS_REQUIRE(!tooSmall.hasValue());
     WS_CHECK_EQ(tooSmall.error().file, std::string("--num_csx"));
     const ExecutionPlan inference = plan(graph, cs3, RunMode::Inference);
-    options.mode = RunKind::Inference;
+    options.mode = RunMode::Inference;
     options.promptTokens = graph.config.sequenceLength + 1;
     const Expected<RunResult> longPrompt = run(inference, graph, cs3, options);
     WS_REQUIRE(!longPrompt.hasValue());
@@ -359,7 +359,7 @@ WS_TEST(framesIntegrateToTheFlopsOfTheirEvents)
     // Multi-wafer inference: a frame of wafer 2 lights only regions placed on wafer 2.
     const ModelGraph llama = load(sample("llama3p1_70b.yaml"));
     const ExecutionPlan inference = plan(llama, cs3, RunMode::Inference);
-    const RunResult decode = runOrThrow(inference, llama, cs3, RunKind::Inference);
+    const RunResult decode = runOrThrow(inference, llama, cs3, RunMode::Inference);
     const FrameSource decodeFrames(inference, llama, cs3, decode);
     WS_CHECK_EQ(decodeFrames.wafers(), 4);
     const double t = decode.metrics.timeToFirstTokenS + 0.5 * decode.metrics.stepTimeS;
@@ -419,7 +419,7 @@ WS_TEST(utilizationOverTimeConservesTheTimeline)
     const SystemSpec cs2 = preset("cs2");
     const ModelGraph graph = load(sample("gpt3_xl.yaml"));
     const ExecutionPlan compiled = plan(graph, cs2, RunMode::Train, ExecutionChoice::Auto, 4);
-    const RunResult result = runOrThrow(compiled, graph, cs2, RunKind::Train, 0, 2);
+    const RunResult result = runOrThrow(compiled, graph, cs2, RunMode::Train, 0, 2);
     const FrameSource frames(compiled, graph, cs2, result);
     const UtilizationSeries series = frames.utilization(200);
     WS_REQUIRE(series.compute.size() == 200 && series.memoryx.size() == 200);
@@ -540,7 +540,7 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
 
     // Weight streaming: an attention step holds the whole fabric and is listed; a matrix step is not.
     const ExecutionPlan streaming = plan(graph, cs2, RunMode::Train, ExecutionChoice::WeightStreaming, 1);
-    const RunResult streamed = runOrThrow(streaming, graph, cs2, RunKind::Train, 0, 1);
+    const RunResult streamed = runOrThrow(streaming, graph, cs2, RunMode::Train, 0, 1);
     const FrameSource streamedFrames(streaming, graph, cs2, streamed);
     int attention = 0;
     int matrices = 0;
@@ -571,7 +571,7 @@ WS_TEST(noWorkOfALanguageModelInInferenceIsLeftWithoutALinkLoadModel)
     for (const char* file : { "llama3p1_70b.yaml", "gpt2_small.yaml" }) {
         const ModelGraph graph = load(sample(file));
         const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
-        const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference);
+        const RunResult result = runOrThrow(compiled, graph, cs3, RunMode::Inference);
         const FrameSource frames(compiled, graph, cs3, result);
         WS_REQUIRE(frames.wafers() == compiled.numSystems);
         int loaded = 0;
@@ -661,20 +661,20 @@ WS_TEST(aStackedProfileKeepsTheLayoutWhoseTokenIsFastest)
     WS_REQUIRE(chosen.hasValue());
     WS_CHECK(chosen->stackedLayers);
     WS_CHECK_EQ(chosen->numSystems, strips.numSystems);
-    const double stripsRate = runOrThrow(strips, llama70b, cs3, RunKind::Inference).metrics.tokensPerS;
-    const double stackedRate = runOrThrow(*chosen, llama70b, cs3, RunKind::Inference).metrics.tokensPerS;
+    const double stripsRate = runOrThrow(strips, llama70b, cs3, RunMode::Inference).metrics.tokensPerS;
+    const double stackedRate = runOrThrow(*chosen, llama70b, cs3, RunMode::Inference).metrics.tokensPerS;
     WS_CHECK(stackedRate > 1.2 * stripsRate);
     // Under the launch profile the same options give the strips.
     const Expected<ExecutionPlan> launch = compileFor(llama70b, cs3, options, builtinCalibration());
     WS_REQUIRE(launch.hasValue());
     WS_CHECK(!launch->stackedLayers);
-    WS_CHECK_NEAR(runOrThrow(*launch, llama70b, cs3, RunKind::Inference).metrics.tokensPerS, stripsRate, 1e-9);
+    WS_CHECK_NEAR(runOrThrow(*launch, llama70b, cs3, RunMode::Inference).metrics.tokensPerS, stripsRate, 1e-9);
 
     // Tiers of a band share their PEs: the prompt's tokens follow one another at the busiest band's
     // interval, the busy cycles of all its regions' kernels (the closed forms, summed here).
     const std::int64_t prompt = 64;
     RunOptions options64;
-    options64.mode = RunKind::Inference;
+    options64.mode = RunMode::Inference;
     options64.promptTokens = prompt;
     const Expected<RunResult> run64 = run(*chosen, llama70b, cs3, options64, stacked);
     WS_REQUIRE(run64.hasValue());
@@ -746,8 +746,8 @@ WS_TEST(aTreeReducedProfileGivesEachRegionTheFasterReduction)
     }
     WS_CHECK(tree > 0);
     WS_CHECK(tree < either);
-    const double mixedRate = runOrThrow(*mixed, gpt2, cs3, RunKind::Inference).metrics.tokensPerS;
-    const double chainRate = runOrThrow(chains, gpt2, cs3, RunKind::Inference).metrics.tokensPerS;
+    const double mixedRate = runOrThrow(*mixed, gpt2, cs3, RunMode::Inference).metrics.tokensPerS;
+    const double chainRate = runOrThrow(chains, gpt2, cs3, RunMode::Inference).metrics.tokensPerS;
     WS_CHECK(mixedRate >= chainRate);
     // The shipped profiles reduce along chains only.
     const Expected<ExecutionPlan> launch = compileFor(gpt2, cs3, options, builtinCalibration());

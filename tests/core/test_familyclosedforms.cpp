@@ -185,7 +185,7 @@ WS_TEST(dpoReferenceRunsForwardOnlyOnChosenAndRejected)
     const std::int64_t sequence = 32768; // the file's max_position_embeddings: no max_sequence_length is given
     for (const Op& op : graph.ops) {
         WS_CHECK_EQ(op.tokensPerSample, 2 * sequence); // a chosen and a rejected completion per sample
-        if (op.stack == "reference") {
+        if (op.stack == Op::Stack::Reference) {
             WS_CHECK(op.frozen);
             WS_CHECK_EQ(op.bwdFlopsPerToken, 0.0);
         }

@@ -78,7 +78,7 @@ report::RunReport sampleReport()
     r.manifest.model = "tiny<&\"gpt";
     r.manifest.system = "cs2";
     r.manifest.numCsx = 2;
-    r.manifest.mode = RunKind::Train;
+    r.manifest.mode = RunMode::Train;
     r.manifest.executionRequested = ExecutionChoice::Auto;
     r.manifest.calibrationVersion = "cal-7";
     r.plan.execution = ExecutionMode::Pipelined;
@@ -86,7 +86,7 @@ report::RunReport sampleReport()
     r.plan.fabricHeight = 994;
     r.plan.usable = { 4, 4, 742, 986 };
     r.plan.notes = { "plan note" };
-    r.metrics.mode = RunKind::Train;
+    r.metrics.mode = RunMode::Train;
     r.metrics.execution = ExecutionMode::Pipelined;
     r.metrics.system = "cs2";
     r.metrics.stepTimeS = 0.0125;
@@ -457,7 +457,7 @@ WS_TEST(theDocumentHoldsWhatBothRenderingsShow)
 WS_TEST(inferenceHtmlShowsDecodeFigures)
 {
     report::RunReport r = sampleReport();
-    r.metrics.mode = RunKind::Inference;
+    r.metrics.mode = RunMode::Inference;
     r.metrics.timeToFirstTokenS = 0.25;
     r.metrics.aggregateTokensPerS = 12000;
     const std::string html = report::reportHtml(r);

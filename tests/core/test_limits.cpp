@@ -43,7 +43,7 @@ double graphBytes(const ModelGraph& graph)
 {
     double bytes = double(graph.ops.capacity() * sizeof(Op));
     for (const Op& op : graph.ops) {
-        bytes += heapBytes(op.name) + heapBytes(op.stack) + double(op.tensors.capacity() * sizeof(ParamTensor));
+        bytes += heapBytes(op.name) + double(op.tensors.capacity() * sizeof(ParamTensor));
         for (const ParamTensor& tensor : op.tensors)
             bytes += heapBytes(tensor.name);
     }
@@ -298,7 +298,7 @@ WS_TEST(framesOfHundredsOfWafersAreRefusedAndTwentyTwoFit)
         WS_REQUIRE(config.hasValue());
         const ModelGraph graph = buildModelGraph(*config);
         const ExecutionPlan plan = test::plan(graph, cs3, RunMode::Inference);
-        const Expected<engine::RunResult> run = engine::run(plan, graph, cs3, { .mode = engine::RunKind::Inference });
+        const Expected<engine::RunResult> run = engine::run(plan, graph, cs3, { .mode = engine::RunMode::Inference });
         WS_REQUIRE(run.hasValue());
         const engine::FrameSource frames(plan, graph, cs3, *run);
         return std::make_pair(frames.wafers(), engine::checkFrameMemory(frames, cs3));
@@ -345,7 +345,7 @@ WS_TEST(theTimelineIsReservedAtWhatTheRunRecords)
     for (const char* name : { "gpt3_xl.yaml", "llama3_8b.yaml" }) {
         const ModelGraph graph = test::load(test::sample(name));
         const ExecutionPlan plan = test::plan(graph, cs2, RunMode::Train, ExecutionChoice::WeightStreaming);
-        for (const engine::RunKind kind : { engine::RunKind::Train, engine::RunKind::Eval })
+        for (const engine::RunMode kind : { engine::RunMode::Train, engine::RunMode::Eval })
             for (const int steps : { 1, 3 }) {
                 engine::RunOptions options;
                 options.mode = kind;

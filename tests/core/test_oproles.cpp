@@ -122,8 +122,8 @@ WS_TEST(crossAttentionReferenceCopiesAndVisionTowersKeepTheirOwnRoles)
     for (const Op& op : dpo.ops) {
         if (op.role != OpRole::Query)
             continue;
-        (op.stack == "reference" ? referenceQueries : decodedQueries) += 1;
-        WS_CHECK_EQ(inDecodedStack(op), op.stack != "reference");
+        (op.stack == Op::Stack::Reference ? referenceQueries : decodedQueries) += 1;
+        WS_CHECK_EQ(inDecodedStack(op), op.stack != Op::Stack::Reference);
     }
     WS_CHECK_EQ(referenceQueries, int(dpo.config.numLayers));
     WS_CHECK_EQ(decodedQueries, int(dpo.config.numLayers));

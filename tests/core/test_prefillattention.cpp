@@ -172,7 +172,7 @@ double worstCycleError = 0.0;
 void checkClosedForm(const PrefillCase& shape)
 {
     const PrefillRun run = runPrefill(shape, Storage::Bf16);
-    const engine::KernelCost model
+    const KernelCost model
         = engine::costPrefillAttention({ shape.grid, shape.heads, shape.headDim, shape.tokens, shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);

@@ -75,7 +75,7 @@ WS_TEST(chromeTracePutsInferenceRegionsOnTheirWafers)
     const ModelGraph graph = load(sample("llama3p1_70b.yaml"));
     const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
     engine::RunOptions options;
-    options.mode = engine::RunKind::Inference;
+    options.mode = engine::RunMode::Inference;
     const engine::RunResult run = engine::run(compiled, graph, cs3, options).value();
     const nlohmann::json trace = nlohmann::json::parse(report::chromeTrace(run, &compiled));
     std::set<int> waferPids;

@@ -18,7 +18,7 @@ using waferscope::test::sample;
 
 namespace {
 
-Sensitivity sensitivityOf(const std::string& file, const std::string& system, RunKind mode)
+Sensitivity sensitivityOf(const std::string& file, const std::string& system, RunMode mode)
 {
     const ModelGraph graph = load(sample(file));
     CompileOptions compile;
@@ -45,7 +45,7 @@ const FactorEffect& factor(const Sensitivity& result, const std::string& name)
 WS_TEST(aComputeBoundStepScalesWithOneOverTheClock)
 {
     // GPT-2 small trains layer-pipelined on one CS-2: every part of its step is cycles.
-    const Sensitivity result = sensitivityOf("gpt2_small.yaml", "cs2", RunKind::Train);
+    const Sensitivity result = sensitivityOf("gpt2_small.yaml", "cs2", RunMode::Train);
     const FactorEffect& clock = factor(result, "cs2.wafer.clock_hz");
     WS_CHECK_EQ(clock.value, 1.1e9);
     WS_CHECK_NEAR(clock.figureAtLow / result.baseline, clock.lowValue / clock.value, 1e-9);
@@ -65,7 +65,7 @@ WS_TEST(aStreamBoundStepScalesWithBytesOverBandwidth)
     const double samples = base->metrics.samplesPerS * base->metrics.stepTimeS;
     const double flashPerSample = base->metrics.flashStreamedBytesPerStep / samples;
     WS_REQUIRE(flashPerSample > 0.0);
-    const Sensitivity result = sensitivityOf("gpt_1t_synthetic.yaml", "cs3", RunKind::Train);
+    const Sensitivity result = sensitivityOf("gpt_1t_synthetic.yaml", "cs3", RunMode::Train);
     const FactorEffect& flash = factor(result, "cs3.memoryx.flash_bandwidth_bytes_per_s");
     WS_CHECK_NEAR(result.baseline, base->metrics.samplesPerS, 1e-12);
     for (const auto& [bandwidth, figure] :
@@ -81,7 +81,7 @@ WS_TEST(theLaunchOverheadRangeSpansThePublishedFigure)
 {
     // region_launch_cycles was fitted to "about 1,800 tokens/s"; its range is that figure read
     // as 1,750 to 1,850.
-    const Sensitivity result = sensitivityOf("llama3_8b.yaml", "cs3", RunKind::Inference);
+    const Sensitivity result = sensitivityOf("llama3_8b.yaml", "cs3", RunMode::Inference);
     WS_CHECK_EQ(result.figure, std::string("tokens_per_s"));
     const FactorEffect& launch = factor(result, "calibration.region_launch_cycles");
     WS_CHECK_NEAR(launch.figureAtLow, 1850.0, 0.005 * 1850.0);
@@ -90,7 +90,7 @@ WS_TEST(theLaunchOverheadRangeSpansThePublishedFigure)
 
 WS_TEST(factorsComeSortedByImpactWithTheirReasons)
 {
-    const Sensitivity result = sensitivityOf("gpt3_xl.yaml", "cs2", RunKind::Train);
+    const Sensitivity result = sensitivityOf("gpt3_xl.yaml", "cs2", RunMode::Train);
     WS_REQUIRE(result.factors.size() >= 5);
     for (std::size_t i = 0; i < result.factors.size(); ++i) {
         const FactorEffect& effect = result.factors[i];

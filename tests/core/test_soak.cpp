@@ -87,7 +87,7 @@ void cycle(const Case& job, const SystemSpec& system, const fs::path& directory)
     const Expected<ExecutionPlan> plan = compile(*graph, system, compileOptions);
     WS_REQUIRE(plan.hasValue());
     engine::RunOptions runOptions;
-    runOptions.mode = runKindFor(compileOptions.mode);
+    runOptions.mode = compileOptions.mode;
     const Expected<engine::RunResult> run = engine::run(*plan, *graph, system, runOptions);
     WS_REQUIRE(run.hasValue());
     const report::RunReport report = report::buildReport(

@@ -58,7 +58,7 @@ Calibration alone(Calibration calibration)
 RunOptions decode(int users = 1)
 {
     RunOptions options;
-    options.mode = RunKind::Inference;
+    options.mode = RunMode::Inference;
     options.users = users;
     return options;
 }

@@ -79,7 +79,7 @@ WS_TEST(swarmxDepthFollowsFromItsOneToFourNodes)
     const ModelGraph graph = load(sample("gpt3_xl.yaml"));
     for (const auto& [system, systems] : { std::pair { &cs2, 192 }, std::pair { &cs3, 2048 } }) {
         const ExecutionPlan compiled = plan(graph, *system, RunMode::Train, ExecutionChoice::WeightStreaming, systems);
-        const RunResult run = runOrThrow(compiled, graph, *system, RunKind::Train, systems);
+        const RunResult run = runOrThrow(compiled, graph, *system, RunMode::Train, systems);
         WS_CHECK_NEAR(firstStreamCrossing(run), depthOfOneToFourTree(systems) * system->swarmx.levelLatencyS, 1e-9);
     }
 }
@@ -116,7 +116,7 @@ WS_TEST(oneTrillionOnCs3StreamsItsTailFromFlash)
     WS_CHECK_NEAR(compiled.memoryxFlashBytes, perParam * (kParams1t - dramParams), 1e-12);
 
     // One micro-batch of 2 samples: a step streams every weight twice (no recomputation).
-    const RunResult run = runOrThrow(compiled, graph, cs3, RunKind::Train, 2);
+    const RunResult run = runOrThrow(compiled, graph, cs3, RunMode::Train, 2);
     const Metrics& m = run.metrics;
     WS_REQUIRE(m.microBatchesPerStep == 1);
     WS_REQUIRE(weightBytesPerMicroBatch(compiled) == 4.0 * kParams1t);
@@ -145,7 +145,7 @@ WS_TEST(oneTrillionOnCs3StreamsItsTailFromFlash)
     // The same bytes with the flash tier twice as fast: the flash part of the step halves.
     SystemSpec faster = cs3;
     faster.memoryx.flashBandwidthBytesPerS = 2.0 * cs3.memoryx.flashBandwidthBytesPerS;
-    const RunResult quick = runOrThrow(plan(graph, faster), graph, faster, RunKind::Train, 2);
+    const RunResult quick = runOrThrow(plan(graph, faster), graph, faster, RunMode::Train, 2);
     const double quickS
         = dramBytes / faster.memoryx.dramReadBytesPerS() + flashBytes / faster.memoryx.flashReadBytesPerS();
     WS_CHECK(quick.metrics.stepTimeS >= quickS);
@@ -164,7 +164,7 @@ WS_TEST(aPresetWithoutTiersStreamsEverythingAtOneRate)
     const ExecutionPlan compiled = plan(graph, cs3);
     WS_CHECK_NEAR(compiled.memoryxStoredBytes, double(graph.weightBytes + graph.optimizerStateBytes), 1e-12);
     WS_CHECK_EQ(compiled.memoryxFlashBytes, 0.0);
-    const RunResult run = runOrThrow(compiled, graph, cs3, RunKind::Train, 2);
+    const RunResult run = runOrThrow(compiled, graph, cs3, RunMode::Train, 2);
     WS_CHECK_EQ(run.metrics.flashStreamedBytesPerStep, 0.0);
     const double streamS
         = 4.0 * kParams1t / std::min({ cs3.ioBytesPerS, cs3.swarmx.linkBytesPerS, cs3.memoryx.bandwidthBytesPerS });
@@ -184,7 +184,7 @@ WS_TEST(aModelThatFitsDramReadsNothingFromFlash)
         WS_CHECK_EQ(compiled.memoryxFlashBytes, 0.0);
         for (const StreamedLayer& layer : compiled.streamed)
             WS_CHECK_EQ(layer.flashShare, 0.0);
-        const RunResult run = runOrThrow(compiled, graph, system, RunKind::Train, 0);
+        const RunResult run = runOrThrow(compiled, graph, system, RunMode::Train, 0);
         WS_CHECK_EQ(run.metrics.flashStreamedBytesPerStep, 0.0);
         WS_CHECK_EQ(memoryxBytes(run, Phase::FlashStreamIn), 0.0);
         WS_CHECK_NEAR(memoryxBytes(run, Phase::StreamIn),

@@ -189,7 +189,7 @@ WS_TEST(aCycleLevelStudyIsTheFabricRunWithTheModelsCycles)
     study::StudySpec spec;
     spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
     spec.compile.mode = RunMode::Inference;
-    spec.run.mode = RunKind::Inference;
+    spec.run.mode = RunMode::Inference;
     spec.level = study::StudyLevel::Cycle;
     spec.cycle.promptTokens = 4;
     spec.report = true;
@@ -232,7 +232,7 @@ WS_TEST(aCycleLevelStudyStopsOnTheFabricWhenCancelled)
         study::StudySpec spec;
         spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
         spec.compile.mode = RunMode::Inference;
-        spec.run.mode = RunKind::Inference;
+        spec.run.mode = RunMode::Inference;
         spec.level = study::StudyLevel::Cycle;
         spec.cycle.promptTokens = 8;
         spec.writer = &writer;
@@ -318,7 +318,7 @@ WS_TEST(aHeldRunStandsWithItsOptionsAtCycleLevel)
     study::StudySpec spec;
     spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
     spec.compile.mode = RunMode::Inference;
-    spec.run.mode = RunKind::Inference;
+    spec.run.mode = RunMode::Inference;
     spec.run.maxSteps = 2;
     const Expected<study::StudyOutcome> modelLevel = study::runStudy(spec);
     WS_REQUIRE(modelLevel.hasValue());

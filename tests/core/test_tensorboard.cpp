@@ -79,7 +79,7 @@ WS_TEST(eachWeightStreamingStepIsItsShareOfTheTimeline)
     const SystemSpec cs2 = preset("cs2");
     const ModelGraph graph = load(sample("gpt3_xl.yaml"));
     const ExecutionPlan compiled = plan(graph, cs2, RunMode::Train, ExecutionChoice::WeightStreaming, 1);
-    const RunResult result = runOrThrow(compiled, graph, cs2, RunKind::Train, 0, 3);
+    const RunResult result = runOrThrow(compiled, graph, cs2, RunMode::Train, 0, 3);
     const std::vector<StepFigures> steps = stepFigures(FrameSource(compiled, graph, cs2, result), result.metrics);
     const Metrics& m = result.metrics;
     WS_REQUIRE(steps.size() == 3 && m.stepTimesS.size() == 3);
@@ -128,7 +128,7 @@ WS_TEST(inferenceStepsAreTheDecodeStepsAfterThePrompt)
     const SystemSpec cs3 = preset("cs3");
     const ModelGraph graph = load(sample("llama3_8b.yaml"));
     const ExecutionPlan compiled = plan(graph, cs3, RunMode::Inference);
-    const RunResult result = runOrThrow(compiled, graph, cs3, RunKind::Inference, 0, 2);
+    const RunResult result = runOrThrow(compiled, graph, cs3, RunMode::Inference, 0, 2);
     const Metrics& m = result.metrics;
     const std::vector<StepFigures> steps = stepFigures(FrameSource(compiled, graph, cs3, result), m);
     WS_REQUIRE(steps.size() == 2);
@@ -145,7 +145,7 @@ WS_TEST(inferenceStepsAreTheDecodeStepsAfterThePrompt)
     CompileOptions compileOptions;
     compileOptions.mode = RunMode::Inference;
     RunOptions runOptions;
-    runOptions.mode = RunKind::Inference;
+    runOptions.mode = RunMode::Inference;
     const report::RunReport written = report::buildReport({ sample("llama3_8b.yaml"), "", graph, cs3, compiled, result,
         compileOptions, runOptions, builtinCalibration() });
     const std::string text = report::reportToJson(written);

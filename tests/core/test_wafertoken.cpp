@@ -173,7 +173,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
         const CycleRunResult result = runSmall(file, 2, 3);
         const engine::DecodeRegions layout(graph, plan, system);
         const auto lanes = [](int count, std::int64_t total) {
-            std::vector<engine::DecodeLane> out;
+            std::vector<DecodeLane> out;
             for (int i = 0; i < count; ++i)
                 out.push_back({ i, total * (i + 1) / count - total * i / count });
             return out;
@@ -186,7 +186,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
                 [&](const Region& r) { return r.opName == measured.op && r.replica == 0; });
             WS_REQUIRE(region != plan.regions.end());
             WS_REQUIRE(std::ssize(measured.expertsChosen) == graph.config.topK);
-            engine::DecodeExpertsShape shape;
+            DecodeExpertsShape shape;
             shape.width = region->rect.w;
             shape.height = region->rect.h;
             shape.experts = int(graph.config.numExperts);
@@ -196,7 +196,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
             shape.ffn = lanes(layout.ffnLanes(graph.ops[std::size_t(region->op)].layer), graph.config.filterSize);
             shape.simdWidth = system.wafer.fmacPerPePerCycle;
             shape.chosen = measured.expertsChosen;
-            const engine::KernelCost model = engine::costDecodeExperts(shape);
+            const KernelCost model = costDecodeExperts(shape);
             const double busy = measured.busyFraction * double(measured.measuredCycles);
             const double modelBusy = model.peBusyFraction * model.cycles;
             std::printf("%-20s %-22s experts %d,%d: cycles %llu/%.0f, busy PE-cycles %.0f/%.0f, links %llu/%.0f\n",

@@ -118,12 +118,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The work: a compile per allocation; per sized kind (model, allocation, target) a binary
     // search; then a run per job at most.
-    std::set<std::tuple<std::string, RunKind, int>> allocations;
+    std::set<std::tuple<std::string, RunMode, int>> allocations;
     std::set<std::tuple<std::string, int, double>> searches;
     int mostUsers = 1;
     for (const JobSpec& job : file.jobs) {
         allocations.insert({ job.paramsPath, job.mode, job.numCsx });
-        if (job.mode == RunKind::Inference && job.tokensPerSPerUser) {
+        if (job.mode == RunMode::Inference && job.tokensPerSPerUser) {
             searches.insert({ job.paramsPath, job.numCsx, *job.tokensPerSPerUser });
             mostUsers = std::max(mostUsers, job.users);
         }

@@ -24,13 +24,13 @@ int main(int argc, char** argv)
     }
     const Expected<LoadedModelFile> model = loadModelFile(argv[1]);
     const Expected<SystemSpec> system = loadBuiltinPreset(argv[2]);
-    const std::optional<RunKind> kind = fromName<RunKind>(argv[3]);
+    const std::optional<RunMode> kind = fromName<RunMode>(argv[3]);
     if (!model || !system || !kind) {
         std::fprintf(stderr, "bad input\n");
         return 2;
     }
     CompileOptions options;
-    options.mode = *kind == RunKind::Inference ? RunMode::Inference : RunMode::Train;
+    options.mode = *kind == RunMode::Inference ? RunMode::Inference : RunMode::Train;
     options.numSystems = std::stoi(argv[4]);
     const engine::Calibration& calibration = engine::builtinCalibration();
     const Expected<ExecutionPlan> plan = engine::compileFor(model->graph, *system, options, calibration);

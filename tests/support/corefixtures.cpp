@@ -20,7 +20,7 @@ core::ModelGraph load(const std::string& path)
 }
 
 core::engine::RunResult runOrThrow(const core::ExecutionPlan& compiled, const core::ModelGraph& graph,
-    const core::SystemSpec& system, core::engine::RunKind mode, std::int64_t globalBatch, int steps)
+    const core::SystemSpec& system, core::engine::RunMode mode, std::int64_t globalBatch, int steps)
 {
     core::engine::RunOptions options;
     options.mode = mode;

@@ -21,7 +21,7 @@ core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& 
 std::string sample(const std::string& name); // samples/NAME
 // engine::run with these options, or the test fails with the engine's message.
 core::engine::RunResult runOrThrow(const core::ExecutionPlan& compiled, const core::ModelGraph& graph,
-    const core::SystemSpec& system, core::engine::RunKind mode = core::engine::RunKind::Train,
+    const core::SystemSpec& system, core::engine::RunMode mode = core::engine::RunMode::Train,
     std::int64_t globalBatch = 0, int steps = 1);
 std::vector<std::filesystem::path> allConfigs(); // samples/ and ../shared/modelzoo, sorted
 std::filesystem::path modelZooRelease(); // ../shared/modelzoo-release-2.10.0 (may be absent)

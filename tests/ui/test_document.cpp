@@ -70,7 +70,7 @@ core::engine::RunResult expectedRun(const QString& path, const core::SystemSpec&
     const core::engine::Calibration calibration = core::engine::builtinCalibration();
     const core::ExecutionPlan plan = core::engine::compileFor(graph, system, options, calibration).value();
     core::engine::RunOptions run;
-    run.mode = core::runKindFor(mode);
+    run.mode = mode;
     run.maxSteps = ui::Document::kStepsShown;
     return core::engine::run(plan, graph, system, run, calibration).value();
 }

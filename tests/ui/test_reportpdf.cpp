@@ -158,7 +158,7 @@ private Q_SLOTS:
     void inferenceReportIsAPdf()
     {
         core::report::RunReport inference = m_report;
-        inference.metrics.mode = core::RunKind::Inference;
+        inference.metrics.mode = core::RunMode::Inference;
         inference.scaling.reset();
         const QByteArray pdf = ui::reportPdf(inference);
         QVERIFY(isPdf(pdf));

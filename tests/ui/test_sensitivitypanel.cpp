@@ -42,7 +42,7 @@ core::engine::Sensitivity expectedSensitivity(const core::SystemSpec& system, in
     compile.mode = mode;
     compile.numSystems = numSystems;
     core::engine::RunOptions run;
-    run.mode = core::runKindFor(mode);
+    run.mode = mode;
     run.maxSteps = ui::Document::kStepsShown;
     return core::engine::runSensitivity(graph, system, compile, run, core::engine::builtinCalibration()).value();
 }
@@ -231,7 +231,7 @@ private Q_SLOTS:
         core::CompileOptions compile;
         const auto plan = std::make_shared<const core::ExecutionPlan>(core::compile(*graph, cs2, compile).value());
         auto state = std::make_shared<ui::RunState>();
-        state->options.mode = core::RunKind::Train;
+        state->options.mode = core::RunMode::Train;
         state->run = std::make_shared<const core::engine::RunResult>(
             core::engine::run(*plan, *graph, cs2, state->options).value());
         core::engine::Sensitivity given;

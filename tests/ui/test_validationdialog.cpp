@@ -66,7 +66,7 @@ private Q_SLOTS:
         const core::ModelGraph graph = core::loadModel(path.toStdString()).value();
         const core::ExecutionPlan plan = core::compile(graph, window->document()->system(), options).value();
         core::engine::RunOptions run;
-        run.mode = core::engine::RunKind::Inference;
+        run.mode = core::engine::RunMode::Inference;
         run.maxSteps = ui::Document::kStepsShown;
         const double expected
             = core::engine::run(plan, graph, window->document()->system(), run, zero)->metrics.tokensPerS;

@@ -59,7 +59,7 @@ Q_SIGNALS:
     void failed(const QString& message); // located, for Messages; scheduled() follows
     void scheduled(); // the newest request ended: schedule() is its (or, on failure, the last)
     // A job's model to load with its allocation.
-    void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunKind mode);
+    void jobActivated(const QString& paramsPath, const QString& system, int numCsx, core::RunMode mode);
 
 private:
     struct Outcome {

@@ -287,7 +287,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
                 runFailed(outcome.error);
         });
     Q_EMIT busyChanged(tr("running"), {});
-    Q_EMIT runChanged(options.mode == core::engine::RunKind::Inference
+    Q_EMIT runChanged(options.mode == core::engine::RunMode::Inference
             ? tr("Running %1 on the simulated cluster …").arg(modelName())
             : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
 }
@@ -295,7 +295,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
 RunRequest Document::runRequest(std::shared_ptr<const core::ExecutionPlan> plan) const
 {
     core::engine::RunOptions options;
-    options.mode = core::runKindFor(mode());
+    options.mode = mode();
     options.maxSteps = kStepsShown;
     return { m_model, std::move(plan), system(), m_compileOptions, options, numSystems(), m_calibration,
         kUtilizationBins };

@@ -66,7 +66,10 @@ QString executionModeLabel(core::ExecutionMode mode)
 
 QStringList runModeNames()
 {
-    return coreNames<core::RunMode>();
+    QStringList out;
+    for (const std::string& name : core::compileModeNames())
+        out << QString::fromStdString(name);
+    return out;
 }
 QString runModeName(core::RunMode mode)
 {
@@ -74,7 +77,7 @@ QString runModeName(core::RunMode mode)
 }
 std::optional<core::RunMode> runModeFromName(const QString& name)
 {
-    return coreValue<core::RunMode>(name);
+    return core::compileModeFromName(name.toStdString());
 }
 
 QStringList executionNames()

@@ -122,7 +122,7 @@ RunOutcome runPlan(const RunRequest& request, const JobContext& context)
         state->noFrames = QString::fromStdString(noFrames->message);
     else
         state->frames = ran->frames;
-    if (request.options.mode == core::engine::RunKind::Inference || context.cancelled())
+    if (request.options.mode == core::engine::RunMode::Inference || context.cancelled())
         return outcome;
     // The sweep: a study from the run just made, which it does not make again.
     spec.frames = false;
@@ -167,7 +167,7 @@ QString planSummary(const core::ExecutionPlan& plan, const QString& model, const
 
 QString runSummary(const core::engine::Metrics& metrics, const QString& model, const core::SystemSpec& system)
 {
-    if (metrics.mode == core::engine::RunKind::Inference)
+    if (metrics.mode == core::engine::RunMode::Inference)
         return tr("ran %1: %2 tokens/s per user, first token after %3 ms, MFU %4%")
             .arg(model)
             .arg(metrics.tokensPerS, 0, 'f', 1)
@@ -186,7 +186,7 @@ QString runSummary(const core::engine::Metrics& metrics, const QString& model, c
 QString runIdleState(
     const core::engine::Metrics& metrics, const core::SystemSpec& system, core::ExecutionMode execution)
 {
-    if (metrics.mode == core::engine::RunKind::Inference)
+    if (metrics.mode == core::engine::RunMode::Inference)
         return tr("%1 tokens/s per user on %2 wafer(s)").arg(metrics.tokensPerS, 0, 'f', 0).arg(metrics.numSystems);
     return tr("%1 samples/s on %2 x %3, %4")
         .arg(metrics.samplesPerS, 0, 'f', 0)

@@ -217,7 +217,7 @@ void TimelinePanel::setRun(
     m_plot->xAxis->setRange(0.0, std::max(1e-6, m_run->timeline.span * 1e3));
     m_cursor->setVisible(false);
     QString text;
-    if (metrics.mode == core::RunKind::Inference)
+    if (metrics.mode == core::RunMode::Inference)
         text = tr("Prefill of %1 tokens, then %2 decode step(s): %3 tokens/s per user, first token after %4 ms.")
                    .arg(metrics.promptTokens)
                    .arg(metrics.stepTimesS.size())
@@ -235,7 +235,7 @@ void TimelinePanel::setRun(
                     .arg(s.tokensPerPass, 0, 'f', 2)
                     .arg(s.acceptanceRate, 0, 'f', 2)
                     .arg(s.targetTokensPerS, 0, 'f', 1);
-    } else if (metrics.mode != core::RunKind::Inference)
+    } else if (metrics.mode != core::RunMode::Inference)
         text = tr("%1 step(s) of %2 ms (%3): %4 samples/s, MFU %5%, bound by %6.")
                    .arg(metrics.stepTimesS.size())
                    .arg(metrics.stepTimeS * 1e3, 0, 'f', 3)

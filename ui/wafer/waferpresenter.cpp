@@ -212,7 +212,7 @@ QString WaferPresenter::stepText() const
     const QString layer = step.layer >= 0 && std::size_t(step.layer) < metrics.layers.size()
         ? QString::fromStdString(metrics.layers[std::size_t(step.layer)].name)
         : tr("(no layer)");
-    const bool inference = state->options.mode == core::engine::RunKind::Inference;
+    const bool inference = state->options.mode == core::engine::RunMode::Inference;
     QString text
         = tr("step %1 of %2 · %3 %4 · %5 · %6")
               .arg(snapshot->index + 1)

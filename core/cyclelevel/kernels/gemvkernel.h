@@ -2,7 +2,7 @@
 
 #include "core/cyclelevel/decoder.h"
 #include "core/cyclelevel/kernels/regionkernel.h"
-#include "core/kernels/gemvspec.h"
+#include "core/kernels/gemv.h"
 
 #include <cstdint>
 #include <map>

@@ -2,12 +2,14 @@
 
 // A GEMV region kernel's spec: where it sits, the lanes it takes and gives, its weights' source
 // and what it does at its exits. The cycle-level GemvKernel (core/cyclelevel/kernels/gemvkernel.h)
-// is built from it, and the closed form (core/engine/costmodel.h, costDecodeGemv) reads it.
+// is built from it, and its closed form, costDecodeGemv below, reads it.
 
 #include "core/kernels/geometry.h"
+#include "core/kernels/kernelcost.h"
 #include "core/kernels/kernelspec.h"
 #include "core/kernels/weightsource.h"
 
+#include <optional>
 #include <string>
 
 namespace waferscope::core {
@@ -43,5 +45,21 @@ struct GemvSpec {
     bool lastExpert = false; // Combine: ends the chain
     bool treeReduced = false;
 };
+
+// The GEMV of a GemvSpec (core/kernels/gemv.h), the spec the cycle-level GemvKernel is built
+// from: GEMV column t (region column firstColumn + t) takes input lane t mod inputs (a part of it
+// when several columns share the lane), turns it down its column, and each output row's partial
+// sums are reduced along the row (or its tree) to its last column. Only the spec's geometry,
+// epilogue and tree matter here; its weights are the cycle-level run's.
+// MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
+// the spec's `experts` routing weights, whose first wavelet reaches region column u, row v at
+// routedAt + u + v; it multiplies only when its expert is `chosen`. inputsStored: the lanes were
+// in before the weights came (they passed while the router computed).
+struct GemvDispatch {
+    std::optional<double> routedAt;
+    bool chosen = true;
+    bool inputsStored = false;
+};
+KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatch& dispatch = {});
 
 } // namespace waferscope::core
