@@ -224,7 +224,9 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
     ArgParser parser("waferscope-cli fabric",
         "Runs the cycle-level PE mesh: synthetic traffic (default) to validate it against NoC theory, or one\n"
         "kernel (--kernel) whose result is checked against a reference implementation.");
-    parser.addOption("system", "NAME", "hardware preset for SIMD width, SRAM and --mesh wafer (default cs3)");
+    parser.addOption("system", "NAME",
+        "hardware preset for SIMD width, SRAM and --mesh wafer (default " + std::string(core::defaultPresetName())
+            + ")");
     parser.addOption(
         "mesh", "WxH", "traffic: mesh size in PEs, or 'wafer' for the system's whole fabric (default 32x32)");
     parser.addOption("traffic", "PATTERN",
@@ -248,7 +250,7 @@ int runFabricCommand(std::span<const std::string> args, std::ostream& out, std::
         out << parser.helpText();
         return kExitOk;
     }
-    const std::string systemName = parser.value("system").value_or("cs3");
+    const std::string systemName = parser.value("system").value_or(std::string(core::defaultPresetName()));
     core::Expected<core::SystemSpec> system = core::loadBuiltinPreset(systemName);
     if (!system)
         throw UsageError { "unknown system '" + systemName + "' (expected " + core::builtinPresetChoices() + ")" };

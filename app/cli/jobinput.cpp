@@ -18,7 +18,9 @@ namespace waferscope::cli {
 void addJobOptions(ArgParser& parser)
 {
     parser.addOption("params", "FILE", "the Model Zoo params YAML");
-    parser.addOption("system", "NAME", "hardware preset: " + core::builtinPresetChoices() + " (default cs3)");
+    parser.addOption("system", "NAME",
+        "hardware preset: " + core::builtinPresetChoices() + " (default " + std::string(core::defaultPresetName())
+            + ")");
     parser.addOption("num_csx", "N", "CS-X systems for training (default: the config's num_csx)");
     parser.addOption("execution", "MODE", "auto (default), pipelined or weight_streaming (training)");
 }

@@ -13,6 +13,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
+#include "core/hardware/builtinpresets.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
@@ -298,7 +299,7 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (!params)
         throw UsageError { "--params FILE is required" };
     spec.paramsPath = *params;
-    spec.systemName = parser.value("system").value_or("cs3");
+    spec.systemName = parser.value("system").value_or(std::string(core::defaultPresetName()));
     int exitCode = kExitOk;
     const std::optional<core::study::StudyOutcome> outcome = runJob(spec, parser, err, exitCode);
     if (!outcome)
@@ -314,7 +315,8 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
         "Training throughput against the number of CS-X systems: each count is compiled and run as its own job;\n"
         "speedup and efficiency are against one system, with the limit that binds at each point.");
     parser.addOption("params", "FILE", "the Model Zoo params YAML");
-    parser.addOption("system", "NAME", "hardware preset: cs2 or cs3 (default cs3)");
+    parser.addOption(
+        "system", "NAME", "hardware preset: cs2 or cs3 (default " + std::string(core::defaultPresetName()) + ")");
     parser.addOption("num_csx", "LIST", "system counts, comma separated: 1,2,4,8,16");
     parser.addOption("execution", "MODE", "auto (default), pipelined or weight_streaming");
     parser.addOption("mode", "MODE", "train (default) or eval");

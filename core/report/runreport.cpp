@@ -196,6 +196,19 @@ std::string laneName(engine::LaneKind lane, int index, const ExecutionPlan& plan
     return "lane";
 }
 
+std::string utcTimestamp()
+{
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm utc {};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
+namespace {
+
+// The manifest of buildReport: the options as the engine resolved them, stamped now.
 Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
     const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics)
 {
@@ -220,6 +233,7 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
     return m;
 }
 
+// The report of the run under `manifest`.
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
     const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
     const engine::Calibration& calibration)
@@ -239,15 +253,7 @@ RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, con
     return report;
 }
 
-std::string utcTimestamp()
-{
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm utc {};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
-}
+} // namespace
 
 RunReport buildReport(const ReportInputs& in)
 {

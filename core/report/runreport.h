@@ -140,16 +140,6 @@ struct ReportInputs {
 // length), stamped now, and the report of the run.
 RunReport buildReport(const ReportInputs& inputs);
 
-// The manifest part of buildReport.
-Manifest makeManifest(const std::string& inputPath, const std::string& inputBytes, const ModelGraph& graph,
-    const CompileOptions& compileOptions, const engine::RunOptions& runOptions, const engine::Metrics& metrics);
-
-// buildReport with a manifest made beforehand. Kept for the GUI's report export
-// (ui/reportexporter.cpp) until its Document runs studies; new code calls buildReport.
-RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
-    const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
-    const engine::Calibration& calibration = engine::builtinCalibration());
-
 std::string reportToJson(const RunReport& report, int indent = 2);
 // Reads `report.json` back; errors are located (`fileName:line:col` or the key at fault).
 Expected<RunReport> reportFromJson(const std::string& text, const std::string& fileName);

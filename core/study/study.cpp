@@ -128,19 +128,24 @@ Step compilePlan(Chain& chain)
 Step runModel(Chain& chain, const engine::RunOptions& options, const engine::Calibration& calibration)
 {
     chain.progress.enter(StudyStage::Running);
-    chain.outcome.run = options;
-    chain.outcome.run.cancelled = nullptr;
+    StudyOutcome& out = chain.outcome;
+    // A held run was made with the spec's own options (study.h): they are the ones it stands with.
+    out.run = chain.spec.ran ? chain.spec.run : options;
+    out.run.cancelled = nullptr;
     if (chain.spec.ran) {
-        chain.outcome.ran = chain.spec.ran;
-        return std::nullopt;
+        out.ran = chain.spec.ran;
+    } else {
+        engine::RunOptions cancellable = options;
+        cancellable.cancelled = chain.stopper();
+        Expected<engine::RunResult> ran
+            = engine::run(*out.plan, out.model->graph, out.system, cancellable, calibration);
+        if (!ran)
+            return ran.error();
+        out.ran = std::make_shared<const engine::RunResult>(std::move(ran).value());
     }
-    engine::RunOptions cancellable = options;
-    cancellable.cancelled = chain.stopper();
-    Expected<engine::RunResult> ran
-        = engine::run(*chain.outcome.plan, chain.outcome.model->graph, chain.outcome.system, cancellable, calibration);
-    if (!ran)
-        return ran.error();
-    chain.outcome.ran = std::make_shared<const engine::RunResult>(std::move(ran).value());
+    if (chain.spec.frames)
+        out.frames = std::make_shared<const engine::FrameSource>(
+            *out.plan, out.model->graph, out.system, *out.ran, calibration);
     return std::nullopt;
 }
 

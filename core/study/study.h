@@ -19,8 +19,10 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
+#include "core/hardware/builtinpresets.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelloader.h"
 #include "core/report/reportfile.h"
@@ -58,7 +60,7 @@ struct StudySpec {
     std::string paramsPath;
     std::shared_ptr<const LoadedModelFile> model;
     // The hardware: `system` when given (an edited preset), else the built-in preset `systemName`.
-    std::string systemName = "cs3";
+    std::string systemName { defaultPresetName() };
     std::optional<SystemSpec> system;
 
     CompileOptions compile;
@@ -77,12 +79,16 @@ struct StudySpec {
     bool sensitivity = false;
     bool report = false;
     report::RunDirectoryWriter* writer = nullptr;
+    // The model-level run's frames (engine::FrameSource, under the run's calibration): what a viewer
+    // steps through and charts over time (the GUI's wafer and utilization views), of the run made or held.
+    bool frames = false;
     // Files written beside the run directory's own (the GUI's report.pdf), made from the report.
     std::function<Expected<std::vector<report::ReportFile>>(const report::RunReport&)> extraFiles;
 
     // Pieces already made: each skips its stage. `plan` must have been compiled for this model,
     // system and compile options, `ran` run on it with `run`, `scaling` and `sensitivity` swept with
-    // them. `cycleLevel` stands for the fabric run (its modelCycles filled).
+    // them. `cycleLevel` stands for the fabric run (its modelCycles filled). A held run stands with
+    // `run` as it was made with, at cycle level too (the report's, the sensitivity's options).
     std::shared_ptr<const ExecutionPlan> plan;
     std::shared_ptr<const engine::RunResult> ran;
     std::shared_ptr<const engine::ScalingSweep> scaling;
@@ -122,6 +128,7 @@ struct StudyOutcome {
     engine::RunOptions run; // as the model-level run used them (cancelled cleared)
     // The model-level run; a cycle-level study makes one only for its report.
     std::shared_ptr<const engine::RunResult> ran;
+    std::shared_ptr<const engine::FrameSource> frames; // of `ran`, when the spec asks for them
     std::shared_ptr<const engine::ScalingSweep> scaling;
     std::shared_ptr<const engine::Sensitivity> sensitivity;
     std::shared_ptr<const cyclelevel::CycleRunResult> cycleLevel; // modelCycles filled

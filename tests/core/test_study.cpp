@@ -8,6 +8,7 @@
 #include "core/compiler/compiler.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
+#include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
 #include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
@@ -273,6 +274,76 @@ WS_TEST(piecesTheSpecHoldsAreNotMadeAgain)
     WS_CHECK(again->scaling == first->scaling);
     WS_CHECK(again->sensitivity == first->sensitivity);
     WS_CHECK_EQ(reportText(*again->report), reportText(*first->report));
+}
+
+WS_TEST(framesAreTheRunsFrameSource)
+{
+    study::StudySpec spec = smallTraining();
+    spec.scalingCounts.clear();
+    spec.sensitivity = false;
+    spec.report = false;
+    const Expected<study::StudyOutcome> without = study::runStudy(spec);
+    WS_REQUIRE(without.hasValue());
+    WS_CHECK(without->frames == nullptr); // not asked for
+    spec.frames = true;
+    const Expected<study::StudyOutcome> outcome = study::runStudy(spec);
+    WS_REQUIRE(outcome.hasValue() && outcome->frames != nullptr);
+
+    // The frames a viewer builds itself from the same run.
+    const engine::FrameSource separate(
+        *outcome->plan, outcome->model->graph, outcome->system, *outcome->ran, spec.calibration);
+    const engine::FrameSource& frames = *outcome->frames;
+    WS_REQUIRE(frames.frameCount() > 0);
+    WS_CHECK_EQ(frames.frameCount(), separate.frameCount());
+    WS_CHECK(frames.frameAtStep(0).peActivity == separate.frameAtStep(0).peActivity);
+    WS_CHECK(frames.frameAtStep(frames.frameCount() - 1).linkLoad
+        == separate.frameAtStep(separate.frameCount() - 1).linkLoad);
+    WS_CHECK(frames.utilization(50).compute == separate.utilization(50).compute);
+
+    // A held run gets its frames too, and is not run again.
+    study::StudySpec held = spec;
+    held.model = outcome->model;
+    held.plan = outcome->plan;
+    held.ran = outcome->ran;
+    const Expected<study::StudyOutcome> again = study::runStudy(held);
+    WS_REQUIRE(again.hasValue() && again->frames != nullptr);
+    WS_CHECK(again->ran == outcome->ran);
+    WS_CHECK_EQ(again->frames->frameCount(), frames.frameCount());
+}
+
+// A front end that ran the model level its own way (the GUI's run on screen, at the engine's default
+// prompt) and the fabric after it reports both: the run keeps its options, the manifest the fabric's seed.
+WS_TEST(aHeldRunStandsWithItsOptionsAtCycleLevel)
+{
+    study::StudySpec spec;
+    spec.paramsPath = dataDir() + "/cyclelevel/tiny_gpt2.yaml";
+    spec.compile.mode = RunMode::Inference;
+    spec.run.mode = RunMode::Inference;
+    spec.run.maxSteps = 2;
+    const Expected<study::StudyOutcome> modelLevel = study::runStudy(spec);
+    WS_REQUIRE(modelLevel.hasValue());
+    study::StudySpec fabric = spec;
+    fabric.model = modelLevel->model;
+    fabric.plan = modelLevel->plan;
+    fabric.level = study::StudyLevel::Cycle;
+    fabric.cycle.promptTokens = 2;
+    fabric.cycle.seed = 7;
+    const Expected<study::StudyOutcome> onFabric = study::runStudy(fabric);
+    WS_REQUIRE(onFabric.hasValue() && onFabric->cycleLevel != nullptr);
+
+    study::StudySpec both = fabric;
+    both.ran = modelLevel->ran;
+    both.cycleLevel = onFabric->cycleLevel;
+    both.report = true;
+    const Expected<study::StudyOutcome> outcome = study::runStudy(both);
+    WS_REQUIRE(outcome.hasValue() && outcome->report.has_value());
+    WS_CHECK(outcome->ran == modelLevel->ran);
+    WS_CHECK(outcome->cycleLevel == onFabric->cycleLevel);
+    WS_CHECK_EQ(outcome->run.promptTokens, std::int64_t(0)); // the held run's, not the fabric's 2
+    WS_CHECK_EQ(outcome->run.maxSteps, 2);
+    WS_CHECK_EQ(outcome->report->manifest.seed, std::uint64_t(7));
+    WS_CHECK_EQ(outcome->report->manifest.promptTokens, modelLevel->ran->metrics.promptTokens);
+    WS_CHECK(outcome->report->cycleLevel.has_value());
 }
 
 WS_TEST(badInputIsALocatedDiagnostic)

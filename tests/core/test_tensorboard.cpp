@@ -142,9 +142,12 @@ WS_TEST(inferenceStepsAreTheDecodeStepsAfterThePrompt)
         WS_CHECK_EQ(s.utilization.memoryx, 0.0); // the weights stay on the wafer
     }
     // report.json holds them as tokens_per_s and reads them back, with every inference total.
-    report::Manifest manifest;
-    manifest.mode = RunMode::Inference;
-    const report::RunReport written = report::makeReport(manifest, result, compiled, graph, cs3, nullptr);
+    CompileOptions compileOptions;
+    compileOptions.mode = RunMode::Inference;
+    RunOptions runOptions;
+    runOptions.mode = RunMode::Inference;
+    const report::RunReport written = report::buildReport({ sample("llama3_8b.yaml"), "", graph, cs3, compiled, result,
+        compileOptions, runOptions, builtinCalibration() });
     const std::string text = report::reportToJson(written);
     WS_CHECK(text.find("\"tokens_per_s\": ") != std::string::npos);
     const Expected<report::RunReport> read = report::reportFromJson(text, "report.json");

@@ -4,14 +4,27 @@
 #include "ui/models/document.h"
 #include "ui/models/fabricruns.h"
 
+#include "app/cli/cli.h"
+
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <sstream>
+#include <string>
+#include <vector>
 
 using namespace waferscope;
 
@@ -66,6 +79,29 @@ bool waitSettled(ui::Document* document)
 {
     QSignalSpy settled(document, &ui::Document::settled);
     return settled.wait(120000);
+}
+
+// A run directory's files by name, the TensorBoard event file's (named for its time and host) as
+// "events.out.tfevents".
+QStringList runDirectoryFiles(const QString& directory)
+{
+    QStringList names = QDir(directory).entryList(QDir::Files, QDir::Name);
+    names.replaceInStrings(
+        QRegularExpression(QStringLiteral("^events\\.out\\.tfevents\\..*")), QStringLiteral("events.out.tfevents"));
+    return names;
+}
+
+QByteArray readFile(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The one field two reports of the same inputs differ in: when they were made.
+QByteArray createdUtc(const QString& directory)
+{
+    const QJsonObject report = QJsonDocument::fromJson(readFile(directory + QStringLiteral("/report.json"))).object();
+    return report[QStringLiteral("manifest")].toObject()[QStringLiteral("created_utc")].toString().toLatin1();
 }
 
 } // namespace
@@ -212,6 +248,60 @@ private Q_SLOTS:
         QCOMPARE(compiles.count(), 1);
         QVERIFY(document->model()->path.endsWith(QStringLiteral("gpt2_small.yaml")));
         QCOMPARE(document->run()->metrics.numCsx, 2);
+    }
+
+    void anExportIsTheClisRunDirectory()
+    {
+        // File > Export report of the run on screen writes what `waferscope-cli run --model_dir` writes
+        // for the same model, system and options (the GUI's sweep given as --sweep), report.pdf aside,
+        // and but for the time each was made.
+        const auto document = makeDocument();
+        document->open(kSample);
+        QVERIFY(waitSettled(document.get()));
+        QVERIFY(document->run() && document->runState()->sweep);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString gui = dir.filePath(QStringLiteral("gui"));
+        QSignalSpy exported(document.get(), &ui::Document::reportExported);
+        document->exportReport(gui);
+        QVERIFY(exported.wait(120000));
+        QCOMPARE(exported.last().at(1).toString(), QString());
+
+        QStringList counts;
+        for (const core::engine::ScalingPoint& point : document->runState()->sweep->points)
+            counts << QString::number(point.numCsx);
+        const QString cli = dir.filePath(QStringLiteral("cli"));
+        const std::vector<std::string> args { "run", "--params", kSample.toStdString(), "--system",
+            std::string(core::defaultPresetName()), "--num_csx", "1", "--max_steps",
+            std::to_string(ui::Document::kStepsShown), "--sweep", counts.join(QLatin1Char(',')).toStdString(),
+            "--model_dir", cli.toStdString(), "--quiet" };
+        std::ostringstream out, err;
+        QVERIFY2(cli::runCli(args, out, err) == 0, err.str().c_str());
+
+        QStringList files = runDirectoryFiles(gui);
+        QVERIFY(files.removeOne(QStringLiteral("report.pdf")));
+        QCOMPARE(files, runDirectoryFiles(cli));
+        const QByteArray guiMade = createdUtc(gui);
+        const QByteArray cliMade = createdUtc(cli);
+        QVERIFY(!guiMade.isEmpty() && !cliMade.isEmpty());
+        for (const QString& name : files) {
+            if (name == QStringLiteral("events.out.tfevents")) { // binary, with each event's wall time
+                const auto size = [](const QString& directory) {
+                    return QDir(directory)
+                        .entryInfoList({ QStringLiteral("events.out.tfevents.*") }, QDir::Files)
+                        .value(0)
+                        .size();
+                };
+                QCOMPARE(size(gui), size(cli));
+                continue;
+            }
+            QByteArray fromGui = readFile(gui + QLatin1Char('/') + name);
+            QByteArray fromCli = readFile(cli + QLatin1Char('/') + name);
+            QVERIFY2(!fromGui.isEmpty(), qPrintable(name));
+            fromGui.replace(guiMade, "<created_utc>");
+            fromCli.replace(cliMade, "<created_utc>");
+            QVERIFY2(fromGui == fromCli, qPrintable(name));
+        }
     }
 };
 

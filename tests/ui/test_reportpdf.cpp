@@ -58,9 +58,8 @@ core::report::RunReport gpt3XlOnTwoCs2()
     core::engine::ScalingOptions sweepOptions;
     sweepOptions.numCsx = { 1, 2, 4 };
     const core::engine::ScalingSweep sweep = take(core::engine::scale(graph, system, sweepOptions));
-    const core::report::Manifest manifest
-        = core::report::makeManifest(path, readAll(path), graph, compileOptions, runOptions, run.metrics);
-    return core::report::makeReport(manifest, run, plan, graph, system, &sweep);
+    return core::report::buildReport({ path, readAll(path), graph, system, plan, run, compileOptions, runOptions,
+        core::engine::builtinCalibration(), &sweep });
 }
 
 // Page objects, not the page tree ("/Type /Pages").

@@ -243,8 +243,8 @@ private Q_SLOTS:
             { "made.up.factor", "a sweep the dock already ran", 1.0, 0.5, 2.0, given.baseline, given.baseline });
         QTemporaryDir dir;
         ui::ReportJob job { dir.filePath(QStringLiteral("report")),
-            std::make_shared<const ui::LoadedModel>(ui::LoadedModel { kSample, "bytes", graph }), plan, state, compile,
-            nullptr, cs2, core::engine::builtinCalibration(), given };
+            ui::makeLoadedModel(kSample, core::LoadedModelFile { kSample.toStdString(), "bytes", *graph }), plan, state,
+            compile, nullptr, 1, cs2, core::engine::builtinCalibration(), given };
         QCOMPARE(ui::writeReportDirectory(job), QString());
         QFile file(dir.filePath(QStringLiteral("report/report.json")));
         QVERIFY(file.open(QIODevice::ReadOnly));

@@ -252,17 +252,15 @@ void Document::startChain()
                        .arg(modelName(), QString::fromStdString(system().displayName),
                            mode() == core::RunMode::Inference ? tr("inference") : tr("training")));
     m_compileOptions = options;
-    using Compiled = core::Expected<core::ExecutionPlan>;
-    m_compiler->start<Compiled>(
-        [graph = m_model->graph, system = system(), options, calibration = m_calibration](
-            const JobContext&) { return core::engine::compileFor(*graph, system, options, calibration); },
-        [this, generation](int, Compiled result) {
+    m_compiler->start<CompileOutcome>(
+        [request = runRequest(nullptr)](const JobContext& context) { return compilePlan(request, context); },
+        [this, generation](int, CompileOutcome compiled) {
             if (generation != m_generations.current)
                 return;
-            if (result)
-                planReady(std::make_shared<const core::ExecutionPlan>(std::move(result).value()), generation);
+            if (compiled.plan)
+                planReady(std::move(compiled.plan), generation);
             else
-                planRefused(QString::fromStdString(result.error().message));
+                planRefused(compiled.error);
         });
     Q_EMIT busyChanged(tr("compiling"), {});
 }
@@ -277,11 +275,8 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
     Q_EMIT planChanged({});
 
     // Run the plan on the simulated cluster (and sweep the cluster size for training).
-    core::engine::RunOptions options;
-    options.mode = mode();
-    options.maxSteps = kStepsShown;
-    const RunRequest request { m_model->graph, m_plan, system(), options, numSystems(), m_calibration,
-        kUtilizationBins };
+    const RunRequest request = runRequest(m_plan);
+    const core::engine::RunOptions& options = request.options;
     m_runner->start<RunOutcome>([request](const JobContext& context) { return runPlan(request, context); },
         [this, generation](int, RunOutcome outcome) {
             if (generation != m_generations.current)
@@ -295,6 +290,15 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
     Q_EMIT runChanged(options.mode == core::engine::RunMode::Inference
             ? tr("Running %1 on the simulated cluster …").arg(modelName())
             : tr("Running %1 on the simulated cluster; sweeping 1 to %2 systems …").arg(modelName()).arg(maxSystems()));
+}
+
+RunRequest Document::runRequest(std::shared_ptr<const core::ExecutionPlan> plan) const
+{
+    core::engine::RunOptions options;
+    options.mode = mode();
+    options.maxSteps = kStepsShown;
+    return { m_model, std::move(plan), system(), m_compileOptions, options, numSystems(), m_calibration,
+        kUtilizationBins };
 }
 
 void Document::planRefused(const QString& message)
@@ -340,11 +344,14 @@ void Document::exportReport(const QString& directory, std::optional<core::engine
         Q_EMIT reportExported(directory, text);
         return;
     }
-    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_fabric->tokenRun(), system(),
-        m_calibration, std::move(sensitivity) };
+    const ReportJob job { directory, m_model, m_plan, m_run, m_compileOptions, m_fabric->tokenRun(),
+        m_fabric->tokenSeed(), system(), m_calibration, std::move(sensitivity) };
     const bool withToken = bool(job.tokenRun);
     m_exporter->start<QString>(
-        [job](const JobContext& context) { return writeReportDirectory(job, context.cancelFlag()); },
+        [job](const JobContext& context) {
+            return writeReportDirectory(
+                job, context.cancelFlag(), [context](double fraction) { context.progress(fraction); });
+        },
         [this, directory, withToken](int, QString failure) {
             if (failure.isEmpty()) {
                 Q_EMIT info(tr("%1: wrote the report (%2)")

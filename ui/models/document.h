@@ -157,6 +157,8 @@ private:
     void settingChanged(); // a new chain for the new settings (or after the load), then settingsChanged
     void startChain(); // compile, then run
     void planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::uint64_t generation);
+    // What the compile (plan null) and the run of the model held are asked for.
+    RunRequest runRequest(std::shared_ptr<const core::ExecutionPlan> plan) const;
     void planRefused(const QString& message);
     void runReady(RunState state, std::uint64_t generation);
     void runFailed(const QString& message);

@@ -119,7 +119,7 @@ void FabricRuns::runToken(int promptTokens)
                 request, frames, [context] { return context.cancelled(); },
                 [context](double fraction) { context.progress(fraction); });
         },
-        [this](int, Ran result) {
+        [this, seed = request.options.seed](int, Ran result) {
             if (!result) {
                 Q_EMIT error(QString::fromStdString(result.error().format()));
                 Q_EMIT tokenFinished();
@@ -127,6 +127,7 @@ void FabricRuns::runToken(int promptTokens)
                 return;
             }
             m_tokenRun = std::make_shared<const core::cyclelevel::CycleRunResult>(std::move(result).value());
+            m_tokenSeed = seed;
             const core::cyclelevel::CycleRunResult& run = *m_tokenRun;
             Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s at the wafer's clock); "
                            "generated %5, the reference %6; %7 s per token")

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QString>
 
+#include <cstdint>
 #include <memory>
 
 namespace waferscope::ui {
@@ -44,6 +45,7 @@ public:
     void cancelToken();
     // The last finished token run of the plan (null: none).
     std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun() const { return m_tokenRun; }
+    std::uint64_t tokenSeed() const { return m_tokenSeed; } // of tokenRun()'s weights and prompt
 
 Q_SIGNALS:
     void kernelStarted(const QString& text);
@@ -67,6 +69,7 @@ private:
     std::shared_ptr<const core::ModelGraph> m_graph; // of m_plan
     core::SystemSpec m_system; // of m_plan
     std::shared_ptr<const core::cyclelevel::CycleRunResult> m_tokenRun; // of m_plan
+    std::uint64_t m_tokenSeed = core::cyclelevel::CycleRunOptions {}.seed; // of m_tokenRun
     JobRunner* m_kernelRunner;
     JobRunner* m_tokenRunner;
 };

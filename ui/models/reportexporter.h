@@ -12,6 +12,8 @@
 #include <QStringList>
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -32,6 +34,7 @@ struct ReportJob {
     // A token run on the fabric of the same plan (Run token on fabric), or null: the report then
     // has its "Cycle level vs model" part and cycle_vs_model.csv, as `run --level cycle` writes.
     std::shared_ptr<const core::cyclelevel::CycleRunResult> tokenRun;
+    std::uint64_t tokenSeed = 1; // of tokenRun's weights and prompt: the manifest's seed
     // The system and calibration the run was made with: the report's "What this result depends
     // on" section varies their ranged values.
     core::SystemSpec system;
@@ -47,12 +50,16 @@ struct ReportJob {
 QStringList reportFileNames(bool tokenRun = false);
 QString reportCancelledMessage(const QString& directory);
 
-// Writes the report directory on the calling thread (a worker: the Document's export lane), all
-// files staged then committed as one set, holding the directory's lock from the start
-// (core/report/rundirectorywriter.h): another writer of the directory is refused at once. Returns the error text, or an
-// empty string; once `cancelled` is set it stops within one piece of a file (about 1 MB), replaces nothing, leaves no
-// temporary and returns reportCancelledMessage().
-QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* cancelled = nullptr);
+// Writes the report directory on the calling thread (a worker: the Document's export lane): a
+// core study (core/study/study.h) from the pieces the job holds, sweeping the sensitivity when it
+// has none, with report.pdf as the study's extra file; at cycle level when the job has a token
+// run. All files are staged then committed as one set, holding the directory's lock from the
+// start (core/report/rundirectorywriter.h): another writer of the directory is refused at once.
+// Returns the error text, or an empty string; once `cancelled` is set it stops within one run of
+// the sweep or one piece of a file (about 1 MB), replaces nothing, leaves no temporary and returns
+// reportCancelledMessage(). `progress` gets the study's fraction.
+QString writeReportDirectory(const ReportJob& job, const std::atomic<bool>* cancelled = nullptr,
+    const std::function<void(double)>& progress = {});
 
 // File > Export timeline: the run as a Chrome trace (chrome://tracing, Perfetto), written
 // atomically. Returns the error text, or an empty string.

@@ -7,6 +7,7 @@
 #include "core/common/textfile.h"
 #include "core/common/units.h"
 #include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <QCoreApplication>
 
@@ -50,47 +51,88 @@ LoadResult loadModelFile(const QString& path)
     core::Expected<core::LoadedModelFile> file = core::loadModelFile(path.toStdString());
     if (!file)
         return { nullptr, QString::fromStdString(file.error().format()) };
+    return { makeLoadedModel(path, std::move(file).value()), {} };
+}
+
+std::shared_ptr<const LoadedModel> makeLoadedModel(const QString& path, core::LoadedModelFile file)
+{
     auto model = std::make_shared<LoadedModel>();
     model->path = path;
-    model->bytes = std::move(file->bytes);
-    model->graph = std::make_shared<const core::ModelGraph>(std::move(file->graph));
-    return { std::move(model), {} };
+    model->file = std::make_shared<const core::LoadedModelFile>(std::move(file));
+    model->graph = std::shared_ptr<const core::ModelGraph>(model->file, &model->file->graph);
+    return model;
+}
+
+core::study::StudySpec studyOf(const RunRequest& request)
+{
+    core::study::StudySpec spec;
+    spec.model = request.model->file;
+    spec.system = request.system;
+    spec.compile = request.compile;
+    spec.run = request.options;
+    spec.calibration = request.calibration;
+    spec.plan = request.plan;
+    return spec;
+}
+
+core::study::StudyControl studyControl(const JobContext& context, double from, double span)
+{
+    core::study::StudyControl control;
+    control.cancelFlag = context.cancelFlag();
+    control.progress
+        = [context, from, span](const core::study::StudyProgress& at) { context.progress(from + span * at.fraction); };
+    return control;
+}
+
+CompileOutcome compilePlan(const RunRequest& request, const JobContext& context)
+{
+    const core::LoadedModelFile& model = *request.model->file;
+    core::engine::RunOptions run = request.options;
+    run.cancelled = [context] { return context.cancelled(); };
+    core::Expected<core::ExecutionPlan> plan = core::study::compileStudyPlan(
+        model.graph, model.path, request.system, request.compile, request.calibration, run, "compile");
+    if (plan)
+        return { std::make_shared<const core::ExecutionPlan>(std::move(plan).value()), {} };
+    CompileOutcome refused;
+    refused.cannotMap = plan.error().kind == core::Diagnostic::Kind::CannotMap;
+    std::string reason = plan.error().message;
+    const std::string said = "cannot map " + model.path + " onto " + request.system.displayName + ": ";
+    if (refused.cannotMap && reason.starts_with(said))
+        reason.erase(0, said.size());
+    refused.error = QString::fromStdString(reason);
+    return refused;
 }
 
 RunOutcome runPlan(const RunRequest& request, const JobContext& context)
 {
-    const core::ModelGraph& graph = *request.graph;
-    const core::SystemSpec& system = request.system;
-    core::Expected<core::engine::RunResult> result
-        = core::engine::run(*request.plan, graph, system, request.options, request.calibration);
+    core::study::StudySpec spec = studyOf(request);
+    spec.frames = true;
+    core::Expected<core::study::StudyOutcome> ran = core::study::runStudy(spec, studyControl(context, 0.0, 0.5));
     RunOutcome outcome;
     RunState* state = outcome.state.get();
     state->options = request.options;
-    if (!result) {
-        outcome.error = QString::fromStdString(result.error().message);
+    if (!ran) {
+        outcome.error = QString::fromStdString(ran.error().message);
         return outcome;
     }
-    state->run = std::make_shared<const core::engine::RunResult>(std::move(result).value());
-    auto frames = std::make_shared<const core::engine::FrameSource>(*request.plan, graph, system, *state->run);
-    state->utilization = frames->utilization(request.utilizationBins);
+    state->run = ran->ran;
+    state->utilization = ran->frames->utilization(request.utilizationBins);
     // Frames of hundreds of wafers would not fit in memory: the run stands, without them.
-    if (const std::optional<core::Diagnostic> noFrames = core::engine::checkFrameMemory(*frames, system))
+    if (const std::optional<core::Diagnostic> noFrames = core::engine::checkFrameMemory(*ran->frames, request.system))
         state->noFrames = QString::fromStdString(noFrames->message);
     else
-        state->frames = std::move(frames);
-    context.progress(0.5);
+        state->frames = ran->frames;
     if (request.options.mode == core::engine::RunMode::Inference || context.cancelled())
         return outcome;
-    core::engine::ScalingOptions scaling;
-    scaling.cancelled = [context] { return context.cancelled(); };
-    scaling.progress = [context](int done, int total) { context.progress(0.5 + 0.5 * done / total); };
-    scaling.numCsx = sweepCounts(system, request.numSystems, graph.config.batchSize);
-    scaling.mode = request.options.mode;
-    core::Expected<core::engine::ScalingSweep> sweep = core::engine::scale(graph, system, scaling, request.calibration);
-    if (sweep)
-        state->sweep = std::make_shared<const core::engine::ScalingSweep>(std::move(sweep).value());
+    // The sweep: a study from the run just made, which it does not make again.
+    spec.frames = false;
+    spec.ran = ran->ran;
+    spec.scalingCounts = sweepCounts(request.system, request.numSystems, request.model->graph->config.batchSize);
+    core::Expected<core::study::StudyOutcome> swept = core::study::runStudy(spec, studyControl(context, 0.5, 0.5));
+    if (swept)
+        state->sweep = swept->scaling;
     else
-        state->sweepError = QString::fromStdString(sweep.error().message);
+        state->sweepError = QString::fromStdString(swept.error().message);
     return outcome;
 }
 
