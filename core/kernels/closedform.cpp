@@ -4,18 +4,6 @@
 
 namespace waferscope::core::closedform {
 
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : 0;
-}
-
-// computesteps' elementwiseCycles: n elements at `ops` SIMD operations each (also the FMAC of one
-// wavelet into n outputs: ops = 1).
-double elementwise(std::int64_t elements, int ops, int simd)
-{
-    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, std::max(1, simd))));
-}
-
 KernelCost decodeCost(double cycles, double busy, double pes, double busiestPe, double busiestLink, double links)
 {
     KernelCost cost;
