@@ -248,8 +248,8 @@ private:
     std::unique_ptr<GemvKernel> gemv(int layer, GemvPart part);
     std::unique_ptr<GemvKernel> gemvOf(int layer, OpRole role, int firstColumn, Lanes input, Lanes output,
         Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue);
-    std::unique_ptr<NormColumn> norm(
-        const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight, Tensor bias, int layer) const;
+    std::unique_ptr<NormColumn> norm(const std::string& name, const Frame& frame, const Lanes& normLanes, Tensor weight,
+        Tensor bias, int layer) const;
     Lanes ffnLanes(const Strip& strip, int y0) const;
     Lanes headLanes(int y0, bool kv) const;
     std::vector<Frame> expertFrames(const Frame& frame) const;
@@ -398,13 +398,13 @@ Lanes WaferDecoder::Impl::Builder::ffnLanes(const Strip& strip, int y0) const
 // A row per query head (kv: its kv head's dimensions on that row).
 Lanes WaferDecoder::Impl::Builder::headLanes(int y0, bool kv) const
 {
-    Lanes lanes;
+    Lanes result;
     const std::int64_t group = m_s.heads / m_s.kvHeads;
     for (int h = 0; h < int(m_s.heads); ++h) {
         const auto head = std::uint32_t(kv ? h / group : h);
-        lanes.push_back({ y0 + h, std::uint32_t(head * m_s.headDim), std::uint32_t((head + 1) * m_s.headDim) });
+        result.push_back({ y0 + h, std::uint32_t(head * m_s.headDim), std::uint32_t((head + 1) * m_s.headDim) });
     }
-    return lanes;
+    return result;
 }
 
 // The columns of an MoE strip's experts region: the experts side by side, each its up, gate and
@@ -425,10 +425,10 @@ std::vector<Frame> WaferDecoder::Impl::Builder::expertFrames(const Frame& frame)
 }
 
 std::unique_ptr<NormColumn> WaferDecoder::Impl::Builder::norm(
-    const std::string& name, const Frame& frame, const Lanes& lanes, Tensor weight, Tensor bias, int layer) const
+    const std::string& name, const Frame& frame, const Lanes& normLanes, Tensor weight, Tensor bias, int layer) const
 {
     const bool withBias = m_s.norm == DecoderShape::Norm::LayerNorm && m_s.normBias;
-    return std::make_unique<NormColumn>(name, frame, lanes, m_s.norm, m_s.normEpsilon,
+    return std::make_unique<NormColumn>(name, frame, normLanes, m_s.norm, m_s.normEpsilon,
         m_weights.tensor(weight, layer, 0), withBias ? m_weights.tensor(bias, layer, 0) : m_absent, m_context);
 }
 
@@ -521,13 +521,13 @@ void WaferDecoder::Impl::Builder::buildFeedForward(int layer, Layer& block)
     const Lanes x = m_impl.hiddenLanes(y0);
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x, Tensor::Norm3Weight,
         Tensor::Norm3Bias, layer);
-    const Lanes f = ffnLanes(strip, y0);
+    const Lanes inner = ffnLanes(strip, y0);
     Ffn ffn;
-    ffn.up = gemvOf(layer, OpRole::Up, 1, x, f, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
+    ffn.up = gemvOf(layer, OpRole::Up, 1, x, inner, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
         m_s.gated() ? Epilogue::Round : Epilogue::Activation);
     if (m_s.gated())
-        ffn.gate = gemvOf(layer, OpRole::Gate, 0, x, f, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated);
-    ffn.down = gemvOf(layer, OpRole::Down, 0, f, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias, Epilogue::Residual);
+        ffn.gate = gemvOf(layer, OpRole::Gate, 0, x, inner, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated);
+    ffn.down = gemvOf(layer, OpRole::Down, 0, inner, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias, Epilogue::Residual);
     block.ffn.push_back(std::move(ffn));
 }
 
@@ -540,7 +540,7 @@ void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
     const Lanes x = m_impl.hiddenLanes(y0);
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Router), x,
         Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
-    const Lanes f = ffnLanes(strip, y0);
+    const Lanes inner = ffnLanes(strip, y0);
     block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } }, Tensor::Router,
         Tensor::Router, false, Epilogue::Route);
     const Region& region = strip[OpRole::Experts];
@@ -554,13 +554,14 @@ void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
         const std::string expert = region.opName + "." + std::to_string(e);
         Ffn ffn;
         ffn.up = gemv(layer,
-            { expert + ".up", piece(0), 0, x, f, Tensor::WUp, Tensor::BUp, m_s.ffnBias, upEpilogue, e, tree, false });
+            { expert + ".up", piece(0), 0, x, inner, Tensor::WUp, Tensor::BUp, m_s.ffnBias, upEpilogue, e, tree,
+                false });
         if (m_s.gated())
             ffn.gate = gemv(layer,
-                { expert + ".gate", piece(1), 0, x, f, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated, e,
-                    tree, false });
+                { expert + ".gate", piece(1), 0, x, inner, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated,
+                    e, tree, false });
         ffn.down = gemv(layer,
-            { expert + ".down", piece(m_ffnParts - 1), 0, f, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias,
+            { expert + ".down", piece(m_ffnParts - 1), 0, inner, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias,
                 Epilogue::Combine, e, tree, false });
         block.ffn.push_back(std::move(ffn));
     }
@@ -729,12 +730,12 @@ void WaferDecoder::Impl::Builder::connectTokenIds()
 // SRAM: the kernels of different regions touch different PEs, so blocks load in parallel.
 void WaferDecoder::Impl::Builder::loadSram()
 {
-    StaticColorFabric& fabric = *m_impl.fabric;
-    m_impl.embedding->load(fabric);
+    StaticColorFabric& wafer = *m_impl.fabric;
+    m_impl.embedding->load(wafer);
     tbb::parallel_for(std::size_t(0), m_impl.layers.size(),
-        [&](std::size_t layer) { m_impl.layers[layer].forEachKernel([&](auto& kernel) { kernel.load(fabric); }); });
-    m_impl.finalNorm->load(fabric);
-    m_impl.lmHead->load(fabric);
+        [&](std::size_t layer) { m_impl.layers[layer].forEachKernel([&](auto& kernel) { kernel.load(wafer); }); });
+    m_impl.finalNorm->load(wafer);
+    m_impl.lmHead->load(wafer);
 }
 
 Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(

@@ -47,7 +47,6 @@ const char* toString(ModelConfig::Family family)
 
 bool isDecoderLanguageModel(ModelConfig::Family family)
 {
-    using F = ModelConfig::Family;
     switch (family) {
     case F::Gpt2:
     case F::Gpt3:

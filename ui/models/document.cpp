@@ -384,10 +384,7 @@ void Document::keepRunAsBaseline()
     if (!m_run || !m_run->frames || !m_plan)
         return;
     m_baseline = { m_run->run, m_plan, m_run->frames,
-        tr("%1 on %2 x %3, %4")
-            .arg(modelName())
-            .arg(m_run->run->metrics.numSystems)
-            .arg(QString::fromStdString(system().displayName), executionModeLabel(m_plan->mode)) };
+        baselineLabel(modelName(), m_run->run->metrics, system(), m_plan->mode) };
     Q_EMIT info(tr("kept %1 as the baseline: the timeline shows it above later runs, and the wafer's "
                    "\"activity vs baseline\" overlay the difference")
                     .arg(m_baseline.label));

@@ -194,4 +194,13 @@ QString runIdleState(
         .arg(QString::fromStdString(system.displayName), executionModeLabel(execution));
 }
 
+QString baselineLabel(const QString& model, const core::engine::Metrics& metrics, const core::SystemSpec& system,
+    core::ExecutionMode mode)
+{
+    return tr("%1 on %2 x %3, %4")
+        .arg(model)
+        .arg(metrics.numSystems)
+        .arg(QString::fromStdString(system.displayName), executionModeLabel(mode));
+}
+
 } // namespace waferscope::ui

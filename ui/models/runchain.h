@@ -104,5 +104,8 @@ QString planSummary(const core::ExecutionPlan& plan, const QString& model, const
 QString runSummary(const core::engine::Metrics& metrics, const QString& model, const core::SystemSpec& system);
 QString runIdleState(
     const core::engine::Metrics& metrics, const core::SystemSpec& system, core::ExecutionMode execution);
+// A kept run's name beside later ones: "MODEL on SYSTEM x N, MODE".
+QString baselineLabel(const QString& model, const core::engine::Metrics& metrics, const core::SystemSpec& system,
+    core::ExecutionMode mode);
 
 } // namespace waferscope::ui
