@@ -21,57 +21,31 @@
 
 namespace waferscope::core::engine {
 
+using prefillring::elementwise;
+using prefillring::tileProduct;
+
 namespace {
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : 0;
-}
-
-// computesteps' elementwiseCycles.
-double elementwise(std::int64_t elements, int ops, int simd)
-{
-    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, simd)));
-}
-
-// prefillsteps' tileProductCycles.
-double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, int simd)
-{
-    const std::int64_t alongCols = rows * ceilDiv(cols, simd);
-    const std::int64_t alongRows = cols * ceilDiv(rows, simd);
-    return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
-}
 
 // The kernel's tiling: block row y holds output band y, block column x input block x; PE (x, y)
 // holds token band (ring(x) + ring(y) + s) mod g at step s (PrefillGrid::blockAt).
-class GemmTiling {
+class GemmTiling : public prefillring::Ring {
 public:
     explicit GemmTiling(const PrefillGemmShape& shape)
-        : g(shape.grid)
+        : Ring(shape.grid)
         , simd(std::max(1, shape.simdWidth))
         , activation(shape.activation)
-        , m_member(std::size_t(shape.grid))
-        , m_position(std::size_t(shape.grid))
     {
         for (int b = 0; b <= g; ++b) {
             m_tokens.push_back(shape.tokens * b / g);
             m_ins.push_back(shape.inFeatures * b / g);
             m_outs.push_back(shape.outFeatures * b / g);
         }
-        for (int position = 0; position < g; ++position) { // 0, 2, 4, ..., 5, 3, 1
-            const int index = position < (g + 1) / 2 ? 2 * position : 2 * (g - 1 - position) + 1;
-            m_member[std::size_t(position)] = index;
-            m_position[std::size_t(index)] = position;
-        }
     }
-    int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
-    int source(int i) const { return member(m_position[std::size_t(i)] + 1); }
-    int target(int i) const { return member(m_position[std::size_t(i)] - 1); }
     std::int64_t in(int x) const { return m_ins[std::size_t(x) + 1] - m_ins[std::size_t(x)]; }
     std::int64_t out(int y) const { return m_outs[std::size_t(y) + 1] - m_outs[std::size_t(y)]; }
     std::int64_t tokens(int x, int y, int s) const
     {
-        const auto band = std::size_t((m_position[std::size_t(x)] + m_position[std::size_t(y)] + s) % g);
+        const auto band = std::size_t((position(x) + position(y) + s) % g);
         return m_tokens[band + 1] - m_tokens[band];
     }
     // Wavelets PE (x, y) sends at step s: partial outputs along its row, its input tile up its column.
@@ -95,14 +69,11 @@ public:
         return size > 0 ? elementwise(size, 1, simd) + (activation ? elementwise(size, 8, simd) : 0.0) : 0.0;
     }
 
-    int g;
     int simd;
     bool activation;
 
 private:
     std::vector<std::int64_t> m_tokens, m_ins, m_outs; // g + 1 boundaries each
-    std::vector<int> m_member; // per ring position: index
-    std::vector<int> m_position; // per index: ring position
 };
 
 // Engine cycles per PE and wavelets per link (PE and direction: east, west, south, north).

@@ -31,76 +31,48 @@ namespace waferscope::core::engine {
 using prefillring::ringPhase;
 using prefillring::Times;
 
+using prefillring::elementwise;
+using prefillring::kChainHop;
+using prefillring::tileProduct;
+
 namespace {
 
-constexpr double kChainHop = 1.5;
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : 0;
-}
-
-// computesteps' elementwiseCycles.
-double elementwise(std::int64_t elements, int ops, int simd)
-{
-    return double(std::max<std::int64_t>(1, ceilDiv(elements * ops, simd)));
-}
-
-// prefillsteps' tileProductCycles: an AXPY per (inner index, row or column of the output tile)
-// along the output tile's longer side.
-double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, int simd)
-{
-    const std::int64_t alongCols = rows * ceilDiv(cols, simd);
-    const std::int64_t alongRows = cols * ceilDiv(rows, simd);
-    return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
-}
-
 // The kernel's tiling and shift schedule (PrefillGrid), for one head's block.
-class Tiling {
+class Tiling : public prefillring::Ring {
 public:
     explicit Tiling(const PrefillAttentionShape& shape)
-        : g(shape.grid)
+        : Ring(shape.grid)
         , simd(std::max(1, shape.simdWidth))
-        , m_member(std::size_t(shape.grid))
-        , m_position(std::size_t(shape.grid))
     {
         for (int b = 0; b <= g; ++b) {
             m_bands.push_back(shape.tokens * b / g);
             m_blocks.push_back(std::int64_t(shape.headDim) * b / g);
         }
-        for (int position = 0; position < g; ++position) { // 0, 2, 4, ..., 5, 3, 1
-            const int index = position < (g + 1) / 2 ? 2 * position : 2 * (g - 1 - position) + 1;
-            m_member[std::size_t(position)] = index;
-            m_position[std::size_t(index)] = position;
-        }
     }
     std::int64_t band(int b) const { return m_bands[std::size_t(b) + 1] - m_bands[std::size_t(b)]; }
     std::int64_t block(int b) const { return m_blocks[std::size_t(b) + 1] - m_blocks[std::size_t(b)]; }
-    int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
-    int source(int i) const { return member(m_position[std::size_t(i)] + 1); }
-    int target(int i) const { return member(m_position[std::size_t(i)] - 1); }
-    int blockAt(int x, int y, int s) const { return (m_position[std::size_t(x)] + m_position[std::size_t(y)] + s) % g; }
+    int blockAt(int x, int y, int s) const { return (position(x) + position(y) + s) % g; }
     bool computes(int x, int y) const { return x <= y && band(x) > 0 && band(y) > 0; }
     // Whether a PE the tile at (x, y) meets after step s along the row (the column) computes;
     // whether one it met before did.
     bool rowLater(int x, int y, int s) const
     {
         for (int t = 1; t < g - s; ++t)
-            if (computes(member(m_position[std::size_t(x)] - t), y))
+            if (computes(member(position(x) - t), y))
                 return true;
         return false;
     }
     bool rowBefore(int x, int y, int s) const
     {
         for (int t = 1; t <= s; ++t)
-            if (computes(member(m_position[std::size_t(x)] + t), y))
+            if (computes(member(position(x) + t), y))
                 return true;
         return false;
     }
     bool columnLater(int x, int y, int s) const
     {
         for (int t = 1; t < g - s; ++t)
-            if (computes(x, member(m_position[std::size_t(y)] - t)))
+            if (computes(x, member(position(y) - t)))
                 return true;
         return false;
     }
@@ -149,14 +121,11 @@ public:
     double rowMax(int x, int y) const { return elementwise(band(y) * band(x), 2, simd); }
     double exponentials(int x, int y) const { return elementwise(band(y) * band(x), 9, simd); }
 
-    int g;
     int simd;
 
 private:
     std::vector<std::int64_t> m_bands;
     std::vector<std::int64_t> m_blocks;
-    std::vector<int> m_member;
-    std::vector<int> m_position;
 };
 
 // The cycle a chain's last PE takes the first wavelet (decodekernelcosts.cpp's chainHead).

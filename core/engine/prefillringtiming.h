@@ -6,6 +6,8 @@
 // the index a row or column index receives its ring tiles from / sends them to.
 // Private to those two files.
 
+#include "core/kernels/closedform.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
@@ -16,6 +18,47 @@ namespace waferscope::core::engine::prefillring {
 constexpr double kQueueDepth = 4.0; // wavelets a router's queue holds
 
 using Times = std::vector<double>; // per PE of the block, y * g + x
+
+using closedform::ceilDiv;
+using closedform::elementwise;
+using closedform::kChainHop;
+
+// prefillsteps' tileProductCycles: an AXPY per (inner index, row or column of the output tile)
+// along the output tile's longer side.
+inline double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inner, int simd)
+{
+    const std::int64_t alongCols = rows * ceilDiv(cols, simd);
+    const std::int64_t alongRows = cols * ceilDiv(rows, simd);
+    return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
+}
+
+// MeshGEMM's interleaved ring of g indices, as PrefillGrid orders it: positions 0, 1, ..., g - 1
+// hold the indices 0, 2, 4, ..., 5, 3, 1, so that every shift is one or two hops. A tiling of
+// the kernels' closed forms is a Ring: shift() reads g, source() and target().
+class Ring {
+public:
+    explicit Ring(int size)
+        : g(size)
+        , m_member(std::size_t(size))
+        , m_position(std::size_t(size))
+    {
+        for (int position = 0; position < g; ++position) {
+            const int index = position < (g + 1) / 2 ? 2 * position : 2 * (g - 1 - position) + 1;
+            m_member[std::size_t(position)] = index;
+            m_position[std::size_t(index)] = position;
+        }
+    }
+    int member(int position) const { return m_member[std::size_t(((position % g) + g) % g)]; }
+    int position(int index) const { return m_position[std::size_t(index)]; }
+    int source(int i) const { return member(position(i) + 1); } // the index i receives its ring tiles from
+    int target(int i) const { return member(position(i) - 1); } // ... and sends them to
+
+    int g;
+
+private:
+    std::vector<int> m_member; // per ring position: index
+    std::vector<int> m_position; // per index: ring position
+};
 
 // One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
 // once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
