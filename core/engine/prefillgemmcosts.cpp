@@ -76,32 +76,13 @@ private:
     std::vector<std::int64_t> m_tokens, m_ins, m_outs; // g + 1 boundaries each
 };
 
-// Engine cycles per PE and wavelets per link (PE and direction: east, west, south, north).
-struct GemmAccounts {
-    std::vector<double> engine;
-    std::vector<double> links;
-    double linkWavelets = 0.0;
-    void addPath(int g, int x, int y, int toX, int toY, double wavelets)
-    {
-        while (x != toX || y != toY) {
-            const int direction = toX > x ? 0 : toX < x ? 1 : toY > y ? 2 : 3;
-            links[(std::size_t(y) * std::size_t(g) + std::size_t(x)) * 4 + std::size_t(direction)] += wavelets;
-            linkWavelets += wavelets;
-            x += direction == 0 ? 1 : direction == 1 ? -1 : 0;
-            y += direction == 2 ? 1 : direction == 3 ? -1 : 0;
-        }
-    }
-};
-
-GemmAccounts account(const GemmTiling& tiling)
+prefillring::Accounts account(const GemmTiling& tiling)
 {
     const int g = tiling.g;
-    GemmAccounts accounts;
-    accounts.engine.assign(std::size_t(g) * std::size_t(g), 0.0);
-    accounts.links.assign(std::size_t(g) * std::size_t(g) * 4, 0.0);
+    prefillring::Accounts accounts(g);
     for (int y = 0; y < g; ++y) {
         const auto lane = double(tiling.lane(y));
-        accounts.addPath(g, 0, y, g - 1, y, lane); // every PE of the row takes every wavelet
+        accounts.addPath(0, y, g - 1, y, lane); // every PE of the row takes every wavelet
         for (int x = 0; x < g; ++x) {
             double& engine = accounts.engine[std::size_t(y * g + x)];
             engine += lane + tiling.epilogue(x, y);
@@ -110,8 +91,8 @@ GemmAccounts account(const GemmTiling& tiling)
                 if (s + 1 == g)
                     continue;
                 engine += double(tiling.partialOut(tiling.source(x), y, s) + tiling.inputOut(x, tiling.source(y), s));
-                accounts.addPath(g, x, y, tiling.target(x), y, double(tiling.partialOut(x, y, s)));
-                accounts.addPath(g, x, y, x, tiling.target(y), double(tiling.inputOut(x, y, s)));
+                accounts.addPath(x, y, tiling.target(x), y, double(tiling.partialOut(x, y, s)));
+                accounts.addPath(x, y, x, tiling.target(y), double(tiling.inputOut(x, y, s)));
             }
         }
     }
@@ -142,21 +123,9 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
         for (int x = 0; x < g; ++x)
             last = std::max(last, ready[std::size_t(y * g + x)] + tiling.epilogue(x, y));
 
-    const GemmAccounts accounts = account(tiling);
-    double busy = 0.0;
-    for (const double engine : accounts.engine)
-        busy += engine;
-    KernelCost cost;
-    cost.cycles = last + 1.0; // the fabric is quiescent the cycle after the last engine is free
-    cost.computeCycles = *std::max_element(accounts.engine.begin(), accounts.engine.end());
-    cost.fabricCycles = *std::max_element(accounts.links.begin(), accounts.links.end());
-    cost.latencyCycles = std::max(0.0, cost.cycles - std::max(cost.computeCycles, cost.fabricCycles));
-    cost.linkWavelets = accounts.linkWavelets;
-    cost.peBusyFraction = std::min(1.0, busy / (double(g) * double(g) * cost.cycles));
+    // The fabric is quiescent the cycle after the last engine is free.
+    KernelCost cost = account(tiling).cost(last + 1.0, 1.0);
     cost.fmacs = double(shape.tokens) * double(shape.inFeatures) * double(shape.outFeatures);
-    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
-        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
-                                                                                      : Bound::Compute;
     return cost;
 }
 

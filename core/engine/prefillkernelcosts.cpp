@@ -165,37 +165,17 @@ void softmaxPhase(const Tiling& tiling, Times& ready)
     }
 }
 
-// Engine cycles and link loads of one head's block.
-struct Accounts {
-    std::vector<double> engine; // per PE
-    std::vector<double> links; // per PE and direction (0 east, 1 west, 2 south, 3 north)
-    double linkWavelets = 0.0;
-    void addPath(const Tiling& tiling, int x, int y, int toX, int toY, double wavelets)
-    {
-        const int g = tiling.g;
-        while (x != toX || y != toY) {
-            const int direction = toX > x ? 0 : toX < x ? 1 : toY > y ? 2 : 3;
-            links[(std::size_t(y) * std::size_t(g) + std::size_t(x)) * 4 + std::size_t(direction)] += wavelets;
-            linkWavelets += wavelets;
-            x += direction == 0 ? 1 : direction == 1 ? -1 : 0;
-            y += direction == 2 ? 1 : direction == 3 ? -1 : 0;
-        }
-    }
-};
-
-Accounts account(const Tiling& tiling)
+prefillring::Accounts account(const Tiling& tiling)
 {
     const int g = tiling.g;
-    Accounts accounts;
-    accounts.engine.assign(std::size_t(g) * std::size_t(g), 0.0);
-    accounts.links.assign(std::size_t(g) * std::size_t(g) * 4, 0.0);
+    prefillring::Accounts accounts(g);
     for (int y = 0; y < g; ++y) {
         const auto lanes = double(tiling.laneWavelets(y));
-        accounts.addPath(tiling, 0, y, g - 1, y, lanes); // every PE of the row takes every wavelet
+        accounts.addPath(0, y, g - 1, y, lanes); // every PE of the row takes every wavelet
         const auto queries = double(tiling.band(y));
         if (y > 0 && queries > 0.0) { // two chains to the diagonal PE, two broadcasts back
-            accounts.addPath(tiling, 0, y, y, y, 2.0 * queries);
-            accounts.addPath(tiling, y, y, 0, y, 2.0 * queries);
+            accounts.addPath(0, y, y, y, 2.0 * queries);
+            accounts.addPath(y, y, 0, y, 2.0 * queries);
         }
         for (int x = 0; x < g; ++x) {
             double& engine = accounts.engine[std::size_t(y * g + x)];
@@ -209,8 +189,8 @@ Accounts account(const Tiling& tiling)
                 engine += double(
                     tiling.queryOut(row, y, s) + tiling.partialOut(row, y, s) + 2 * tiling.columnOut(x, column, s));
                 accounts.addPath(
-                    tiling, x, y, tiling.target(x), y, double(tiling.queryOut(x, y, s) + tiling.partialOut(x, y, s)));
-                accounts.addPath(tiling, x, y, x, tiling.target(y), double(2 * tiling.columnOut(x, y, s)));
+                    x, y, tiling.target(x), y, double(tiling.queryOut(x, y, s) + tiling.partialOut(x, y, s)));
+                accounts.addPath(x, y, x, tiling.target(y), double(2 * tiling.columnOut(x, y, s)));
             }
             if (x <= y && queries > 0.0) {
                 engine += tiling.rowMax(x, y) + tiling.exponentials(x, y);
@@ -250,25 +230,13 @@ KernelCost costPrefillAttention(const PrefillAttentionShape& shape)
         for (int x = 0; x < g; ++x)
             last = std::max(last, ready[std::size_t(y * g + x)] + tiling.normalise(x, y));
 
-    const Accounts accounts = account(tiling);
     const auto heads = double(shape.heads);
-    double busy = 0.0;
-    for (const double engine : accounts.engine)
-        busy += engine;
-    KernelCost cost;
-    cost.cycles = last + 1.0; // the fabric is quiescent the cycle after the last engine is free
-    cost.computeCycles = *std::max_element(accounts.engine.begin(), accounts.engine.end());
-    cost.fabricCycles = *std::max_element(accounts.links.begin(), accounts.links.end());
-    cost.latencyCycles = std::max(0.0, cost.cycles - std::max(cost.computeCycles, cost.fabricCycles));
-    cost.linkWavelets = heads * accounts.linkWavelets;
-    cost.peBusyFraction = std::min(1.0, heads * busy / (heads * double(g) * double(g) * cost.cycles));
+    // The fabric is quiescent the cycle after the last engine is free.
+    KernelCost cost = account(tiling).cost(last + 1.0, heads);
     for (int y = 0; y < g; ++y)
         for (int x = 0; x <= y; ++x)
             if (tiling.computes(x, y))
                 cost.fmacs += heads * 2.0 * double(tiling.band(y) * tiling.band(x) * shape.headDim);
-    cost.bound = cost.latencyCycles > std::max(cost.computeCycles, cost.fabricCycles) ? Bound::Latency
-        : cost.fabricCycles > cost.computeCycles                                      ? Bound::Fabric
-                                                                                      : Bound::Compute;
     return cost;
 }
 

@@ -60,6 +60,43 @@ private:
     std::vector<int> m_position; // per index: ring position
 };
 
+// What a block's PEs and links carry over the whole kernel: each PE's engine cycles and each
+// link's wavelets (per PE and direction: 0 east, 1 west, 2 south, 3 north).
+struct Accounts {
+    explicit Accounts(int size)
+        : g(size)
+        , engine(std::size_t(size) * std::size_t(size), 0.0)
+        , links(std::size_t(size) * std::size_t(size) * 4, 0.0)
+    {
+    }
+    // `wavelets` along the XY path from PE (x, y) to (toX, toY).
+    void addPath(int x, int y, int toX, int toY, double wavelets)
+    {
+        while (x != toX || y != toY) {
+            const int direction = toX > x ? 0 : toX < x ? 1 : toY > y ? 2 : 3;
+            links[(std::size_t(y) * std::size_t(g) + std::size_t(x)) * 4 + std::size_t(direction)] += wavelets;
+            linkWavelets += wavelets;
+            x += direction == 0 ? 1 : direction == 1 ? -1 : 0;
+            y += direction == 2 ? 1 : direction == 3 ? -1 : 0;
+        }
+    }
+    // The kernel's cost over `blocks` blocks alike, done at `cycles` (fmacs left to the caller).
+    KernelCost cost(double cycles, double blocks) const
+    {
+        double busy = 0.0;
+        for (const double pe : engine)
+            busy += pe;
+        return closedform::decodeCost(cycles, blocks * busy, blocks * double(g) * double(g),
+            *std::max_element(engine.begin(), engine.end()), *std::max_element(links.begin(), links.end()),
+            blocks * linkWavelets);
+    }
+
+    int g;
+    std::vector<double> engine; // per PE, y * g + x
+    std::vector<double> links;
+    double linkWavelets = 0.0;
+};
+
 // One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
 // once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
 // is armed right after the Send, or at `reached` when it sends nothing (`drainFirst`: at
