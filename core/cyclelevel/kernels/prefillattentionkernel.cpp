@@ -57,7 +57,7 @@ namespace waferscope::core::cyclelevel {
 using namespace fabric;
 using detail::chainHops;
 using detail::keepTask;
-using detail::straightPath;
+using detail::placeRingShifts;
 
 PrefillAttentionKernel::PrefillAttentionKernel(PrefillAttentionSpec spec, const KernelContext& context)
     : m_spec(std::move(spec))
@@ -177,34 +177,20 @@ std::vector<float> PrefillAttentionKernel::feed(PrefillOperand operand, std::spa
 void PrefillAttentionKernel::route(RouteBook& book)
 {
     const int g = m_grid.size();
-    m_rowShift.assign(std::size_t(g), -1);
-    m_columnShift.assign(std::size_t(g), -1);
-    // Each ring edge (from position k + 1 to k) of every row, then of every column, on one color
-    // if it carries a tile at any step of either phase.
-    for (int k = 0; k < g; ++k) {
-        StreamTree rows(m_spec.name + " row shift");
-        StreamTree columns(m_spec.name + " column shift");
-        const int from = m_grid.ringMember(k + 1);
-        const int to = m_grid.ringMember(k);
-        for (int h = 0; h < m_spec.heads; ++h) {
-            for (int other = 0; other < g; ++other) {
-                bool rowUsed = false;
-                bool columnUsed = false;
-                for (int s = 0; s + 1 < g; ++s) {
-                    rowUsed = rowUsed || queryWavelets(from, other, s) > 0 || partialWavelets(from, other, s) > 0;
-                    columnUsed = columnUsed || keyWavelets(other, from, s) > 0;
-                }
-                if (rowUsed)
-                    straightPath(rows, at(h, from, other), at(h, to, other));
-                if (columnUsed)
-                    straightPath(columns, at(h, other, from), at(h, other, to));
-            }
-        }
-        if (!rows.empty())
-            m_rowShift[std::size_t(k)] = book.place(rows);
-        if (!columns.empty())
-            m_columnShift[std::size_t(k)] = book.place(columns);
-    }
+    const auto anyStep = [g](const auto& sends) {
+        for (int s = 0; s + 1 < g; ++s)
+            if (sends(s))
+                return true;
+        return false;
+    };
+    placeRingShifts(
+        book, m_spec.name, m_grid, m_spec.heads,
+        [&](int from, int other) {
+            return anyStep(
+                [&](int s) { return queryWavelets(from, other, s) > 0 || partialWavelets(from, other, s) > 0; });
+        },
+        [&](int other, int from) { return anyStep([&](int s) { return keyWavelets(other, from, s) > 0; }); },
+        [this](int h, int x, int y) { return at(h, x, y); }, m_rowShift, m_columnShift);
     // The softmax chains along each row to its diagonal PE, and back.
     StreamTree chain[2]
         = { StreamTree(m_spec.name + " softmax reduction"), StreamTree(m_spec.name + " softmax reduction") };

@@ -41,7 +41,7 @@ namespace waferscope::core::cyclelevel {
 
 using namespace fabric;
 using detail::keepTask;
-using detail::straightPath;
+using detail::placeRingShifts;
 
 PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& context)
     : m_spec(std::move(spec))
@@ -135,32 +135,17 @@ std::vector<float> PrefillGemmKernel::feed(std::span<const float> x) const
 void PrefillGemmKernel::route(RouteBook& book)
 {
     const int g = m_grid.size();
-    m_rowShift.assign(std::size_t(g), -1);
-    m_columnShift.assign(std::size_t(g), -1);
-    // Each ring edge (from position k + 1 to k) of every row, then of every column, on one color
-    // if it carries a tile at any step.
-    for (int k = 0; k < g; ++k) {
-        StreamTree rows(m_spec.name + " row shift");
-        StreamTree columns(m_spec.name + " column shift");
-        const int from = m_grid.ringMember(k + 1);
-        const int to = m_grid.ringMember(k);
-        for (int other = 0; other < g; ++other) {
-            bool rowUsed = false;
-            bool columnUsed = false;
-            for (int s = 0; s + 1 < g; ++s) {
-                rowUsed = rowUsed || partialWavelets(from, other, s) > 0;
-                columnUsed = columnUsed || inputWavelets(other, from, s) > 0;
-            }
-            if (rowUsed)
-                straightPath(rows, at(from, other), at(to, other));
-            if (columnUsed)
-                straightPath(columns, at(other, from), at(other, to));
-        }
-        if (!rows.empty())
-            m_rowShift[std::size_t(k)] = book.place(rows);
-        if (!columns.empty())
-            m_columnShift[std::size_t(k)] = book.place(columns);
-    }
+    const auto anyStep = [g](const auto& sends) {
+        for (int s = 0; s + 1 < g; ++s)
+            if (sends(s))
+                return true;
+        return false;
+    };
+    placeRingShifts(
+        book, m_spec.name, m_grid, 1,
+        [&](int from, int other) { return anyStep([&](int s) { return partialWavelets(from, other, s) > 0; }); },
+        [&](int other, int from) { return anyStep([&](int s) { return inputWavelets(other, from, s) > 0; }); },
+        [this](int, int x, int y) { return at(x, y); }, m_rowShift, m_columnShift);
 }
 
 void PrefillGemmKernel::load(StaticColorFabric& fabric)
