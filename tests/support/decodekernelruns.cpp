@@ -93,7 +93,6 @@ GemvRun runGemv(const GemvCase& shape, Storage storage)
     GemvKernel kernel(spec, harness.context());
     kernel.route(harness.book());
     GemvRun run;
-    run.spec = spec;
     const std::vector<float> x = values(23, shape.inFeatures, storage);
     run.side = values(24, shape.outFeatures, storage);
     int side = -1;

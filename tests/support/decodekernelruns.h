@@ -56,7 +56,6 @@ struct GemvCase {
 };
 
 struct GemvRun {
-    core::GemvSpec spec; // what the kernel was built from, and what its closed form reads
     std::vector<std::vector<float>> lanes; // per output lane, as the kernel left it at its exit
     std::vector<float> sums; // the reference's float sums with the bias (the logits)
     std::vector<float> sumBounds; // per output: how far apart two summation orders may put them
