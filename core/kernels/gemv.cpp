@@ -18,7 +18,7 @@ std::vector<DecodeLane> decodeLanes(const Lanes& lanes, int top)
 
 } // namespace
 
-KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatch& dispatch)
+KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth)
 {
     DecodeGemvShape shape;
     shape.width = spec.frame.w;
@@ -28,10 +28,6 @@ KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatc
     shape.outputs = decodeLanes(spec.output, spec.frame.y0);
     shape.epilogue = spec.epilogue;
     shape.simdWidth = simdWidth;
-    shape.routedAt = dispatch.routedAt;
-    shape.experts = spec.experts;
-    shape.chosen = dispatch.chosen;
-    shape.inputsStored = dispatch.inputsStored;
     shape.treeReduced = spec.treeReduced;
     return gemvCost(shape);
 }

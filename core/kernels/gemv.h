@@ -9,7 +9,6 @@
 #include "core/kernels/kernelspec.h"
 #include "core/kernels/weightsource.h"
 
-#include <optional>
 #include <string>
 
 namespace waferscope::core {
@@ -46,20 +45,12 @@ struct GemvSpec {
     bool treeReduced = false;
 };
 
-// The GEMV of a GemvSpec (core/kernels/gemv.h), the spec the cycle-level GemvKernel is built
-// from: GEMV column t (region column firstColumn + t) takes input lane t mod inputs (a part of it
-// when several columns share the lane), turns it down its column, and each output row's partial
-// sums are reduced along the row (or its tree) to its last column. Only the spec's geometry,
-// epilogue and tree matter here; its weights are the cycle-level run's.
-// MoE dispatch (an expert's projection): every PE stores its lanes as they come and waits for
-// the spec's `experts` routing weights, whose first wavelet reaches region column u, row v at
-// routedAt + u + v; it multiplies only when its expert is `chosen`. inputsStored: the lanes were
-// in before the weights came (they passed while the router computed).
-struct GemvDispatch {
-    std::optional<double> routedAt;
-    bool chosen = true;
-    bool inputsStored = false;
-};
-KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth, const GemvDispatch& dispatch = {});
+// The closed form of a GemvSpec's GEMV: GEMV column t (region column firstColumn + t) takes input
+// lane t mod inputs (a part of it when several columns share the lane), turns it down its column,
+// and each output row's partial sums are reduced along the row (or its tree) to its last column.
+// Only the spec's geometry, epilogue and tree matter here; its weights are the cycle-level run's.
+// A dispatched expert's piece is timed with the others by costDecodeExperts (experts.h); here it
+// is timed as a GEMV that is not dispatched.
+KernelCost costDecodeGemv(const GemvSpec& spec, int simdWidth);
 
 } // namespace waferscope::core
