@@ -177,11 +177,13 @@ int printCycleLevel(const core::cyclelevel::CycleRunResult& result, const ArgPar
     char line[512];
     std::snprintf(line, sizeof line,
         "%s on %s at cycle level: %.0f cycles per token, %.0f tokens/s at %.2f GHz\n"
-        "  prompt %zu tokens (prefill %llu cycles), %zu decode steps; tokens %s the reference's, largest logit "
+        "  prompt %zu tokens (prefill %llu cycles, first token after %llu), %zu decode steps; tokens %s the "
+        "reference's, largest logit "
         "error %.3g\n",
         core::displayText(result.model).c_str(), result.system.c_str(), result.cyclesPerToken, result.tokensPerS,
         result.clockHz / 1e9, result.prompt.size(), static_cast<unsigned long long>(result.prefillCycles),
-        result.decode.size(), result.tokensMatchReference ? "match" : "differ from", result.maxAbsLogitError);
+        static_cast<unsigned long long>(result.ttftCycles), result.decode.size(),
+        result.tokensMatchReference ? "match" : "differ from", result.maxAbsLogitError);
     out << line << "\n  region                      kernel       measured     model   link wavelets   busy\n";
     for (std::size_t i = 0; i < result.regions.size(); ++i) {
         const core::cyclelevel::RegionCycles& region = result.regions[i];

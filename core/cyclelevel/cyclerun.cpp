@@ -119,6 +119,7 @@ Expected<CycleRunResult> runCycleLevel(
     }
     result.decodeS = secondsSince(start) / options.tokens;
     result.tokensMatchReference = !diverged;
+    result.ttftCycles = result.prefillCycles + result.decode.front().cycles;
     double cycles = 0.0;
     for (const TokenOnFabric& token : result.decode)
         cycles += double(token.cycles);
@@ -149,6 +150,7 @@ std::string cycleRunToJson(const CycleRunResult& result)
     json["tokens_per_s"] = result.tokensPerS;
     json["clock_hz"] = result.clockHz;
     json["prefill_cycles"] = result.prefillCycles;
+    json["ttft_cycles"] = result.ttftCycles;
     json["max_abs_logit_error"] = result.maxAbsLogitError;
     json["tokens_match_reference"] = result.tokensMatchReference;
     json["gap_at_difference"]

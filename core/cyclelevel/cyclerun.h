@@ -39,7 +39,9 @@ struct CycleRunResult {
     std::vector<std::int32_t> tokens; // generated on the fabric
     std::vector<std::int32_t> referenceTokens;
     std::vector<TokenOnFabric> decode; // per decode step
-    std::uint64_t prefillCycles = 0;
+    std::uint64_t prefillCycles = 0; // the prompt but its last token, filling the KV cache
+    // Time to first token: the prefill, then the last prompt token's step, which generates it.
+    std::uint64_t ttftCycles = 0;
     double cyclesPerToken = 0.0; // mean over the decode steps
     double tokensPerS = 0.0; // at the wafer's clock
     double clockHz = 0.0;

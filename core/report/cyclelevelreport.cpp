@@ -75,6 +75,7 @@ CycleLevelReport cycleLevelReport(const cyclelevel::CycleRunResult& run)
     report.tokensPerS = run.tokensPerS;
     report.clockHz = run.clockHz;
     report.prefillCycles = run.prefillCycles;
+    report.ttftCycles = run.ttftCycles;
     report.maxAbsLogitError = run.maxAbsLogitError;
     report.tokensMatchReference = run.tokensMatchReference;
     report.gapAtDifference = run.gapAtDifference;
@@ -117,6 +118,7 @@ std::string cycleLevelToJson(const CycleLevelReport& r, int indent)
     json["tokens_per_s"] = r.tokensPerS;
     json["clock_hz"] = r.clockHz;
     json["prefill_cycles"] = r.prefillCycles;
+    json["ttft_cycles"] = r.ttftCycles;
     json["max_abs_logit_error"] = r.maxAbsLogitError;
     json["tokens_match_reference"] = r.tokensMatchReference;
     json["gap_at_difference"] = r.gapAtDifference < 0.0 ? Json() : Json(r.gapAtDifference);
@@ -148,6 +150,8 @@ CycleLevelReport readCycleLevel(const jsonread::Reader& r)
     report.tokensPerS = r.real("tokens_per_s");
     report.clockHz = r.real("clock_hz");
     report.prefillCycles = r.integer<std::uint64_t>("prefill_cycles");
+    if (r.has("ttft_cycles"))
+        report.ttftCycles = r.integer<std::uint64_t>("ttft_cycles");
     report.maxAbsLogitError = r.real("max_abs_logit_error");
     const jsonread::ReadJson& match = r.at("tokens_match_reference");
     if (!match.is_boolean())

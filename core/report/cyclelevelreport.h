@@ -33,6 +33,7 @@ struct CycleLevelReport {
     double tokensPerS = 0.0; // at clockHz
     double clockHz = 0.0;
     std::uint64_t prefillCycles = 0;
+    std::uint64_t ttftCycles = 0; // prefill plus the first token's step; 0 in reports written before it
     double maxAbsLogitError = 0.0;
     bool tokensMatchReference = false;
     double gapAtDifference = -1.0; // negative when every token matches

@@ -35,6 +35,7 @@ cyclelevel::CycleRunResult decoderRun(int blocks)
     run.decode[0].cycles = 5000;
     run.decode[1].cycles = 5200;
     run.prefillCycles = 11000;
+    run.ttftCycles = 16000; // the prefill and the first step
     run.cyclesPerToken = 5100.0;
     run.clockHz = 1.1e9;
     run.tokensPerS = run.clockHz / run.cyclesPerToken;
@@ -133,6 +134,15 @@ WS_TEST(reportJsonCarriesTheCycleLevelAndReadsItBack)
     WS_CHECK_EQ(read->cycleLevel->regions[4].modelCycles, run.modelCycles[4]);
     WS_CHECK_EQ(read->cycleLevel->cyclesPerToken, run.cyclesPerToken);
     WS_CHECK(read->cycleLevel->generated == run.tokens);
+    WS_CHECK_EQ(read->cycleLevel->ttftCycles, std::uint64_t(16000));
+
+    // A report written before ttft_cycles existed reads back, with no time to first token.
+    nlohmann::json older = json;
+    older["cycle_level"].erase("ttft_cycles");
+    const Expected<RunReport> readOlder = reportFromJson(older.dump(2), "report.json");
+    WS_REQUIRE(readOlder.hasValue());
+    WS_CHECK_EQ(readOlder->cycleLevel->prefillCycles, std::uint64_t(11000));
+    WS_CHECK_EQ(readOlder->cycleLevel->ttftCycles, std::uint64_t(0));
 
     // A model-level report is written as before, without the key, and reads back without a part.
     RunReport modelLevel = report;

@@ -93,6 +93,19 @@ WS_TEST(aSmallLlamaGeneratesTheReferenceTokensOnTheFabric)
     WS_CHECK(previous <= result.decode.back().cycles);
 }
 
+WS_TEST(theFirstTokenComesAfterThePrefillAndTheLastPromptTokensStep)
+{
+    // A one-token prompt has nothing to prefill: its first token is its first step. A longer
+    // prompt fills the cache first, each earlier position a whole pass of the fabric (no shorter
+    // than the first position's), so its prefill takes at least three such passes.
+    const CycleRunResult single = runSmall("tiny_llama.yaml", 1, 1);
+    WS_CHECK_EQ(single.prefillCycles, std::uint64_t(0));
+    WS_CHECK_EQ(single.ttftCycles, single.decode.front().cycles);
+    const CycleRunResult four = runSmall("tiny_llama.yaml", 1, 4);
+    WS_CHECK_EQ(four.ttftCycles, four.prefillCycles + four.decode.front().cycles);
+    WS_CHECK(four.prefillCycles >= 3 * single.decode.front().cycles);
+}
+
 WS_TEST(aSmallGpt2GeneratesTheReferenceTokensOnTheFabric)
 {
     // Learned positions, LayerNorm with biases, GELU, biases everywhere, an untied head, FP16:
