@@ -213,6 +213,38 @@ WS_TEST(prefillGemmTimingIsTheSameInBothStorageFormats)
     WS_CHECK_EQ(bf16.linkWavelets, fp16.linkWavelets);
 }
 
+// ---- GEMMs one after the other ----
+
+// A prompt through four GEMMs on one block, none of them moving what the one before left: plain,
+// transposed, plain, transposed, each taking the previous one's output tiles where they lie
+// (output bands on rows become input blocks on rows) with a band offset one less. Each stage agrees
+// with the reference (from the outputs the stage before left on the fabric) as a GEMM fed in
+// lanes does, every output written once, over grids that divide the prompt and ones that do not.
+WS_TEST(prefillGemmsChainWithoutMovingTheirOutputs)
+{
+    for (const Storage storage : kStorages) {
+        for (const int g : { 1, 2, 3, 4, 5 }) {
+            const int tokens = g == 5 ? 3 : 10; // 5 x 5 over 3 tokens: empty bands
+            const std::vector<PrefillGemmCase> stages {
+                { "up", g, tokens, 24, 36, true, std::nullopt },
+                { "down, transposed", g, tokens, 36, 20, true, Activation::Gelu },
+                { "again", g, tokens, 20, 12, false, std::nullopt },
+                { "last, transposed", g, tokens, 12, 16, true, std::nullopt },
+            };
+            const std::vector<PrefillGemmRun> runs = runPrefillGemmChain(stages, storage);
+            WS_REQUIRE(runs.size() == stages.size());
+            for (std::size_t k = 0; k < stages.size(); ++k) {
+                const Agreement agreement(stages[k], runs[k], storage);
+                WS_CHECK_EQ(agreement.outside, 0);
+                WS_CHECK(agreement.identical * 10 >= agreement.total * 9);
+                WS_CHECK(std::all_of(runs[k].writes.begin(), runs[k].writes.end(), [](int w) { return w == 1; }));
+                WS_CHECK_EQ(runs[k].fmacs,
+                    std::uint64_t(tokens) * std::uint64_t(stages[k].inFeatures) * std::uint64_t(stages[k].outFeatures));
+            }
+        }
+    }
+}
+
 // ---- What the kernel refuses ----
 
 WS_TEST(prefillGemmRefusesWhatItCannotRun)
@@ -251,4 +283,28 @@ WS_TEST(prefillGemmRefusesWhatItCannotRun)
     PrefillGemmSpec wide = spec;
     wide.weight = WeightTensor(1, 0.0f, 0.5f, 12, 3 * 1024, Storage::Fp16);
     WS_CHECK_CONTAINS(refusal(wide), "over 1024 inputs, more than a step takes");
+    PrefillGemmSpec lanes = spec;
+    lanes.transposed = true;
+    WS_CHECK_CONTAINS(refusal(lanes), "q proj: a transposed GEMM takes its input in place");
+
+    // In place: the tiles a GEMM before left, taken with the band offset one less; with any
+    // other offset the first PE whose tile is not the one it starts with is named.
+    DecodeKernelHarness harness(3, 3, Storage::Fp16);
+    spec.frame = harness.frame();
+    PrefillGemmKernel before(spec, harness.context());
+    before.load(harness.fabric());
+    PrefillGemmSpec after = spec;
+    after.weight = WeightTensor(3, 0.0f, 0.5f, 6, 12, Storage::Fp16);
+    after.bias = WeightTensor::absent(Storage::Fp16);
+    after.transposed = true;
+    after.bandOffset = -1;
+    after.inputInPlace = before.outputTiles();
+    WS_CHECK_EQ(refusal(after), std::string());
+    PrefillGemmSpec skewed = after;
+    skewed.bandOffset = 0;
+    WS_CHECK_CONTAINS(refusal(skewed), "q proj: the input tile at PE");
+    WS_CHECK_CONTAINS(refusal(skewed), "the PE starts with tokens");
+    PrefillGemmSpec missing = after;
+    missing.inputInPlace.pop_back();
+    WS_CHECK_CONTAINS(refusal(missing), "has no input tile in place");
 }

@@ -56,7 +56,8 @@ void DecodeKernelHarness::setFeed(int color, std::span<const float> vector)
     for (Feed& feed : m_feeds) {
         if (feed.color != color)
             continue;
-        for (std::size_t i = 0; i < feed.lanes.size(); ++i) {
+        feed.silent = vector.empty();
+        for (std::size_t i = 0; i < feed.lanes.size() && !feed.silent; ++i) {
             const Lane& lane = feed.lanes[i];
             PeState& pe = m_fabric->pe(0, lane.y);
             std::copy(vector.begin() + lane.begin, vector.begin() + lane.end, pe.f32.begin() + feed.offsets[i]);
@@ -66,13 +67,24 @@ void DecodeKernelHarness::setFeed(int color, std::span<const float> vector)
     throw std::logic_error("no feed on color " + std::to_string(color));
 }
 
+void DecodeKernelHarness::validateRoutes(const std::function<void(ProgramWriter&)>& programKernels)
+{
+    ProgramWriter writer(*m_fabric);
+    writer.clearPrograms();
+    programKernels(writer);
+    if (const auto error = m_fabric->validateRoutes())
+        throw std::logic_error("route error: " + *error);
+    writer.clearPrograms();
+    m_validated = true;
+}
+
 KernelMeasure DecodeKernelHarness::run(const std::function<void(ProgramWriter&)>& programKernel)
 {
     StaticColorFabric& fabric = *m_fabric;
     ProgramWriter writer(fabric);
     writer.clearPrograms();
     for (const Feed& feed : m_feeds)
-        for (std::size_t i = 0; i < feed.lanes.size(); ++i)
+        for (std::size_t i = 0; i < feed.lanes.size() && !feed.silent; ++i)
             writer.send(0, feed.lanes[i].y, feed.color, feed.offsets[i], feed.lanes[i].size());
     programKernel(writer);
     const Frame& frame = m_frame;

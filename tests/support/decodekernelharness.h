@@ -54,13 +54,18 @@ public:
     // PEs taps[i], elements [begin, end) of the vector given to setFeed(). Returns its color.
     // Feeders send their feeds in the order they were added.
     int addFeed(const std::string& name, const core::Lanes& lanes, const std::vector<std::vector<core::Pe>>& taps);
-    // The values the feed with that color sends in the next run (already rounded to storage).
+    // The values the feed with that color sends in the next run (already rounded to storage);
+    // none: the feed sends nothing from then on (a kernel that takes its input in place).
     void setFeed(int color, std::span<const float> vector);
 
     // Clears every program, writes the feeders' sends, calls programKernel, appends a Mark to
     // every region PE with a program, and runs until every program has finished and the fabric
     // is quiescent. Throws std::runtime_error naming the stuck PEs if it stalls.
     KernelMeasure run(const std::function<void(core::cyclelevel::ProgramWriter&)>& programKernel);
+
+    // Checks the routes against the programs of several kernels that run one after the other
+    // (each its own run), written together once and cleared; run() then checks nothing more.
+    void validateRoutes(const std::function<void(core::cyclelevel::ProgramWriter&)>& programKernels);
 
     // count FP32 values of PE (x, y) from offset.
     std::vector<float> read(core::Pe pe, std::uint32_t offset, std::size_t count) const;
@@ -70,6 +75,7 @@ private:
         int color = -1;
         core::Lanes lanes;
         std::vector<std::uint32_t> offsets; // per lane: f32 offset at its feeder
+        bool silent = false; // sends nothing
     };
 
     core::Frame m_frame;

@@ -39,4 +39,11 @@ struct PrefillGemmRun {
 
 PrefillGemmRun runPrefillGemm(const PrefillGemmCase& shape, core::Storage storage);
 
+// GEMMs one after the other on one block, each taking the previous one's outputs where they lie:
+// the first fed a seeded prompt in its lanes, then transposed and plain in turn, each with a band
+// offset one less (PrefillGemmSpec). Every stage is a run of its own on the fabric; its reference
+// and bounds are computed from the outputs the stage before left on the fabric. All stages share
+// the first's grid and tokens; each stage's inFeatures is the previous one's outFeatures.
+std::vector<PrefillGemmRun> runPrefillGemmChain(const std::vector<PrefillGemmCase>& stages, core::Storage storage);
+
 } // namespace waferscope::test

@@ -75,6 +75,13 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
             + ")");
     for (int b = 0; b <= g; ++b)
         m_outBands.push_back(std::uint32_t(m_spec.weight.rows() * b / g));
+    m_offset = ((m_spec.bandOffset % g) + g) % g;
+    if (!m_spec.inputInPlace.empty()) {
+        checkInputInPlace();
+        return;
+    }
+    if (m_spec.transposed)
+        refuse("a transposed GEMM takes its input in place (lanes run along rows, its input blocks are rows)");
     // The lanes: per block row, the step-0 input tiles of its PEs in column order.
     std::uint32_t next = 0;
     for (int y = 0; y < g; ++y) {
@@ -86,6 +93,46 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
         m_lanes.push_back({ m_spec.frame.y(y), next, next + length });
         next += length;
     }
+}
+
+// Every PE that holds input at step 0 has one tile in place, of the band and block it starts with.
+void PrefillGemmKernel::checkInputInPlace()
+{
+    const int g = m_grid.size();
+    m_inPlace.assign(std::size_t(g) * std::size_t(g), -1);
+    const auto where = [&](Pe pe) { return "(" + std::to_string(pe.x) + ", " + std::to_string(pe.y) + ")"; };
+    for (const PrefillOutputTile& tile : m_spec.inputInPlace) {
+        int found = -1;
+        for (int i = 0; i < g * g && found < 0; ++i)
+            if (at(i % g, i / g).x == tile.pe.x && at(i % g, i / g).y == tile.pe.y)
+                found = i;
+        if (found < 0)
+            throw std::logic_error(m_spec.name + ": an input tile at PE " + where(tile.pe) + " is outside the block");
+        const int x = found % g;
+        const int y = found / g;
+        const int band = bandAt(x, y, 0);
+        if (m_inPlace[std::size_t(found)] >= 0 || tile.firstToken != m_grid.bandBegin(band)
+            || tile.tokens != m_grid.bandSize(band) || tile.firstDim != m_grid.blockBegin(x) || tile.dims != inSize(x))
+            throw std::logic_error(m_spec.name + ": the input tile at PE " + where(tile.pe) + " holds tokens ["
+                + std::to_string(tile.firstToken) + ", " + std::to_string(tile.firstToken + tile.tokens)
+                + ") x inputs [" + std::to_string(tile.firstDim) + ", " + std::to_string(tile.firstDim + tile.dims)
+                + "); the PE starts with tokens [" + std::to_string(m_grid.bandBegin(band)) + ", "
+                + std::to_string(m_grid.bandBegin(band) + m_grid.bandSize(band)) + ") x inputs ["
+                + std::to_string(m_grid.blockBegin(x)) + ", " + std::to_string(m_grid.blockBegin(x) + inSize(x))
+                + "), once");
+        m_inPlace[std::size_t(found)] = tile.offset;
+    }
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x)
+            if (inputWavelets(x, y, 0) > 0 && m_inPlace[std::size_t(y * g + x)] < 0)
+                throw std::logic_error(m_spec.name + ": PE " + where(at(x, y)) + " has no input tile in place");
+}
+
+std::uint32_t PrefillGemmKernel::inputAt(int x, int y, int step) const
+{
+    if (step == 0 && !m_inPlace.empty())
+        return std::uint32_t(std::max<std::int64_t>(0, m_inPlace[std::size_t(y * m_grid.size() + x)]));
+    return buffers(x, y).input[step % 2];
 }
 
 bool PrefillGemmKernel::partialStarted(int x, int step) const
@@ -123,7 +170,7 @@ std::vector<float> PrefillGemmKernel::feed(std::span<const float> x) const
     for (const Lane& lane : m_lanes) {
         const int y = lane.y - m_spec.frame.y0;
         for (int column = 0; column < m_grid.size(); ++column) {
-            const int band = m_grid.blockAt(column, y, 0);
+            const int band = bandAt(column, y, 0);
             for (std::uint32_t t = 0; t < m_grid.bandSize(band); ++t)
                 for (std::uint32_t i = 0; i < inSize(column); ++i)
                     out.push_back(x[(m_grid.bandBegin(band) + t) * in + m_grid.blockBegin(column) + i]);
@@ -132,20 +179,50 @@ std::vector<float> PrefillGemmKernel::feed(std::span<const float> x) const
     return out;
 }
 
+bool PrefillGemmKernel::sendsPartials(int from, int row) const
+{
+    for (int s = 0; s + 1 < m_grid.size(); ++s)
+        if (partialWavelets(from, row, s) > 0)
+            return true;
+    return false;
+}
+
+bool PrefillGemmKernel::sendsInputs(int column, int from) const
+{
+    for (int s = 0; s + 1 < m_grid.size(); ++s)
+        if (inputWavelets(column, from, s) > 0)
+            return true;
+    return false;
+}
+
 void PrefillGemmKernel::route(RouteBook& book)
 {
-    const int g = m_grid.size();
-    const auto anyStep = [g](const auto& sends) {
-        for (int s = 0; s + 1 < g; ++s)
-            if (sends(s))
-                return true;
-        return false;
-    };
     placeRingShifts(
-        book, m_spec.name, m_grid, 1,
-        [&](int from, int other) { return anyStep([&](int s) { return partialWavelets(from, other, s) > 0; }); },
-        [&](int other, int from) { return anyStep([&](int s) { return inputWavelets(other, from, s) > 0; }); },
-        [this](int, int x, int y) { return at(x, y); }, m_rowShift, m_columnShift);
+        book, m_spec.name, m_grid, 1, [&](int from, int row) { return sendsPartials(from, row); },
+        [&](int column, int from) { return sendsInputs(column, from); }, [this](int, int x, int y) { return at(x, y); },
+        m_rowShift, m_columnShift);
+}
+
+// A plain GEMM's rows are the block's rows; a transposed one's rows are the block's columns.
+void PrefillGemmKernel::needRings(PrefillRings& rings) const
+{
+    const int g = m_grid.size();
+    if (rings.size() != g)
+        throw std::logic_error(m_spec.name + ": its block is " + std::to_string(g) + " x " + std::to_string(g)
+            + ", the shared rings' " + std::to_string(rings.size()));
+    for (int other = 0; other < g; ++other)
+        for (int from = 0; from < g; ++from) {
+            if (sendsPartials(from, other))
+                m_spec.transposed ? rings.needColumn(other, from) : rings.needRow(from, other);
+            if (sendsInputs(other, from))
+                m_spec.transposed ? rings.needRow(from, other) : rings.needColumn(other, from);
+        }
+}
+
+void PrefillGemmKernel::useRings(const PrefillRings& rings)
+{
+    m_rowShift = m_spec.transposed ? rings.columnColors() : rings.rowColors();
+    m_columnShift = m_spec.transposed ? rings.rowColors() : rings.columnColors();
 }
 
 void PrefillGemmKernel::load(StaticColorFabric& fabric)
@@ -184,7 +261,7 @@ void PrefillGemmKernel::loadPe(StaticColorFabric& fabric, int x, int y)
         buffers.partial[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * outSize(y)));
         buffers.input[parity] = state.allocF32(std::max<std::uint32_t>(1, tokens * inSize(x)));
     }
-    const int band = m_grid.blockAt(x, y, g - 1);
+    const int band = bandAt(x, y, g - 1);
     if (m_grid.bandSize(band) > 0 && outSize(y) > 0)
         m_outputs.push_back({ pe, buffers.partial[(g - 1) % 2], m_grid.bandBegin(band), m_grid.bandSize(band),
             m_outBands[std::size_t(y)], outSize(y) });
@@ -215,14 +292,14 @@ void PrefillGemmKernel::programPe(ProgramWriter& writer, int inputColor, int x, 
         if (dims.rows > 0 && dims.cols > 0 && dims.inner > 0) {
             const auto flags = std::uint8_t(m_context.flags() | (partialStarted(x, s) ? 0 : steps::kFirstTile));
             writer.compute(pe.x, pe.y, steps::tileLinear,
-                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), own.input[now],
+                steps::tileProductCycles(dims.rows, dims.cols, dims.inner, m_context.simdWidth), inputAt(x, y, s),
                 own.weight, own.partial[now], dims.packed(), 0.0f, flags);
         }
         if (s + 1 == g)
             break;
         shift(writer, pe, rowColor(x, false), rowColor(x, true), own.partial[now], partialWavelets(x, y, s),
             own.partial[next], partialWavelets(m_grid.ringSource(x), y, s));
-        shift(writer, pe, columnColor(y, false), columnColor(y, true), own.input[now], inputWavelets(x, y, s),
+        shift(writer, pe, columnColor(y, false), columnColor(y, true), inputAt(x, y, s), inputWavelets(x, y, s),
             own.input[next], inputWavelets(x, m_grid.ringSource(y), s));
     }
     programEpilogue(writer, x, y);

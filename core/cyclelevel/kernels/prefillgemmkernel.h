@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillrings.h"
 #include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <cstdint>
@@ -23,28 +24,46 @@ struct PrefillGemmSpec {
     // At the PEs that finish the outputs: S(y + b), then act() rounded (a plain feed-forward's
     // hidden values). Gated activations take a second input: refused.
     std::optional<Activation> activation;
+    // Transposed: the block's rows and columns swap roles. Block column x then owns output band x
+    // and block row y input block y. The input moves along the rows and the partials up the
+    // columns, so a transposed GEMM takes a plain one's outputs where they lie: rows of output
+    // bands become rows of input blocks. A plain GEMM takes a transposed one's outputs the same way.
+    bool transposed = false;
+    // PE (x, y) holds token band blockAt(x, y, s) + bandOffset (mod g) at step s. Outputs end at
+    // the band of the last step, one ring position before the first, so the GEMM that takes them
+    // in place has an offset one less.
+    int bandOffset = 0;
+    // The input already on the block, one tile a PE (tokens x input block, f32, row-major): a GEMM
+    // before's outputTiles(). Empty: the input comes in lanes (feed()).
+    std::vector<PrefillOutputTile> inputInPlace;
 };
 
 class PrefillGemmKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) a frame narrower than one PE or with fewer rows
     // than columns, no tokens, no weight, a bias that is not one value per output, a gated
-    // activation, and tiles larger than a step takes (steps::TileDims).
+    // activation, tiles larger than a step takes (steps::TileDims), a transposed GEMM fed in lanes,
+    // and an input in place that is not one tile a PE of the band and block it must hold first.
     PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& context);
     const PrefillGemmSpec& spec() const { return m_spec; }
     const PrefillGrid& grid() const { return m_grid; }
 
     // The input's lanes: one per block row, elements [begin, end) of feed(). Every PE of the row
-    // (taps()) takes the whole lane and keeps its own tile of it.
+    // (taps()) takes the whole lane and keeps its own tile of it. None when the input is in place.
     const Lanes& lanes() const { return m_lanes; }
     std::vector<Pe> taps(std::size_t lane) const;
     // The feed vector from X, tokens x in row-major (already rounded to storage).
     std::vector<float> feed(std::span<const float> x) const;
 
     void route(RouteBook& book);
+    // Or on a block's shared rings (several kernels taking turns on one block): says which ring
+    // edges it uses, and once they are placed takes their colors.
+    void needRings(PrefillRings& rings) const;
+    void useRings(const PrefillRings& rings);
     // W's tiles (one per PE, 16-bit) and the biases of the block row's outputs; the tile buffers.
     void load(fabric::StaticColorFabric& fabric);
-    // The whole prompt: takes the input's lanes on `inputColor`, leaves the outputs in place.
+    // The whole prompt: takes the input's lanes on `inputColor` (unused with the input in place),
+    // leaves the outputs in place.
     void program(ProgramWriter& writer, int inputColor) const;
     // Where the outputs are after a run (every token and output exactly once; dims are outputs).
     const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
@@ -62,13 +81,25 @@ private:
     // [inBegin(x), ...); the token band a PE holds at step s: blockAt(x, y, s) of m_tokens.
     std::uint32_t outSize(int y) const { return m_outBands[std::size_t(y) + 1] - m_outBands[std::size_t(y)]; }
     std::uint32_t inSize(int x) const { return m_grid.blockSize(x); }
-    std::uint32_t tokenBand(int x, int y, int step) const { return m_grid.bandSize(m_grid.blockAt(x, y, step)); }
+    int bandAt(int x, int y, int step) const { return (m_grid.blockAt(x, y, step) + m_offset) % m_grid.size(); }
+    std::uint32_t tokenBand(int x, int y, int step) const { return m_grid.bandSize(bandAt(x, y, step)); }
     // Wavelets PE (x, y) sends at step s: its partial outputs along its row, its input tile up its column.
     std::uint32_t partialWavelets(int x, int y, int step) const { return tokenBand(x, y, step) * outSize(y); }
     std::uint32_t inputWavelets(int x, int y, int step) const { return tokenBand(x, y, step) * inSize(x); }
+    // Whether block column `from` of row `row` sends partials along the row at some step, and
+    // block row `from` of column `column` its input up the column.
+    bool sendsPartials(int from, int row) const;
+    bool sendsInputs(int column, int from) const;
     // A PE before block column x on its row's ring has added to the partial it holds at step s.
     bool partialStarted(int x, int step) const;
-    Pe at(int x, int y) const { return { m_spec.frame.x(x), m_spec.frame.y(y) }; }
+    Pe at(int x, int y) const
+    {
+        return m_spec.transposed ? Pe { m_spec.frame.x(y), m_spec.frame.y(x) }
+                                 : Pe { m_spec.frame.x(x), m_spec.frame.y(y) };
+    }
+    // The input tile PE (x, y) holds at step s: in place at step 0, else its own buffer.
+    std::uint32_t inputAt(int x, int y, int step) const;
+    void checkInputInPlace();
     const Buffers& buffers(int x, int y) const
     {
         return m_buffers[std::size_t(y) * std::size_t(m_grid.size()) + std::size_t(x)];
@@ -87,6 +118,8 @@ private:
     PrefillGemmSpec m_spec;
     KernelContext m_context;
     PrefillGrid m_grid; // bands: the tokens; blocks: the inputs (block column x holds block x)
+    int m_offset = 0; // bandOffset in [0, g)
+    std::vector<std::int64_t> m_inPlace; // per (y, x): the f32 offset of its tile in place, or -1
     std::vector<std::uint32_t> m_outBands; // g + 1 output boundaries, one band per block row
     Lanes m_lanes;
     std::vector<int> m_rowShift; // per ring edge k (position k + 1 to k): its color along the rows, or -1
