@@ -63,7 +63,7 @@ void tileRowMax(PeState& pe, const Step& step)
             score = score * step.scalar;
             top = std::max(top, score);
         }
-        pe.f32[step.c + i] = top;
+        pe.f32[step.c + i] = step.color & kAccumulate ? std::max(pe.f32[step.c + i], top) : top;
     }
 }
 
@@ -74,7 +74,7 @@ void tileExponentials(PeState& pe, const Step& step)
     for (std::uint32_t i = 0; i < dims.rows; ++i) {
         const float top = pe.f32[step.b + i];
         const std::uint32_t seen = visible(step, i, dims.cols);
-        float total = 0.0f;
+        float total = step.color & kAccumulate ? pe.f32[step.c + i] : 0.0f;
         for (std::uint32_t j = 0; j < dims.cols; ++j) {
             float& score = s[i * dims.cols + j];
             score = j < seen ? std::exp(score - top) : 0.0f;

@@ -15,6 +15,8 @@ namespace waferscope::core::cyclelevel::steps {
 
 constexpr std::uint8_t kFirstTile = 8; // the accumulator starts from zero rather than its contents
 constexpr std::uint8_t kDiagonal = 16; // a diagonal tile: query i of the band sees keys 0..i of it
+// Row maxima and row sums taken with what f32[c + i] already holds (max, +) instead of replacing it.
+constexpr std::uint8_t kAccumulate = 32;
 
 // rows x cols, over `inner` (the summed dimension of a product), packed into Step::d.
 struct TileDims {
@@ -35,10 +37,12 @@ std::uint32_t tileProductCycles(std::uint32_t rows, std::uint32_t cols, std::uin
 // sum of q * k in the order of the head dimension.
 void tileScores(fabric::PeState& pe, const fabric::Step& step);
 // Scales the scores S[a] (rows x cols) in place by scalar (1 / sqrt(d)) and writes each query's
-// largest visible score to f32[c + i] (-infinity if it sees none).
+// largest visible score to f32[c + i] (-infinity if it sees none; kAccumulate: the larger of it
+// and f32[c + i]).
 void tileRowMax(fabric::PeState& pe, const fabric::Step& step);
 // In place, with the row maxima m at f32[b]: e = exp(s - m) for the visible scores, 0 for the
-// masked ones; f32[c + i] = the sum of query i's e in key order, from 0.
+// masked ones; f32[c + i] = the sum of query i's e in key order, from 0 (kAccumulate: from
+// f32[c + i]).
 void tileExponentials(fabric::PeState& pe, const fabric::Step& step);
 // Partial outputs: O[c] (rows x cols) += E[a] (rows x inner) V[b] (inner x cols), each a float
 // sum of e * v in key order; masked keys of a diagonal tile are left out (not added as zeros).

@@ -1,0 +1,133 @@
+#include "prefillringruns.h"
+
+#include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/kernels/prefillgemmkernel.h"
+#include "core/cyclelevel/kernels/prefillringattention.h"
+#include "core/cyclelevel/referenceops.h"
+#include "core/cyclelevel/tokenmatrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace waferscope::test {
+
+using namespace waferscope::core;
+using namespace core::cyclelevel;
+
+namespace {
+
+// tokens x (heads x headDim) from the tiles: tile.firstDim counts in heads x headDim.
+std::vector<float> gather(const DecodeKernelHarness& harness, const std::vector<PrefillOutputTile>& tiles,
+    std::size_t tokens, std::size_t width, std::vector<int>* writes = nullptr)
+{
+    std::vector<float> out(tokens * width, std::nanf(""));
+    if (writes)
+        writes->assign(out.size(), 0);
+    for (const PrefillOutputTile& tile : tiles) {
+        const std::vector<float> values = harness.read(tile.pe, tile.offset, std::size_t(tile.tokens) * tile.dims);
+        for (std::uint32_t t = 0; t < tile.tokens; ++t)
+            for (std::uint32_t i = 0; i < tile.dims; ++i) {
+                out[(tile.firstToken + t) * width + tile.firstDim + i] = values[t * tile.dims + i];
+                if (writes)
+                    ++(*writes)[(tile.firstToken + t) * width + tile.firstDim + i];
+            }
+    }
+    return out;
+}
+
+} // namespace
+
+RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storage)
+{
+    const int g = shape.heads;
+    DecodeKernelHarness harness(g, g, storage, shape.simdWidth);
+    const std::int64_t width = std::int64_t(shape.heads) * shape.headDim;
+    std::vector<std::unique_ptr<PrefillGemmKernel>> projections;
+    for (int p = 0; p < 3; ++p) {
+        PrefillGemmSpec spec;
+        spec.name = std::string("qkv").substr(std::size_t(p), 1) + " projection";
+        spec.frame = harness.frame();
+        spec.tokens = shape.tokens;
+        spec.weight = WeightTensor(
+            701 + std::uint64_t(p), 0.0f, std::sqrt(3.0f / float(shape.hidden)), width, shape.hidden, storage);
+        spec.bias = WeightTensor(711 + std::uint64_t(p), 0.0f, 0.1f, 1, width, storage);
+        projections.push_back(std::make_unique<PrefillGemmKernel>(spec, harness.context()));
+        projections.back()->load(harness.fabric());
+    }
+    PrefillRingAttentionSpec spec;
+    spec.name = "attention";
+    spec.frame = harness.frame();
+    spec.headDim = shape.headDim;
+    spec.tokens = shape.tokens;
+    spec.query = projections[0]->outputTiles();
+    spec.key = projections[1]->outputTiles();
+    spec.value = projections[2]->outputTiles();
+    PrefillRingAttentionKernel attention(spec, harness.context());
+    attention.load(harness.fabric());
+    PrefillRings rings("block", harness.frame(), g);
+    for (const auto& projection : projections)
+        projection->needRings(rings);
+    attention.needRings(rings);
+    rings.place(harness.book());
+    for (const auto& projection : projections)
+        projection->useRings(rings);
+    attention.useRings(rings);
+
+    TokenMatrix x(shape.tokens, shape.hidden);
+    WeightTensor(721, 0.0f, 1.0f, 1, std::int64_t(x.values.size()), storage).row(0, x.values);
+    const PrefillGemmKernel& first = *projections.front();
+    std::vector<std::vector<Pe>> taps;
+    for (std::size_t lane = 0; lane < first.lanes().size(); ++lane)
+        taps.push_back(first.taps(lane));
+    const int color = harness.addFeed("x", first.lanes(), taps);
+    harness.validateRoutes([&](ProgramWriter& writer) {
+        for (const auto& projection : projections)
+            projection->program(writer, color);
+        attention.program(writer);
+    });
+    for (const auto& projection : projections) { // each takes the prompt from the feeders
+        harness.setFeed(color, first.feed(x.values));
+        harness.run([&](ProgramWriter& writer) { projection->program(writer, color); });
+    }
+    harness.setFeed(color, {});
+    const auto tokens = std::size_t(shape.tokens);
+    const auto w = std::size_t(width);
+    const std::vector<float> q = gather(harness, projections[0]->outputTiles(), tokens, w);
+    RingAttentionRun run;
+    run.projectedKeys = gather(harness, projections[1]->outputTiles(), tokens, w);
+    run.projectedValues = gather(harness, projections[2]->outputTiles(), tokens, w);
+    std::uint64_t fmacsBefore = 0;
+    const Frame& frame = harness.frame();
+    for (int v = 0; v < frame.h; ++v)
+        for (int u = 0; u < frame.w; ++u)
+            fmacsBefore += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
+    run.measure = harness.run([&](ProgramWriter& writer) { attention.program(writer); });
+    for (int v = 0; v < frame.h; ++v)
+        for (int u = 0; u < frame.w; ++u) {
+            const core::fabric::PeState& pe = harness.fabric().pe(frame.x(u), frame.y(v));
+            run.fmacs += pe.fmacs;
+            run.peakSramBytes = std::max(run.peakSramBytes, pe.sramBytes());
+        }
+    run.fmacs -= fmacsBefore;
+    run.colors = harness.book().maxColorsAtARouter();
+    run.out = gather(harness, attention.outputTiles(), tokens, w, &run.writes);
+    run.keys = gather(harness, attention.keyTiles(), tokens, w);
+    run.values = gather(harness, attention.valueTiles(), tokens, w);
+
+    // The reference from the projections' own outputs: token i attends the cache of tokens 0..i.
+    DecoderShape model;
+    model.storage = storage;
+    model.heads = shape.heads;
+    model.kvHeads = shape.heads;
+    model.headDim = shape.headDim;
+    model.positions = DecoderShape::Positions::Rotary;
+    run.reference.resize(run.out.size());
+    for (std::size_t i = 0; i < tokens; ++i)
+        cyclelevel::attention(model, std::span<const float>(q).subspan(i * w, w),
+            KvView { run.projectedKeys, run.projectedValues, std::int64_t(w) }, std::int64_t(i),
+            std::span<float>(run.reference).subspan(i * w, w));
+    return run;
+}
+
+} // namespace waferscope::test
