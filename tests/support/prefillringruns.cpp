@@ -1,7 +1,9 @@
 #include "prefillringruns.h"
 
 #include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/kernels/batchedlinear.h"
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
+#include "core/cyclelevel/kernels/prefillnormkernel.h"
 #include "core/cyclelevel/kernels/prefillringattention.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/cyclelevel/tokenmatrix.h"
@@ -127,6 +129,88 @@ RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storag
         cyclelevel::attention(model, std::span<const float>(q).subspan(i * w, w),
             KvView { run.projectedKeys, run.projectedValues, std::int64_t(w) }, std::int64_t(i),
             std::span<float>(run.reference).subspan(i * w, w));
+    return run;
+}
+
+PrefillNormRun runPrefillNorm(const PrefillNormCase& shape, Storage storage)
+{
+    const int g = shape.grid;
+    DecodeKernelHarness harness(g, g, storage);
+    const Frame& frame = harness.frame();
+    const PrefillGrid grid(g, shape.tokens, shape.hidden);
+    const auto hidden = std::size_t(shape.hidden);
+    // The prompt, written into the block as a plain GEMM with the offset takes it.
+    PrefillNormRun run;
+    run.input.resize(std::size_t(shape.tokens) * hidden);
+    WeightTensor(801, 0.5f, 2.0f, 1, std::int64_t(run.input.size()), storage).row(0, run.input);
+    PrefillNormSpec spec;
+    spec.name = "norm";
+    spec.frame = frame;
+    spec.tokens = shape.tokens;
+    spec.norm = shape.layerNorm ? DecoderShape::Norm::LayerNorm : DecoderShape::Norm::RmsNorm;
+    spec.epsilon = 1e-5f;
+    spec.weight = WeightTensor(802, 1.0f, 0.2f, 1, shape.hidden, storage);
+    spec.bias = shape.bias ? WeightTensor(803, 0.0f, 0.1f, 1, shape.hidden, storage) : WeightTensor::absent(storage);
+    spec.bandOffset = shape.bandOffset;
+    for (int y = 0; y < g; ++y) {
+        for (int x = 0; x < g; ++x) {
+            const int band = ((grid.blockAt(x, y, 0) + shape.bandOffset) % g + g) % g;
+            const std::uint32_t rows = grid.bandSize(band);
+            const std::uint32_t cols = grid.blockSize(x);
+            if (rows == 0 || cols == 0)
+                continue;
+            core::fabric::PeState& pe = harness.fabric().pe(frame.x(x), frame.y(y));
+            const std::uint32_t offset = pe.allocF32(std::size_t(rows) * cols);
+            for (std::uint32_t t = 0; t < rows; ++t)
+                for (std::uint32_t i = 0; i < cols; ++i)
+                    pe.f32[offset + t * cols + i]
+                        = run.input[(grid.bandBegin(band) + t) * hidden + grid.blockBegin(x) + i];
+            spec.input.push_back(
+                { { frame.x(x), frame.y(y) }, offset, grid.bandBegin(band), rows, grid.blockBegin(x), cols });
+        }
+    }
+    PrefillNormKernel norm(spec, harness.context());
+    norm.load(harness.fabric());
+    PrefillGemmSpec after;
+    after.name = "projection";
+    after.frame = frame;
+    after.tokens = shape.tokens;
+    after.weight = WeightTensor(804, 0.0f, 0.3f, 6, shape.hidden, storage);
+    after.bandOffset = norm.outputOffset();
+    after.inputInPlace = norm.outputTiles();
+    PrefillGemmKernel projection(after, harness.context());
+    projection.load(harness.fabric());
+    PrefillRings rings("block", frame, g);
+    norm.needRings(rings);
+    projection.needRings(rings);
+    rings.place(harness.book());
+    norm.useRings(rings);
+    projection.useRings(rings);
+    harness.validateRoutes([&](ProgramWriter& writer) {
+        norm.program(writer);
+        projection.program(writer, -1);
+    });
+    run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer); });
+    harness.run([&](ProgramWriter& writer) { projection.program(writer, -1); });
+    run.colors = harness.book().maxColorsAtARouter();
+    const auto tokens = std::size_t(shape.tokens);
+    run.out = gather(harness, norm.outputTiles(), tokens, hidden, &run.writes);
+    run.moved = gather(harness, norm.movedInput(), tokens, hidden);
+    run.projected = gather(harness, projection.outputTiles(), tokens, 6);
+
+    DecoderShape model;
+    model.storage = storage;
+    model.norm = spec.norm;
+    model.normEpsilon = spec.epsilon;
+    run.reference.resize(run.input.size());
+    for (std::size_t t = 0; t < tokens; ++t)
+        cyclelevel::norm(model, spec.weight, spec.bias, std::span<const float>(run.input).subspan(t * hidden, hidden),
+            std::span<float>(run.reference).subspan(t * hidden, hidden));
+    TokenMatrix normed(shape.tokens, shape.hidden);
+    normed.values = run.out;
+    TokenMatrix projected;
+    linearOverTokens(after.weight, after.bias, normed, storage, projected);
+    run.projectedReference = projected.values;
     return run;
 }
 

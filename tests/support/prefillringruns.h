@@ -1,9 +1,8 @@
 #pragma once
 
-// A prompt through the q, k and v projections (prefill GEMMs) and the ring attention that takes
-// their outputs where they lie (core/cyclelevel/kernels/prefillringattention.h), on one g x g
-// block of a DecodeKernelHarness, g the heads; with what the reference ops compute from the q, k
-// and v the projections left on the fabric.
+// Prefill kernels that take their inputs where the kernels before left them, on one g x g block of
+// a DecodeKernelHarness: the ring attention after the q, k and v projections, and the norm before
+// a projection; with what the reference ops compute from the same inputs.
 #include "decodekernelharness.h"
 
 #include <cstdint>
@@ -36,5 +35,32 @@ struct RingAttentionRun {
 };
 
 RingAttentionRun runRingAttention(const RingAttentionCase& shape, core::Storage storage);
+
+// The prefill norm (core/cyclelevel/kernels/prefillnormkernel.h) on a g x g block whose PEs hold a
+// seeded prompt's hidden vectors as a plain GEMM takes them (written into their SRAM), then a
+// plain GEMM that takes the normed tiles where the norm left them.
+struct PrefillNormCase {
+    std::string name;
+    int grid = 1;
+    int tokens = 1;
+    int hidden = 8;
+    bool layerNorm = false;
+    bool bias = false; // LayerNorm's
+    int bandOffset = 0;
+};
+
+struct PrefillNormRun {
+    std::vector<float> out; // tokens x hidden
+    std::vector<int> writes;
+    std::vector<float> reference; // referenceops norm() of each token
+    std::vector<float> moved; // the input where the kernel says it moved it
+    std::vector<float> input;
+    std::vector<float> projected; // the GEMM after the norm, tokens x 6
+    std::vector<float> projectedReference; // linearOverTokens of the kernel's normed tiles
+    KernelMeasure measure;
+    int colors = 0;
+};
+
+PrefillNormRun runPrefillNorm(const PrefillNormCase& shape, core::Storage storage);
 
 } // namespace waferscope::test

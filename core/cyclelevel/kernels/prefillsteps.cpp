@@ -5,6 +5,7 @@
 #include "core/fabric/half.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -110,6 +111,61 @@ void tileNormalise(PeState& pe, const Step& step)
     for (std::uint32_t i = 0; i < dims.rows; ++i)
         for (std::uint32_t j = 0; j < dims.cols; ++j)
             out[i * dims.cols + j] = roundToStorage(out[i * dims.cols + j] / pe.f32[step.b + i], storage);
+}
+
+void tileRowSums(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const float* x = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        const float centre = step.color & kCentred ? pe.f32[step.b + i] : 0.0f;
+        float sum = step.color & kFirstTile ? 0.0f : pe.f32[step.c + i];
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            const float value = x[i * dims.cols + j];
+            if (step.color & kCentred) {
+                const float centred = value - centre;
+                sum += centred * centred;
+            } else {
+                sum += step.color & kSquares ? value * value : value;
+            }
+        }
+        pe.f32[step.c + i] = sum;
+    }
+}
+
+void tileNormFigures(PeState& pe, const Step& step)
+{
+    const float epsilon = std::bit_cast<float>(step.b);
+    for (std::uint32_t i = 0; i < step.d; ++i)
+        pe.f32[step.c + i] = step.color & kSquares ? 1.0f / std::sqrt(pe.f32[step.a + i] / step.scalar + epsilon)
+                                                   : pe.f32[step.a + i] / step.scalar;
+}
+
+void tileCentreScale(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const float* x = pe.f32.data() + step.a;
+    float* y = pe.f32.data() + step.c;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        const float inverse = pe.f32[step.b + dims.rows + i];
+        for (std::uint32_t j = 0; j < dims.cols; ++j)
+            y[i * dims.cols + j] = step.color & kSquares ? x[i * dims.cols + j] * inverse
+                                                         : (x[i * dims.cols + j] - pe.f32[step.b + i]) * inverse;
+    }
+}
+
+void tileScaleBiasRound(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const Storage storage = step.color & kBf16 ? Storage::Bf16 : Storage::Fp16;
+    float* y = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        for (std::uint32_t j = 0; j < dims.cols; ++j) {
+            const float scaled = y[i * dims.cols + j] * decode16(pe.f16[step.b + j], step);
+            y[i * dims.cols + j] = roundToStorage(
+                step.color & kBias ? scaled + decode16(pe.f16[step.b + dims.cols + j], step) : scaled, storage);
+        }
+    }
 }
 
 void tileLinear(PeState& pe, const Step& step)

@@ -50,6 +50,21 @@ void tileWeightedValues(fabric::PeState& pe, const fabric::Step& step);
 // O[a] (rows x cols) = S(O / l), l the row sums at f32[b]: the head's outputs.
 void tileNormalise(fabric::PeState& pe, const fabric::Step& step);
 
+// The prefill norm (prefillnormkernel.h), on a tile X[a] (rows tokens x cols values) and per-token
+// figures (rows floats). Row sums: f32[c + i] += Σ_j x_ij (kSquares: x_ij * x_ij; kCentred:
+// (x_ij - m_i) * (x_ij - m_i), m at f32[b]), from 0 with kFirstTile; in the order of j.
+constexpr std::uint8_t kSquares = 64;
+constexpr std::uint8_t kCentred = 128;
+void tileRowSums(fabric::PeState& pe, const fabric::Step& step);
+// Per token, n = scalar: f32[c + i] = f32[a + i] / n (the mean); with kSquares, 1 / sqrt(f32[a + i] / n
+// + epsilon), epsilon the float whose bits are Step::b (the inverse deviation). d = rows.
+void tileNormFigures(fabric::PeState& pe, const fabric::Step& step);
+// Y[c] (rows x cols) = (x_ij - m_i) * v_i, m_i at f32[b + i] and v_i at f32[b + rows + i]; with
+// kSquares (RMSNorm), x_ij * v_i, v_i at f32[b + rows + i]. Not rounded.
+void tileCentreScale(fabric::PeState& pe, const fabric::Step& step);
+// In place on Y[a] (rows x cols): S(y * w_j + bias_j), w (then, with kBias, the biases) 16-bit at f16[b].
+void tileScaleBiasRound(fabric::PeState& pe, const fabric::Step& step);
+
 // The prefill GEMM (prefillgemmkernel.h). Y[c] (rows x cols) += X[a] (rows x inner) W^T, W the
 // cols x inner 16-bit tile at f16[b] (kBf16: bfloat16); each output a float sum of x * w in the
 // order of the inner dimension.
