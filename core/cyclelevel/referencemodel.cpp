@@ -34,12 +34,16 @@ std::vector<float> ReferenceModel::forward(std::span<const std::int32_t> tokens)
 {
     assert(!tokens.empty() && m_length + std::int64_t(tokens.size()) <= m_shape.maxPositions);
     TokenMatrix x = embed(tokens);
-    for (int layer = 0; layer < int(m_shape.layers); ++layer) {
-        attentionBlock(layer, x);
-        feedForwardBlock(layer, x);
-    }
+    for (int layer = 0; layer < int(m_shape.layers); ++layer)
+        block(layer, x);
     m_length += x.tokens;
     return lastTokenLogits(x);
+}
+
+void ReferenceModel::block(int layer, TokenMatrix& x)
+{
+    attentionBlock(layer, x);
+    feedForwardBlock(layer, x);
 }
 
 TokenMatrix ReferenceModel::embed(std::span<const std::int32_t> tokens) const

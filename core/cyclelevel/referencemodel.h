@@ -25,6 +25,13 @@ public:
     // ids in [0, vocab), length() + size <= maxPositions.
     std::vector<float> forward(std::span<const std::int32_t> tokens);
 
+    // One block over `x`, tokens at positions length() .., appending their keys and values to the
+    // block's cache (forward() runs every block, then advances length()).
+    void block(int layer, TokenMatrix& x);
+    // A block's cache: position j's kv heads at [j kvWidth, (j + 1) kvWidth).
+    const std::vector<float>& keys(int layer) const { return m_keys[std::size_t(layer)]; }
+    const std::vector<float>& values(int layer) const { return m_values[std::size_t(layer)]; }
+
 private:
     TokenMatrix embed(std::span<const std::int32_t> tokens) const;
     void attentionBlock(int layer, TokenMatrix& x);

@@ -65,7 +65,12 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
         refuse(std::string("a gated activation (") + toString(*m_spec.activation)
             + ") needs a second input, which the prefill GEMM does not take");
     const std::int64_t tokenBand = (m_spec.tokens + g - 1) / g;
-    const std::int64_t outBand = (m_spec.weight.rows() + g - 1) / g;
+    const int group = m_spec.queryHeadsPerKvHead;
+    if (group < 1 || ((group > 1 || m_spec.rotary) && m_spec.headDim < 1)
+        || (m_spec.headDim > 0 && m_spec.weight.rows() % m_spec.headDim != 0))
+        refuse("heads of " + std::to_string(m_spec.headDim) + " outputs, " + std::to_string(group)
+            + " query heads a kv head: W's " + std::to_string(m_spec.weight.rows()) + " rows must be whole heads");
+    const std::int64_t outBand = (outputs() + g - 1) / g;
     const std::int64_t inBlock = (m_spec.weight.cols() + g - 1) / g;
     if (tokenBand > steps::TileDims::kMaxSide || outBand > steps::TileDims::kMaxSide
         || inBlock > steps::TileDims::kMaxInner)
@@ -74,7 +79,12 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
             + " x " + std::to_string(steps::TileDims::kMaxSide) + " over " + std::to_string(steps::TileDims::kMaxInner)
             + ")");
     for (int b = 0; b <= g; ++b)
-        m_outBands.push_back(std::uint32_t(m_spec.weight.rows() * b / g));
+        m_outBands.push_back(std::uint32_t(outputs() * b / g));
+    if (m_spec.rotary)
+        for (const std::uint32_t boundary : m_outBands)
+            if (boundary % std::uint32_t(m_spec.headDim) != 0)
+                refuse("rotary needs whole heads a band: " + std::to_string(outputs()) + " outputs in "
+                    + std::to_string(g) + " bands of heads of " + std::to_string(m_spec.headDim));
     m_offset = ((m_spec.bandOffset % g) + g) % g;
     if (!m_spec.inputInPlace.empty()) {
         checkInputInPlace();
@@ -133,6 +143,15 @@ std::uint32_t PrefillGemmKernel::inputAt(int x, int y, int step) const
     if (step == 0 && !m_inPlace.empty())
         return std::uint32_t(std::max<std::int64_t>(0, m_inPlace[std::size_t(y * m_grid.size() + x)]));
     return buffers(x, y).input[step % 2];
+}
+
+std::int64_t PrefillGemmKernel::weightRow(std::int64_t output) const
+{
+    const int group = std::max(1, m_spec.queryHeadsPerKvHead);
+    if (group == 1)
+        return output;
+    const std::int64_t head = output / m_spec.headDim;
+    return head / group * m_spec.headDim + output % m_spec.headDim;
 }
 
 bool PrefillGemmKernel::partialStarted(int x, int step) const
@@ -245,14 +264,15 @@ void PrefillGemmKernel::loadPe(StaticColorFabric& fabric, int x, int y)
     buffers.weight = state.allocF16(std::size_t(outSize(y)) * inSize(x));
     std::vector<float> row(std::size_t(m_spec.weight.cols()));
     for (std::uint32_t o = 0; o < outSize(y); ++o) {
-        m_spec.weight.row(m_outBands[std::size_t(y)] + o, row);
+        m_spec.weight.row(weightRow(m_outBands[std::size_t(y)] + o), row);
         for (std::uint32_t i = 0; i < inSize(x); ++i)
             state.f16[buffers.weight + o * inSize(x) + i] = detail::encode(row[m_grid.blockBegin(x) + i], m_context);
     }
     if (m_spec.bias.present()) {
         buffers.bias = state.allocF16(outSize(y));
         for (std::uint32_t o = 0; o < outSize(y); ++o)
-            state.f16[buffers.bias + o] = detail::encode(m_spec.bias.at(0, m_outBands[std::size_t(y)] + o), m_context);
+            state.f16[buffers.bias + o]
+                = detail::encode(m_spec.bias.at(0, weightRow(m_outBands[std::size_t(y)] + o)), m_context);
     }
     std::uint32_t tokens = 0; // the widest token band
     for (int band = 0; band < g; ++band)
@@ -334,6 +354,10 @@ void PrefillGemmKernel::programEpilogue(ProgramWriter& writer, int x, int y) con
     if (m_spec.activation)
         writer.compute(pe.x, pe.y, steps::activation, steps::elementwiseCycles(size, 8, simd), output, size, 0, 0,
             float(int(*m_spec.activation)), m_context.flags());
+    if (m_spec.rotary)
+        writer.compute(pe.x, pe.y, steps::tileRotary, steps::elementwiseCycles(size, 6, simd), output,
+            std::uint32_t(m_spec.headDim), m_grid.bandBegin(bandAt(x, y, g - 1)), dims.packed(), m_spec.ropeTheta,
+            m_context.flags());
 }
 
 int PrefillGemmKernel::rowColor(int x, bool incoming) const

@@ -36,6 +36,16 @@ struct PrefillGemmSpec {
     // The input already on the block, one tile a PE (tokens x input block, f32, row-major): a GEMM
     // before's outputTiles(). Empty: the input comes in lanes (feed()).
     std::vector<PrefillOutputTile> inputInPlace;
+    // Heads of headDim outputs (with rotary or grouped keys and values; 0: none). Rotary at the
+    // PEs that finish the outputs, on each head with the token's position (referenceops (4)); each
+    // output band must be whole heads.
+    int headDim = 0;
+    bool rotary = false;
+    float ropeTheta = 10000.0f;
+    // Grouped keys and values: every headDim rows of W (and of the bias) serve this many output
+    // heads in turn, so the outputs are a kv head's keys or values for each query head (every
+    // query head's band of the block then holds what its attention reads).
+    int queryHeadsPerKvHead = 1;
 };
 
 class PrefillGemmKernel {
@@ -80,6 +90,9 @@ private:
     // Block row y: outputs [outBegin(y), outBegin(y + 1)); block column x: inputs
     // [inBegin(x), ...); the token band a PE holds at step s: blockAt(x, y, s) of m_tokens.
     std::uint32_t outSize(int y) const { return m_outBands[std::size_t(y) + 1] - m_outBands[std::size_t(y)]; }
+    std::int64_t outputs() const { return m_spec.weight.rows() * std::max(1, m_spec.queryHeadsPerKvHead); }
+    // The row of W (and of the bias) output o reads.
+    std::int64_t weightRow(std::int64_t output) const;
     std::uint32_t inSize(int x) const { return m_grid.blockSize(x); }
     int bandAt(int x, int y, int step) const { return (m_grid.blockAt(x, y, step) + m_offset) % m_grid.size(); }
     std::uint32_t tokenBand(int x, int y, int step) const { return m_grid.bandSize(bandAt(x, y, step)); }

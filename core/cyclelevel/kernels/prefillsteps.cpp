@@ -2,6 +2,7 @@
 
 #include "core/cyclelevel/decoder.h"
 #include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/referenceops.h"
 #include "core/fabric/half.h"
 
 #include <algorithm>
@@ -166,6 +167,15 @@ void tileScaleBiasRound(PeState& pe, const Step& step)
                 step.color & kBias ? scaled + decode16(pe.f16[step.b + dims.cols + j], step) : scaled, storage);
         }
     }
+}
+
+void tileRotary(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const Storage storage = step.color & kBf16 ? Storage::Bf16 : Storage::Fp16;
+    for (std::uint32_t i = 0; i < dims.rows; ++i)
+        cyclelevel::rotary(std::span<float>(pe.f32.data() + step.a + std::size_t(i) * dims.cols, dims.cols),
+            std::int64_t(step.b), std::int64_t(step.c) + i, double(step.scalar), storage);
 }
 
 void tileLinear(PeState& pe, const Step& step)

@@ -65,6 +65,10 @@ void tileCentreScale(fabric::PeState& pe, const fabric::Step& step);
 // In place on Y[a] (rows x cols): S(y * w_j + bias_j), w (then, with kBias, the biases) 16-bit at f16[b].
 void tileScaleBiasRound(fabric::PeState& pe, const fabric::Step& step);
 
+// Rotary on a tile Y[a] (rows tokens x cols, whole heads of b values), token i at position c + i,
+// theta = scalar: referenceops rotary() on each row.
+void tileRotary(fabric::PeState& pe, const fabric::Step& step);
+
 // The prefill GEMM (prefillgemmkernel.h). Y[c] (rows x cols) += X[a] (rows x inner) W^T, W the
 // cols x inner 16-bit tile at f16[b] (kBf16: bfloat16); each output a float sum of x * w in the
 // order of the inner dimension.

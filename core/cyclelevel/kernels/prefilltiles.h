@@ -1,0 +1,84 @@
+#pragma once
+
+#include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillrings.h"
+#include "core/cyclelevel/kernels/regionkernel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// Two small prefill kernels on tiles where other kernels left them, one tile a PE of a g x g
+// block: a shift of the tiles along the block's rings, and an elementwise combination of two
+// tiles at each PE (the residual, the gated activation).
+
+// Moves every tile `steps` ring positions up the columns (ring position k + 1 to k, the block's
+// shared rings). A tile of token band b on PE (x, y) lies as a plain GEMM with band offset c
+// takes it (b = blockAt(x, y, 0) + c); one position up, it lies as one with offset c + 1 does.
+struct PrefillShiftSpec {
+    std::string name;
+    Frame frame; // the block: its first g columns and rows, g = frame.w
+    int steps = 1;
+    std::vector<PrefillOutputTile> tiles;
+};
+
+class PrefillShiftKernel {
+public:
+    // Refuses (std::logic_error, naming the kernel) a tile outside the block or two at a PE.
+    PrefillShiftKernel(PrefillShiftSpec spec, const KernelContext& context);
+    void needRings(PrefillRings& rings) const;
+    void useRings(const PrefillRings& rings);
+    void load(fabric::StaticColorFabric& fabric);
+    void program(ProgramWriter& writer) const;
+    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+
+private:
+    // The tile PE (x, y) holds after `moved` shifts: -1 for none.
+    int heldAt(int x, int y, int moved) const;
+    std::uint32_t sizeOf(int tile) const
+    {
+        return tile < 0 ? 0 : m_spec.tiles[std::size_t(tile)].tokens * m_spec.tiles[std::size_t(tile)].dims;
+    }
+    int size() const { return m_spec.frame.w; }
+    Pe at(int x, int y) const { return { m_spec.frame.x(x), m_spec.frame.y(y) }; }
+    std::uint32_t bufferAt(int x, int y, int moved) const;
+
+    PrefillShiftSpec m_spec;
+    KernelContext m_context;
+    PrefillGrid m_grid;
+    std::vector<int> m_start; // per (y, x): the tile it starts with, or -1
+    std::vector<std::uint32_t> m_buffers; // per (y, x): two buffers of the widest tile
+    std::vector<int> m_columnShift;
+    std::vector<PrefillOutputTile> m_outputs;
+};
+
+// out = S(x + y) (the residual: x the block's input, y its output), or S(act(g) * u) (a gated
+// feed-forward's hidden values: g the gate's output, u the up projection's), at each PE of two
+// tile sets on the same PEs, tokens and values. No wavelet moves.
+enum class PrefillCombination : std::uint8_t { Residual, Gated };
+
+struct PrefillCombineSpec {
+    std::string name;
+    PrefillCombination combination = PrefillCombination::Residual;
+    Activation activation = Activation::Silu; // Gated
+    std::vector<PrefillOutputTile> first; // x, or the gate
+    std::vector<PrefillOutputTile> second; // y, or up
+};
+
+class PrefillCombineKernel {
+public:
+    // Refuses (std::logic_error, naming the kernel) tiles of the two sets that do not pair up.
+    PrefillCombineKernel(PrefillCombineSpec spec, const KernelContext& context);
+    void load(fabric::StaticColorFabric& fabric);
+    void program(ProgramWriter& writer) const;
+    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+
+private:
+    PrefillCombineSpec m_spec;
+    KernelContext m_context;
+    std::vector<PrefillOutputTile> m_outputs;
+};
+
+} // namespace waferscope::core::cyclelevel

@@ -1,0 +1,174 @@
+// A whole decoder block over a prompt on one block of PEs through the prefill kernels
+// (core/cyclelevel/prefilllayer.h), each kernel taking its inputs where the one before left them:
+// the block's output and its keys and values against the reference decoder's block
+// (referencemodel.h) on the same input, for the tiny Llama (RMSNorm, rotary, grouped-query
+// attention, SwiGLU, bfloat16) and the tiny GPT-2 (LayerNorm with biases, biases everywhere,
+// GELU, FP16) of tests/data/cyclelevel.
+#include "corefixtures.h"
+#include "decodekernelharness.h"
+#include "testing.h"
+
+#include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/prefilllayer.h"
+#include "core/cyclelevel/referencemodel.h"
+#include "core/fabric/half.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+
+using namespace waferscope::core;
+using namespace waferscope::core::cyclelevel;
+using namespace waferscope::test;
+
+namespace {
+
+struct BlockRun {
+    std::vector<float> input; // tokens x hidden
+    std::vector<float> out;
+    std::vector<float> reference;
+    std::vector<float> keys; // tokens x (heads x headDim): the kv head of each query head
+    std::vector<float> referenceKeys; // from the reference's cache, the same layout
+    std::vector<float> values;
+    std::vector<float> referenceValues;
+    KernelMeasure measure;
+    int colors = 0;
+    std::int64_t peakSramBytes = 0;
+    Storage storage = Storage::Bf16;
+};
+
+std::vector<float> gather(const DecodeKernelHarness& harness, const std::vector<PrefillOutputTile>& tiles,
+    std::size_t tokens, std::size_t width)
+{
+    std::vector<float> out(tokens * width, std::nanf(""));
+    for (const PrefillOutputTile& tile : tiles) {
+        const std::vector<float> values = harness.read(tile.pe, tile.offset, std::size_t(tile.tokens) * tile.dims);
+        for (std::uint32_t t = 0; t < tile.tokens; ++t)
+            for (std::uint32_t i = 0; i < tile.dims; ++i)
+                out[(tile.firstToken + t) * width + tile.firstDim + i] = values[t * tile.dims + i];
+    }
+    return out;
+}
+
+BlockRun runBlock(const std::string& file, int tokens, int layer)
+{
+    const ModelGraph graph = load(dataDir() + "/cyclelevel/" + file);
+    const DecoderShape shape = decoderShape(graph).value();
+    const DecoderWeights weights(shape, 7);
+    const int g = int(shape.heads);
+    DecodeKernelHarness harness(g, g, shape.storage);
+    const Frame& frame = harness.frame();
+    BlockRun run;
+    run.storage = shape.storage;
+    const auto hidden = std::size_t(shape.hidden);
+    run.input.resize(std::size_t(tokens) * hidden);
+    WeightTensor(901, 0.0f, 1.0f, 1, std::int64_t(run.input.size()), shape.storage).row(0, run.input);
+    // The input written into the block as a plain GEMM with band offset 0 takes it.
+    const PrefillGrid grid(g, tokens, shape.hidden);
+    std::vector<PrefillOutputTile> input;
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x) {
+            const int band = grid.blockAt(x, y, 0);
+            const std::uint32_t rows = grid.bandSize(band);
+            const std::uint32_t cols = grid.blockSize(x);
+            if (rows == 0 || cols == 0)
+                continue;
+            fabric::PeState& pe = harness.fabric().pe(frame.x(x), frame.y(y));
+            const std::uint32_t offset = pe.allocF32(std::size_t(rows) * cols);
+            for (std::uint32_t t = 0; t < rows; ++t)
+                for (std::uint32_t i = 0; i < cols; ++i)
+                    pe.f32[offset + t * cols + i]
+                        = run.input[(grid.bandBegin(band) + t) * hidden + grid.blockBegin(x) + i];
+            input.push_back(
+                { { frame.x(x), frame.y(y) }, offset, grid.bandBegin(band), rows, grid.blockBegin(x), cols });
+        }
+    PrefillLayer block(shape, weights, layer, frame, tokens, input, 0, harness.context());
+    block.load(harness.fabric());
+    PrefillRings rings("block", frame, g);
+    block.needRings(rings);
+    rings.place(harness.book());
+    block.useRings(rings);
+    run.measure = harness.run([&](ProgramWriter& writer) { block.program(writer); });
+    run.colors = harness.book().maxColorsAtARouter();
+    for (int v = 0; v < frame.h; ++v)
+        for (int u = 0; u < frame.w; ++u)
+            run.peakSramBytes = std::max(run.peakSramBytes, harness.fabric().pe(frame.x(u), frame.y(v)).sramBytes());
+    const auto width = std::size_t(shape.queryWidth());
+    run.out = gather(harness, block.outputTiles(), std::size_t(tokens), hidden);
+    run.keys = gather(harness, block.keyTiles(), std::size_t(tokens), width);
+    run.values = gather(harness, block.valueTiles(), std::size_t(tokens), width);
+
+    ReferenceModel reference(weights);
+    TokenMatrix x(tokens, shape.hidden);
+    x.values = run.input;
+    reference.block(layer, x);
+    run.reference = x.values;
+    const auto kvWidth = std::size_t(shape.kvWidth());
+    const auto d = std::size_t(shape.headDim);
+    const std::size_t group = std::size_t(shape.heads / shape.kvHeads);
+    for (std::size_t t = 0; t < std::size_t(tokens); ++t)
+        for (std::size_t h = 0; h < std::size_t(shape.heads); ++h)
+            for (std::size_t i = 0; i < d; ++i) {
+                run.referenceKeys.push_back(reference.keys(layer)[t * kvWidth + h / group * d + i]);
+                run.referenceValues.push_back(reference.values(layer)[t * kvWidth + h / group * d + i]);
+            }
+    return run;
+}
+
+int ulps(float a, float b, Storage storage)
+{
+    const auto ordered = [&](float value) {
+        const std::uint16_t bits
+            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
+        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
+    };
+    return std::abs(ordered(a) - ordered(b));
+}
+
+struct Agreement {
+    std::size_t identical = 0;
+    int worst = 0;
+    Agreement(const std::vector<float>& out, const std::vector<float>& reference, Storage storage)
+    {
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            identical += std::bit_cast<std::uint32_t>(out[i]) == std::bit_cast<std::uint32_t>(reference[i]);
+            worst = std::max(worst, ulps(out[i], reference[i], storage));
+        }
+    }
+};
+
+void report(const char* what, const std::string& file, const Agreement& a, std::size_t total)
+{
+    std::printf("%-16s %-8s %5zu of %5zu identical, worst %d ulp\n", file.c_str(), what, a.identical, total, a.worst);
+}
+
+} // namespace
+
+// The sums run in other orders than the reference's (the GEMMs' input blocks from a PE-dependent
+// block, the norms' hidden blocks, the attention's key bands), so a value rounded after a sum may
+// land a unit away; the block carries such differences through its norms and projections, a few
+// units at most. Keys and values are one projection deep: at most one unit.
+WS_TEST(aDecoderBlockOnThePrefillKernelsMatchesTheReferenceBlock)
+{
+    for (const std::string file : { "tiny_llama.yaml", "tiny_gpt2.yaml" }) {
+        for (const int tokens : { 12, 5 }) {
+            const BlockRun run = runBlock(file, tokens, 1);
+            WS_REQUIRE(run.out.size() == run.reference.size());
+            const Agreement out(run.out, run.reference, run.storage);
+            const Agreement keys(run.keys, run.referenceKeys, run.storage);
+            const Agreement values(run.values, run.referenceValues, run.storage);
+            report("output", file, out, run.out.size());
+            report("keys", file, keys, run.keys.size());
+            report("values", file, values, run.values.size());
+            std::printf("  %llu cycles, %d colors at the busiest router, %lld bytes of SRAM at the fullest PE\n",
+                static_cast<unsigned long long>(run.measure.cycles), run.colors,
+                static_cast<long long>(run.peakSramBytes));
+            WS_CHECK(out.worst <= 4);
+            WS_CHECK(out.identical * 10 >= run.out.size() * 9);
+            WS_CHECK(keys.worst <= 1);
+            WS_CHECK(values.worst <= 1);
+            WS_CHECK(keys.identical * 10 >= run.keys.size() * 9);
+        }
+    }
+}
