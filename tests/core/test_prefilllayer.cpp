@@ -1,4 +1,4 @@
-// A whole decoder block over a prompt on one block of PEs through the prefill kernels
+// The prompt's embedding and whole decoder blocks over it on one block of PEs through the prefill kernels
 // (core/cyclelevel/prefilllayer.h), each kernel taking its inputs where the one before left them:
 // the block's output and its keys and values against the reference decoder's block
 // (referencemodel.h) on the same input, for the tiny Llama (RMSNorm, rotary, grouped-query
@@ -9,6 +9,7 @@
 #include "testing.h"
 
 #include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/kernels/prefillembedding.h"
 #include "core/cyclelevel/prefilllayer.h"
 #include "core/cyclelevel/referencemodel.h"
 #include "core/fabric/half.h"
@@ -170,5 +171,111 @@ WS_TEST(aDecoderBlockOnThePrefillKernelsMatchesTheReferenceBlock)
             WS_CHECK(values.worst <= 1);
             WS_CHECK(keys.identical * 10 >= run.keys.size() * 9);
         }
+    }
+}
+
+namespace {
+
+struct ModelRun {
+    std::vector<float> embedded; // tokens x hidden, where the embedding left it
+    std::vector<float> referenceEmbedded;
+    std::vector<float> out; // after every block
+    std::vector<float> reference;
+    std::uint64_t cycles = 0;
+    Storage storage = Storage::Bf16;
+};
+
+// The prompt's ids fed to the embedding in lanes, then every block, each taking the one before's
+// output where it lies: one run of the fabric for the whole prompt.
+ModelRun runModel(const std::string& file, int tokens)
+{
+    const ModelGraph graph = load(dataDir() + "/cyclelevel/" + file);
+    const DecoderShape shape = decoderShape(graph).value();
+    const DecoderWeights weights(shape, 7);
+    const int g = int(shape.heads);
+    DecodeKernelHarness harness(g, g, shape.storage);
+    const Frame& frame = harness.frame();
+    std::vector<std::int32_t> ids;
+    for (int t = 0; t < tokens; ++t)
+        ids.push_back(std::int32_t((37 * t + 11) % shape.vocab));
+    PrefillEmbeddingSpec spec;
+    spec.name = "embedding";
+    spec.frame = frame;
+    spec.tokens = tokens;
+    spec.token = weights.tensor(Tensor::TokenEmbedding, 0, 0);
+    if (shape.positions == DecoderShape::Positions::Learned)
+        spec.position = weights.tensor(Tensor::PositionEmbedding, 0, 0);
+    PrefillEmbeddingKernel embedding(spec, harness.context());
+    embedding.load(harness.fabric());
+    std::vector<std::unique_ptr<PrefillLayer>> blocks;
+    std::vector<PrefillOutputTile> x = embedding.outputTiles();
+    int offset = embedding.outputOffset();
+    for (int layer = 0; layer < int(shape.layers); ++layer) {
+        blocks.push_back(
+            std::make_unique<PrefillLayer>(shape, weights, layer, frame, tokens, x, offset, harness.context()));
+        blocks.back()->load(harness.fabric());
+        x = blocks.back()->outputTiles();
+        offset = blocks.back()->outputOffset();
+    }
+    PrefillRings rings("block", frame, g);
+    embedding.needRings(rings);
+    for (const auto& block : blocks)
+        block->needRings(rings);
+    rings.place(harness.book());
+    embedding.useRings(rings);
+    for (const auto& block : blocks)
+        block->useRings(rings);
+    std::vector<std::vector<Pe>> taps;
+    for (std::size_t lane = 0; lane < embedding.lanes().size(); ++lane)
+        taps.push_back(embedding.taps(lane));
+    const int color = harness.addFeed("ids", embedding.lanes(), taps);
+    harness.setFeed(color, embedding.feed(ids));
+    ModelRun run;
+    run.storage = shape.storage;
+    run.cycles = harness
+                     .run([&](ProgramWriter& writer) {
+                         embedding.program(writer, color, ids);
+                         for (const auto& block : blocks)
+                             block->program(writer);
+                     })
+                     .cycles;
+    const auto hidden = std::size_t(shape.hidden);
+    run.embedded = gather(harness, embedding.outputTiles(), std::size_t(tokens), hidden);
+    run.out = gather(harness, x, std::size_t(tokens), hidden);
+
+    TokenMatrix reference(tokens, shape.hidden);
+    std::vector<float> position(hidden);
+    for (int t = 0; t < tokens; ++t) {
+        spec.token.row(ids[std::size_t(t)], reference.row(t));
+        if (spec.position.present()) {
+            spec.position.row(t, position);
+            for (std::size_t i = 0; i < hidden; ++i)
+                reference.row(t)[i] = roundToStorage(reference.row(t)[i] + position[i], shape.storage);
+        }
+    }
+    run.referenceEmbedded = reference.values;
+    ReferenceModel model(weights);
+    for (int layer = 0; layer < int(shape.layers); ++layer)
+        model.block(layer, reference);
+    run.reference = reference.values;
+    return run;
+}
+
+} // namespace
+
+// The embedding (the token table's rows, with learned positions added) is the reference's to the
+// bit, and the whole stack of blocks after it, all in one run, agrees with the reference decoder's
+// blocks as one block does.
+WS_TEST(thePromptsEmbeddingAndEveryBlockOnThePrefillKernels)
+{
+    for (const std::string file : { "tiny_llama.yaml", "tiny_gpt2.yaml" }) {
+        const ModelRun run = runModel(file, 11);
+        const Agreement embedded(run.embedded, run.referenceEmbedded, run.storage);
+        WS_CHECK_EQ(embedded.identical, run.embedded.size());
+        const Agreement out(run.out, run.reference, run.storage);
+        report("stack", file, out, run.out.size());
+        std::printf("  %llu cycles for the embedding and every block\n", static_cast<unsigned long long>(run.cycles));
+        WS_CHECK(out.worst <= 4);
+        WS_CHECK(out.identical * 10 >= run.out.size() * 9);
     }
 }

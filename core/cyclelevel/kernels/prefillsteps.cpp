@@ -178,6 +178,29 @@ void tileRotary(PeState& pe, const Step& step)
             std::int64_t(step.b), std::int64_t(step.c) + i, double(step.scalar), storage);
 }
 
+void tileLookup(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const auto count = std::uint32_t(step.scalar);
+    float* tile = pe.f32.data() + step.a + dims.rows;
+    for (std::uint32_t i = 0; i < dims.rows; ++i) {
+        const std::uint32_t id = std::bit_cast<std::uint32_t>(pe.f32[step.a + i]);
+        if (id < step.c || id - step.c >= count)
+            continue;
+        for (std::uint32_t j = 0; j < dims.cols; ++j)
+            tile[i * dims.cols + j] = decode16(pe.f16[step.b + (id - step.c) * dims.cols + j], step);
+    }
+}
+
+void tileAddPositions(PeState& pe, const Step& step)
+{
+    const TileDims dims = TileDims::unpack(step.d);
+    const Storage storage = step.color & kBf16 ? Storage::Bf16 : Storage::Fp16;
+    float* y = pe.f32.data() + step.a;
+    for (std::uint32_t i = 0; i < dims.rows * dims.cols; ++i)
+        y[i] = roundToStorage(y[i] + decode16(pe.f16[step.b + i], step), storage);
+}
+
 void tileLinear(PeState& pe, const Step& step)
 {
     const TileDims dims = TileDims::unpack(step.d);

@@ -69,6 +69,13 @@ void tileScaleBiasRound(fabric::PeState& pe, const fabric::Step& step);
 // theta = scalar: referenceops rotary() on each row.
 void tileRotary(fabric::PeState& pe, const fabric::Step& step);
 
+// The prefill embedding (prefillembedding.h): a band's ids (rows, each a uint32's bits) at
+// f32[a], its tile (rows x cols) after them; the PE's vocabulary rows [c, c + scalar) of the
+// table, cols 16-bit values a row at f16[b]: each id among them has its row written to the tile.
+void tileLookup(fabric::PeState& pe, const fabric::Step& step);
+// In place on Y[a] (rows x cols): S(y + p), the position rows 16-bit at f16[b].
+void tileAddPositions(fabric::PeState& pe, const fabric::Step& step);
+
 // The prefill GEMM (prefillgemmkernel.h). Y[c] (rows x cols) += X[a] (rows x inner) W^T, W the
 // cols x inner 16-bit tile at f16[b] (kBf16: bfloat16); each output a float sum of x * w in the
 // order of the inner dimension.
