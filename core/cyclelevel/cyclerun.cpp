@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <span>
 
 namespace waferscope::core::cyclelevel {
 
@@ -17,6 +18,43 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::optional<Diagnostic> prefill(WaferDecoder& decoder, const CycleRunOptions& options, CycleRunResult& result)
+{
+    if (decoder.hasPrefill()) {
+        Expected<PrefillOnFabric> run = decoder.prefill(
+            std::span<const std::int32_t>(result.prompt).first(std::size_t(options.promptTokens - 1)));
+        if (!run)
+            return run.error();
+        result.prefillCycles = run->cycles;
+        result.prefillBlock = run->block;
+        return std::nullopt;
+    }
+    for (int p = 0; p + 1 < options.promptTokens; ++p) {
+        Expected<TokenOnFabric> token = decoder.decode(p, result.prompt[std::size_t(p)], true);
+        if (!token)
+            return token.error();
+        result.prefillCycles += token->cycles;
+    }
+    return std::nullopt;
+}
+
+void notePrefill(const WaferDecoder& decoder, const CycleRunOptions& options, CycleRunResult& result)
+{
+    if (options.promptTokens > 1 && decoder.hasPrefill())
+        result.notes.push_back("the prompt's " + std::to_string(options.promptTokens - 1)
+            + " positions before the last ran at once on the prefill kernels (embedding, norms, GEMMs on MeshGEMM "
+              "rings, ring attention) on a "
+            + std::to_string(result.prefillBlock) + " x " + std::to_string(result.prefillBlock)
+            + " block of PEs below the plan's regions (which holds a copy of the blocks' weights of its own), each "
+              "block's keys and values then moved into its attention region's cache");
+    else if (options.promptTokens > 1 && !options.prefillKernels)
+        result.notes.push_back("the prompt fills the KV cache one position at a time through the decode kernels");
+    else if (options.promptTokens > 1)
+        result.notes.push_back("the prompt fills the KV cache one position at a time through the decode kernels: the "
+                               "prefill kernels cannot run it here ("
+            + decoder.prefillRefusal() + ")");
 }
 
 } // namespace
@@ -62,6 +100,7 @@ Expected<CycleRunResult> runCycleLevel(
     decodeOptions.capacity = int(positions);
     decodeOptions.maxCyclesPerToken = options.maxCyclesPerToken;
     decodeOptions.observeEveryCycles = std::max<std::uint64_t>(1, options.observeEveryCycles);
+    decodeOptions.prefillTokens = options.prefillKernels ? options.promptTokens - 1 : 0;
     std::string phase = "prefill";
     decodeOptions.observer
         = [&](const fabric::Fabric& fabric, std::int64_t position) { return progress(phase, position, &fabric); };
@@ -84,14 +123,11 @@ Expected<CycleRunResult> runCycleLevel(
     result.referenceTokens = reference->tokens;
     result.referenceS = secondsSince(start);
 
-    // Prefill: the prompt but its last token, one position at a time.
+    // Prefill: the prompt but its last token, at once on the prefill kernels where the build
+    // placed them, else one position at a time through the decode kernels.
     start = std::chrono::steady_clock::now();
-    for (int p = 0; p + 1 < options.promptTokens; ++p) {
-        Expected<TokenOnFabric> token = decoder.decode(p, result.prompt[std::size_t(p)], true);
-        if (!token)
-            return token.error();
-        result.prefillCycles += token->cycles;
-    }
+    if (std::optional<Diagnostic> failure = prefill(decoder, options, result))
+        return *failure;
     result.prefillS = secondsSince(start);
     // Decode: the last prompt token, then each generated one fed back over the fabric.
     phase = "decode";
@@ -127,8 +163,7 @@ Expected<CycleRunResult> runCycleLevel(
     result.tokensPerS = result.cyclesPerToken > 0.0 ? result.clockHz / result.cyclesPerToken : 0.0;
     result.regions = result.decode.back().regions;
 
-    result.notes.push_back("the prompt fills the KV cache one position at a time through the decode kernels (no "
-                           "prefill GEMM kernel yet)");
+    notePrefill(decoder, options, result);
     if (diverged && result.gapAtDifference >= 2.0 * result.maxAbsLogitError)
         result.notes.push_back("a generated token differs from the reference's although its top two logits are "
                                "further apart than twice the logit error: a defect");

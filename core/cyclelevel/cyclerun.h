@@ -14,8 +14,10 @@
 namespace waferscope::core::cyclelevel {
 
 // `run --level cycle`: a decoder's single-wafer inference plan executed on the cycle-level
-// fabric. The prompt (seeded ids) fills the KV cache one position at a time, every region's
-// kernel running on the fabric; then `tokens` decode steps each feed the previous token (the
+// fabric. The prompt (seeded ids) but its last token runs at once on the prefill kernels
+// (prefilllayer.h) on a block of its own, which leave each block's keys and values in its
+// attention region's cache (else it fills the cache one position at a time through the decode
+// kernels, and the notes say why); then `tokens` decode steps each feed the previous token (the
 // last prompt token, then the LM head's argmax, which travels back to the embedding over the
 // fabric) and generate the next. A reference forward pass (reference.h) generates from the same
 // weights, and the fabric's tokens and logits are checked against it.
@@ -26,6 +28,9 @@ struct CycleRunOptions {
     int threads = 1;
     std::uint64_t maxCyclesPerToken = 50'000'000;
     std::uint64_t observeEveryCycles = 2048; // cycles of a token between calls of progress with the fabric
+    // The prompt's positions before the last at once on the prefill kernels where they can run it
+    // (else, or when false, one position at a time through the decode kernels).
+    bool prefillKernels = true;
     // Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
     // positions in all and the fabric (null while building). False cancels.
     std::function<bool(const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric*)>
@@ -42,6 +47,7 @@ struct CycleRunResult {
     std::uint64_t prefillCycles = 0; // the prompt but its last token, filling the KV cache
     // Time to first token: the prefill, then the last prompt token's step, which generates it.
     std::uint64_t ttftCycles = 0;
+    int prefillBlock = 0; // g of the g x g block the prefill kernels ran on; 0: one position at a time
     double cyclesPerToken = 0.0; // mean over the decode steps
     double tokensPerS = 0.0; // at the wafer's clock
     double clockHz = 0.0;

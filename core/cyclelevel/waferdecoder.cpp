@@ -96,6 +96,9 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
         return refuse("--level",
             "a PE would hold " + std::to_string(peak) + " bytes; the wafer's PEs have "
                 + std::to_string(system.wafer.sramPerPeBytes));
+    if (options.prefillTokens > 0)
+        if (std::optional<std::string> why = builder.buildPrefill(system.wafer.sramPerPeBytes))
+            impl.prefillRefusal = *why;
     return decoder;
 }
 

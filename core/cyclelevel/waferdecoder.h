@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,17 @@ struct FabricDecodeOptions {
     // Called every few thousand cycles with the fabric and the token's position; false cancels.
     std::function<bool(const fabric::Fabric&, std::int64_t position)> observer;
     std::uint64_t observeEveryCycles = 2048; // cycles of a token between observer calls
+    // > 0: the first this many prompt positions may run at once on the prefill kernels
+    // (prefill()), built on a block of their own below the plan's regions when they can run it.
+    int prefillTokens = 0;
+};
+
+// A prompt's positions run at once on the prefill kernels.
+struct PrefillOnFabric {
+    std::int64_t positions = 0;
+    std::uint64_t cycles = 0; // from the ids leaving the host until every cache holds them
+    int block = 0; // g: the g x g block of PEs the prompt ran on
+    double wallS = 0.0;
 };
 
 // A decoder language model's single-wafer inference plan built on the cycle-level fabric: every
@@ -77,6 +89,17 @@ public:
     // from off-wafer I/O (a prompt token); otherwise the token starts as the LM head sends its
     // previous argmax back to the embedding, and `token` is only what the caller expects it to be.
     Expected<TokenOnFabric> decode(std::int64_t position, std::int32_t token, bool fromHost);
+
+    // Whether the build placed the prefill kernels (FabricDecodeOptions::prefillTokens), and if
+    // not, why not (empty when they were not asked for).
+    bool hasPrefill() const;
+    const std::string& prefillRefusal() const;
+    // Runs positions 0 .. prompt.size() - 1 (prefillTokens of them) at once: the embedding and
+    // every block on the prefill block, each block's keys and values then sent to its attention
+    // region's cache. Decode then goes on from position prompt.size().
+    Expected<PrefillOnFabric> prefill(std::span<const std::int32_t> prompt);
+    // What block `layer`'s cache holds for query head `head` at `position`: its key or its value.
+    std::vector<float> cached(int layer, int head, std::int64_t position, bool value) const;
 
     // A host-memory estimate of building this plan, before building it.
     static std::int64_t estimateHostBytes(const ExecutionPlan& plan, const SystemSpec& system);

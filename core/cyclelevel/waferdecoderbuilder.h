@@ -48,6 +48,9 @@ public:
     void connectHead();
     void connectTokenIds();
     void loadSram();
+    // The prefill kernels (FabricDecodeOptions::prefillTokens): why they cannot be placed, or
+    // nothing (then m_impl.prefill holds them).
+    std::optional<std::string> buildPrefill(std::int64_t sramPerPeBytes);
 
 private:
     // A block's strip: its regions by role (the parts of every block, in flow order).
@@ -122,6 +125,8 @@ private:
     const Region* m_embedding = nullptr;
     const Region* m_head = nullptr;
     std::vector<Strip> m_strips; // a block's each
+
+    std::optional<std::string> placePrefillRoutes(Prefill& built);
 };
 
 } // namespace waferscope::core::cyclelevel

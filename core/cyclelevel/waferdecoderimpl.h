@@ -6,11 +6,14 @@
 #include "core/cyclelevel/kernels/embeddingkernel.h"
 #include "core/cyclelevel/kernels/gemvkernel.h"
 #include "core/cyclelevel/kernels/normcolumn.h"
+#include "core/cyclelevel/kernels/prefillembedding.h"
+#include "core/cyclelevel/prefilllayer.h"
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/fabric/staticcolorfabric.h"
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,6 +93,25 @@ struct WaferDecoder::Impl {
         const GemvKernel* router = nullptr; // experts: the router whose weights choose them
     };
     std::vector<Measured> measured;
+
+    // The prompt's prefill: the embedding and every block on a g x g block below the plan's
+    // regions, the ids' lanes from the host, and per block a chain along each of the block's rows
+    // into a tree to the block's attention region that carries every position's key and value.
+    struct Prefill {
+        Frame frame;
+        std::int64_t tokens = 0;
+        std::unique_ptr<PrefillEmbeddingKernel> embedding;
+        std::vector<std::unique_ptr<PrefillLayer>> layers;
+        int idsColor = -1;
+        int chain[2] = { -1, -1 };
+        std::vector<int> delivery; // per block
+    };
+    std::unique_ptr<Prefill> prefill;
+    std::string prefillRefusal;
+    void programPrefill(ProgramWriter& writer, std::span<const std::int32_t> prompt) const;
+    void programCacheMove(ProgramWriter& writer, std::size_t layer) const;
+    // Runs the programs written until they finish: the cycles, or the stall or cancel.
+    Expected<std::uint64_t> runPrograms(std::int64_t position);
 
     Turn turn(const std::string& name, const std::vector<Pe>& senders, const std::vector<int>& rows,
         const std::vector<std::vector<Pe>>& taps, const std::vector<std::uint32_t>& sizes, bool straightDown,

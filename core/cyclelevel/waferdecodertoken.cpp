@@ -138,6 +138,36 @@ void WaferDecoder::Impl::programToken(ProgramWriter& writer, std::int64_t positi
                     writer.mark(region.frame.x(u), region.frame.y(v), 0);
 }
 
+Expected<std::uint64_t> WaferDecoder::Impl::runPrograms(std::int64_t position)
+{
+    fabric->startPrograms();
+    const std::uint64_t first = fabric->cycle();
+    std::optional<Diagnostic> failure;
+    fabric->runWhile([&] {
+        const std::uint64_t cycle = fabric->cycle() - first;
+        if (cycle % observeEveryCycles == 0 && observer && !observer(*fabric, position)) {
+            failure = Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
+            return false;
+        }
+        if (cycle % 64 != 0)
+            return true;
+        const std::int64_t pending = fabric->pendingPrograms();
+        if (pending == 0 && cycle <= cycleLimit)
+            return !fabric->quiescent();
+        if ((cycle % 4096 == 0 && fabric->quiescent()) || cycle > cycleLimit) {
+            failure = Diagnostic { "--level", 0, 0,
+                "internal error: the token stalled at cycle " + std::to_string(cycle) + " with "
+                    + std::to_string(pending) + " PE programs unfinished; " + describeStuck(),
+                Diagnostic::Kind::Internal };
+            return false;
+        }
+        return true;
+    });
+    if (failure)
+        return *failure;
+    return fabric->cycle() - first;
+}
+
 Expected<TokenOnFabric> WaferDecoder::decode(std::int64_t position, std::int32_t token, bool fromHost)
 {
     Impl& impl = *m_impl;
@@ -172,35 +202,14 @@ Expected<TokenOnFabric> WaferDecoder::decode(std::int64_t position, std::int32_t
         linksBefore.push_back(linkSum);
         busyBefore.push_back(std::move(busy));
     }
-    fabric.startPrograms();
-    const std::uint64_t first = fabric.cycle();
-    std::optional<Diagnostic> failure;
-    fabric.runWhile([&] {
-        const std::uint64_t cycle = fabric.cycle() - first;
-        if (cycle % impl.observeEveryCycles == 0 && impl.observer && !impl.observer(fabric, position)) {
-            failure = Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
-            return false;
-        }
-        if (cycle % 64 != 0)
-            return true;
-        const std::int64_t pending = fabric.pendingPrograms();
-        if (pending == 0 && cycle <= impl.cycleLimit)
-            return !fabric.quiescent();
-        if ((cycle % 4096 == 0 && fabric.quiescent()) || cycle > impl.cycleLimit) {
-            failure = Diagnostic { "--level", 0, 0,
-                "internal error: the token stalled at cycle " + std::to_string(cycle) + " with "
-                    + std::to_string(pending) + " PE programs unfinished; " + impl.describeStuck(),
-                Diagnostic::Kind::Internal };
-            return false;
-        }
-        return true;
-    });
-    if (failure)
-        return *failure;
+    Expected<std::uint64_t> ran = impl.runPrograms(position);
+    if (!ran)
+        return ran.error();
+    const std::uint64_t first = fabric.cycle() - *ran;
     TokenOnFabric result;
     result.position = position;
     result.input = token;
-    result.cycles = fabric.cycle() - first;
+    result.cycles = *ran;
     const Pe best = impl.lmHead->argmaxPe();
     result.output
         = std::int32_t(std::bit_cast<std::uint32_t>(fabric.pe(best.x, best.y).f32[impl.lmHead->argmaxOffset() + 1]));

@@ -153,7 +153,7 @@ void report(const char* what, const std::string& file, const Agreement& a, std::
 WS_TEST(aDecoderBlockOnThePrefillKernelsMatchesTheReferenceBlock)
 {
     for (const std::string file : { "tiny_llama.yaml", "tiny_gpt2.yaml" }) {
-        for (const int tokens : { 12, 5 }) {
+        for (const int tokens : { 12, 5, 6, 10 }) {
             const BlockRun run = runBlock(file, tokens, 1);
             WS_REQUIRE(run.out.size() == run.reference.size());
             const Agreement out(run.out, run.reference, run.storage);

@@ -3,6 +3,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/referenceops.h"
+#include "core/fabric/half.h"
 #include "core/kernels/attention.h"
 
 #include <algorithm>
@@ -119,6 +120,41 @@ void AttentionKernel::load(StaticColorFabric& fabric)
                 m_result.push_back(pe.allocF32(std::size_t(d)));
         }
     }
+}
+
+void AttentionKernel::programCacheFill(ProgramWriter& writer, int row, int u, std::optional<std::int64_t> position,
+    int color, std::uint32_t laneSize, std::uint32_t skip) const
+{
+    const int w = m_spec.frame.w;
+    if (m_spec.rowsPerHead != 1 || u < 0 || u >= w
+        || (position && (*position < 0 || *position >= m_spec.capacity || *position % w != u)))
+        throw std::logic_error(m_spec.name + ": a cache fill takes a position of the column's, a row a head");
+    const std::size_t at = std::size_t(row) * std::size_t(w) + std::size_t(u);
+    const std::uint32_t d = partSize(0);
+    const steps::AttentionLayout layout { m_workspace[at], d, std::uint32_t(m_slots) };
+    const int x = m_spec.frame.x(u);
+    const int y = m_spec.frame.y(row);
+    writer.armAndAwait(x, y, color, detail::keepTask(layout.k(), laneSize, position ? skip : 0, position ? 2 * d : 0));
+    if (position)
+        writer.compute(x, y, steps::appendKv, steps::elementwiseCycles(2 * d, 1, m_context.simdWidth), layout.base,
+            layout.packed(), m_cache[at], std::uint32_t(*position / w), 0.0f, m_context.flags());
+}
+
+std::vector<float> AttentionKernel::cached(
+    const StaticColorFabric& fabric, int row, std::int64_t position, bool value) const
+{
+    const int w = m_spec.frame.w;
+    const auto u = int(position % w);
+    const std::size_t at = std::size_t(row) * std::size_t(w) + std::size_t(u);
+    const std::uint32_t d = partSize(row % m_spec.rowsPerHead);
+    const PeState& pe = fabric.pe(m_spec.frame.x(u), m_spec.frame.y(row));
+    const std::uint32_t begin
+        = m_cache[at] + (value ? std::uint32_t(m_slots) * d : 0) + std::uint32_t(position / w) * d;
+    std::vector<float> out;
+    for (std::uint32_t i = 0; i < d; ++i)
+        out.push_back(
+            m_context.storage == Storage::Bf16 ? bfloat16ToFloat(pe.f16[begin + i]) : halfToFloat(pe.f16[begin + i]));
+    return out;
 }
 
 void AttentionKernel::program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -55,6 +56,15 @@ public:
     void program(ProgramWriter& writer, const KernelColors& colors, std::int64_t position) const override;
     std::uint32_t resultOffset(std::size_t lane) const override { return m_result[lane]; }
     KernelCost closedForm(std::int64_t position) const override;
+    // Fills the cache with positions from elsewhere (a prefill): the PE of `row` and column `u`
+    // takes a stream of `laneSize` wavelets on `color` and keeps the key and then the value of
+    // `position` (2 headDim values, from the `skip`th; position mod w must be u), storing them in
+    // the position's slot as a token would; with no position, it only takes the stream.
+    void programCacheFill(ProgramWriter& writer, int row, int u, std::optional<std::int64_t> position, int color,
+        std::uint32_t laneSize, std::uint32_t skip) const;
+    // The key and value the cache holds for `position` at `row` (its part of the head's), as floats.
+    std::vector<float> cached(
+        const fabric::StaticColorFabric& fabric, int row, std::int64_t position, bool value) const;
 
 private:
     int rows() const { return m_spec.heads * m_spec.rowsPerHead; }

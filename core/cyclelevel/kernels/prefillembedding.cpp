@@ -162,7 +162,7 @@ void PrefillEmbeddingKernel::program(ProgramWriter& writer, int inputColor, std:
             const std::int64_t count = vocabBegin(y + 1) - first;
             // The band's ids, kept from the row's lane.
             const auto lane = std::find_if(m_lanes.begin(), m_lanes.end(), [&](const Lane& l) { return l.y == pe.y; });
-            if (lane != m_lanes.end() && rows(x, y, 0) > 0) {
+            if (lane != m_lanes.end()) { // every PE of the row takes the lane, an empty band too
                 std::uint32_t skip = 0;
                 for (int before = 0; before < x; ++before)
                     skip += rows(before, y, 0);
