@@ -13,6 +13,11 @@
 
 namespace waferscope::core::cyclelevel {
 
+// Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
+// positions in all and the fabric (null while building). False cancels.
+using CycleProgress = std::function<bool(
+    const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric* fabric)>;
+
 // `run --level cycle`: a decoder's single-wafer inference plan executed on the cycle-level
 // fabric. The prompt (seeded ids) fills the KV cache one position at a time, every region's
 // kernel running on the fabric; then `tokens` decode steps each feed the previous token (the
@@ -26,10 +31,7 @@ struct CycleRunOptions {
     int threads = 1;
     std::uint64_t maxCyclesPerToken = 50'000'000;
     std::uint64_t observeEveryCycles = 2048; // cycles of a token between calls of progress with the fabric
-    // Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
-    // positions in all and the fabric (null while building). False cancels.
-    std::function<bool(const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric*)>
-        progress;
+    CycleProgress progress;
 };
 
 struct CycleRunResult {
