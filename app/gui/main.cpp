@@ -146,7 +146,10 @@ void connectRunToken(Launch& launch)
             || (playback->shown() && playback->shown()->index + 1 >= playback->frameCount());
         const bool asked
             = !launch.options.step || !playback->shown() || playback->shown()->index == playback->current();
-        if (launch.tokenDone && launch.save && last && asked)
+        // The result can arrive just after the recording finished, before the playback's pull tick
+        // has seen it and stopped following: the final state is once it has.
+        const bool settled = !playback->isFollowing();
+        if (launch.tokenDone && launch.save && last && asked && settled)
             QTimer::singleShot(0, &launch.window, launch.save);
     };
     QObject::connect(fabric, &waferscope::ui::FabricRuns::tokenFinished, &window, [&launch, playback] {
@@ -157,6 +160,10 @@ void connectRunToken(Launch& launch)
         launch.saveWhenTokenShown();
     });
     QObject::connect(&window, &MainWindow::stepShown, &window, [&launch] { launch.saveWhenTokenShown(); });
+    // Queued: a seek that stops following (--step) says so before it moves to its frame.
+    QObject::connect(
+        playback, &waferscope::ui::PlaybackController::playingChanged, &window,
+        [&launch] { launch.saveWhenTokenShown(); }, Qt::QueuedConnection);
 }
 
 // --screenshot: saves the window once it shows its final state (the model file, if any, loaded

@@ -287,8 +287,9 @@ PYBIND11_MODULE(_waferscope, module)
             "warnings", [](const Model& model) { return model.get("warnings"); }, "What the loader assumed or ignored.")
         .def_property_readonly(
             "path", [](const Model& model) { return model.loaded().path; }, "The params file as given.")
-        .def("compile", &Model::compile, py::arg("system") = "cs3", py::arg("num_csx") = 1, py::arg("mode") = "train",
-            py::arg("execution") = "auto", py::arg("calibration") = py::none(),
+        .def("compile", &Model::compile, py::arg("system") = std::string(waferscope::core::defaultPresetName()),
+            py::arg("num_csx") = 1, py::arg("mode") = "train", py::arg("execution") = "auto",
+            py::arg("calibration") = py::none(),
             "Places the model on `num_csx` systems of `system` for `mode` (\"train\", \"eval\" or \"inference\"), "
             "with `execution` \"auto\", \"pipelined\" or \"weight_streaming\", under a software profile "
             "(`calibration`: a built-in name or a file; default the launch profile). Returns a Plan; raises "

@@ -13,6 +13,11 @@
 
 namespace waferscope::core::cyclelevel {
 
+// Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
+// positions in all and the fabric (null while building). False cancels.
+using CycleProgress = std::function<bool(
+    const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric* fabric)>;
+
 // `run --level cycle`: a decoder's single-wafer inference plan executed on the cycle-level
 // fabric. The prompt (seeded ids) but its last token runs at once on the prefill kernels
 // (prefilllayer.h) on a block of its own, which leave each block's keys and values in its
@@ -31,10 +36,7 @@ struct CycleRunOptions {
     // The prompt's positions before the last at once on the prefill kernels where they can run it
     // (else, or when false, one position at a time through the decode kernels).
     bool prefillKernels = true;
-    // Called between fabric stretches: phase ("building", "prefill", "decode"), the position, the
-    // positions in all and the fabric (null while building). False cancels.
-    std::function<bool(const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric*)>
-        progress;
+    CycleProgress progress;
 };
 
 struct CycleRunResult {

@@ -211,17 +211,22 @@ Step runOnFabric(Chain& chain)
     options.promptTokens = spec.cycle.promptTokens;
     options.seed = spec.cycle.seed;
     options.threads = spec.cycle.threads;
+    options.observeEveryCycles = spec.cycle.observeEveryCycles;
     const std::int64_t positions = options.promptTokens + options.tokens - 1;
-    options.progress
-        = [&chain, positions](const std::string& phase, std::int64_t position, std::int64_t, const fabric::Fabric*) {
-              chain.progress.report(StudyStage::CycleLevel, position, positions, phase);
-              return !chain.control.stopped();
-          };
+    bool observerStopped = false; // the control's cycleProgress said stop
+    options.progress = [&chain, positions, &observerStopped](const std::string& phase, std::int64_t position,
+                           std::int64_t all, const fabric::Fabric* fabric) {
+        chain.progress.report(StudyStage::CycleLevel, position, positions, phase);
+        if (chain.control.stopped())
+            return false;
+        observerStopped = chain.control.cycleProgress && !chain.control.cycleProgress(phase, position, all, fabric);
+        return !observerStopped;
+    };
     const StudyOutcome& out = chain.outcome;
     Expected<cyclelevel::CycleRunResult> ran
         = cyclelevel::runCycleLevel(out.model->graph, *out.plan, out.system, options);
     if (!ran)
-        return ran.error();
+        return observerStopped ? cancellation() : ran.error();
     cyclelevel::CycleRunResult measured = std::move(ran).value();
     measured.modelCycles = report::modelCyclesOfRegions(measured, out.model->graph, *out.plan, out.system);
     chain.outcome.cycleLevel = std::make_shared<const cyclelevel::CycleRunResult>(std::move(measured));

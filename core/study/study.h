@@ -53,6 +53,8 @@ struct CycleSpec {
     int promptTokens = 16;
     std::uint64_t seed = 1; // weights and prompt; the report's manifest records it
     int threads = 1;
+    // Cycles of a token between the fabric's calls of StudyControl::cycleProgress (the GUI's frame window).
+    std::uint64_t observeEveryCycles = cyclelevel::CycleRunOptions {}.observeEveryCycles;
 };
 
 struct StudySpec {
@@ -117,6 +119,11 @@ struct StudyControl {
     const std::atomic<bool>* cancelFlag = nullptr;
     std::function<bool()> cancelled;
     std::function<void(const StudyProgress&)> progress;
+    // At cycle level, each of the fabric run's progress calls (cyclelevel::CycleRunOptions::progress),
+    // on the caller's thread: the fabric every CycleSpec::observeEveryCycles cycles of a token, for a
+    // live view of it (the GUI's token run records its frames). Not called once the study is stopped;
+    // false stops it as a cancel does.
+    cyclelevel::CycleProgress cycleProgress;
 
     bool stopped() const { return (cancelFlag && cancelFlag->load()) || (cancelled && cancelled()); }
 };

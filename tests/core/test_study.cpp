@@ -21,8 +21,12 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace waferscope::core;
@@ -58,6 +62,44 @@ std::string untimed(const std::string& text)
     for (const char* key : { "compile_ms", "wall_s" })
         json.erase(key);
     return json.dump();
+}
+
+// tiny_gpt2 loaded and compiled for inference on a CS-3, as a front end that compiles as a step
+// of its own holds them (the GUI's token run starts its study from these).
+struct HeldInference {
+    std::shared_ptr<const LoadedModelFile> model;
+    SystemSpec system;
+    std::shared_ptr<const ExecutionPlan> plan;
+};
+HeldInference heldInference()
+{
+    HeldInference held;
+    held.model
+        = std::make_shared<const LoadedModelFile>(loadModelFile(dataDir() + "/cyclelevel/tiny_gpt2.yaml").value());
+    held.system = preset("cs3");
+    CompileOptions compile;
+    compile.mode = RunMode::Inference;
+    engine::RunOptions run;
+    run.mode = RunMode::Inference;
+    Expected<ExecutionPlan> plan = study::compileStudyPlan(
+        held.model->graph, held.model->path, held.system, compile, engine::builtinCalibration(), run, "test");
+    held.plan = std::make_shared<const ExecutionPlan>(std::move(plan).value());
+    return held;
+}
+
+// A cycle-level study of the held pieces: it compiles and runs nothing but the fabric.
+study::StudySpec fabricStudy(const HeldInference& held, int promptTokens)
+{
+    study::StudySpec spec;
+    spec.paramsPath = "/nonexistent/never-read.yaml";
+    spec.model = held.model;
+    spec.system = held.system;
+    spec.plan = held.plan;
+    spec.compile.mode = RunMode::Inference;
+    spec.run.mode = RunMode::Inference;
+    spec.level = study::StudyLevel::Cycle;
+    spec.cycle.promptTokens = promptTokens;
+    return spec;
 }
 
 bool hasReportFiles(const fs::path& directory)
@@ -254,6 +296,107 @@ WS_TEST(aCycleLevelStudyStopsOnTheFabricWhenCancelled)
         WS_CHECK(!hasReportFiles(directory));
     }
     WS_CHECK(!fs::exists(directory));
+}
+
+// The GUI's token run: a study from the model and plan it holds, whose control sees the fabric every
+// observeEveryCycles cycles of a token (its frames) and gives the fabric run's own result.
+WS_TEST(aCycleLevelStudyShowsItsControlTheFabric)
+{
+    const HeldInference held = heldInference();
+    study::StudySpec spec = fabricStudy(held, 3);
+    spec.cycle.observeEveryCycles = 256;
+    struct Call {
+        std::string phase;
+        std::int64_t position = 0;
+        std::int64_t positions = 0;
+        std::uint64_t cycle = 0; // the fabric's
+    };
+    std::vector<Call> calls;
+    int building = 0; // calls without a fabric
+    study::StudyControl control;
+    control.cycleProgress
+        = [&](const std::string& phase, std::int64_t position, std::int64_t positions, const fabric::Fabric* fabric) {
+              if (!fabric) {
+                  WS_CHECK_EQ(phase, std::string("building"));
+                  ++building;
+              } else {
+                  calls.push_back({ phase, position, positions, fabric->cycle() });
+              }
+              return true;
+          };
+    const Expected<study::StudyOutcome> outcome = study::runStudy(spec, control);
+    WS_REQUIRE(outcome.hasValue() && outcome->cycleLevel != nullptr);
+    WS_CHECK(outcome->plan == held.plan); // not compiled again
+    WS_CHECK(outcome->ran == nullptr); // no report asked for: no model-level run
+
+    // The fabric run called alone with the same options.
+    cyclelevel::CycleRunOptions options;
+    options.promptTokens = 3;
+    options.observeEveryCycles = 256;
+    cyclelevel::CycleRunResult measured
+        = cyclelevel::runCycleLevel(held.model->graph, *held.plan, held.system, options).value();
+    measured.modelCycles = report::modelCyclesOfRegions(measured, held.model->graph, *held.plan, held.system);
+    WS_CHECK(
+        untimed(cyclelevel::cycleRunToJson(*outcome->cycleLevel)) == untimed(cyclelevel::cycleRunToJson(measured)));
+    WS_CHECK(outcome->cycleLevel->modelCycles == measured.modelCycles);
+
+    // Three positions (two of the prompt, then the decode step that feeds the last prompt token), each
+    // seen on the fabric at multiples of 256 cycles from its first call, no more often than its
+    // cycles allow.
+    WS_CHECK_EQ(building, 1);
+    WS_REQUIRE(!calls.empty());
+    std::vector<int> callsAt(3, 0);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        const Call& call = calls[i];
+        WS_CHECK_EQ(call.positions, std::int64_t(3));
+        WS_REQUIRE(call.position >= 0 && call.position < 3);
+        WS_CHECK_EQ(call.phase, std::string(call.position < 2 ? "prefill" : "decode"));
+        ++callsAt[std::size_t(call.position)];
+        if (i > 0 && calls[i - 1].position == call.position) {
+            WS_CHECK(call.cycle > calls[i - 1].cycle);
+            WS_CHECK_EQ((call.cycle - calls[i - 1].cycle) % 256, std::uint64_t(0));
+        }
+    }
+    const std::uint64_t decodeCycles = measured.decode.back().cycles;
+    WS_CHECK(callsAt[0] > 0 && callsAt[1] > 0);
+    WS_CHECK(callsAt[2] > 0 && std::uint64_t(callsAt[2]) * 256 <= decodeCycles);
+    WS_CHECK(2 * std::uint64_t(callsAt[2]) * 256 > decodeCycles); // the windows cover most of the token
+}
+
+WS_TEST(aCycleLevelStudyStopsWhenItsControlSaysSo)
+{
+    const HeldInference held = heldInference();
+    // The cycle progress says stop at its third look at the fabric: it is not called again.
+    int seen = 0;
+    study::StudyControl refuse;
+    refuse.cycleProgress = [&](const std::string&, std::int64_t, std::int64_t, const fabric::Fabric* fabric) {
+        if (fabric)
+            ++seen;
+        return seen < 3;
+    };
+    study::StudySpec spec = fabricStudy(held, 8);
+    spec.cycle.observeEveryCycles = 256;
+    const Expected<study::StudyOutcome> refused = study::runStudy(spec, refuse);
+    WS_REQUIRE(!refused.hasValue());
+    WS_CHECK(study::isCancellation(refused.error()));
+    WS_CHECK_EQ(seen, 3);
+
+    // The cancel flag, set from the cycle progress: the fabric is not shown again once it is set.
+    std::atomic<bool> cancel { false };
+    int seenAfterCancel = 0;
+    study::StudyControl control;
+    control.cancelFlag = &cancel;
+    control.cycleProgress = [&](const std::string&, std::int64_t position, std::int64_t, const fabric::Fabric*) {
+        if (cancel)
+            ++seenAfterCancel;
+        if (position >= 1)
+            cancel = true;
+        return true;
+    };
+    const Expected<study::StudyOutcome> cancelled = study::runStudy(spec, control);
+    WS_REQUIRE(!cancelled.hasValue());
+    WS_CHECK(study::isCancellation(cancelled.error()));
+    WS_CHECK_EQ(seenAfterCancel, 0);
 }
 
 WS_TEST(piecesTheSpecHoldsAreNotMadeAgain)

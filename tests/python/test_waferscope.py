@@ -74,6 +74,13 @@ class Running(unittest.TestCase):
                             "--max_steps", "2", "--users", "2")
         self.assertEqual(run.metrics, expected)
 
+    def test_the_default_system_is_the_clis(self):
+        planned = waferscope.load(sample("gpt3_xl.yaml")).compile().json
+        compiled = cli_json("compile", "--params", sample("gpt3_xl.yaml"))
+        for timed in (planned, compiled):
+            del timed["compile_ms"]
+        self.assertEqual(planned, compiled)
+
     def test_the_timeline_is_every_event(self):
         run = waferscope.load(sample("gpt3_xl.yaml")).compile(system="cs2").run(max_steps=2)
         timeline = run.timeline

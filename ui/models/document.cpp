@@ -269,7 +269,7 @@ void Document::planReady(std::shared_ptr<const core::ExecutionPlan> plan, std::u
 {
     m_plan = std::move(plan);
     m_generations.plan = generation;
-    m_fabric->setPlan(m_plan, m_model->graph, system());
+    m_fabric->setPlan(m_plan, m_model->file, system());
     const QString summary = planSummary(*m_plan, modelName(), system());
     Q_EMIT info(summary);
     Q_EMIT planChanged({});

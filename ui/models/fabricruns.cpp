@@ -22,23 +22,23 @@ FabricRuns::FabricRuns(QObject* parent)
 
 FabricRuns::~FabricRuns() = default;
 
-void FabricRuns::setPlan(std::shared_ptr<const core::ExecutionPlan> plan, std::shared_ptr<const core::ModelGraph> graph,
-    const core::SystemSpec& system)
+void FabricRuns::setPlan(std::shared_ptr<const core::ExecutionPlan> plan,
+    std::shared_ptr<const core::LoadedModelFile> model, const core::SystemSpec& system)
 {
     m_kernelRunner->cancel();
     m_tokenRunner->cancel();
     m_tokenRun.reset();
     m_plan = std::move(plan);
-    m_graph = std::move(graph);
+    m_model = std::move(model);
     m_system = system;
 }
 
 QString FabricRuns::kernelUnavailableReason(int planIndex) const
 {
-    if (!m_plan || !m_graph || planIndex < 0 || planIndex >= int(m_plan->regions.size()))
+    if (!m_plan || !m_model || planIndex < 0 || planIndex >= int(m_plan->regions.size()))
         return tr("Select a region to run its kernel on the cycle-level fabric.");
     const core::Expected<core::fabric::KernelConfig> kernel
-        = core::fabricKernelFor(m_plan->regions[std::size_t(planIndex)], *m_graph, m_system);
+        = core::fabricKernelFor(m_plan->regions[std::size_t(planIndex)], m_model->graph, m_system);
     return kernel ? QString() : QString::fromStdString(kernel.error().message);
 }
 
@@ -47,7 +47,7 @@ void FabricRuns::runKernel(int planIndex)
     if (!kernelUnavailableReason(planIndex).isEmpty())
         return;
     const core::Region& region = m_plan->regions[std::size_t(planIndex)];
-    core::fabric::KernelConfig config = core::fabricKernelFor(region, *m_graph, m_system).value();
+    core::fabric::KernelConfig config = core::fabricKernelFor(region, m_model->graph, m_system).value();
     config.threads = std::max(1, QThread::idealThreadCount());
     const QString what = tr("%1 (%2 x %3 GEMV on %4 x %5 PEs, one token)")
                              .arg(QString::fromStdString(region.opName))
@@ -84,7 +84,7 @@ void FabricRuns::runKernel(int planIndex)
 
 QString FabricRuns::tokenUnavailableReason() const
 {
-    return ui::tokenUnavailableReason(m_plan.get(), m_graph.get());
+    return ui::tokenUnavailableReason(m_plan.get(), m_model ? &m_model->graph : nullptr);
 }
 
 bool FabricRuns::isTokenRunning() const
@@ -106,27 +106,27 @@ void FabricRuns::runToken(int promptTokens)
         Q_EMIT error(tr("Run token on fabric: error: %1").arg(why));
         return;
     }
-    TokenRunRequest request { m_graph, m_plan, m_system, {} };
-    request.options.tokens = 1;
-    request.options.promptTokens = std::max(1, promptTokens);
-    request.options.threads = std::max(1, QThread::idealThreadCount());
+    TokenRunRequest request { m_model, m_plan, m_system, {} };
+    request.cycle.tokens = 1;
+    request.cycle.promptTokens = std::max(1, promptTokens);
+    request.cycle.threads = std::max(1, QThread::idealThreadCount());
     std::shared_ptr<core::fabric::RecordedFrames> frames = makeTokenFrames(*m_plan, m_system);
     m_tokenRun.reset();
-    using Ran = core::Expected<core::cyclelevel::CycleRunResult>;
+    using Ran = core::Expected<std::shared_ptr<const core::cyclelevel::CycleRunResult>>;
     m_tokenRunner->start<Ran>(
         [request, frames](const JobContext& context) {
             return ui::runTokenOnFabric(
                 request, frames, [context] { return context.cancelled(); },
                 [context](double fraction) { context.progress(fraction); });
         },
-        [this, seed = request.options.seed](int, Ran result) {
+        [this, seed = request.cycle.seed](int, Ran result) {
             if (!result) {
                 Q_EMIT error(QString::fromStdString(result.error().format()));
                 Q_EMIT tokenFinished();
                 Q_EMIT tokenSettled(tr("the token run failed"));
                 return;
             }
-            m_tokenRun = std::make_shared<const core::cyclelevel::CycleRunResult>(std::move(result).value());
+            m_tokenRun = std::move(result).value();
             m_tokenSeed = seed;
             const core::cyclelevel::CycleRunResult& run = *m_tokenRun;
             Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s at the wafer's clock); "

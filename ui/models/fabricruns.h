@@ -5,7 +5,7 @@
 #include "core/fabric/framerecorder.h"
 #include "core/fabric/kernels.h"
 #include "core/hardware/systemspec.h"
-#include "core/model/modelgraph.h"
+#include "core/model/modelloader.h"
 
 #include <QObject>
 #include <QString>
@@ -27,9 +27,9 @@ public:
     explicit FabricRuns(QObject* parent = nullptr);
     ~FabricRuns() override;
 
-    // The plan the runs are of, with its graph and system (null plan: none). Cancels the runs
+    // The plan the runs are of, with its model and system (null plan: none). Cancels the runs
     // of the one before, without a signal, and drops its token run.
-    void setPlan(std::shared_ptr<const core::ExecutionPlan> plan, std::shared_ptr<const core::ModelGraph> graph,
+    void setPlan(std::shared_ptr<const core::ExecutionPlan> plan, std::shared_ptr<const core::LoadedModelFile> model,
         const core::SystemSpec& system);
 
     // The cycle-level kernel of a region (fabricKernelFor): empty when it has one, else why not.
@@ -66,7 +66,7 @@ Q_SIGNALS:
 
 private:
     std::shared_ptr<const core::ExecutionPlan> m_plan;
-    std::shared_ptr<const core::ModelGraph> m_graph; // of m_plan
+    std::shared_ptr<const core::LoadedModelFile> m_model; // m_plan's: the token run's study starts from it
     core::SystemSpec m_system; // of m_plan
     std::shared_ptr<const core::cyclelevel::CycleRunResult> m_tokenRun; // of m_plan
     std::uint64_t m_tokenSeed = core::cyclelevel::CycleRunOptions {}.seed; // of m_tokenRun

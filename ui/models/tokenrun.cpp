@@ -1,7 +1,6 @@
 #include "ui/models/tokenrun.h"
 
 #include "core/cyclelevel/decoder.h"
-#include "core/report/cyclelevelreport.h"
 
 #include <QCoreApplication>
 
@@ -36,22 +35,30 @@ std::shared_ptr<core::fabric::RecordedFrames> makeTokenFrames(
         plan.fabricWidth, plan.fabricHeight, capacity, system.wafer.clockHz);
 }
 
-core::Expected<core::cyclelevel::CycleRunResult> runTokenOnFabric(const TokenRunRequest& request,
+core::Expected<std::shared_ptr<const core::cyclelevel::CycleRunResult>> runTokenOnFabric(const TokenRunRequest& request,
     const std::shared_ptr<core::fabric::RecordedFrames>& frames, const std::function<bool()>& cancelled,
     const std::function<void(double)>& progress)
 {
+    core::study::StudySpec spec;
+    spec.model = request.model;
+    spec.system = request.system;
+    spec.plan = request.plan;
+    spec.compile.mode = core::RunMode::Inference;
+    spec.run.mode = core::RunMode::Inference;
+    spec.level = core::study::StudyLevel::Cycle;
+    spec.cycle = request.cycle;
+    spec.cycle.observeEveryCycles = kTokenFrameCycles;
+
     core::fabric::FrameRecorder recorder(frames);
-    core::cyclelevel::CycleRunOptions options = request.options;
-    options.observeEveryCycles = kTokenFrameCycles;
     std::int64_t tokenPosition = -1;
     std::string tokenPhase;
     std::uint64_t tokenStart = 0; // fabric cycle at which the current position's token began
     std::uint64_t lastTokenCycles = 0; // of the previous position, to estimate progress within one
     auto lastReport = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-    options.progress = [&](const std::string& phase, std::int64_t position, std::int64_t positions,
-                           const core::fabric::Fabric* fabric) {
-        if (cancelled())
-            return false;
+    core::study::StudyControl control;
+    control.cancelled = cancelled;
+    control.cycleProgress = [&](const std::string& phase, std::int64_t position, std::int64_t positions,
+                                const core::fabric::Fabric* fabric) {
         if (!fabric)
             return true;
         // The window that ends at a token's start closes the previous token: it is labelled so.
@@ -78,14 +85,11 @@ core::Expected<core::cyclelevel::CycleRunResult> runTokenOnFabric(const TokenRun
         }
         return true;
     };
-    core::Expected<core::cyclelevel::CycleRunResult> result
-        = core::cyclelevel::runCycleLevel(*request.graph, *request.plan, request.system, options);
+    core::Expected<core::study::StudyOutcome> outcome = core::study::runStudy(spec, control);
     frames->finish();
-    if (!result)
-        return result;
-    core::cyclelevel::CycleRunResult measured = std::move(result).value();
-    measured.modelCycles = core::report::modelCyclesOfRegions(measured, *request.graph, *request.plan, request.system);
-    return measured;
+    if (!outcome)
+        return outcome.error();
+    return outcome->cycleLevel;
 }
 
 } // namespace waferscope::ui

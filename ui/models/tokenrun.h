@@ -6,6 +6,8 @@
 #include "core/fabric/framerecorder.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "core/model/modelloader.h"
+#include "core/study/study.h"
 
 #include <QString>
 
@@ -17,13 +19,14 @@
 namespace waferscope::ui {
 
 // Run token on fabric: the loaded decoder's single-wafer inference plan executed on the
-// cycle-level fabric (core::cyclelevel::runCycleLevel), one prompt position at a time and then
-// one decode step, while frames of its counters stream to the wafer view.
+// cycle-level fabric, one prompt position at a time and then one decode step, while frames of its
+// counters stream to the wafer view. It is a cycle-level study (core/study/study.h) from the model
+// and plan held, so it measures what `run --level cycle` does.
 struct TokenRunRequest {
-    std::shared_ptr<const core::ModelGraph> graph;
+    std::shared_ptr<const core::LoadedModelFile> model; // the plan's
     std::shared_ptr<const core::ExecutionPlan> plan;
     core::SystemSpec system;
-    core::cyclelevel::CycleRunOptions options; // progress is set by runTokenOnFabric
+    core::study::CycleSpec cycle; // observeEveryCycles is set by runTokenOnFabric
 };
 
 // A frame is a window of this many cycles of a token: 23 frames per token of the tiny test Llama
@@ -41,10 +44,11 @@ QString tokenUnavailableReason(const core::ExecutionPlan* plan, const core::Mode
 std::shared_ptr<core::fabric::RecordedFrames> makeTokenFrames(
     const core::ExecutionPlan& plan, const core::SystemSpec& system);
 
-// Runs the request on the calling (worker) thread, recording a frame every kTokenFrameCycles
-// into `frames` and finishing them when it ends. `cancelled` is polled between windows;
-// `progress` gets the fraction done at most 20 times a second.
-core::Expected<core::cyclelevel::CycleRunResult> runTokenOnFabric(const TokenRunRequest& request,
+// Runs the request's study on the calling (worker) thread, recording a frame every
+// kTokenFrameCycles into `frames` and finishing them when it ends. `cancelled` is polled between
+// windows (a cancelled run returns the study's cancellation); `progress` gets the fraction done at
+// most 20 times a second. The result has its regions' model-level cycles (modelCycles).
+core::Expected<std::shared_ptr<const core::cyclelevel::CycleRunResult>> runTokenOnFabric(const TokenRunRequest& request,
     const std::shared_ptr<core::fabric::RecordedFrames>& frames, const std::function<bool()>& cancelled,
     const std::function<void(double)>& progress);
 
