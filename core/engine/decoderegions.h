@@ -8,8 +8,14 @@
 // q's region also computes k and v).
 #include "core/compiler/decodelayout.h"
 #include "core/compiler/plan.h"
-#include "core/engine/costmodel.h"
 #include "core/hardware/systemspec.h"
+#include "core/kernels/attention.h"
+#include "core/kernels/embedding.h"
+#include "core/kernels/experts.h"
+#include "core/kernels/gemv.h"
+#include "core/kernels/kernelcost.h"
+#include "core/kernels/kernelspec.h"
+#include "core/kernels/norm.h"
 #include "core/model/modelgraph.h"
 
 #include <cstdint>

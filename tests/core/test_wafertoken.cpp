@@ -7,8 +7,8 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/cyclelevel/reference.h"
 #include "core/cyclelevel/waferdecoder.h"
-#include "core/engine/costmodel.h"
 #include "core/engine/decoderegions.h"
+#include "core/kernels/experts.h"
 #include "core/report/cyclelevelreport.h"
 
 #include <algorithm>
@@ -162,7 +162,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
 {
     // An MoE experts region on the fabric, from the router's last step: the routing weights cross
     // the region, the chosen experts multiply their buffered inputs, the weighted outputs are
-    // summed from exit to exit. The closed form (core/engine/costmodel.h), given the experts the
+    // summed from exit to exit. The closed form (core/kernels/experts.h), given the experts the
     // router chose for the token, against what the fabric measured: cycles and engine-busy cycles
     // within 15%; link wavelets as far as the region's own streams go. Two shapes: four SwiGLU
     // experts (up, gate, down) and six GELU ones.
