@@ -4,7 +4,7 @@
 #include "corefixtures.h"
 #include "testing.h"
 
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
 #include "core/engine/scaling.h"
@@ -564,7 +564,7 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
 WS_TEST(noWorkOfALanguageModelInInferenceIsLeftWithoutALinkLoadModel)
 {
     // Every op of a dense or MoE language model has a decode kernel whose closed form gives its
-    // link wavelets (core/engine/decoderegions.h): Llama 3.1 70B over several CS-3 wafers (more
+    // link wavelets (core/compiler/decoderegions.h): Llama 3.1 70B over several CS-3 wafers (more
     // heads than a strip has rows) and GPT-2 small on one show no unmodelled work on any wafer,
     // and every region's frame puts a link load on its PEs.
     const SystemSpec cs3 = preset("cs3");

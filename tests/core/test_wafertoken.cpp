@@ -4,10 +4,10 @@
 #include "corefixtures.h"
 #include "testing.h"
 
+#include "core/compiler/decoderegions.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/cyclelevel/reference.h"
 #include "core/cyclelevel/waferdecoder.h"
-#include "core/engine/decoderegions.h"
 #include "core/kernels/experts.h"
 #include "core/report/cyclelevelreport.h"
 
@@ -122,7 +122,7 @@ WS_TEST(aSmallMixtureOfExpertsGeneratesTheReferenceTokensOnTheFabric)
 
 WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
 {
-    // The engine's decode token (core/engine/decoderegions.h: the kernels' closed forms, each fed
+    // The engine's decode token (core/compiler/decoderegions.h: the kernels' closed forms, each fed
     // as in isolation, side-by-side ops overlapped) against the fabric's, where the hand-off
     // between regions is simulated: turns, relays, one region's exits feeding the next's taps
     // while they still compute. Without the launch-era software overhead, which the fabric does
@@ -171,7 +171,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
         const SystemSpec system = smallWafer(96, 96);
         const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
         const CycleRunResult result = runSmall(file, 2, 3);
-        const engine::DecodeRegions layout(graph, plan, system);
+        const DecodeRegions layout(graph, plan, system);
         const auto lanes = [](int count, std::int64_t total) {
             std::vector<DecodeLane> out;
             for (int i = 0; i < count; ++i)

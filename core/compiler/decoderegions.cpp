@@ -1,9 +1,9 @@
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace waferscope::core::engine {
+namespace waferscope::core {
 
 namespace {
 
@@ -264,4 +264,4 @@ double DecodeRegions::feedbackCycles() const
         std::abs(head->rect.y + head->rect.h - 1 - embedding->rect.y) + std::abs(head->rect.x - embedding->rect.x));
 }
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core
