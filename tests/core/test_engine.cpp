@@ -7,7 +7,7 @@
 #include "core/compiler/decoderegions.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
+#include "core/sweeps/scaling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +17,7 @@
 
 using namespace waferscope::core;
 using namespace waferscope::core::engine;
+using namespace waferscope::core::sweeps;
 using namespace waferscope::test;
 
 namespace {
