@@ -8,7 +8,7 @@ namespace waferscope::core {
 
 // Prefill attention on the cycle-level fabric (core/cyclelevel/kernels/prefillattentionkernel.h):
 // the closed form of a whole prompt's causal attention, cross-checked against the fabric in
-// tests/core/test_prefillattention.cpp. Each head has a g x g block of PEs (the blocks stacked
+// tests/core/cyclelevel/test_prefillattention.cpp. Each head has a g x g block of PEs (the blocks stacked
 // down the region, all alike): Cannon's shifts on MeshGEMM's interleaved rings for S = Q K^T, the
 // softmax chains along each block row, then O = E V on the same rings. It assumes the inputs fed
 // as there: each block row's query, key and value lanes sent one after another along the row from

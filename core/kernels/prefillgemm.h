@@ -8,7 +8,7 @@ namespace waferscope::core {
 
 // Prefill GEMM on the cycle-level fabric (core/cyclelevel/kernels/prefillgemmkernel.h): the
 // closed form of Y = X W^T + b over a whole prompt on a g x g block, cross-checked against the
-// fabric in tests/core/test_prefillgemm.cpp: W stationary (loaded), Cannon's shifts of the
+// fabric in tests/core/cyclelevel/test_prefillgemm.cpp: W stationary (loaded), Cannon's shifts of the
 // partial outputs along the rows and of the input tiles up the columns on MeshGEMM's interleaved
 // rings, the epilogue where each output tile ends. It assumes the input fed as there: each block
 // row's lane sent along the row from the PE before the block's first column, one wavelet per
