@@ -11,13 +11,13 @@
 #include "core/common/units.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
 #include "core/study/study.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -333,7 +333,7 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     if (!calibrationOrError)
         return printDiagnostic(err, calibrationOrError.error());
     const core::engine::Calibration& calibration = *calibrationOrError;
-    core::engine::ScalingOptions options;
+    core::sweeps::ScalingOptions options;
     options.mode = parseRunKind(parser, false);
     options.execution = parseExecution(parser);
     options.globalBatch = parseCount(parser, "batch_size", 1, 1 << 24);
@@ -342,17 +342,17 @@ int runScaleCommand(std::span<const std::string> args, std::ostream& out, std::o
     const std::optional<JobInput> input = loadJobInput(parser, err, exitCode);
     if (!input)
         return exitCode;
-    const core::Expected<core::engine::ScalingSweep> sweep
-        = core::engine::scale(input->graph, input->system, options, calibration);
+    const core::Expected<core::sweeps::ScalingSweep> sweep
+        = core::sweeps::scale(input->graph, input->system, options, calibration);
     if (!sweep)
         return printDiagnostic(err, sweep.error());
     if (parser.has("json")) {
-        out << core::engine::scalingToJson(*sweep) << "\n";
+        out << core::sweeps::scalingToJson(*sweep) << "\n";
         return kExitOk;
     }
     out << core::displayText(input->graph.config.name) << " on " << input->system.displayName << ", global batch "
         << sweep->globalBatch << "\n\n  num_csx  samples/s     speedup  efficiency  step        bound\n";
-    for (const core::engine::ScalingPoint& point : sweep->points) {
+    for (const core::sweeps::ScalingPoint& point : sweep->points) {
         char line[256];
         std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %-11s %s\n", point.numCsx, point.samplesPerS,
             point.speedup, point.efficiency, core::formatSeconds(point.stepTimeS).c_str(),
@@ -386,12 +386,12 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
         return exitCode;
     if (!compileJob(*input, compileOptions, *calibration, options, "sensitivity", err, exitCode))
         return exitCode;
-    const core::Expected<core::engine::Sensitivity> result
-        = core::engine::runSensitivity(input->graph, input->system, compileOptions, options, *calibration);
+    const core::Expected<core::sweeps::Sensitivity> result
+        = core::sweeps::runSensitivity(input->graph, input->system, compileOptions, options, *calibration);
     if (!result)
         return printDiagnostic(err, result.error());
     if (parser.has("json")) {
-        out << core::engine::sensitivityToJson(*result) << "\n";
+        out << core::sweeps::sensitivityToJson(*result) << "\n";
         return kExitOk;
     }
     out << core::formatText("%s on %s: %s %.6g (from %.6g to %.6g over the factors' ranges)\n\n",
@@ -399,7 +399,7 @@ int runSensitivityCommand(std::span<const std::string> args, std::ostream& out, 
         result->baseline, result->low, result->high)
         << "  factor                                   value        range                    "
            "figure at low   figure at high\n";
-    for (const core::engine::FactorEffect& factor : result->factors) {
+    for (const core::sweeps::FactorEffect& factor : result->factors) {
         out << core::formatText("  %-40s %-12.4g %-10.4g .. %-10.4g %12.6g %16.6g\n",
             core::displayText(factor.name).c_str(), factor.value, factor.lowValue, factor.highValue, factor.figureAtLow,
             factor.figureAtHigh);

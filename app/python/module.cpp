@@ -4,11 +4,11 @@
 #include "app/python/pycommon.h"
 
 #include "core/common/names.h"
-#include "core/engine/scaling.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/hardware/hardwarejson.h"
 #include "core/model/graphjson.h"
 #include "core/model/modelloader.h"
+#include "core/sweeps/scaling.h"
 
 #include <pybind11/stl.h>
 
@@ -118,7 +118,7 @@ public:
         const std::string& execution, std::optional<std::int64_t> batchSize,
         const std::optional<std::string>& calibration) const
     {
-        core::engine::ScalingOptions options;
+        core::sweeps::ScalingOptions options;
         options.numCsx = counts;
         options.mode = choice<core::RunMode>(mode, "mode");
         options.execution = choice<core::ExecutionChoice>(execution, "execution");
@@ -131,11 +131,11 @@ public:
         const core::engine::Calibration constants = calibrationOf(calibration);
         std::atomic<bool> cancel { false };
         options.cancelled = [&cancel] { return cancel.load(); };
-        core::Expected<core::engine::ScalingSweep> sweep
-            = interruptible([&] { return core::engine::scale(m_model->graph, spec, options, constants); }, cancel);
+        core::Expected<core::sweeps::ScalingSweep> sweep
+            = interruptible([&] { return core::sweeps::scale(m_model->graph, spec, options, constants); }, cancel);
         if (!sweep)
             raise(sweep.error());
-        return fromJson(core::engine::scalingToJson(*sweep))["points"];
+        return fromJson(core::sweeps::scalingToJson(*sweep))["points"];
     }
 
     static py::object makePlan(std::shared_ptr<CompiledPlan> compiled, core::RunMode kind);

@@ -181,7 +181,7 @@ std::string layoutTiers(const std::vector<Unit>& units, std::size_t first, std::
 // Stacked inference: a block's key and value projections join its query projection's region (one
 // GEMV of the three matrices on the same input, as inference engines fuse them). In a tier their
 // bytes alone would give k and v a few columns each, and the columns of a region that takes the
-// hidden vector bound the lanes it travels in (core/engine/decoderegions.h).
+// hidden vector bound the lanes it travels in (core/compiler/decoderegions.h).
 void fuseProjections(std::vector<Unit>& units, const ModelGraph& graph)
 {
     const auto roleOf = [&](const Unit& unit) { return graph.ops[std::size_t(unit.op)].role; };

@@ -3,7 +3,8 @@
 // The decode kernels' layout on an inference plan: how many lanes the hidden vector travels in
 // on each wafer, the feed-forward's inner values in each block, and the rows each query head has.
 // It is a placement decision, made once by the compiler from the regions it placed, and read by
-// both the model-level engine (core/engine/decoderegions.h) and the cycle-level decoder
+// both the decode regions' closed forms (core/compiler/decoderegions.h), which the model-level
+// engine times a token with, and the cycle-level decoder
 // (core/cyclelevel/waferdecoder.h), so that both time and build one layout.
 //
 // The hidden vector travels between regions as lanes, a row each from the top of a block's strip;

@@ -2,7 +2,7 @@
 // The plan a software profile builds: the compiler's, with the layout its mechanisms choose.
 #include "core/engine/engine.h"
 
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/enginedetail.h"
 
 #include <algorithm>

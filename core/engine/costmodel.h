@@ -3,23 +3,16 @@
 #include "core/common/names.h"
 #include "core/engine/calibration.h"
 #include "core/fabric/kernels.h"
-#include "core/kernels/attention.h"
-#include "core/kernels/embedding.h"
-#include "core/kernels/experts.h"
-#include "core/kernels/gemv.h"
 #include "core/kernels/kernelcost.h"
-#include "core/kernels/kernelspec.h"
-#include "core/kernels/norm.h"
 
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
 
 namespace waferscope::core::engine {
 
-// The decode kernels' closed forms are the kernels' own (core/kernels/: gemv.h, experts.h, norm.h,
-// attention.h, embedding.h), from the specs the cycle-level kernels are built from.
+// The engine's cost model: the closed forms of the kernels it times with the calibration's task
+// costs. The region kernels' closed forms (decode and prefill) are the kernels' own, in
+// core/kernels/ (gemv.h, experts.h, norm.h, attention.h, embedding.h, prefillattention.h,
+// prefillgemm.h), from the specs the cycle-level kernels are built from.
 
 // The fabric kernels as core/fabric builds them (GEMV, streamed GEMM, row/column broadcast and
 // reduce), for the same KernelConfig.
@@ -44,42 +37,5 @@ struct StreamedGemmCost : KernelCost {
 };
 StreamedGemmCost costStreamedGemm(const StreamedGemmShape& shape, int rows, int cols, int simdWidth,
     const Calibration& calibration, int hopLatencyCycles = 1);
-
-// ---- Prefill attention on the cycle-level fabric (core/cyclelevel/kernels/prefillattentionkernel.h) ----
-// The closed form of a whole prompt's causal attention, cross-checked against the fabric in
-// tests/core/test_prefillattention.cpp. Each head has a g x g block of PEs (the blocks stacked
-// down the region, all alike): Cannon's shifts on MeshGEMM's interleaved rings for S = Q K^T, the
-// softmax chains along each block row, then O = E V on the same rings. It assumes the inputs fed
-// as there: each block row's query, key and value lanes sent one after another along the row from
-// the PE before the region's first column, one wavelet per cycle, the first at cycle 0. The fields
-// mean what they mean for the decode kernels above (linkWavelets and the engine cycles behind
-// peBusyFraction exact); fmacs counts whole score and value tiles on and below the diagonal.
-// Grouped kv heads change nothing here: each query head's block takes its kv head's keys and values.
-struct PrefillAttentionShape {
-    int grid = 1; // g
-    int heads = 1;
-    int headDim = 1;
-    std::int64_t tokens = 1;
-    int simdWidth = 8;
-};
-KernelCost costPrefillAttention(const PrefillAttentionShape& shape);
-
-// ---- Prefill GEMM on the cycle-level fabric (core/cyclelevel/kernels/prefillgemmkernel.h) ----
-// The closed form of Y = X W^T + b over a whole prompt on a g x g block, cross-checked against
-// the fabric in tests/core/test_prefillgemm.cpp: W stationary (loaded), Cannon's shifts of the
-// partial outputs along the rows and of the input tiles up the columns on MeshGEMM's interleaved
-// rings, the epilogue where each output tile ends. It assumes the input fed as there: each block
-// row's lane sent along the row from the PE before the block's first column, one wavelet per
-// cycle, the first at cycle 0. linkWavelets and the engine cycles behind peBusyFraction are
-// exact; fmacs counts tokens x outFeatures x inFeatures.
-struct PrefillGemmShape {
-    int grid = 1; // g
-    std::int64_t tokens = 1;
-    std::int64_t inFeatures = 1;
-    std::int64_t outFeatures = 1;
-    bool activation = false; // an activation after the bias and rounding
-    int simdWidth = 8;
-};
-KernelCost costPrefillGemm(const PrefillGemmShape& shape);
 
 } // namespace waferscope::core::engine

@@ -38,7 +38,7 @@ static_assert(namesUnique(kLaneKinds) && namesUnique(kPhases) && namesUnique(kGe
     && namesUnique(kRegionSizings) && namesUnique(kSpeculativeDecodings));
 
 // LayerKind repeats Op::Kind's values: a kind added to one and not the other fails here (or, added
-// after Upsampling, in the name table's order test, tests/core/test_names.cpp).
+// after Upsampling, in the name table's order test, tests/core/common/test_names.cpp).
 static_assert(engine::layerKindOf(Op::Kind::Embedding) == LayerKind::Embedding
     && engine::layerKindOf(Op::Kind::PositionEmbedding) == LayerKind::PositionEmbedding
     && engine::layerKindOf(Op::Kind::Norm) == LayerKind::Norm

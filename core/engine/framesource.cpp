@@ -3,7 +3,7 @@
 #include "core/common/memorybudget.h"
 
 #include "core/compiler/compiler.h"
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/enginedetail.h"
 
 #include <tbb/parallel_for.h>

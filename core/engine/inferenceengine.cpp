@@ -4,7 +4,7 @@
 // Decode: one token visits every region in op order (ops that read the same input, such as
 // q/k/v or up/gate, run side by side; a stacked plan computes q, k and v in one region), hops between regions across
 // the fabric, and between wafers over the systems' I/O; the last region's token goes back to the first. The latency of
-// each region is its decode kernel's closed form (core/engine/decoderegions.h: the kernels the
+// each region is its decode kernel's closed form (core/compiler/decoderegions.h: the kernels the
 // cycle-level run executes, lanes in and out, at the token's position; ops without one, by their
 // FLOPs at the SIMD rate) plus the calibrated launch-era software overhead of a region.
 // Batch-1 tokens/s per user is one over that latency.
@@ -14,7 +14,7 @@
 // single user leaves idle, up to that same interval.
 #include "core/common/units.h"
 #include "core/compiler/compiler.h"
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/enginedetail.h"
 
 #include <algorithm>

@@ -1,7 +1,6 @@
-// No header of its own: defines metricsToJson (engine.h) and scalingToJson (scaling.h), side by side.
-// `waferscope-cli run --json` and `scale --json`: the contracts of issue 6.
+// No header of its own: defines metricsToJson, declared in engine.h beside the Metrics it prints.
+// `waferscope-cli run --json`: the contract of issue 6.
 #include "core/engine/engine.h"
-#include "core/engine/scaling.h"
 
 #include <nlohmann/json.hpp>
 
@@ -76,22 +75,6 @@ std::string metricsToJson(const Metrics& metrics, int indent)
     }
     json["notes"] = metrics.notes;
     json["calibration_profile"] = metrics.calibrationProfile;
-    return json.dump(indent);
-}
-
-std::string scalingToJson(const ScalingSweep& sweep, int indent)
-{
-    nlohmann::json points = nlohmann::json::array();
-    for (const ScalingPoint& point : sweep.points)
-        points.push_back({ { "num_csx", point.numCsx }, { "samples_per_s", number(point.samplesPerS) },
-            { "speedup", number(point.speedup) }, { "efficiency", number(point.efficiency) },
-            { "bottleneck", toString(point.bottleneck) }, { "step_time_s", number(point.stepTimeS) },
-            { "execution", toString(point.execution) }, { "micro_batch_size", point.microBatch } });
-    nlohmann::json json;
-    json["system"] = sweep.system;
-    json["global_batch"] = sweep.globalBatch;
-    json["baseline_samples_per_s"] = number(sweep.baselineSamplesPerS);
-    json["points"] = std::move(points);
     return json.dump(indent);
 }
 

@@ -1,4 +1,4 @@
-// No header of its own: defines the draft model's timing, declared in enginedetail.h beside the engines.
+// No header of its own: defines placeDraft (engine.h) and the draft model's timing (enginedetail.h).
 // Speculative decoding (Calibration::speculation): the draft model compiled beside the target
 // and timed for one token, and the number of tokens it drafts a pass.
 #include "core/engine/enginedetail.h"

@@ -16,7 +16,7 @@
 // latencies, then a pipelined stream of one wavelet per cycle behind them.
 //
 // Closed forms of one token's kernel on its region, cross-checked against the fabric in
-// tests/core/test_decodekernels.cpp. They assume the inputs the kernel is fed there: each lane
+// tests/core/cyclelevel/test_decodekernels.cpp. They assume the inputs the kernel is fed there: each lane
 // is sent along its row, one wavelet per cycle, from the PE before the region's first column,
 // the first send at cycle 0; a row's streams follow one another (a side input first). Outputs
 // stay at the exits. cycles: until the last PE's engine is done; linkWavelets: over the links

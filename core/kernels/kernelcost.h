@@ -7,8 +7,8 @@
 namespace waferscope::core {
 
 // What a kernel costs on a region, in closed form: the engine's fast stand-in for the
-// cycle-level fabric (core/fabric), cross-checked against it in tests/core/test_costmodel.cpp and
-// tests/core/test_decodekernels.cpp.
+// cycle-level fabric (core/fabric), cross-checked against it in tests/core/engine/test_costmodel.cpp and
+// tests/core/cyclelevel/test_decodekernels.cpp.
 struct KernelCost {
     double cycles = 0.0; // until the last output is final
     double computeCycles = 0.0; // the busiest PE's task cycles

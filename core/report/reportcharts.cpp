@@ -196,7 +196,7 @@ struct ScaleFrame {
     double y(double v) const { return kScaleTop + kScalePlotH * (1.0 - finiteOr(v) / top); }
 };
 
-ScaleFrame scaleFrame(const std::vector<engine::ScalingPoint>& points, double baseline)
+ScaleFrame scaleFrame(const std::vector<sweeps::ScalingPoint>& points, double baseline)
 {
     ScaleFrame frame;
     frame.lo = std::log2(double(points.front().numCsx));
@@ -205,7 +205,7 @@ ScaleFrame scaleFrame(const std::vector<engine::ScalingPoint>& points, double ba
     frame.lo -= pad;
     frame.hi += pad;
     double highest = baseline * points.back().numCsx;
-    for (const engine::ScalingPoint& point : points)
+    for (const sweeps::ScalingPoint& point : points)
         highest = std::max(highest, finiteOr(point.samplesPerS));
     highest = highest > 0 ? highest : 1;
     const double step = niceStep(highest, 5);
@@ -213,7 +213,7 @@ ScaleFrame scaleFrame(const std::vector<engine::ScalingPoint>& points, double ba
     return frame;
 }
 
-std::string scaleAxes(const ScaleFrame& frame, const std::vector<engine::ScalingPoint>& points)
+std::string scaleAxes(const ScaleFrame& frame, const std::vector<sweeps::ScalingPoint>& points)
 {
     const double bottom = kScaleTop + kScalePlotH;
     std::string svg;
@@ -224,7 +224,7 @@ std::string scaleAxes(const ScaleFrame& frame, const std::vector<engine::Scaling
         svg += text(kScaleLeft - 6, y + 4, formatCount(k * step), "text-anchor=\"end\"");
     }
     double lastLabel = -1e9;
-    for (const engine::ScalingPoint& point : points) {
+    for (const sweeps::ScalingPoint& point : points) {
         const double x = frame.x(point.numCsx);
         svg += line(x, bottom, x, bottom + 4, stroke(kAxisColour));
         if (x - lastLabel >= 24) {
@@ -238,7 +238,7 @@ std::string scaleAxes(const ScaleFrame& frame, const std::vector<engine::Scaling
         + ") rotate(-90)\" text-anchor=\"middle\">Throughput (samples/s)</text>";
 }
 
-std::string idealLine(const ScaleFrame& frame, const std::vector<engine::ScalingPoint>& points, double baseline)
+std::string idealLine(const ScaleFrame& frame, const std::vector<sweeps::ScalingPoint>& points, double baseline)
 {
     const double first = points.front().numCsx;
     const double last = points.back().numCsx;
@@ -253,10 +253,10 @@ std::string idealLine(const ScaleFrame& frame, const std::vector<engine::Scaling
         + " stroke-dasharray=\"6 4\"/>";
 }
 
-std::string measuredPoints(const ScaleFrame& frame, const std::vector<engine::ScalingPoint>& points)
+std::string measuredPoints(const ScaleFrame& frame, const std::vector<sweeps::ScalingPoint>& points)
 {
     std::string path, marks;
-    for (const engine::ScalingPoint& point : points) {
+    for (const sweeps::ScalingPoint& point : points) {
         const double x = frame.x(point.numCsx);
         const double y = frame.y(point.samplesPerS);
         path += (path.empty() ? "" : " ") + num(x) + "," + num(y);
@@ -271,9 +271,9 @@ std::string measuredPoints(const ScaleFrame& frame, const std::vector<engine::Sc
     return "<polyline class=\"measured\" points=\"" + path + "\" fill=\"none\" " + stroke("#2b6cb0", 2) + "/>" + marks;
 }
 
-std::string scalingSvg(const engine::ScalingSweep& sweep)
+std::string scalingSvg(const sweeps::ScalingSweep& sweep)
 {
-    std::vector<engine::ScalingPoint> points;
+    std::vector<sweeps::ScalingPoint> points;
     std::copy_if(sweep.points.begin(), sweep.points.end(), std::back_inserter(points),
         [](const auto& p) { return p.numCsx >= 1; });
     if (points.empty())

@@ -165,11 +165,11 @@ std::string signedPercent(double change)
 }
 
 // What this result depends on: each ranged factor alone at its low and its high.
-ReportTable sensitivityTable(const engine::Sensitivity& s)
+ReportTable sensitivityTable(const sweeps::Sensitivity& s)
 {
     const std::string unit = figureUnit(s.figure);
     std::vector<std::vector<std::string>> rows;
-    for (const engine::FactorEffect& f : s.factors) {
+    for (const sweeps::FactorEffect& f : s.factors) {
         const auto change = [&](double figure) {
             return s.baseline != 0.0 ? signedPercent(figure / s.baseline - 1.0) : std::string("-");
         };

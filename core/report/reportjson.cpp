@@ -69,10 +69,10 @@ Json layerJson(const engine::LayerMetrics& layer)
         { "utilization", number(layer.utilization) }, { "bound", toString(layer.bound) } };
 }
 
-Json scalingJson(const engine::ScalingSweep& sweep)
+Json scalingJson(const sweeps::ScalingSweep& sweep)
 {
     Json points = Json::array();
-    for (const engine::ScalingPoint& p : sweep.points)
+    for (const sweeps::ScalingPoint& p : sweep.points)
         points.push_back({ { "num_csx", p.numCsx }, { "samples_per_s", number(p.samplesPerS) },
             { "speedup", number(p.speedup) }, { "efficiency", number(p.efficiency) },
             { "step_time_s", number(p.stepTimeS) }, { "bottleneck", toString(p.bottleneck) },
@@ -81,10 +81,10 @@ Json scalingJson(const engine::ScalingSweep& sweep)
         { "baseline_samples_per_s", number(sweep.baselineSamplesPerS) }, { "points", std::move(points) } };
 }
 
-// The keys of engine::sensitivityToJson.
-engine::Sensitivity readSensitivity(const Reader& r)
+// The keys of sweeps::sensitivityToJson.
+sweeps::Sensitivity readSensitivity(const Reader& r)
 {
-    engine::Sensitivity result;
+    sweeps::Sensitivity result;
     result.figure = r.text("figure");
     result.baseline = r.real("baseline");
     result.low = r.real("low");
@@ -281,7 +281,7 @@ RunReport readReport(const Reader& root)
         root.each("steps", [&](const Reader& r) { report.steps.push_back(readStep(r)); });
     if (!root.at("scaling").is_null()) {
         const Reader s = root.object("scaling");
-        engine::ScalingSweep sweep;
+        sweeps::ScalingSweep sweep;
         sweep.system = s.text("system");
         sweep.globalBatch = s.integer("global_batch");
         sweep.baselineSamplesPerS = s.nonNegative("baseline_samples_per_s");
@@ -349,7 +349,7 @@ std::string reportToJson(const RunReport& report, int indent)
     if (report.cycleLevel)
         json["cycle_level"] = Json::parse(cycleLevelToJson(*report.cycleLevel));
     if (report.sensitivity)
-        json["sensitivity"] = Json::parse(engine::sensitivityToJson(*report.sensitivity));
+        json["sensitivity"] = Json::parse(sweeps::sensitivityToJson(*report.sensitivity));
     return json.dump(indent) + "\n";
 }
 

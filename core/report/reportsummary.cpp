@@ -99,7 +99,7 @@ std::string reportSummary(const RunReport& report)
     printSlowestLayers(m, out);
     if (report.scaling && !report.scaling->points.empty()) {
         out << "\n  num_csx  samples/s     speedup  efficiency  bound\n";
-        for (const engine::ScalingPoint& p : report.scaling->points) {
+        for (const sweeps::ScalingPoint& p : report.scaling->points) {
             char line[160];
             std::snprintf(line, sizeof line, "  %-8d %-13.2f %-8.2f %-11.3f %s\n", p.numCsx, p.samplesPerS, p.speedup,
                 p.efficiency, toString(p.bottleneck));

@@ -235,7 +235,7 @@ Manifest makeManifest(const std::string& inputPath, const std::string& inputByte
 
 // The report of the run under `manifest`.
 RunReport makeReport(const Manifest& manifest, const engine::RunResult& run, const ExecutionPlan& plan,
-    const ModelGraph& graph, const SystemSpec& system, const engine::ScalingSweep* sweep,
+    const ModelGraph& graph, const SystemSpec& system, const sweeps::ScalingSweep* sweep,
     const engine::Calibration& calibration)
 {
     RunReport report;

@@ -5,9 +5,9 @@
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/report/cyclelevelreport.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <cstdint>
 #include <optional>
@@ -101,14 +101,14 @@ struct RunReport {
     // Each simulated step (engine::stepFigures): report.json's "steps", and the scalars of the
     // run directory's TensorBoard event file.
     std::vector<engine::StepFigures> steps;
-    std::optional<engine::ScalingSweep> scaling;
+    std::optional<sweeps::ScalingSweep> scaling;
     // `run --level cycle`: the same plan executed on the cycle-level fabric. report.json holds it
     // as "cycle_level" only when present.
     std::optional<CycleLevelReport> cycleLevel;
-    // What the headline figure depends on (engine::runSensitivity with the run's options and
+    // What the headline figure depends on (sweeps::runSensitivity with the run's options and
     // calibration): report.json holds it as "sensitivity" (sensitivityToJson's shape) only when
     // present; the HTML and PDF reports get a section "What this result depends on".
-    std::optional<engine::Sensitivity> sensitivity;
+    std::optional<sweeps::Sensitivity> sensitivity;
 };
 
 inline constexpr int kReportVersion = 1;
@@ -127,8 +127,8 @@ struct ReportInputs {
     const CompileOptions& compileOptions;
     const engine::RunOptions& runOptions;
     const engine::Calibration& calibration;
-    const engine::ScalingSweep* sweep = nullptr; // report.json's "scaling" when given
-    const engine::Sensitivity* sensitivity = nullptr; // "sensitivity" when given
+    const sweeps::ScalingSweep* sweep = nullptr; // report.json's "scaling" when given
+    const sweeps::Sensitivity* sensitivity = nullptr; // "sensitivity" when given
     // `run --level cycle`: the fabric run of the same plan ("cycle_level"), whose weights and prompt
     // `seed` seeded (the manifest's seed; 0 without a cycle-level run).
     const cyclelevel::CycleRunResult* cycleLevel = nullptr;

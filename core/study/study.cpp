@@ -159,18 +159,18 @@ Step scaleSystems(Chain& chain)
         chain.outcome.scaling = spec.scaling;
         return std::nullopt;
     }
-    engine::ScalingOptions options;
+    sweeps::ScalingOptions options;
     options.numCsx = spec.scalingCounts;
     options.mode = spec.run.mode;
     options.execution = spec.compile.execution;
     options.globalBatch = spec.run.globalBatch;
     options.progress = [&chain](int done, int total) { chain.progress.report(StudyStage::Scaling, done, total); };
     options.cancelled = chain.stopper();
-    Expected<engine::ScalingSweep> sweep
-        = engine::scale(chain.outcome.model->graph, chain.outcome.system, options, spec.calibration);
+    Expected<sweeps::ScalingSweep> sweep
+        = sweeps::scale(chain.outcome.model->graph, chain.outcome.system, options, spec.calibration);
     if (!sweep)
         return sweep.error();
-    chain.outcome.scaling = std::make_shared<const engine::ScalingSweep>(std::move(sweep).value());
+    chain.outcome.scaling = std::make_shared<const sweeps::ScalingSweep>(std::move(sweep).value());
     return std::nullopt;
 }
 
@@ -184,16 +184,16 @@ Step sweepSensitivity(Chain& chain)
         chain.outcome.sensitivity = spec.sensitivityResult;
         return std::nullopt;
     }
-    engine::SweepOptions options;
+    sweeps::SweepOptions options;
     options.cancelled = chain.stopper();
     options.progress = [&chain](int done, int total) { chain.progress.report(StudyStage::Sensitivity, done, total); };
     engine::RunOptions run = chain.outcome.run;
     run.cancelled = options.cancelled; // each run of the sweep hears the cancel too
-    Expected<engine::Sensitivity> sensitivity = engine::runSensitivity(
+    Expected<sweeps::Sensitivity> sensitivity = sweeps::runSensitivity(
         chain.outcome.model->graph, chain.outcome.system, spec.compile, run, spec.calibration, options);
     if (!sensitivity)
         return sensitivity.error();
-    chain.outcome.sensitivity = std::make_shared<const engine::Sensitivity>(std::move(sensitivity).value());
+    chain.outcome.sensitivity = std::make_shared<const sweeps::Sensitivity>(std::move(sensitivity).value());
     return std::nullopt;
 }
 

@@ -20,14 +20,14 @@
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelloader.h"
 #include "core/report/reportfile.h"
 #include "core/report/rundirectorywriter.h"
 #include "core/report/runreport.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <atomic>
 #include <cstdint>
@@ -93,8 +93,8 @@ struct StudySpec {
     // `run` as it was made with, at cycle level too (the report's, the sensitivity's options).
     std::shared_ptr<const ExecutionPlan> plan;
     std::shared_ptr<const engine::RunResult> ran;
-    std::shared_ptr<const engine::ScalingSweep> scaling;
-    std::shared_ptr<const engine::Sensitivity> sensitivityResult;
+    std::shared_ptr<const sweeps::ScalingSweep> scaling;
+    std::shared_ptr<const sweeps::Sensitivity> sensitivityResult;
     std::shared_ptr<const cyclelevel::CycleRunResult> cycleLevel;
 };
 
@@ -136,8 +136,8 @@ struct StudyOutcome {
     // The model-level run; a cycle-level study makes one only for its report.
     std::shared_ptr<const engine::RunResult> ran;
     std::shared_ptr<const engine::FrameSource> frames; // of `ran`, when the spec asks for them
-    std::shared_ptr<const engine::ScalingSweep> scaling;
-    std::shared_ptr<const engine::Sensitivity> sensitivity;
+    std::shared_ptr<const sweeps::ScalingSweep> scaling;
+    std::shared_ptr<const sweeps::Sensitivity> sensitivity;
     std::shared_ptr<const cyclelevel::CycleRunResult> cycleLevel; // modelCycles filled
     std::optional<report::RunReport> report;
 };

@@ -5,12 +5,12 @@
 #include "core/common/units.h"
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/builtinsamples.h"
 #include "core/model/modelloader.h"
 #include "core/study/study.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -202,8 +202,8 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
     std::optional<Expected<engine::CompiledRun>> target;
     std::optional<Expected<engine::CompiledRun>> thinned;
     // The figure as a function of the hardware and the constants, so that the sensitivity sweep
-    // can vary each ranged one alone (core/engine/sensitivity.h): its extremes are [low, high].
-    engine::FigureFunction compute;
+    // can vary each ranged one alone (core/sweeps/sensitivity.h): its extremes are [low, high].
+    sweeps::FigureFunction compute;
     std::optional<ModelGraph> sparse;
     if (figure.kind == "decode_tokens_per_s" || figure.kind == "time_to_first_token_s") {
         const bool rate = figure.kind == "decode_tokens_per_s";
@@ -228,9 +228,9 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         result.command = "waferscope-cli compile" + params + " --mode inference" + profile;
     } else if (figure.kind == "training_speedup") {
         compute = [&](const SystemSpec& on, const engine::Calibration& constants) -> Expected<double> {
-            engine::ScalingOptions options;
+            sweeps::ScalingOptions options;
             options.numCsx = { 1, figure.numCsx };
-            const Expected<engine::ScalingSweep> sweep = engine::scale(*graph, on, options, constants);
+            const Expected<sweeps::ScalingSweep> sweep = sweeps::scale(*graph, on, options, constants);
             if (!sweep)
                 return sweep.error();
             return sweep->points.back().speedup;
@@ -256,7 +256,7 @@ Expected<FigureResult> evaluate(const PublishedFigure& figure, const engine::Cal
         result.command = "waferscope-cli run" + params + profile + " ; waferscope-cli run --params samples/"
             + figure.sparseParams + " --system " + figure.system + profile + "  (step time against step time)";
     }
-    const Expected<engine::Sensitivity> swept = engine::sweep(figure.kind, compute, *system, calibration);
+    const Expected<sweeps::Sensitivity> swept = sweeps::sweep(figure.kind, compute, *system, calibration);
     if (!swept)
         return swept.error();
     result.predicted = swept->baseline;

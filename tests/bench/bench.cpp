@@ -3,13 +3,13 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/fabric/fabric.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/traffic.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -171,15 +171,15 @@ bool engineFigures(nlohmann::ordered_json& figures, bool quick, int rounds)
     bool ok = true;
     figures["engine_train_step_ms_gpt3_xl_16csx"] = bestAverageMs(rounds, quick ? 1 : 20,
         [&] { ok = ok && core::engine::run(*plan, *graph, *cs2, core::engine::RunOptions {}).hasValue(); });
-    core::engine::ScalingOptions sweep;
+    core::sweeps::ScalingOptions sweep;
     sweep.numCsx = { 1, 2, 4, 8, 16, 32, 64, 128, 192 };
     figures["engine_scale_sweep_ms_1_to_192"]
-        = bestAverageMs(quick ? 1 : 3, 1, [&] { ok = ok && core::engine::scale(*graph, *cs2, sweep).hasValue(); });
+        = bestAverageMs(quick ? 1 : 3, 1, [&] { ok = ok && core::sweeps::scale(*graph, *cs2, sweep).hasValue(); });
     // What the step depends on: every ranged value at its low and its high, compiled and run.
     core::engine::RunOptions train;
     figures["sensitivity_ms_gpt3_xl_16csx"] = bestAverageMs(quick ? 1 : 3, 1, [&] {
         ok = ok
-            && core::engine::runSensitivity(*graph, *cs2, options, train, core::engine::builtinCalibration())
+            && core::sweeps::runSensitivity(*graph, *cs2, options, train, core::engine::builtinCalibration())
                    .hasValue();
     });
 

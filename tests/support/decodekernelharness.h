@@ -2,8 +2,8 @@
 
 // One decode kernel (core/cyclelevel/kernels/) alone on a small fabric: its region at
 // column 1, flowing east, and feeder PEs in column 0 that send its inputs along their rows, as
-// the regions before it would in a whole decode. Used by tests/core/test_decodekernels.cpp to
-// hold each kernel to the reference ops and to the closed forms of core/engine/costmodel.h.
+// the regions before it would in a whole decode. Used by tests/core/cyclelevel/test_decodekernels.cpp to
+// hold each kernel to the reference ops and to the closed forms of core/kernels/.
 #include "core/cyclelevel/kernels/attentionkernel.h"
 #include "core/cyclelevel/kernels/embeddingkernel.h"
 #include "core/cyclelevel/kernels/gemvkernel.h"

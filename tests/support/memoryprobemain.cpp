@@ -1,5 +1,5 @@
 // waferscope-memoryprobe KIND SIZE: one allocation the memory budget estimates, done in a fresh
-// process whose peak resident set wait4() reports, for tests/core/test_memoryestimates.cpp and
+// process whose peak resident set wait4() reports, for tests/core/common/test_memoryestimates.cpp and
 // waferscope-bench. No header: it is a main.
 //
 // A process's ru_maxrss starts at what its parent held when it forked (the parent's pages are

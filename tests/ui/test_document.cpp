@@ -268,7 +268,7 @@ private Q_SLOTS:
         QCOMPARE(exported.last().at(1).toString(), QString());
 
         QStringList counts;
-        for (const core::engine::ScalingPoint& point : document->runState()->sweep->points)
+        for (const core::sweeps::ScalingPoint& point : document->runState()->sweep->points)
             counts << QString::number(point.numCsx);
         const QString cli = dir.filePath(QStringLiteral("cli"));
         const std::vector<std::string> args { "run", "--params", kSample.toStdString(), "--system",

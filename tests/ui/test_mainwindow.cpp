@@ -29,9 +29,9 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
+#include "core/sweeps/scaling.h"
 
 #include <QCryptographicHash>
 #include <QDockWidget>
@@ -388,10 +388,10 @@ private Q_SLOTS:
             window->views().wafer->scene().regions->front().planIndex, expected.metrics.layers[slowest].region, 10000);
 
         // Scaling: the sweep's figure at 16 systems, as the engine computes it.
-        core::engine::ScalingOptions sweep;
+        core::sweeps::ScalingOptions sweep;
         sweep.numCsx = { 1, 16 };
-        const core::engine::ScalingSweep points
-            = core::engine::scale(graph, window->document()->system(), sweep).value();
+        const core::sweeps::ScalingSweep points
+            = core::sweeps::scale(graph, window->document()->system(), sweep).value();
         const QString speedup = QString::number(points.points.back().speedup, 'f', 2);
         QVERIFY2(window->views().scaling->summary().contains(QStringLiteral("speedup %1").arg(speedup)),
             qPrintable(window->views().scaling->summary()));

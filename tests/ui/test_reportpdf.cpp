@@ -9,10 +9,10 @@
 
 #include "core/compiler/compiler.h"
 #include "core/engine/engine.h"
-#include "core/engine/scaling.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 #include "core/report/runreport.h"
+#include "core/sweeps/scaling.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -55,9 +55,9 @@ core::report::RunReport gpt3XlOnTwoCs2()
     core::engine::RunOptions runOptions;
     runOptions.maxSteps = 2;
     const core::engine::RunResult run = take(core::engine::run(plan, graph, system, runOptions));
-    core::engine::ScalingOptions sweepOptions;
+    core::sweeps::ScalingOptions sweepOptions;
     sweepOptions.numCsx = { 1, 2, 4 };
-    const core::engine::ScalingSweep sweep = take(core::engine::scale(graph, system, sweepOptions));
+    const core::sweeps::ScalingSweep sweep = take(core::sweeps::scale(graph, system, sweepOptions));
     return core::report::buildReport({ path, readAll(path), graph, system, plan, run, compileOptions, runOptions,
         core::engine::builtinCalibration(), &sweep });
 }

@@ -1,5 +1,5 @@
 // "What this result depends on": the tornado chart of the run in the window. Its rows are the
-// factors of core::engine::runSensitivity computed here independently for the same model, system
+// factors of core::sweeps::runSensitivity computed here independently for the same model, system
 // and options; a new run replaces it and a run dropped mid-sweep leaves nothing stale.
 #include "ui/mainwindow.h"
 #include "ui/models/document.h"
@@ -11,9 +11,9 @@
 
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <QDockWidget>
 #include <QFile>
@@ -35,7 +35,7 @@ namespace {
 
 const QString kSample = QStringLiteral(WAFERSCOPE_SOURCE_DIR "/samples/gpt3_xl.yaml");
 
-core::engine::Sensitivity expectedSensitivity(const core::SystemSpec& system, int numSystems, core::RunMode mode)
+core::sweeps::Sensitivity expectedSensitivity(const core::SystemSpec& system, int numSystems, core::RunMode mode)
 {
     const core::ModelGraph graph = core::loadModel(kSample.toStdString()).value();
     core::CompileOptions compile;
@@ -44,7 +44,7 @@ core::engine::Sensitivity expectedSensitivity(const core::SystemSpec& system, in
     core::engine::RunOptions run;
     run.mode = mode;
     run.maxSteps = ui::Document::kStepsShown;
-    return core::engine::runSensitivity(graph, system, compile, run, core::engine::builtinCalibration()).value();
+    return core::sweeps::runSensitivity(graph, system, compile, run, core::engine::builtinCalibration()).value();
 }
 
 std::shared_ptr<const core::ModelGraph> sampleGraph()
@@ -92,9 +92,9 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(model->sensitivity().has_value(), 240000);
         QVERIFY(window->document()->run() != nullptr);
 
-        const core::engine::Sensitivity expected
+        const core::sweeps::Sensitivity expected
             = expectedSensitivity(window->document()->system(), 16, core::RunMode::Train);
-        const core::engine::Sensitivity& shown = *model->sensitivity();
+        const core::sweeps::Sensitivity& shown = *model->sensitivity();
         QCOMPARE(shown.figure, std::string("samples_per_s"));
         QCOMPARE(shown.baseline, expected.baseline);
         QCOMPARE(shown.baseline, window->document()->run()->metrics.samplesPerS);
@@ -108,7 +108,7 @@ private Q_SLOTS:
         QCustomPlot* plot = panel->plot();
         QCOMPARE(plot->plottableCount(), 2);
         for (int i = 0; i < rows; ++i) {
-            const core::engine::FactorEffect& f = expected.factors[std::size_t(i)];
+            const core::sweeps::FactorEffect& f = expected.factors[std::size_t(i)];
             QCOMPARE(panel->rowNames()[i], QString::fromStdString(f.name));
             const double key = double(rows - 1 - i);
             QCOMPARE(barAt(plot, 0, key), expected.baseline + (f.figureAtLow - expected.baseline));
@@ -132,7 +132,7 @@ private Q_SLOTS:
         QTableWidget* table = panel->table();
         QCOMPARE(table->rowCount(), int(expected.factors.size()));
         for (int i = 0; i < table->rowCount(); ++i) {
-            const core::engine::FactorEffect& f = expected.factors[std::size_t(i)];
+            const core::sweeps::FactorEffect& f = expected.factors[std::size_t(i)];
             QCOMPARE(table->item(i, 0)->text(), QString::fromStdString(f.name));
             QCOMPARE(table->item(i, 5)->text(), QString::fromStdString(f.reason));
             QVERIFY(table->item(i, 0)->toolTip().contains(QString::fromStdString(f.reason)));
@@ -165,7 +165,7 @@ private Q_SLOTS:
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents();
         QCOMPARE(computed.count(), 1);
-        const core::engine::Sensitivity expected = expectedSensitivity(cs2, 2, core::RunMode::Train);
+        const core::sweeps::Sensitivity expected = expectedSensitivity(cs2, 2, core::RunMode::Train);
         QCOMPARE(model.sensitivity()->baseline, expected.baseline);
         QCOMPARE(panel.rowNames().size(), int(std::min<std::size_t>(expected.factors.size(), 10)));
         for (int i = 0; i < panel.rowNames().size(); ++i)
@@ -210,7 +210,7 @@ private Q_SLOTS:
         QVERIFY(window->document()->setNumSystems(4).isEmpty());
         QVERIFY(!model->sensitivity().has_value()); // the run was dropped, and its tornado with it
         QTRY_VERIFY_WITH_TIMEOUT(model->sensitivity().has_value(), 120000);
-        const core::engine::Sensitivity expected
+        const core::sweeps::Sensitivity expected
             = expectedSensitivity(window->document()->system(), 4, core::RunMode::Train);
         QCOMPARE(model->sensitivity()->baseline, expected.baseline);
         QVERIFY(model->sensitivity()->baseline != first);
@@ -234,7 +234,7 @@ private Q_SLOTS:
         state->options.mode = core::RunMode::Train;
         state->run = std::make_shared<const core::engine::RunResult>(
             core::engine::run(*plan, *graph, cs2, state->options).value());
-        core::engine::Sensitivity given;
+        core::sweeps::Sensitivity given;
         given.figure = "samples_per_s";
         given.baseline = state->run->metrics.samplesPerS;
         given.low = given.baseline;

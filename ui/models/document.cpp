@@ -335,7 +335,7 @@ void Document::runFailed(const QString& message)
     Q_EMIT settled();
 }
 
-void Document::exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity)
+void Document::exportReport(const QString& directory, std::optional<core::sweeps::Sensitivity> sensitivity)
 {
     if (!m_run || m_exporter->isBusy()) {
         const QString text = m_run ? tr("%1: error: a report is still being written").arg(directory)

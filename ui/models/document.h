@@ -4,10 +4,10 @@
 #include "core/compiler/plan.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 #include "ui/models/runchain.h"
 
 #include <QObject>
@@ -109,7 +109,7 @@ public:
     FabricRuns* fabric() const { return m_fabric; }
     // The run directory plus report.pdf; `sensitivity`: the run's sweep when one is at hand (the
     // dock's), else the export sweeps it.
-    void exportReport(const QString& directory, std::optional<core::engine::Sensitivity> sensitivity = {});
+    void exportReport(const QString& directory, std::optional<core::sweeps::Sensitivity> sensitivity = {});
     QString exportTimeline(const QString& path); // Chrome trace; the error text, or empty
     void keepRunAsBaseline();
     void clearBaseline();

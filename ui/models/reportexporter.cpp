@@ -3,11 +3,11 @@
 #include "ui/models/reportpdf.h"
 #include "ui/models/runchain.h"
 
-#include "core/engine/sensitivity.h"
 #include "core/report/atomicfile.h"
 #include "core/report/chrometrace.h"
 #include "core/report/runreport.h"
 #include "core/study/study.h"
+#include "core/sweeps/sensitivity.h"
 
 namespace waferscope::ui {
 
@@ -55,7 +55,7 @@ core::study::StudySpec reportStudy(const ReportJob& job)
     spec.scaling = job.run->sweep;
     spec.sensitivity = true;
     if (job.sensitivity)
-        spec.sensitivityResult = std::make_shared<const core::engine::Sensitivity>(*job.sensitivity);
+        spec.sensitivityResult = std::make_shared<const core::sweeps::Sensitivity>(*job.sensitivity);
     if (job.tokenRun) {
         spec.level = core::study::StudyLevel::Cycle;
         spec.cycleLevel = job.tokenRun;

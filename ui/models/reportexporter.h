@@ -5,8 +5,8 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/systemspec.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <QString>
 #include <QStringList>
@@ -41,7 +41,7 @@ struct ReportJob {
     core::engine::Calibration calibration = core::engine::builtinCalibration();
     // That section already swept for this run (the "What this result depends on" dock's), or
     // empty: the export sweeps it.
-    std::optional<core::engine::Sensitivity> sensitivity;
+    std::optional<core::sweeps::Sensitivity> sensitivity;
 };
 
 // The files a report directory gets from the GUI, in writing order: the run directory of

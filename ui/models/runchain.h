@@ -4,11 +4,11 @@
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
 #include "core/model/modelloader.h"
 #include "core/study/study.h"
+#include "core/sweeps/scaling.h"
 
 #include <QString>
 
@@ -41,7 +41,7 @@ struct RunState {
     // Null when the frames of so many wafers would not fit in memory (the run stands).
     std::shared_ptr<const core::engine::FrameSource> frames;
     core::engine::UtilizationSeries utilization;
-    std::shared_ptr<const core::engine::ScalingSweep> sweep; // training only
+    std::shared_ptr<const core::sweeps::ScalingSweep> sweep; // training only
     QString sweepError; // why a training run has no sweep
     QString noFrames; // why there are no frames
     core::engine::RunOptions options;

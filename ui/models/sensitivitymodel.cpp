@@ -51,14 +51,14 @@ void SensitivityModel::setActive(bool active)
 
 void SensitivityModel::startSweep(Request request)
 {
-    using Outcome = core::Expected<core::engine::Sensitivity>;
+    using Outcome = core::Expected<core::sweeps::Sensitivity>;
     m_jobs->start<Outcome>(
         [request = std::move(request)](const JobContext& context) -> Outcome {
-            core::engine::SweepOptions options;
+            core::sweeps::SweepOptions options;
             options.cancelled = [context] { return context.cancelled(); };
             options.progress
                 = [context](int done, int total) { context.progress(total > 0 ? double(done) / double(total) : 0.0); };
-            return core::engine::runSensitivity(
+            return core::sweeps::runSensitivity(
                 *request.graph, request.system, request.compile, request.run, request.calibration, options);
         },
         [this](int, Outcome outcome) {

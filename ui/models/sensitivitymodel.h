@@ -3,9 +3,9 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/systemspec.h"
 #include "core/model/modelgraph.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <QObject>
 #include <QString>
@@ -19,7 +19,7 @@ class JobRunner;
 
 // "What this result depends on", without a widget: the sweep of a run's headline figure with
 // each ranged hardware value and calibration constant varied alone
-// (core::engine::runSensitivity), on a JobRunner lane of its own. A new run or clear() cancels a
+// (core::sweeps::runSensitivity), on a JobRunner lane of its own. A new run or clear() cancels a
 // sweep in flight and drops its result. While inactive (its view is hidden) a run is kept and
 // swept once the model is made active, so no work is done for a dock nobody sees; a model
 // without a view is active. Lives on the GUI thread; every signal is emitted there.
@@ -43,7 +43,7 @@ public:
     // A run waits for its sweep (kept while inactive) or is being swept.
     bool isPending() const { return m_pending.has_value() || isComputing(); }
     // The last sweep (empty while none is).
-    const std::optional<core::engine::Sensitivity>& sensitivity() const { return m_sensitivity; }
+    const std::optional<core::sweeps::Sensitivity>& sensitivity() const { return m_sensitivity; }
 
 Q_SIGNALS:
     void requested(); // a run came: its sweep waits or runs
@@ -65,7 +65,7 @@ private:
 
     JobRunner* m_jobs; // the sweep's lane
     bool m_active = true;
-    std::optional<core::engine::Sensitivity> m_sensitivity;
+    std::optional<core::sweeps::Sensitivity> m_sensitivity;
     std::optional<Request> m_pending; // a run not yet swept: the model was inactive when it came
 };
 

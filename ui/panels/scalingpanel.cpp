@@ -51,7 +51,7 @@ void ScalingPanel::clear(const QString& message)
 }
 
 void ScalingPanel::setSweep(
-    std::shared_ptr<const core::engine::ScalingSweep> sweep, int currentNumCsx, const QString& title)
+    std::shared_ptr<const core::sweeps::ScalingSweep> sweep, int currentNumCsx, const QString& title)
 {
     m_sweep = std::move(sweep);
     auto* chart = new QChart;
@@ -76,7 +76,7 @@ void ScalingPanel::setSweep(
     double top = 0.0;
     int crossover = -1;
     QString crossoverBound;
-    for (const core::engine::ScalingPoint& point : m_sweep->points) {
+    for (const core::sweeps::ScalingPoint& point : m_sweep->points) {
         measured->append(point.numCsx, point.samplesPerS);
         ideal->append(point.numCsx, m_sweep->baselineSamplesPerS * point.numCsx);
         efficiency->append(point.numCsx, point.efficiency);
@@ -121,7 +121,7 @@ void ScalingPanel::setSweep(
 
     QString text;
     const auto at = std::find_if(m_sweep->points.begin(), m_sweep->points.end(),
-        [&](const core::engine::ScalingPoint& p) { return p.numCsx == currentNumCsx; });
+        [&](const core::sweeps::ScalingPoint& p) { return p.numCsx == currentNumCsx; });
     if (at != m_sweep->points.end())
         text = tr("%1 systems: %2 samples/s, speedup %3, efficiency %4 (%5). ")
                    .arg(at->numCsx)

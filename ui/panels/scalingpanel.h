@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/scaling.h"
+#include "core/sweeps/scaling.h"
 
 #include <QString>
 #include <QWidget>
@@ -21,7 +21,7 @@ class ScalingPanel : public QWidget {
 public:
     explicit ScalingPanel(QWidget* parent = nullptr);
 
-    void setSweep(std::shared_ptr<const core::engine::ScalingSweep> sweep, int currentNumCsx, const QString& title);
+    void setSweep(std::shared_ptr<const core::sweeps::ScalingSweep> sweep, int currentNumCsx, const QString& title);
     void clear(const QString& message);
     QChartView* chartView() const { return m_view; }
     QString summary() const;
@@ -31,7 +31,7 @@ private:
 
     QChartView* m_view;
     QLabel* m_summary;
-    std::shared_ptr<const core::engine::ScalingSweep> m_sweep;
+    std::shared_ptr<const core::sweeps::ScalingSweep> m_sweep;
 };
 
 } // namespace waferscope::ui

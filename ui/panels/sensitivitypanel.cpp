@@ -31,12 +31,12 @@ QString number(double value)
     return QString::number(value, 'g', 4);
 }
 
-QString unitOf(const core::engine::Sensitivity& result)
+QString unitOf(const core::sweeps::Sensitivity& result)
 {
     return QString::fromStdString(core::report::figureUnit(result.figure));
 }
 
-QString describe(const core::engine::FactorEffect& f, const QString& unit)
+QString describe(const core::sweeps::FactorEffect& f, const QString& unit)
 {
     return QObject::tr("%1\nvalue %2, range %3 .. %4\n%5 at its low: %6, at its high: %7\n%8")
         .arg(QString::fromStdString(f.name), number(f.value), number(f.lowValue), number(f.highValue), unit,
@@ -156,7 +156,7 @@ void SensitivityPanel::showSweep()
 {
     if (!m_model->sensitivity())
         return; // it failed: the empty state says why
-    const core::engine::Sensitivity& s = *m_model->sensitivity();
+    const core::sweeps::Sensitivity& s = *m_model->sensitivity();
     const QString unit = unitOf(s);
     const int rows = int(std::min<std::size_t>(s.factors.size(), kMaxRows));
     m_plot->clearPlottables();
@@ -177,7 +177,7 @@ void SensitivityPanel::showSweep()
     auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
     double left = s.baseline, right = s.baseline;
     for (int i = 0; i < rows; ++i) {
-        const core::engine::FactorEffect& f = s.factors[std::size_t(i)];
+        const core::sweeps::FactorEffect& f = s.factors[std::size_t(i)];
         const double key = double(rows - 1 - i);
         // A bar's value is drawn from the base value (the baseline) on.
         low->addData(key, f.figureAtLow - s.baseline);
@@ -202,7 +202,7 @@ void SensitivityPanel::showSweep()
 
     m_table->setRowCount(int(s.factors.size()));
     for (std::size_t i = 0; i < s.factors.size(); ++i) {
-        const core::engine::FactorEffect& f = s.factors[i];
+        const core::sweeps::FactorEffect& f = s.factors[i];
         const QString tip = describe(f, unit);
         const QString cells[]
             = { QString::fromStdString(f.name), number(f.figureAtLow), number(f.figureAtHigh), number(f.value),
@@ -242,7 +242,7 @@ void SensitivityPanel::showTooltip(const QPoint& position)
         QToolTip::hideText();
         return;
     }
-    const core::engine::FactorEffect& f = sensitivity->factors[std::size_t(rows - 1 - nearest)];
+    const core::sweeps::FactorEffect& f = sensitivity->factors[std::size_t(rows - 1 - nearest)];
     QToolTip::showText(m_plot->mapToGlobal(position), describe(f, unitOf(*sensitivity)), m_plot);
 }
 

@@ -1,7 +1,7 @@
 // The prefill GEMM kernel (core/cyclelevel/kernels/prefillgemmkernel.h) alone on a small fabric
 // (tests/support/prefillgemmruns.h): its outputs against linearOverTokens (batchedlinear.h), in
 // bfloat16 and FP16 storage, with and without a bias and an activation, and its cycles, PE
-// activity, link traffic and multiply-adds against the closed form of core/engine/costmodel.h,
+// activity, link traffic and multiply-adds against the closed form of core/kernels/prefillgemm.h,
 // over shapes that cover square and ragged tiles, prompts the grid does not divide, fewer tokens,
 // inputs or outputs than the grid, in != out, one token and one PE; and what it refuses.
 #include "prefillgemmruns.h"
@@ -9,8 +9,8 @@
 
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
 #include "core/cyclelevel/referenceops.h"
-#include "core/engine/costmodel.h"
 #include "core/fabric/half.h"
+#include "core/kernels/prefillgemm.h"
 
 #include <algorithm>
 #include <bit>
@@ -174,7 +174,7 @@ double worstCycleError = 0.0;
 void checkClosedForm(const PrefillGemmCase& shape)
 {
     const PrefillGemmRun run = runPrefillGemm(shape, Storage::Bf16);
-    const KernelCost model = engine::costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures, shape.outFeatures,
+    const KernelCost model = costPrefillGemm({ shape.grid, shape.tokens, shape.inFeatures, shape.outFeatures,
         shape.activation.has_value(), shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);

@@ -6,10 +6,10 @@
 #include "core/compiler/compiler.h"
 #include "core/engine/calibration.h"
 #include "core/engine/enginedetail.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/builtinsamples.h"
 #include "core/model/modelloader.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <cmath>
 
@@ -198,10 +198,10 @@ WS_TEST(theAcceptanceRateIsAFactorOfTheSensitivity)
     const Calibration calibration = drafting("llama3p2_1b.yaml", 0.75);
     CompileOptions compile;
     compile.mode = RunMode::Inference;
-    const Expected<Sensitivity> swept = runSensitivity(target, system, compile, decode(), calibration);
+    const Expected<sweeps::Sensitivity> swept = sweeps::runSensitivity(target, system, compile, decode(), calibration);
     WS_REQUIRE(swept.hasValue());
-    const FactorEffect* rate = nullptr;
-    for (const FactorEffect& factor : swept->factors)
+    const sweeps::FactorEffect* rate = nullptr;
+    for (const sweeps::FactorEffect& factor : swept->factors)
         if (factor.name == "calibration.acceptance_rate")
             rate = &factor;
     WS_REQUIRE(rate != nullptr);

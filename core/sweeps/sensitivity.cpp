@@ -1,4 +1,4 @@
-#include "core/engine/sensitivity.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +11,12 @@
 #include <optional>
 #include <type_traits>
 
-namespace waferscope::core::engine {
+namespace waferscope::core::sweeps {
+
+using engine::Calibration;
+using engine::CompiledRun;
+using engine::RunOptions;
+using engine::RunResult;
 
 namespace {
 
@@ -170,7 +175,7 @@ Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& 
 {
     const bool inference = run.mode == RunMode::Inference;
     // The plan (and a draft beside it) as the baseline compiles it; each factor varies the run on it.
-    const Expected<CompiledRun> compiled = compileRun(graph, system, compile, run, calibration);
+    const Expected<CompiledRun> compiled = engine::compileRun(graph, system, compile, run, calibration);
     if (!compiled)
         return compiled.error();
     const FigureFunction figure = [&](const SystemSpec& varied, const Calibration& constants) -> Expected<double> {
@@ -198,4 +203,4 @@ std::string sensitivityToJson(const Sensitivity& result)
     return json.dump(2);
 }
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core::sweeps

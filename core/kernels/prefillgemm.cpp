@@ -1,9 +1,8 @@
-// No header of its own: a closed form of costmodel.h, apart from the cost model's own.
-// Closed form of the prefill GEMM of the cycle-level run (declared in costmodel.h).
+// Closed form of the prefill GEMM of the cycle-level run.
 //
 // It follows the kernel's programs (core/cyclelevel/kernels/prefillgemmkernel.cpp) through the
 // fabric's timing rules, with the ring phase of the prefill attention's closed form
-// (prefillringtiming.h, whose header in prefillkernelcosts.cpp gives the rules):
+// (prefillringtiming.h, whose header in prefillattention.cpp gives the rules):
 //  - the feed: a block row's lane passes each of its PEs at a wavelet a cycle, each PE taking it
 //    whole; PE x has the last at 2 + x + the lane's length;
 //  - g ring steps: a tile product, then the row shift of the partial outputs, then the column
@@ -12,14 +11,14 @@
 //  - the epilogue at each PE: bias and rounding, and the activation.
 // Engine cycles and link wavelets are counted exactly: the kernel fixes every tile's size and
 // route, each task's cycles per wavelet and each compute step's cycles.
-#include "core/engine/costmodel.h"
-#include "core/engine/prefillringtiming.h"
+#include "core/kernels/prefillgemm.h"
+#include "core/kernels/prefillringtiming.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
-namespace waferscope::core::engine {
+namespace waferscope::core {
 
 using prefillring::elementwise;
 using prefillring::tileProduct;
@@ -129,4 +128,4 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
     return cost;
 }
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core

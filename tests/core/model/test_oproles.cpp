@@ -7,7 +7,7 @@
 
 #include "core/compiler/compiler.h"
 #include "core/compiler/decodelayout.h"
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/kernels/kernelspec.h"
 #include "core/model/modelloader.h"
@@ -140,7 +140,7 @@ WS_TEST(theDecodeLayoutCoversTheLanguageModelOfAMultimodalModel)
     const SystemSpec cs3 = loadBuiltinPreset("cs3").value();
     const Expected<ExecutionPlan> plan = compile(llava, cs3, options);
     WS_REQUIRE(plan.hasValue());
-    const engine::DecodeRegions regions(llava, *plan, cs3);
+    const DecodeRegions regions(llava, *plan, cs3);
     WS_CHECK(regions.hiddenLanes(0) >= 1);
     int costed = 0;
     for (const Region& region : plan->regions) {

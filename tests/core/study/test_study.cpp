@@ -1,5 +1,5 @@
 // core/study: one study from its spec to its outcome gives what the separate calls give (load,
-// engine::compileFor, engine::run, engine::scale, engine::runSensitivity, the fabric run, the
+// engine::compileFor, engine::run, sweeps::scale, sweeps::runSensitivity, the fabric run, the
 // report); its progress never goes back and reaches the end; a cancelled study says so and writes
 // nothing; pieces a spec holds are not made again.
 #include "corefixtures.h"
@@ -9,14 +9,14 @@
 #include "core/cyclelevel/cyclerun.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
 #include "core/report/cyclelevelreport.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
 #include "core/study/study.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -122,18 +122,18 @@ WS_TEST(aStudyGivesWhatTheSeparateCallsGive)
     const engine::Calibration& calibration = engine::builtinCalibration();
     const ExecutionPlan plan = engine::compileFor(model.graph, system, spec.compile, calibration, spec.run).value();
     const engine::RunResult ran = engine::run(plan, model.graph, system, spec.run, calibration).value();
-    engine::ScalingOptions scaling;
+    sweeps::ScalingOptions scaling;
     scaling.numCsx = { 1, 2 };
-    const engine::ScalingSweep sweep = engine::scale(model.graph, system, scaling, calibration).value();
-    const engine::Sensitivity sensitivity
-        = engine::runSensitivity(model.graph, system, spec.compile, spec.run, calibration).value();
+    const sweeps::ScalingSweep sweep = sweeps::scale(model.graph, system, scaling, calibration).value();
+    const sweeps::Sensitivity sensitivity
+        = sweeps::runSensitivity(model.graph, system, spec.compile, spec.run, calibration).value();
 
     WS_CHECK_EQ(outcome->model->bytes, model.bytes);
     WS_CHECK(untimed(planToJson(*outcome->plan, outcome->model->graph)) == untimed(planToJson(plan, model.graph)));
     WS_CHECK_EQ(engine::metricsToJson(outcome->ran->metrics), engine::metricsToJson(ran.metrics));
     WS_CHECK_EQ(outcome->ran->timeline.events.size(), ran.timeline.events.size());
-    WS_CHECK_EQ(engine::scalingToJson(*outcome->scaling), engine::scalingToJson(sweep));
-    WS_CHECK_EQ(engine::sensitivityToJson(*outcome->sensitivity), engine::sensitivityToJson(sensitivity));
+    WS_CHECK_EQ(sweeps::scalingToJson(*outcome->scaling), sweeps::scalingToJson(sweep));
+    WS_CHECK_EQ(sweeps::sensitivityToJson(*outcome->sensitivity), sweeps::sensitivityToJson(sensitivity));
     WS_REQUIRE(outcome->report.has_value());
     const report::RunReport separate = report::buildReport({ spec.paramsPath, model.bytes, model.graph, system, plan,
         ran, spec.compile, spec.run, calibration, &sweep, &sensitivity });

@@ -1,13 +1,13 @@
 // Every decode kernel of the cycle-level run alone on a small fabric (tests/support/
 // decodekernelharness.h): its outputs against the reference ops in bfloat16 and FP16 storage,
-// and its cycles, PE activity and link traffic against the closed forms of core/engine/costmodel.h,
+// and its cycles, PE activity and link traffic against the closed forms of core/kernels/,
 // over shapes that cover the kernels' cases (square, wide, fewer lanes than columns, several
 // parts a lane, one column, repeated output ranges for grouped kv heads, lanes that turn up).
 #include "decodekernelruns.h"
 #include "testing.h"
 
 #include "core/cyclelevel/referenceops.h"
-#include "core/engine/costmodel.h"
+#include "core/kernels/kernelcost.h"
 
 #include <algorithm>
 #include <array>

@@ -54,9 +54,9 @@ report::LaneReport lane(const std::string& name, double busyS, std::vector<doubl
     return l;
 }
 
-engine::ScalingPoint point(int numCsx, double samplesPerS, double efficiency, Bound bottleneck)
+sweeps::ScalingPoint point(int numCsx, double samplesPerS, double efficiency, Bound bottleneck)
 {
-    engine::ScalingPoint p;
+    sweeps::ScalingPoint p;
     p.numCsx = numCsx;
     p.samplesPerS = samplesPerS;
     p.speedup = efficiency * numCsx;
@@ -105,7 +105,7 @@ report::RunReport sampleReport()
     r.spanS = 0.012;
     r.steps = { { 1, 0.0, 0.006, 0.006, 4000.0, 0.0, 0.4, { 0.5, 0.1, 0.2, 0.3, 0.0 } },
         { 2, 0.006, 0.012, 0.006, 4000.0, 0.0, 0.4, { 0.5, 0.1, 0.2, 0.3, 0.0 } } };
-    engine::ScalingSweep sweep;
+    sweeps::ScalingSweep sweep;
     sweep.baselineSamplesPerS = 1000;
     sweep.points = { point(1, 1000, 1.0, Bound::Compute), point(2, 1900, 0.95, Bound::Compute),
         point(8, 6400, 0.8, Bound::MemoryX) };
@@ -474,7 +474,7 @@ WS_TEST(noScalingChartWithoutSweep)
     WS_CHECK_EQ(charts.size(), std::size_t(3));
     for (const report::ReportChart& c : charts)
         WS_CHECK(c.id != "scaling");
-    r.scaling = engine::ScalingSweep {};
+    r.scaling = sweeps::ScalingSweep {};
     WS_CHECK_EQ(report::reportCharts(r).size(), std::size_t(3));
     WS_CHECK_EQ(count(report::reportHtml(r), "<svg"), std::size_t(3));
 }

@@ -6,7 +6,7 @@
 #include "testing.h"
 
 #include "core/compiler/compiler.h"
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/engine.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
@@ -45,7 +45,7 @@ std::string compileAndRun(const ModelGraph& graph, const SystemSpec& system, Run
     if (mode == RunMode::Inference) {
         // Every region of a language model in inference has its decode kernel's closed form:
         // nothing is timed by FLOPs or hatched as unmodelled traffic.
-        const engine::DecodeRegions decode(graph, *plan, system);
+        const DecodeRegions decode(graph, *plan, system);
         std::string without;
         for (const Region& region : plan->regions)
             if (region.replica == 0 && !decode.cost(region, 0))

@@ -1,7 +1,6 @@
-// No header of its own: a closed form of costmodel.h, apart from the cost model's own.
-// Closed form of the prefill attention kernel of the cycle-level run (declared in costmodel.h).
+// Closed form of the prefill attention kernel of the cycle-level run.
 //
-// It follows the kernel's programs (core/cyclelevel/prefillattentionkernel.cpp) through the
+// It follows the kernel's programs (core/cyclelevel/kernels/prefillattentionkernel.cpp) through the
 // fabric's timing rules (core/fabric/pe.cpp, staticcolorfabric.cpp), at the grain of whole tiles,
 // as a max-plus recurrence over the PEs of one head's block (every head's block runs alike):
 //  - the feed: a block row's lanes pass each of its PEs at a wavelet a cycle, each PE taking
@@ -18,15 +17,15 @@
 //  - the divisions of the finished outputs at the end of each PE's program.
 // Engine cycles and link wavelets are counted exactly: the kernel fixes every tile's size and
 // route, and each task's wavelet and each compute step's cycles.
-#include "core/engine/costmodel.h"
-#include "core/engine/prefillringtiming.h"
+#include "core/kernels/prefillattention.h"
+#include "core/kernels/prefillringtiming.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
-namespace waferscope::core::engine {
+namespace waferscope::core {
 
 using prefillring::ringPhase;
 using prefillring::Times;
@@ -240,4 +239,4 @@ KernelCost costPrefillAttention(const PrefillAttentionShape& shape)
     return cost;
 }
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core

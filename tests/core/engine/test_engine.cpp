@@ -4,10 +4,10 @@
 #include "corefixtures.h"
 #include "testing.h"
 
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
+#include "core/sweeps/scaling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +17,7 @@
 
 using namespace waferscope::core;
 using namespace waferscope::core::engine;
+using namespace waferscope::core::sweeps;
 using namespace waferscope::test;
 
 namespace {
@@ -564,7 +565,7 @@ WS_TEST(framesSayWhichWorkHasNoLinkLoadModel)
 WS_TEST(noWorkOfALanguageModelInInferenceIsLeftWithoutALinkLoadModel)
 {
     // Every op of a dense or MoE language model has a decode kernel whose closed form gives its
-    // link wavelets (core/engine/decoderegions.h): Llama 3.1 70B over several CS-3 wafers (more
+    // link wavelets (core/compiler/decoderegions.h): Llama 3.1 70B over several CS-3 wafers (more
     // heads than a strip has rows) and GPT-2 small on one show no unmodelled work on any wafer,
     // and every region's frame puts a link load on its PEs.
     const SystemSpec cs3 = preset("cs3");

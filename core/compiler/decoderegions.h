@@ -1,15 +1,23 @@
 #pragma once
 
-// The decode kernels of a language model's inference plan, region by region, in closed form:
-// the model-level engine times a decode token with them. The layout they run on (lanes, rows per
-// head) is the plan's (core/compiler/decodelayout.h), which the cycle-level builder
-// (core/cyclelevel) builds too, so both see one layout. Attention keeps a row per query head (in
+// The decode kernels of a language model's inference plan, region by region, in closed form: each
+// region's kernel spec from the plan, and its cost by the kernel's own closed form (core/kernels).
+// The model-level engine times a decode token with them, and engine::compileFor chooses a
+// region's GEMV reduction by them. The layout they run on (lanes, rows per head) is the plan's
+// (core/compiler/decodelayout.h), which the cycle-level builder (core/cyclelevel) builds too, so
+// both see one layout. Attention keeps a row per query head (in
 // a stacked plan's tall regions, `rowsPerHead` rows, each a part of the head's dimensions, and
 // q's region also computes k and v).
 #include "core/compiler/decodelayout.h"
 #include "core/compiler/plan.h"
-#include "core/engine/costmodel.h"
 #include "core/hardware/systemspec.h"
+#include "core/kernels/attention.h"
+#include "core/kernels/embedding.h"
+#include "core/kernels/experts.h"
+#include "core/kernels/gemv.h"
+#include "core/kernels/kernelcost.h"
+#include "core/kernels/kernelspec.h"
+#include "core/kernels/norm.h"
 #include "core/model/modelgraph.h"
 
 #include <cstdint>
@@ -20,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-namespace waferscope::core::engine {
+namespace waferscope::core {
 
 struct DecodeRegionCost {
     KernelCost cost;
@@ -68,4 +76,4 @@ private:
     mutable std::map<Key, std::optional<DecodeRegionCost>> m_costs;
 };
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core

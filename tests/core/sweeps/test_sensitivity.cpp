@@ -5,13 +5,14 @@
 #include "corefixtures.h"
 #include "testing.h"
 
-#include "core/engine/sensitivity.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <algorithm>
 #include <cmath>
 
 using namespace waferscope::core;
 using namespace waferscope::core::engine;
+using namespace waferscope::core::sweeps;
 using waferscope::test::load;
 using waferscope::test::preset;
 using waferscope::test::sample;

@@ -1,15 +1,15 @@
 // The prefill attention kernel (core/cyclelevel/kernels/prefillattentionkernel.h) alone on a small fabric
 // (tests/support/prefillattentionruns.h): its outputs against the reference ops' attention of each
 // token over the tokens up to it, in bfloat16 and FP16 storage, and its cycles, PE activity, link
-// traffic and multiply-adds against the closed form of core/engine/costmodel.h, over shapes that
+// traffic and multiply-adds against the closed form of core/kernels/prefillattention.h, over shapes that
 // cover one head, several heads, grouped kv heads, tokens and head sizes that the grid does not
 // divide, fewer tokens than the grid, one token and one PE.
 #include "prefillattentionruns.h"
 #include "testing.h"
 
 #include "core/cyclelevel/kernels/prefillattentionkernel.h"
-#include "core/engine/costmodel.h"
 #include "core/fabric/half.h"
+#include "core/kernels/prefillattention.h"
 
 #include <algorithm>
 #include <bit>
@@ -173,7 +173,7 @@ void checkClosedForm(const PrefillCase& shape)
 {
     const PrefillRun run = runPrefill(shape, Storage::Bf16);
     const KernelCost model
-        = engine::costPrefillAttention({ shape.grid, shape.heads, shape.headDim, shape.tokens, shape.simdWidth });
+        = costPrefillAttention({ shape.grid, shape.heads, shape.headDim, shape.tokens, shape.simdWidth });
     const KernelMeasure& measure = run.measure;
     const double cycles = double(measure.cycles);
     const double error = (model.cycles - cycles) / cycles;

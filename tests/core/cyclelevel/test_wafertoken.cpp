@@ -4,12 +4,12 @@
 #include "corefixtures.h"
 #include "testing.h"
 
+#include "core/compiler/decoderegions.h"
 #include "core/cyclelevel/cyclerun.h"
 #include "core/cyclelevel/reference.h"
 #include "core/cyclelevel/referencemodel.h"
 #include "core/cyclelevel/waferdecoder.h"
-#include "core/engine/costmodel.h"
-#include "core/engine/decoderegions.h"
+#include "core/kernels/experts.h"
 #include "core/report/cyclelevelreport.h"
 
 #include <algorithm>
@@ -212,7 +212,7 @@ WS_TEST(aSmallMixtureOfExpertsGeneratesTheReferenceTokensOnTheFabric)
 
 WS_TEST(theModelLevelEngineTimesTheTokenTheFabricRuns)
 {
-    // The engine's decode token (core/engine/decoderegions.h: the kernels' closed forms, each fed
+    // The engine's decode token (core/compiler/decoderegions.h: the kernels' closed forms, each fed
     // as in isolation, side-by-side ops overlapped) against the fabric's, where the hand-off
     // between regions is simulated: turns, relays, one region's exits feeding the next's taps
     // while they still compute. Without the launch-era software overhead, which the fabric does
@@ -252,7 +252,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
 {
     // An MoE experts region on the fabric, from the router's last step: the routing weights cross
     // the region, the chosen experts multiply their buffered inputs, the weighted outputs are
-    // summed from exit to exit. The closed form (core/engine/costmodel.h), given the experts the
+    // summed from exit to exit. The closed form (core/kernels/experts.h), given the experts the
     // router chose for the token, against what the fabric measured: cycles and engine-busy cycles
     // within 15%; link wavelets as far as the region's own streams go. Two shapes: four SwiGLU
     // experts (up, gate, down) and six GELU ones.
@@ -261,7 +261,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
         const SystemSpec system = smallWafer(96, 96);
         const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
         const CycleRunResult result = runSmall(file, 2, 3);
-        const engine::DecodeRegions layout(graph, plan, system);
+        const DecodeRegions layout(graph, plan, system);
         const auto lanes = [](int count, std::int64_t total) {
             std::vector<DecodeLane> out;
             for (int i = 0; i < count; ++i)

@@ -5,12 +5,12 @@
 #include "testing.h"
 
 #include "core/common/sha256.h"
-#include "core/engine/scaling.h"
-#include "core/engine/sensitivity.h"
 #include "core/report/htmlreport.h"
 #include "core/report/reportcompare.h"
 #include "core/report/rundirectory.h"
 #include "core/report/runreport.h"
+#include "core/sweeps/scaling.h"
+#include "core/sweeps/sensitivity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +51,7 @@ Job gpt3XlOnTwoCs2(int numCsx = 2)
     return job;
 }
 
-report::RunReport reportOf(const Job& job, const engine::ScalingSweep* sweep = nullptr)
+report::RunReport reportOf(const Job& job, const sweeps::ScalingSweep* sweep = nullptr)
 {
     const std::string path = sample("gpt3_xl.yaml");
     const std::string bytes = waferscope::test::readFile(path);
@@ -107,9 +107,9 @@ WS_TEST(sha256MatchesThePublishedVectors)
 WS_TEST(runDirectoryHoldsTheFiveFilesOfTheRun)
 {
     const Job job = gpt3XlOnTwoCs2();
-    engine::ScalingOptions sweepOptions;
+    sweeps::ScalingOptions sweepOptions;
     sweepOptions.numCsx = { 1, 2, 4 };
-    const engine::ScalingSweep sweep = engine::scale(job.graph, job.system, sweepOptions).value();
+    const sweeps::ScalingSweep sweep = sweeps::scale(job.graph, job.system, sweepOptions).value();
     const report::RunReport written = reportOf(job, &sweep);
     const fs::path dir = waferscope::test::freshDirectory("rundir");
     WS_REQUIRE(!report::writeRunDirectory(dir.string(), report::runDirectoryFiles(written, job.run, job.plan)));
@@ -254,15 +254,15 @@ WS_TEST(reportCarriesWhatTheResultDependsOn)
     WS_CHECK(plainHtml.find("What this result depends on") == std::string::npos);
     WS_CHECK(report::reportToJson(report).find("\"sensitivity\"") == std::string::npos);
 
-    Expected<engine::Sensitivity> sensitivity
-        = engine::runSensitivity(job.graph, job.system, job.compileOptions, job.options, engine::builtinCalibration());
+    Expected<sweeps::Sensitivity> sensitivity
+        = sweeps::runSensitivity(job.graph, job.system, job.compileOptions, job.options, engine::builtinCalibration());
     WS_REQUIRE(sensitivity.hasValue());
     WS_REQUIRE(!sensitivity->factors.empty());
     report.sensitivity = *sensitivity;
 
     const std::string text = report::reportToJson(report);
     const nlohmann::json json = nlohmann::json::parse(text);
-    WS_CHECK(json["sensitivity"] == nlohmann::json::parse(engine::sensitivityToJson(*sensitivity)));
+    WS_CHECK(json["sensitivity"] == nlohmann::json::parse(sweeps::sensitivityToJson(*sensitivity)));
     const Expected<report::RunReport> read = report::reportFromJson(text, "report.json");
     WS_REQUIRE(read.hasValue());
     WS_REQUIRE(read->sensitivity.has_value());
@@ -283,7 +283,7 @@ WS_TEST(reportCarriesWhatTheResultDependsOn)
     WS_REQUIRE(end != std::string::npos);
     const std::string table = html.substr(section, end - section);
     WS_CHECK(table.find("samples/s at low") != std::string::npos);
-    for (const engine::FactorEffect& factor : sensitivity->factors)
+    for (const sweeps::FactorEffect& factor : sensitivity->factors)
         WS_CHECK(table.find("<td>" + factor.name + "</td>") != std::string::npos);
     WS_CHECK_EQ(std::size_t(std::count(table.begin(), table.end(), '\n')) - 2, sensitivity->factors.size());
 }

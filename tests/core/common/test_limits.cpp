@@ -8,7 +8,6 @@
 #include "core/common/units.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
-#include "core/engine/scaling.h"
 #include "core/fabric/kernels.h"
 #include "core/fabric/staticcolorfabric.h"
 #include "core/fabric/traffic.h"
@@ -16,6 +15,7 @@
 #include "core/model/modelloader.h"
 #include "core/report/atomicfile.h"
 #include "core/report/rundirectory.h"
+#include "core/sweeps/scaling.h"
 
 #include <atomic>
 #include <filesystem>
@@ -324,16 +324,16 @@ WS_TEST(aCancelledSweepStopsBeforeItsNextRun)
 {
     const ModelGraph graph = test::load(test::sample("gpt3_xl.yaml"));
     const SystemSpec cs2 = test::preset("cs2");
-    engine::ScalingOptions options;
+    sweeps::ScalingOptions options;
     options.numCsx = { 1, 2, 4, 8, 16 };
     int asked = 0;
     options.cancelled = [&] { return ++asked > 2; }; // two runs, then Stop
-    const Expected<engine::ScalingSweep> sweep = engine::scale(graph, cs2, options);
+    const Expected<sweeps::ScalingSweep> sweep = sweeps::scale(graph, cs2, options);
     WS_REQUIRE(!sweep.hasValue());
     WS_CHECK_EQ(sweep.error().message, std::string("cancelled"));
     WS_CHECK_EQ(asked, 3);
     options.cancelled = [] { return false; };
-    WS_CHECK(engine::scale(graph, cs2, options).hasValue());
+    WS_CHECK(sweeps::scale(graph, cs2, options).hasValue());
 }
 
 WS_TEST(theTimelineIsReservedAtWhatTheRunRecords)

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace waferscope::core::engine {
+namespace waferscope::core::sweeps {
+
+// A sweep of runs (core/sweeps): the engine's runs of one model, one option or fact varied a run.
+// Below core/report, which holds their results, and core/study, whose stages they are.
 
 // Training throughput against the number of systems: each point is compiled and run as its
 // own job (the micro-batch and the SwarmX tree change with the count), so where weight
@@ -45,8 +48,9 @@ struct ScalingOptions {
 // Errors: an empty or invalid list, a count beyond the generation's cluster, a model that
 // cannot be mapped (the Diagnostic of the compiler).
 Expected<ScalingSweep> scale(const ModelGraph& graph, const SystemSpec& system, const ScalingOptions& options,
-    const Calibration& calibration = builtinCalibration());
+    const engine::Calibration& calibration = engine::builtinCalibration());
 
+// `waferscope-cli scale --json` (the contract of issue 6).
 std::string scalingToJson(const ScalingSweep& sweep, int indent = -1);
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core::sweeps

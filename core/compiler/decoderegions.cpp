@@ -1,9 +1,9 @@
-#include "core/engine/decoderegions.h"
+#include "core/compiler/decoderegions.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-namespace waferscope::core::engine {
+namespace waferscope::core {
 
 namespace {
 
@@ -45,7 +45,7 @@ std::vector<DecodeLane> withKeysAndValues(const std::vector<DecodeLane>& queryLa
 }
 
 // An MoE experts region: from the router's last step, its routing weights cross the region while
-// the experts' inputs are already in (core/engine/costmodel.h). Shared experts, every token's,
+// the experts' inputs are already in (core/kernels/experts.h). Shared experts, every token's,
 // after the routed ones: no routing weights to wait for, the input lanes streamed in again, the
 // outputs summed from exit to exit with the residual.
 DecodeExpertsShape expertsShape(const ModelConfig& config, const Region& region, const std::vector<DecodeLane>& hidden,
@@ -264,4 +264,4 @@ double DecodeRegions::feedbackCycles() const
         std::abs(head->rect.y + head->rect.h - 1 - embedding->rect.y) + std::abs(head->rect.x - embedding->rect.x));
 }
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core

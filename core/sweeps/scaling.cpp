@@ -1,11 +1,26 @@
-#include "core/engine/scaling.h"
+#include "core/sweeps/scaling.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
-namespace waferscope::core::engine {
+namespace waferscope::core::sweeps {
 
-Expected<ScalingSweep> scale(
-    const ModelGraph& graph, const SystemSpec& system, const ScalingOptions& options, const Calibration& calibration)
+using engine::RunOptions;
+using engine::RunResult;
+
+namespace {
+
+nlohmann::json number(double value)
+{
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+} // namespace
+
+Expected<ScalingSweep> scale(const ModelGraph& graph, const SystemSpec& system, const ScalingOptions& options,
+    const engine::Calibration& calibration)
 {
     if (options.numCsx.empty())
         return Diagnostic { "--num_csx", 0, 0, "give at least one system count (1,2,4,...)" };
@@ -33,7 +48,7 @@ Expected<ScalingSweep> scale(
         runOptions.mode = options.mode;
         runOptions.globalBatch = options.globalBatch;
         runOptions.cancelled = options.cancelled;
-        return run(*plan, graph, system, runOptions, calibration);
+        return engine::run(*plan, graph, system, runOptions, calibration);
     };
     const bool baselineListed = std::find(options.numCsx.begin(), options.numCsx.end(), 1) != options.numCsx.end();
     const int jobs = int(options.numCsx.size()) + (baselineListed ? 0 : 1);
@@ -70,4 +85,20 @@ Expected<ScalingSweep> scale(
     return sweep;
 }
 
-} // namespace waferscope::core::engine
+std::string scalingToJson(const ScalingSweep& sweep, int indent)
+{
+    nlohmann::json points = nlohmann::json::array();
+    for (const ScalingPoint& point : sweep.points)
+        points.push_back({ { "num_csx", point.numCsx }, { "samples_per_s", number(point.samplesPerS) },
+            { "speedup", number(point.speedup) }, { "efficiency", number(point.efficiency) },
+            { "bottleneck", toString(point.bottleneck) }, { "step_time_s", number(point.stepTimeS) },
+            { "execution", toString(point.execution) }, { "micro_batch_size", point.microBatch } });
+    nlohmann::json json;
+    json["system"] = sweep.system;
+    json["global_batch"] = sweep.globalBatch;
+    json["baseline_samples_per_s"] = number(sweep.baselineSamplesPerS);
+    json["points"] = std::move(points);
+    return json.dump(indent);
+}
+
+} // namespace waferscope::core::sweeps

@@ -1,7 +1,7 @@
 #pragma once
 
-// The ring phases of the prefill kernels' closed forms (prefillkernelcosts.cpp,
-// prefillgemmcosts.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
+// The ring phases of the prefill kernels' closed forms (prefillattention.cpp,
+// prefillgemm.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
 // max-plus recurrence over the PEs of a g x g block. A Ring has `g`, and source(i) / target(i):
 // the index a row or column index receives its ring tiles from / sends them to.
 // Private to those two files.
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace waferscope::core::engine::prefillring {
+namespace waferscope::core::prefillring {
 
 constexpr double kQueueDepth = 4.0; // wavelets a router's queue holds
 
@@ -172,4 +172,4 @@ Times ringPhase(
     return ready;
 }
 
-} // namespace waferscope::core::engine::prefillring
+} // namespace waferscope::core::prefillring

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace waferscope::core::engine {
+namespace waferscope::core::sweeps {
 
 // A value that can be varied: "cs2.swarmx.level_latency_s", "calibration.region_launch_cycles".
 struct Factor {
@@ -24,11 +24,11 @@ struct Factor {
     double value = 0.0;
     double low = 0.0;
     double high = 0.0;
-    std::function<void(SystemSpec&, Calibration&, double)> apply; // sets it on copies
+    std::function<void(SystemSpec&, engine::Calibration&, double)> apply; // sets it on copies
 };
 
 // The ranged factors of `system` (facts the engine reads) and of `calibration`.
-std::vector<Factor> rangedFactors(const SystemSpec& system, const Calibration& calibration);
+std::vector<Factor> rangedFactors(const SystemSpec& system, const engine::Calibration& calibration);
 
 struct FactorEffect {
     std::string name;
@@ -53,7 +53,7 @@ struct Sensitivity {
 };
 
 // A figure computed from a system and a calibration (a run's headline, a validation figure).
-using FigureFunction = std::function<Expected<double>(const SystemSpec&, const Calibration&)>;
+using FigureFunction = std::function<Expected<double>(const SystemSpec&, const engine::Calibration&)>;
 
 struct SweepOptions {
     std::function<bool()> cancelled; // polled between runs, from the worker threads
@@ -63,16 +63,16 @@ struct SweepOptions {
 // Each factor alone at its low and its high, in parallel on the thread pool. Errors: the
 // baseline's, a failed variant's (named), or "cancelled".
 Expected<Sensitivity> sweep(const std::string& figureName, const FigureFunction& figure, const SystemSpec& system,
-    const Calibration& calibration, const SweepOptions& options = {});
+    const engine::Calibration& calibration, const SweepOptions& options = {});
 
 // The headline figure of compiling and running `graph` with `compile` and `run` options; the plan
 // (and a speculative profile's draft) is compiled once, for the baseline, and every factor varies
 // the run on it.
 Expected<Sensitivity> runSensitivity(const ModelGraph& graph, const SystemSpec& system, const CompileOptions& compile,
-    const RunOptions& run, const Calibration& calibration, const SweepOptions& options = {});
+    const engine::RunOptions& run, const engine::Calibration& calibration, const SweepOptions& options = {});
 
 // `waferscope-cli sensitivity --json`: {"figure", "baseline", "low", "high", "factors": [{name,
 // reason, value, low_value, high_value, figure_at_low, figure_at_high}]}.
 std::string sensitivityToJson(const Sensitivity& result);
 
-} // namespace waferscope::core::engine
+} // namespace waferscope::core::sweeps
