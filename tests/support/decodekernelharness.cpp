@@ -1,9 +1,28 @@
 #include "decodekernelharness.h"
 
+#include "core/fabric/half.h"
+
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace waferscope::test {
+
+int ulps(float a, float b, core::Storage storage)
+{
+    const auto ordered = [&](float value) {
+        const std::uint16_t bits
+            = storage == core::Storage::Bf16 ? core::fabric::floatToBfloat16(value) : core::fabric::floatToHalf(value);
+        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
+    };
+    return std::abs(ordered(a) - ordered(b));
+}
+
+bool sameBits(float a, float b)
+{
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
 
 using namespace waferscope::core;
 using namespace core::cyclelevel;

@@ -21,6 +21,11 @@
 
 namespace waferscope::test {
 
+// Distance in representable values of the storage format between two values it holds, and
+// whether two floats are the same to the bit: how the kernel tests hold outputs to the reference.
+int ulps(float a, float b, core::Storage storage);
+bool sameBits(float a, float b);
+
 // What one run of a kernel cost, over the PEs of its region only (not the feeders).
 struct KernelMeasure {
     // From the cycle the programs start until nothing is queued, in flight or busy: the last

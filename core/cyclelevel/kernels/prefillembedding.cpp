@@ -102,8 +102,7 @@ void PrefillEmbeddingKernel::useRings(const PrefillRings& rings)
 
 int PrefillEmbeddingKernel::columnColor(int y, bool incoming) const
 {
-    const int g = m_grid.size();
-    return m_columnShift[std::size_t((m_grid.ringPosition(y) + (incoming ? 0 : g - 1)) % g)];
+    return m_columnShift[m_grid.ringEdge(y, incoming)];
 }
 
 void PrefillEmbeddingKernel::load(StaticColorFabric& fabric)

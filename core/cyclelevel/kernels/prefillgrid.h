@@ -49,6 +49,11 @@ public:
     // Whom index i sends its ring tiles to (ring position - 1), and whom it receives them from.
     int ringTarget(int index) const { return ringMember(ringPosition(index) - 1); }
     int ringSource(int index) const { return ringMember(ringPosition(index) + 1); }
+    // The ring edge (k: position k + 1 to k) index i sends its tiles on, or receives them on.
+    std::size_t ringEdge(int index, bool incoming) const
+    {
+        return std::size_t((ringPosition(index) + (incoming ? 0 : m_grid - 1)) % m_grid);
+    }
     // The head-dimension block of the tiles PE (x, y) holds at step s.
     int blockAt(int x, int y, int step) const { return (ringPosition(x) + ringPosition(y) + step) % m_grid; }
 

@@ -124,14 +124,12 @@ void PrefillNormKernel::useRings(const PrefillRings& rings)
 
 int PrefillNormKernel::rowColor(int x, bool incoming) const
 {
-    const int g = m_grid.size();
-    return m_rowShift[std::size_t((m_grid.ringPosition(x) + (incoming ? 0 : g - 1)) % g)];
+    return m_rowShift[m_grid.ringEdge(x, incoming)];
 }
 
 int PrefillNormKernel::columnColor(int y, bool incoming) const
 {
-    const int g = m_grid.size();
-    return m_columnShift[std::size_t((m_grid.ringPosition(y) + (incoming ? 0 : g - 1)) % g)];
+    return m_columnShift[m_grid.ringEdge(y, incoming)];
 }
 
 void PrefillNormKernel::load(StaticColorFabric& fabric)

@@ -137,8 +137,7 @@ void PrefillRingAttentionKernel::useRings(const PrefillRings& rings)
 
 int PrefillRingAttentionKernel::rowColor(int x, bool incoming) const
 {
-    const int g = size();
-    return m_rowShift[std::size_t((m_grid.ringPosition(x) + (incoming ? 0 : g - 1)) % g)];
+    return m_rowShift[m_grid.ringEdge(x, incoming)];
 }
 
 void PrefillRingAttentionKernel::load(StaticColorFabric& fabric)

@@ -104,8 +104,8 @@ void PrefillShiftKernel::program(ProgramWriter& writer) const
     for (int y = 0; y < g; ++y) {
         for (int x = 0; x < g; ++x) {
             const Pe pe = at(x, y);
-            const int out = m_columnShift[std::size_t((m_grid.ringPosition(y) + g - 1) % g)];
-            const int in = m_columnShift[std::size_t(m_grid.ringPosition(y))];
+            const int out = m_columnShift[m_grid.ringEdge(y, false)];
+            const int in = m_columnShift[m_grid.ringEdge(y, true)];
             for (int s = 0; s < m_spec.steps; ++s) {
                 const std::uint32_t sent = sizeOf(heldAt(x, y, s));
                 const std::uint32_t received = sizeOf(heldAt(x, y, s + 1));

@@ -29,16 +29,6 @@ std::uint16_t bitsOf(float value, Storage storage)
     return storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
 }
 
-// Distance in representable values of the storage format between two values it holds.
-int ulps(float a, float b, Storage storage)
-{
-    const auto ordered = [&](float value) {
-        const std::uint16_t bits = bitsOf(value, storage);
-        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
-    };
-    return std::abs(ordered(a) - ordered(b));
-}
-
 // The storage values next to v: below, v, above.
 std::array<float, 3> neighbours(float v, Storage storage)
 {

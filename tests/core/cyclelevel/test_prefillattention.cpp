@@ -44,17 +44,6 @@ const std::vector<PrefillCase>& prefillCases()
     return cases;
 }
 
-// Distance in representable values of the storage format between two values it holds.
-int ulps(float a, float b, Storage storage)
-{
-    const auto ordered = [&](float value) {
-        const std::uint16_t bits
-            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
-        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
-    };
-    return std::abs(ordered(a) - ordered(b));
-}
-
 struct Agreement {
     int total = 0;
     int identical = 0;

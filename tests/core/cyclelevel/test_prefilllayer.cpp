@@ -117,16 +117,6 @@ BlockRun runBlock(const std::string& file, int tokens, int layer)
     return run;
 }
 
-int ulps(float a, float b, Storage storage)
-{
-    const auto ordered = [&](float value) {
-        const std::uint16_t bits
-            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
-        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
-    };
-    return std::abs(ordered(a) - ordered(b));
-}
-
 struct Agreement {
     std::size_t identical = 0;
     int worst = 0;

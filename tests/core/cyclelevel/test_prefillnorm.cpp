@@ -36,21 +36,6 @@ const std::vector<PrefillNormCase>& normCases()
     return cases;
 }
 
-int ulps(float a, float b, Storage storage)
-{
-    const auto ordered = [&](float value) {
-        const std::uint16_t bits
-            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
-        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
-    };
-    return std::abs(ordered(a) - ordered(b));
-}
-
-bool sameBits(float a, float b)
-{
-    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
-}
-
 struct Agreement {
     int identical = 0;
     int worst = 0;

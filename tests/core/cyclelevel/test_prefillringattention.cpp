@@ -37,21 +37,6 @@ const std::vector<RingAttentionCase>& ringCases()
     return cases;
 }
 
-int ulps(float a, float b, Storage storage)
-{
-    const auto ordered = [&](float value) {
-        const std::uint16_t bits
-            = storage == Storage::Bf16 ? fabric::floatToBfloat16(value) : fabric::floatToHalf(value);
-        return bits & 0x8000 ? -int(bits & 0x7fff) : int(bits & 0x7fff);
-    };
-    return std::abs(ordered(a) - ordered(b));
-}
-
-bool sameBits(float a, float b)
-{
-    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
-}
-
 // Band b of the prompt on a side-g block: tokens [T b / g, T (b + 1) / g).
 double band(const RingAttentionCase& shape, int b)
 {

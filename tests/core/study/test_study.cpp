@@ -340,9 +340,10 @@ WS_TEST(aCycleLevelStudyShowsItsControlTheFabric)
         untimed(cyclelevel::cycleRunToJson(*outcome->cycleLevel)) == untimed(cyclelevel::cycleRunToJson(measured)));
     WS_CHECK(outcome->cycleLevel->modelCycles == measured.modelCycles);
 
-    // Three positions (two of the prompt, then the decode step that feeds the last prompt token), each
-    // seen on the fabric at multiples of 256 cycles from its first call, no more often than its
-    // cycles allow.
+    // The prompt's two positions before the last run at once on the prefill kernels (their calls
+    // carry the last of them, 1), then the decode step that feeds the last prompt token (2), each
+    // run seen on the fabric at multiples of 256 cycles from its first call, no more often than
+    // its cycles allow.
     WS_CHECK_EQ(building, 1);
     WS_REQUIRE(!calls.empty());
     std::vector<int> callsAt(3, 0);
@@ -358,7 +359,9 @@ WS_TEST(aCycleLevelStudyShowsItsControlTheFabric)
         }
     }
     const std::uint64_t decodeCycles = measured.decode.back().cycles;
-    WS_CHECK(callsAt[0] > 0 && callsAt[1] > 0);
+    WS_CHECK_EQ(outcome->cycleLevel->prefillBlock, 3); // the tiny GPT-2's heads
+    WS_CHECK(callsAt[0] == 0 && callsAt[1] > 0);
+    WS_CHECK(std::uint64_t(callsAt[1]) * 256 <= outcome->cycleLevel->prefillCycles);
     WS_CHECK(callsAt[2] > 0 && std::uint64_t(callsAt[2]) * 256 <= decodeCycles);
     WS_CHECK(2 * std::uint64_t(callsAt[2]) * 256 > decodeCycles); // the windows cover most of the token
 }
