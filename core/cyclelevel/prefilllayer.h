@@ -2,10 +2,11 @@
 
 #include "core/common/expected.h"
 #include "core/cyclelevel/decoder.h"
+#include "core/cyclelevel/kernels/prefillcombinekernel.h"
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
 #include "core/cyclelevel/kernels/prefillnormkernel.h"
-#include "core/cyclelevel/kernels/prefillringattention.h"
-#include "core/cyclelevel/kernels/prefilltiles.h"
+#include "core/cyclelevel/kernels/prefillringattentionkernel.h"
+#include "core/cyclelevel/kernels/prefillshiftkernel.h"
 #include "core/cyclelevel/weights.h"
 
 #include <memory>

@@ -6,7 +6,7 @@
 #include "core/cyclelevel/kernels/embeddingkernel.h"
 #include "core/cyclelevel/kernels/gemvkernel.h"
 #include "core/cyclelevel/kernels/normcolumn.h"
-#include "core/cyclelevel/kernels/prefillembedding.h"
+#include "core/cyclelevel/kernels/prefillembeddingkernel.h"
 #include "core/cyclelevel/prefilllayer.h"
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/fabric/staticcolorfabric.h"

@@ -4,7 +4,7 @@
 #include "core/cyclelevel/kernels/batchedlinear.h"
 #include "core/cyclelevel/kernels/prefillgemmkernel.h"
 #include "core/cyclelevel/kernels/prefillnormkernel.h"
-#include "core/cyclelevel/kernels/prefillringattention.h"
+#include "core/cyclelevel/kernels/prefillringattentionkernel.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/cyclelevel/tokenmatrix.h"
 

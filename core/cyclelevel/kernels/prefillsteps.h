@@ -69,7 +69,7 @@ void tileScaleBiasRound(fabric::PeState& pe, const fabric::Step& step);
 // theta = scalar: referenceops rotary() on each row.
 void tileRotary(fabric::PeState& pe, const fabric::Step& step);
 
-// The prefill embedding (prefillembedding.h): a band's ids (rows, each a uint32's bits) at
+// The prefill embedding (prefillembeddingkernel.h): a band's ids (rows, each a uint32's bits) at
 // f32[a], its tile (rows x cols) after them; the PE's vocabulary rows [c, c + scalar) of the
 // table, cols 16-bit values a row at f16[b]: each id among them has its row written to the tile.
 void tileLookup(fabric::PeState& pe, const fabric::Step& step);

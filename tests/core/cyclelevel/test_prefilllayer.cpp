@@ -9,7 +9,7 @@
 #include "testing.h"
 
 #include "core/cyclelevel/decoder.h"
-#include "core/cyclelevel/kernels/prefillembedding.h"
+#include "core/cyclelevel/kernels/prefillembeddingkernel.h"
 #include "core/cyclelevel/prefilllayer.h"
 #include "core/cyclelevel/referencemodel.h"
 #include "core/fabric/half.h"

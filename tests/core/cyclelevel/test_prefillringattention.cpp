@@ -1,4 +1,4 @@
-// The ring attention of the prefill (core/cyclelevel/kernels/prefillringattention.h) on the q, k
+// The ring attention of the prefill (core/cyclelevel/kernels/prefillringattentionkernel.h) on the q, k
 // and v the prefill GEMMs leave on its block (tests/support/prefillringruns.h): its outputs against
 // referenceops' attention of the same q, k and v, in bfloat16 and FP16, over heads, head sizes and
 // prompts the block divides and ones it does not (empty bands); its multiply-adds against the
@@ -6,7 +6,7 @@
 #include "prefillringruns.h"
 #include "testing.h"
 
-#include "core/cyclelevel/kernels/prefillringattention.h"
+#include "core/cyclelevel/kernels/prefillringattentionkernel.h"
 #include "core/fabric/half.h"
 
 #include <algorithm>

@@ -12,7 +12,7 @@ namespace waferscope::core::cyclelevel {
 
 // Causal attention over a whole prompt where the projections left q, k and v: ring attention on a
 // g x g block, block row y holding query head y. Its scheme is described at the top of
-// prefillringattention.cpp.
+// prefillringattentionkernel.cpp.
 struct PrefillRingAttentionSpec {
     std::string name;
     Frame frame; // the block: the frame's first g columns and rows, g = frame.w = the heads

@@ -26,7 +26,7 @@
 // that sends nothing first waits for its earlier sends to drain). So a PE holds its queries, two
 // buffers each of keys and values (the first the projection's output in place), a score tile and
 // its band's output: band (hd + 4 hd + band + 1) + 3 band floats.
-#include "core/cyclelevel/kernels/prefillringattention.h"
+#include "core/cyclelevel/kernels/prefillringattentionkernel.h"
 
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/prefillsteps.h"

@@ -13,7 +13,7 @@ namespace waferscope::core::cyclelevel {
 
 // The embedding of a whole prompt on a g x g block, leaving the hidden vectors as a plain prefill
 // GEMM takes them (the first block's norm). Its scheme is described at the top of
-// prefillembedding.cpp.
+// prefillembeddingkernel.cpp.
 struct PrefillEmbeddingSpec {
     std::string name;
     Frame frame; // the block: its first g columns and rows, g = frame.w

@@ -1,4 +1,4 @@
-#include "core/cyclelevel/kernels/prefilltiles.h"
+#include "core/cyclelevel/kernels/prefillshiftkernel.h"
 
 #include "core/cyclelevel/kernels/computesteps.h"
 
@@ -17,8 +17,6 @@ std::string where(const PrefillOutputTile& tile)
 }
 
 } // namespace
-
-// ---- PrefillShiftKernel ----
 
 PrefillShiftKernel::PrefillShiftKernel(PrefillShiftSpec spec, const KernelContext& context)
     : m_spec(std::move(spec))
@@ -119,56 +117,6 @@ void PrefillShiftKernel::program(ProgramWriter& writer) const
                     pe.x, pe.y, in, storeTask(m_buffers[std::size_t(2 * (y * g + x) + (s + 1) % 2)], received));
             }
         }
-    }
-}
-
-// ---- PrefillCombineKernel ----
-
-PrefillCombineKernel::PrefillCombineKernel(PrefillCombineSpec spec, const KernelContext& context)
-    : m_spec(std::move(spec))
-    , m_context(context)
-{
-    if (m_spec.first.size() != m_spec.second.size())
-        throw std::logic_error(m_spec.name + ": " + std::to_string(m_spec.first.size()) + " tiles against "
-            + std::to_string(m_spec.second.size()));
-    for (const PrefillOutputTile& a : m_spec.first) {
-        const bool paired = std::any_of(m_spec.second.begin(), m_spec.second.end(), [&](const PrefillOutputTile& b) {
-            return b.pe.x == a.pe.x && b.pe.y == a.pe.y && b.firstToken == a.firstToken && b.tokens == a.tokens
-                && b.firstDim == a.firstDim && b.dims == a.dims;
-        });
-        if (!paired)
-            throw std::logic_error(m_spec.name + ": the tile at PE " + where(a) + " (tokens ["
-                + std::to_string(a.firstToken) + ", " + std::to_string(a.firstToken + a.tokens) + ") x values ["
-                + std::to_string(a.firstDim) + ", " + std::to_string(a.firstDim + a.dims)
-                + ")) has no partner of the same tokens and values there");
-    }
-}
-
-void PrefillCombineKernel::load(StaticColorFabric& fabric)
-{
-    m_outputs.clear();
-    for (const PrefillOutputTile& a : m_spec.first) {
-        PrefillOutputTile out = a;
-        out.offset = fabric.pe(a.pe.x, a.pe.y).allocF32(std::max<std::uint32_t>(1, a.tokens * a.dims));
-        m_outputs.push_back(out);
-    }
-}
-
-void PrefillCombineKernel::program(ProgramWriter& writer) const
-{
-    for (std::size_t t = 0; t < m_spec.first.size(); ++t) {
-        const PrefillOutputTile& a = m_spec.first[t];
-        const auto b = std::find_if(m_spec.second.begin(), m_spec.second.end(),
-            [&](const PrefillOutputTile& tile) { return tile.pe.x == a.pe.x && tile.pe.y == a.pe.y; });
-        const std::uint32_t size = a.tokens * a.dims;
-        if (size == 0)
-            continue;
-        if (m_spec.combination == PrefillCombination::Residual) // S(x + y): x at c, y at a
-            writer.compute(a.pe.x, a.pe.y, steps::residual, steps::elementwiseCycles(size, 1, m_context.simdWidth),
-                b->offset, size, a.offset, m_outputs[t].offset, 0.0f, m_context.flags());
-        else // S(act(gate) * up): the gate at a, up at c
-            writer.compute(a.pe.x, a.pe.y, steps::gated, steps::elementwiseCycles(size, 8, m_context.simdWidth),
-                a.offset, size, b->offset, m_outputs[t].offset, float(int(m_spec.activation)), m_context.flags());
     }
 }
 

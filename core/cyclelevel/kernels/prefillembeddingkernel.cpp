@@ -9,7 +9,7 @@
 // with learned positions S(tok[t] + pos[p]), the position rows of the band that ends there held
 // by that PE. The tiles end g - 1 ring positions up, as a plain GEMM with band offset g - 1 takes
 // them.
-#include "core/cyclelevel/kernels/prefillembedding.h"
+#include "core/cyclelevel/kernels/prefillembeddingkernel.h"
 
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"

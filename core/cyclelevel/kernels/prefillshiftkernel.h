@@ -10,10 +10,6 @@
 
 namespace waferscope::core::cyclelevel {
 
-// Two small prefill kernels on tiles where other kernels left them, one tile a PE of a g x g
-// block: a shift of the tiles along the block's rings, and an elementwise combination of two
-// tiles at each PE (the residual, the gated activation).
-
 // Moves every tile `steps` ring positions up the columns (ring position k + 1 to k, the block's
 // shared rings). A tile of token band b on PE (x, y) lies as a plain GEMM with band offset c
 // takes it (b = blockAt(x, y, 0) + c); one position up, it lies as one with offset c + 1 does.
@@ -51,33 +47,6 @@ private:
     std::vector<int> m_start; // per (y, x): the tile it starts with, or -1
     std::vector<std::uint32_t> m_buffers; // per (y, x): two buffers of the widest tile
     std::vector<int> m_columnShift;
-    std::vector<PrefillOutputTile> m_outputs;
-};
-
-// out = S(x + y) (the residual: x the block's input, y its output), or S(act(g) * u) (a gated
-// feed-forward's hidden values: g the gate's output, u the up projection's), at each PE of two
-// tile sets on the same PEs, tokens and values. No wavelet moves.
-enum class PrefillCombination : std::uint8_t { Residual, Gated };
-
-struct PrefillCombineSpec {
-    std::string name;
-    PrefillCombination combination = PrefillCombination::Residual;
-    Activation activation = Activation::Silu; // Gated
-    std::vector<PrefillOutputTile> first; // x, or the gate
-    std::vector<PrefillOutputTile> second; // y, or up
-};
-
-class PrefillCombineKernel {
-public:
-    // Refuses (std::logic_error, naming the kernel) tiles of the two sets that do not pair up.
-    PrefillCombineKernel(PrefillCombineSpec spec, const KernelContext& context);
-    void load(fabric::StaticColorFabric& fabric);
-    void program(ProgramWriter& writer) const;
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
-
-private:
-    PrefillCombineSpec m_spec;
-    KernelContext m_context;
     std::vector<PrefillOutputTile> m_outputs;
 };
 

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/regionkernel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// out = S(x + y) (the residual: x the block's input, y its output), or S(act(g) * u) (a gated
+// feed-forward's hidden values: g the gate's output, u the up projection's), at each PE of two
+// tile sets on the same PEs, tokens and values. No wavelet moves.
+enum class PrefillCombination : std::uint8_t { Residual, Gated };
+
+struct PrefillCombineSpec {
+    std::string name;
+    PrefillCombination combination = PrefillCombination::Residual;
+    Activation activation = Activation::Silu; // Gated
+    std::vector<PrefillOutputTile> first; // x, or the gate
+    std::vector<PrefillOutputTile> second; // y, or up
+};
+
+class PrefillCombineKernel {
+public:
+    // Refuses (std::logic_error, naming the kernel) tiles of the two sets that do not pair up.
+    PrefillCombineKernel(PrefillCombineSpec spec, const KernelContext& context);
+    void load(fabric::StaticColorFabric& fabric);
+    void program(ProgramWriter& writer) const;
+    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+
+private:
+    PrefillCombineSpec m_spec;
+    KernelContext m_context;
+    std::vector<PrefillOutputTile> m_outputs;
+};
+
+} // namespace waferscope::core::cyclelevel
