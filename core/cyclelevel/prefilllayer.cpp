@@ -72,8 +72,17 @@ PrefillGemmSpec PrefillLayer::gemm(const std::string& part, Tensor weight, Tenso
     return spec;
 }
 
+template <typename Kernel>
+std::unique_ptr<Kernel> PrefillLayer::loaded(std::unique_ptr<Kernel> kernel, fabric::StaticColorFabric& fabric)
+{
+    kernel->load(fabric);
+    m_order.push_back(kernel.get());
+    return kernel;
+}
+
 void PrefillLayer::load(fabric::StaticColorFabric& fabric)
 {
+    m_order.clear();
     loadAttention(fabric);
     loadFeedForward(fabric);
 }
@@ -82,9 +91,9 @@ void PrefillLayer::load(fabric::StaticColorFabric& fabric)
 // output projection, the shift that brings its output beside the input, and the residual.
 void PrefillLayer::loadAttention(fabric::StaticColorFabric& fabric)
 {
-    m_norm1 = std::make_unique<PrefillNormKernel>(
-        norm("norm1", Tensor::Norm1Weight, Tensor::Norm1Bias, m_inputOffset, m_input), m_context);
-    m_norm1->load(fabric);
+    m_norm1 = loaded(std::make_unique<PrefillNormKernel>(
+                         norm("norm1", Tensor::Norm1Weight, Tensor::Norm1Bias, m_inputOffset, m_input), m_context),
+        fabric);
     const int normed = m_norm1->outputOffset();
     const bool rotary = m_shape.positions == DecoderShape::Positions::Rotary;
     const auto projection = [&](const std::string& part, Tensor weight, Tensor bias, bool rotate, int group) {
@@ -93,9 +102,7 @@ void PrefillLayer::loadAttention(fabric::StaticColorFabric& fabric)
         spec.rotary = rotate;
         spec.ropeTheta = float(m_shape.ropeTheta);
         spec.queryHeadsPerKvHead = group;
-        auto kernel = std::make_unique<PrefillGemmKernel>(spec, m_context);
-        kernel->load(fabric);
-        return kernel;
+        return loaded(std::make_unique<PrefillGemmKernel>(spec, m_context), fabric);
     };
     const auto group = int(m_shape.heads / m_shape.kvHeads);
     m_q = projection("q", Tensor::Wq, Tensor::Bq, rotary, 1);
@@ -109,19 +116,20 @@ void PrefillLayer::loadAttention(fabric::StaticColorFabric& fabric)
     attention.query = m_q->outputTiles();
     attention.key = m_k->outputTiles();
     attention.value = m_v->outputTiles();
-    m_attention = std::make_unique<PrefillRingAttentionKernel>(attention, m_context);
-    m_attention->load(fabric);
-    m_out = std::make_unique<PrefillGemmKernel>(
-        gemm("out", Tensor::Wo, Tensor::Bo, m_shape.outBias, normed - 1, true, m_attention->outputTiles()), m_context);
-    m_out->load(fabric);
-    m_attentionShift = std::make_unique<PrefillShiftKernel>(
-        PrefillShiftSpec { m_name + ".out.shift", m_frame, kResidualShifts, m_out->outputTiles() }, m_context);
-    m_attentionShift->load(fabric);
-    m_attentionResidual = std::make_unique<PrefillCombineKernel>(
-        PrefillCombineSpec { m_name + ".residual1", PrefillCombination::Residual, m_shape.activation,
-            m_norm1->movedInput(), m_attentionShift->outputTiles() },
-        m_context);
-    m_attentionResidual->load(fabric);
+    m_attention = loaded(std::make_unique<PrefillRingAttentionKernel>(attention, m_context), fabric);
+    m_out = loaded(std::make_unique<PrefillGemmKernel>(gemm("out", Tensor::Wo, Tensor::Bo, m_shape.outBias, normed - 1,
+                                                           true, m_attention->outputTiles()),
+                       m_context),
+        fabric);
+    m_attentionShift = loaded(
+        std::make_unique<PrefillShiftKernel>(
+            PrefillShiftSpec { m_name + ".out.shift", m_frame, kResidualShifts, m_out->outputTiles() }, m_context),
+        fabric);
+    m_attentionResidual = loaded(std::make_unique<PrefillCombineKernel>(
+                                     PrefillCombineSpec { m_name + ".residual1", m_frame, PrefillCombination::Residual,
+                                         m_shape.activation, m_norm1->movedInput(), m_attentionShift->outputTiles() },
+                                     m_context),
+        fabric);
 }
 
 // norm3, up and gate (or up with its activation), the gated activation, down, the shift and the
@@ -129,39 +137,41 @@ void PrefillLayer::loadAttention(fabric::StaticColorFabric& fabric)
 void PrefillLayer::loadFeedForward(fabric::StaticColorFabric& fabric)
 {
     const int x2 = m_norm1->outputOffset();
-    m_norm3 = std::make_unique<PrefillNormKernel>(
-        norm("norm3", Tensor::Norm3Weight, Tensor::Norm3Bias, x2, m_attentionResidual->outputTiles()), m_context);
-    m_norm3->load(fabric);
+    m_norm3 = loaded(
+        std::make_unique<PrefillNormKernel>(
+            norm("norm3", Tensor::Norm3Weight, Tensor::Norm3Bias, x2, m_attentionResidual->outputTiles()), m_context),
+        fabric);
     const int normed = m_norm3->outputOffset();
     PrefillGemmSpec up = gemm("up", Tensor::WUp, Tensor::BUp, m_shape.ffnBias, normed, false, m_norm3->outputTiles());
     if (!m_shape.gated())
         up.activation = m_shape.activation;
-    m_up = std::make_unique<PrefillGemmKernel>(up, m_context);
-    m_up->load(fabric);
+    m_up = loaded(std::make_unique<PrefillGemmKernel>(up, m_context), fabric);
     std::vector<PrefillOutputTile> hidden = m_up->outputTiles();
     if (m_shape.gated()) {
-        m_gate = std::make_unique<PrefillGemmKernel>(
-            gemm("gate", Tensor::WGate, Tensor::BGate, m_shape.ffnBias, normed, false, m_norm3->outputTiles()),
-            m_context);
-        m_gate->load(fabric);
-        m_gated = std::make_unique<PrefillCombineKernel>(
-            PrefillCombineSpec { m_name + ".gated", PrefillCombination::Gated, m_shape.activation,
-                m_gate->outputTiles(), m_up->outputTiles() },
-            m_context);
-        m_gated->load(fabric);
+        m_gate = loaded(std::make_unique<PrefillGemmKernel>(gemm("gate", Tensor::WGate, Tensor::BGate, m_shape.ffnBias,
+                                                                normed, false, m_norm3->outputTiles()),
+                            m_context),
+            fabric);
+        m_gated = loaded(std::make_unique<PrefillCombineKernel>(
+                             PrefillCombineSpec { m_name + ".gated", m_frame, PrefillCombination::Gated,
+                                 m_shape.activation, m_gate->outputTiles(), m_up->outputTiles() },
+                             m_context),
+            fabric);
         hidden = m_gated->outputTiles();
     }
-    m_down = std::make_unique<PrefillGemmKernel>(
-        gemm("down", Tensor::WDown, Tensor::BDown, m_shape.ffnBias, normed - 1, true, hidden), m_context);
-    m_down->load(fabric);
-    m_ffnShift = std::make_unique<PrefillShiftKernel>(
-        PrefillShiftSpec { m_name + ".down.shift", m_frame, kResidualShifts, m_down->outputTiles() }, m_context);
-    m_ffnShift->load(fabric);
-    m_ffnResidual = std::make_unique<PrefillCombineKernel>(
-        PrefillCombineSpec { m_name + ".residual3", PrefillCombination::Residual, m_shape.activation,
-            m_norm3->movedInput(), m_ffnShift->outputTiles() },
-        m_context);
-    m_ffnResidual->load(fabric);
+    m_down
+        = loaded(std::make_unique<PrefillGemmKernel>(
+                     gemm("down", Tensor::WDown, Tensor::BDown, m_shape.ffnBias, normed - 1, true, hidden), m_context),
+            fabric);
+    m_ffnShift = loaded(
+        std::make_unique<PrefillShiftKernel>(
+            PrefillShiftSpec { m_name + ".down.shift", m_frame, kResidualShifts, m_down->outputTiles() }, m_context),
+        fabric);
+    m_ffnResidual = loaded(std::make_unique<PrefillCombineKernel>(
+                               PrefillCombineSpec { m_name + ".residual3", m_frame, PrefillCombination::Residual,
+                                   m_shape.activation, m_norm3->movedInput(), m_ffnShift->outputTiles() },
+                               m_context),
+        fabric);
     m_outputOffset = normed;
 }
 
@@ -170,65 +180,30 @@ const std::vector<PrefillOutputTile>& PrefillLayer::outputTiles() const
     return m_ffnResidual->outputTiles();
 }
 
-template <typename Visit>
-void PrefillLayer::forEachKernel(Visit&& visit) const
-{
-    visit(*m_norm1);
-    visit(*m_q);
-    visit(*m_k);
-    visit(*m_v);
-    visit(*m_attention);
-    visit(*m_out);
-    visit(*m_attentionShift);
-    visit(*m_norm3);
-    visit(*m_up);
-    if (m_gate)
-        visit(*m_gate);
-    visit(*m_down);
-    visit(*m_ffnShift);
-}
-
 void PrefillLayer::needRings(PrefillRings& rings) const
 {
-    forEachKernel([&](const auto& kernel) { kernel.needRings(rings); });
+    for (const PrefillKernel* kernel : m_order)
+        kernel->needRings(rings);
 }
 
 void PrefillLayer::useRings(const PrefillRings& rings)
 {
-    m_norm1->useRings(rings);
-    m_q->useRings(rings);
-    m_k->useRings(rings);
-    m_v->useRings(rings);
-    m_attention->useRings(rings);
-    m_out->useRings(rings);
-    m_attentionShift->useRings(rings);
-    m_norm3->useRings(rings);
-    m_up->useRings(rings);
-    if (m_gate)
-        m_gate->useRings(rings);
-    m_down->useRings(rings);
-    m_ffnShift->useRings(rings);
+    for (PrefillKernel* kernel : m_order)
+        kernel->useRings(rings);
 }
 
 void PrefillLayer::program(ProgramWriter& writer) const
 {
-    m_norm1->program(writer);
-    m_q->program(writer, -1);
-    m_k->program(writer, -1);
-    m_v->program(writer, -1);
-    m_attention->program(writer);
-    m_out->program(writer, -1);
-    m_attentionShift->program(writer);
-    m_attentionResidual->program(writer);
-    m_norm3->program(writer);
-    m_up->program(writer, -1);
-    if (m_gate)
-        m_gate->program(writer, -1);
-    if (m_gated)
-        m_gated->program(writer);
-    m_down->program(writer, -1);
-    m_ffnShift->program(writer);
-    m_ffnResidual->program(writer);
+    for (const PrefillKernel* kernel : m_order)
+        kernel->program(writer, -1);
+}
+
+double PrefillLayer::closedFormCycles() const
+{
+    double cycles = 0.0;
+    for (const PrefillKernel* kernel : m_order)
+        cycles += kernel->closedForm().cycles;
+    return cycles;
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -49,6 +49,12 @@ public:
     void needRings(PrefillRings& rings) const;
     void useRings(const PrefillRings& rings);
     void program(ProgramWriter& writer) const;
+    // Every kernel, in the order it runs (after load()).
+    const std::vector<PrefillKernel*>& kernels() const { return m_order; }
+    // The sum of its kernels' closed forms, each from its inputs in place: the block's cycles were
+    // no kernel to start before the one before it has ended everywhere (on the fabric each PE
+    // goes on as soon as its own part is done).
+    double closedFormCycles() const;
 
     // After a run: the block's output (as the input came, with outputOffset()), and the keys and
     // values of every position, a kv head on each of its query heads' rows (for the decode cache).
@@ -64,9 +70,9 @@ private:
         const std::vector<PrefillOutputTile>& input) const;
     void loadAttention(fabric::StaticColorFabric& fabric);
     void loadFeedForward(fabric::StaticColorFabric& fabric);
-    // Every kernel in the order it runs.
-    template <typename Visit>
-    void forEachKernel(Visit&& visit) const;
+    // Loads a kernel just built and appends it to the order they run in.
+    template <typename Kernel>
+    std::unique_ptr<Kernel> loaded(std::unique_ptr<Kernel> kernel, fabric::StaticColorFabric& fabric);
 
     const DecoderShape& m_shape;
     const DecoderWeights& m_weights;
@@ -83,6 +89,7 @@ private:
     std::unique_ptr<PrefillRingAttentionKernel> m_attention;
     std::unique_ptr<PrefillShiftKernel> m_attentionShift, m_ffnShift;
     std::unique_ptr<PrefillCombineKernel> m_attentionResidual, m_gated, m_ffnResidual;
+    std::vector<PrefillKernel*> m_order;
 };
 
 } // namespace waferscope::core::cyclelevel

@@ -108,7 +108,7 @@ struct WaferDecoder::Impl {
     };
     std::unique_ptr<Prefill> prefill;
     std::string prefillRefusal;
-    void programPrefill(ProgramWriter& writer, std::span<const std::int32_t> prompt) const;
+    void programPrefill(ProgramWriter& writer) const;
     void programCacheMove(ProgramWriter& writer, std::size_t layer) const;
     // Runs the programs written until they finish: the cycles, or the stall or cancel.
     Expected<std::uint64_t> runPrograms(std::int64_t position);

@@ -189,9 +189,9 @@ std::optional<std::string> WaferDecoder::Impl::Builder::placePrefillRoutes(Prefi
     return std::nullopt;
 }
 
-void WaferDecoder::Impl::programPrefill(ProgramWriter& writer, std::span<const std::int32_t> prompt) const
+void WaferDecoder::Impl::programPrefill(ProgramWriter& writer) const
 {
-    prefill->embedding->program(writer, prefill->idsColor, prompt);
+    prefill->embedding->program(writer, prefill->idsColor);
     for (std::size_t layer = 0; layer < prefill->layers.size(); ++layer) {
         prefill->layers[layer]->program(writer);
         programCacheMove(writer, layer);
@@ -287,7 +287,12 @@ Expected<PrefillOnFabric> WaferDecoder::prefill(std::span<const std::int32_t> pr
     const auto start = std::chrono::steady_clock::now();
     StaticColorFabric& fabric = *impl.fabric;
     const Frame& frame = impl.prefill->frame;
-    const std::vector<float> ids = impl.prefill->embedding->feed(prompt);
+    try {
+        impl.prefill->embedding->takePrompt(prompt);
+    } catch (const std::logic_error& error) {
+        return Diagnostic { "--prompt", 0, 0, error.what() };
+    }
+    const std::vector<float> ids = impl.prefill->embedding->feed();
     for (const Lane& lane : impl.prefill->embedding->lanes())
         for (std::uint32_t i = lane.begin; i < lane.end; ++i)
             fabric.feedEdgeSource(
@@ -295,13 +300,13 @@ Expected<PrefillOnFabric> WaferDecoder::prefill(std::span<const std::int32_t> pr
     ProgramWriter writer(fabric);
     if (!impl.validated) { // routes against both programs: the prefill's and a token's
         impl.programToken(writer, impl.prefill->tokens, true);
-        impl.programPrefill(writer, prompt);
+        impl.programPrefill(writer);
         if (const std::optional<std::string> error = fabric.validateRoutes())
             return Diagnostic { "--level", 0, 0, "internal route error: " + *error, Diagnostic::Kind::Internal };
         impl.validated = true;
     }
     writer.clearPrograms();
-    impl.programPrefill(writer, prompt);
+    impl.programPrefill(writer);
     Expected<std::uint64_t> cycles = impl.runPrograms(impl.prefill->tokens - 1);
     if (!cycles)
         return cycles.error();

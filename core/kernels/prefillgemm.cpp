@@ -33,6 +33,8 @@ public:
         : Ring(shape.grid)
         , simd(std::max(1, shape.simdWidth))
         , activation(shape.activation)
+        , rotary(shape.rotary)
+        , offset(((shape.bandOffset % shape.grid) + shape.grid) % shape.grid)
     {
         for (int b = 0; b <= g; ++b) {
             m_tokens.push_back(shape.tokens * b / g);
@@ -44,7 +46,7 @@ public:
     std::int64_t out(int y) const { return m_outs[std::size_t(y) + 1] - m_outs[std::size_t(y)]; }
     std::int64_t tokens(int x, int y, int s) const
     {
-        const auto band = std::size_t((position(x) + position(y) + s) % g);
+        const auto band = std::size_t((position(x) + position(y) + s + offset) % g);
         return m_tokens[band + 1] - m_tokens[band];
     }
     // Wavelets PE (x, y) sends at step s: partial outputs along its row, its input tile up its column.
@@ -65,22 +67,27 @@ public:
     double epilogue(int x, int y) const
     {
         const std::int64_t size = tokens(x, y, g - 1) * out(y);
-        return size > 0 ? elementwise(size, 1, simd) + (activation ? elementwise(size, 8, simd) : 0.0) : 0.0;
+        if (size == 0)
+            return 0.0;
+        return elementwise(size, 1, simd) + (activation ? elementwise(size, 8, simd) : 0.0)
+            + (rotary ? elementwise(size, 6, simd) : 0.0);
     }
 
     int simd;
     bool activation;
+    bool rotary;
+    int offset;
 
 private:
     std::vector<std::int64_t> m_tokens, m_ins, m_outs; // g + 1 boundaries each
 };
 
-prefillring::Accounts account(const GemmTiling& tiling)
+prefillring::Accounts account(const GemmTiling& tiling, bool inPlace)
 {
     const int g = tiling.g;
     prefillring::Accounts accounts(g);
     for (int y = 0; y < g; ++y) {
-        const auto lane = double(tiling.lane(y));
+        const double lane = inPlace ? 0.0 : double(tiling.lane(y));
         accounts.addPath(0, y, g - 1, y, lane); // every PE of the row takes every wavelet
         for (int x = 0; x < g; ++x) {
             double& engine = accounts.engine[std::size_t(y * g + x)];
@@ -108,7 +115,7 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
     const int g = tiling.g;
 
     prefillring::Times ready(std::size_t(g) * std::size_t(g), 0.0);
-    for (int y = 0; y < g; ++y) {
+    for (int y = 0; y < g && !shape.inputInPlace; ++y) {
         const std::int64_t lane = tiling.lane(y);
         for (int x = 0; x < g; ++x)
             ready[std::size_t(y * g + x)] = lane > 0 ? 2.0 + double(x) + double(lane) : 0.0;
@@ -123,7 +130,7 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
             last = std::max(last, ready[std::size_t(y * g + x)] + tiling.epilogue(x, y));
 
     // The fabric is quiescent the cycle after the last engine is free.
-    KernelCost cost = account(tiling).cost(last + 1.0, 1.0);
+    KernelCost cost = account(tiling, shape.inputInPlace).cost(last + 1.0, 1.0);
     cost.fmacs = double(shape.tokens) * double(shape.inFeatures) * double(shape.outFeatures);
     return cost;
 }

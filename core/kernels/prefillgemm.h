@@ -12,7 +12,9 @@ namespace waferscope::core {
 // partial outputs along the rows and of the input tiles up the columns on MeshGEMM's interleaved
 // rings, the epilogue where each output tile ends. It assumes the input fed as there: each block
 // row's lane sent along the row from the PE before the block's first column, one wavelet per
-// cycle, the first at cycle 0. linkWavelets and the engine cycles behind peBusyFraction are
+// cycle, the first at cycle 0; or the input in place where the kernel before left it (a prefill
+// block's GEMMs). A transposed GEMM swaps the block's rows and columns, which the interleaved
+// rings leave alike: its cost is the plain one's. linkWavelets and the engine cycles behind peBusyFraction are
 // exact; fmacs counts tokens x outFeatures x inFeatures.
 struct PrefillGemmShape {
     int grid = 1; // g
@@ -21,6 +23,9 @@ struct PrefillGemmShape {
     std::int64_t outFeatures = 1;
     bool activation = false; // an activation after the bias and rounding
     int simdWidth = 8;
+    bool rotary = false; // rotary after them
+    bool inputInPlace = false; // else fed in lanes
+    int bandOffset = 0; // PE (x, y) holds token band ring(x) + ring(y) + bandOffset at step 0
 };
 KernelCost costPrefillGemm(const PrefillGemmShape& shape);
 

@@ -1,10 +1,11 @@
 #pragma once
 
 // The ring phases of the prefill kernels' closed forms (prefillattention.cpp,
-// prefillgemm.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
+// prefillgemm.cpp, and through BlockTimer prefillringattention.cpp, prefillnorm.cpp,
+// prefillembedding.cpp, prefillshift.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
 // max-plus recurrence over the PEs of a g x g block. A Ring has `g`, and source(i) / target(i):
 // the index a row or column index receives its ring tiles from / sends them to.
-// Private to those two files.
+// Private to those files.
 
 #include "core/kernels/closedform.h"
 
@@ -171,5 +172,90 @@ Times ringPhase(
     }
     return ready;
 }
+
+// Follows a prefill kernel's programs on a g x g block, PE by PE, through the timing rules
+// above, for the kernels that take their inputs where the one before left them (every PE ready
+// at cycle 0): compute() is a compute step at every PE, shift() one shift on the block's rings
+// (each PE sends to its ring target and receives from its ring source, a PE that sends nothing
+// awaiting its earlier sends first), feed() a block row's lane passed along the row. It keeps the
+// accounts as it goes: a step's cycles and a stored wavelet's cycle are engine cycles, and a
+// send's wavelets cross the links from the PE to its target.
+class BlockTimer {
+public:
+    explicit BlockTimer(int size)
+        : m_ring(size)
+        , m_accounts(size)
+        , m_ready(std::size_t(size) * std::size_t(size), 0.0)
+        , m_free(m_ready.size(), 0.0)
+    {
+    }
+    const Ring& ring() const { return m_ring; }
+    int g() const { return m_ring.g; }
+
+    // Every PE of row y takes a lane of `wavelets` whole, sent along the row from the PE before
+    // its first column at a wavelet a cycle from cycle 0: PE x has the last at 2 + x + wavelets.
+    void feed(int y, std::int64_t wavelets)
+    {
+        if (wavelets <= 0)
+            return;
+        m_accounts.addPath(0, y, g() - 1, y, double(wavelets));
+        for (int x = 0; x < g(); ++x) {
+            at(m_ready, x, y) = std::max(at(m_ready, x, y), 2.0 + double(x) + double(wavelets));
+            at(m_accounts.engine, x, y) += double(wavelets);
+        }
+    }
+    // A compute step of cycles(x, y) at each PE (none where it is 0).
+    template <typename Cycles>
+    void compute(Cycles cycles)
+    {
+        every([&](int x, int y) {
+            const double c = cycles(x, y);
+            at(m_ready, x, y) += c;
+            at(m_accounts.engine, x, y) += c;
+        });
+    }
+    // A shift along the rows or up the columns: PE (x, y) sends out(x, y) wavelets to its ring
+    // target and stores what its ring source sends.
+    template <typename Out>
+    void shift(bool alongRows, Out out)
+    {
+        const ShiftTimes times = prefillring::shift(m_ring, alongRows, m_ready, m_free, out, true);
+        every([&](int x, int y) {
+            const auto sent = double(out(x, y));
+            if (sent <= 0.0)
+                return;
+            const int toX = alongRows ? m_ring.target(x) : x;
+            const int toY = alongRows ? y : m_ring.target(y);
+            m_accounts.addPath(x, y, toX, toY, sent);
+            at(m_accounts.engine, toX, toY) += sent;
+        });
+        m_ready = times.received;
+        m_free = times.drained;
+    }
+    // When PE (x, y)'s program has passed its last step.
+    double readyAt(int x, int y) const { return m_ready[std::size_t(y) * std::size_t(g()) + std::size_t(x)]; }
+    // The kernel's cost: the fabric is quiescent the cycle after the last engine is free (fmacs
+    // left to the caller).
+    KernelCost cost() const
+    {
+        const double last = *std::max_element(m_ready.begin(), m_ready.end());
+        return m_accounts.cost(last + 1.0, 1.0);
+    }
+
+private:
+    double& at(Times& times, int x, int y) const { return times[std::size_t(y) * std::size_t(g()) + std::size_t(x)]; }
+    template <typename Body>
+    void every(Body body) const
+    {
+        for (int y = 0; y < g(); ++y)
+            for (int x = 0; x < g(); ++x)
+                body(x, y);
+    }
+
+    Ring m_ring;
+    Accounts m_accounts;
+    Times m_ready;
+    Times m_free;
+};
 
 } // namespace waferscope::core::prefillring

@@ -17,11 +17,9 @@ namespace waferscope::test {
 using namespace waferscope::core;
 using namespace core::cyclelevel;
 
-namespace {
-
-// tokens x (heads x headDim) from the tiles: tile.firstDim counts in heads x headDim.
-std::vector<float> gather(const DecodeKernelHarness& harness, const std::vector<PrefillOutputTile>& tiles,
-    std::size_t tokens, std::size_t width, std::vector<int>* writes = nullptr)
+// tokens x width from the tiles (tile.firstDim counts in width).
+std::vector<float> gatherTiles(const DecodeKernelHarness& harness, const std::vector<PrefillOutputTile>& tiles,
+    std::size_t tokens, std::size_t width, std::vector<int>* writes)
 {
     std::vector<float> out(tokens * width, std::nanf(""));
     if (writes)
@@ -37,8 +35,6 @@ std::vector<float> gather(const DecodeKernelHarness& harness, const std::vector<
     }
     return out;
 }
-
-} // namespace
 
 RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storage)
 {
@@ -86,7 +82,7 @@ RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storag
     harness.validateRoutes([&](ProgramWriter& writer) {
         for (const auto& projection : projections)
             projection->program(writer, color);
-        attention.program(writer);
+        attention.program(writer, -1);
     });
     for (const auto& projection : projections) { // each takes the prompt from the feeders
         harness.setFeed(color, first.feed(x.values));
@@ -95,16 +91,17 @@ RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storag
     harness.setFeed(color, {});
     const auto tokens = std::size_t(shape.tokens);
     const auto w = std::size_t(width);
-    const std::vector<float> q = gather(harness, projections[0]->outputTiles(), tokens, w);
+    const std::vector<float> q = gatherTiles(harness, projections[0]->outputTiles(), tokens, w);
     RingAttentionRun run;
-    run.projectedKeys = gather(harness, projections[1]->outputTiles(), tokens, w);
-    run.projectedValues = gather(harness, projections[2]->outputTiles(), tokens, w);
+    run.projectedKeys = gatherTiles(harness, projections[1]->outputTiles(), tokens, w);
+    run.projectedValues = gatherTiles(harness, projections[2]->outputTiles(), tokens, w);
     std::uint64_t fmacsBefore = 0;
     const Frame& frame = harness.frame();
     for (int v = 0; v < frame.h; ++v)
         for (int u = 0; u < frame.w; ++u)
             fmacsBefore += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
-    run.measure = harness.run([&](ProgramWriter& writer) { attention.program(writer); });
+    run.measure = harness.run([&](ProgramWriter& writer) { attention.program(writer, -1); });
+    run.model = attention.closedForm();
     for (int v = 0; v < frame.h; ++v)
         for (int u = 0; u < frame.w; ++u) {
             const core::fabric::PeState& pe = harness.fabric().pe(frame.x(u), frame.y(v));
@@ -113,9 +110,9 @@ RingAttentionRun runRingAttention(const RingAttentionCase& shape, Storage storag
         }
     run.fmacs -= fmacsBefore;
     run.colors = harness.book().maxColorsAtARouter();
-    run.out = gather(harness, attention.outputTiles(), tokens, w, &run.writes);
-    run.keys = gather(harness, attention.keyTiles(), tokens, w);
-    run.values = gather(harness, attention.valueTiles(), tokens, w);
+    run.out = gatherTiles(harness, attention.outputTiles(), tokens, w, &run.writes);
+    run.keys = gatherTiles(harness, attention.keyTiles(), tokens, w);
+    run.values = gatherTiles(harness, attention.valueTiles(), tokens, w);
 
     // The reference from the projections' own outputs: token i attends the cache of tokens 0..i.
     DecoderShape model;
@@ -187,16 +184,17 @@ PrefillNormRun runPrefillNorm(const PrefillNormCase& shape, Storage storage)
     norm.useRings(rings);
     projection.useRings(rings);
     harness.validateRoutes([&](ProgramWriter& writer) {
-        norm.program(writer);
+        norm.program(writer, -1);
         projection.program(writer, -1);
     });
-    run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer); });
+    run.measure = harness.run([&](ProgramWriter& writer) { norm.program(writer, -1); });
+    run.model = norm.closedForm();
     harness.run([&](ProgramWriter& writer) { projection.program(writer, -1); });
     run.colors = harness.book().maxColorsAtARouter();
     const auto tokens = std::size_t(shape.tokens);
-    run.out = gather(harness, norm.outputTiles(), tokens, hidden, &run.writes);
-    run.moved = gather(harness, norm.movedInput(), tokens, hidden);
-    run.projected = gather(harness, projection.outputTiles(), tokens, 6);
+    run.out = gatherTiles(harness, norm.outputTiles(), tokens, hidden, &run.writes);
+    run.moved = gatherTiles(harness, norm.movedInput(), tokens, hidden);
+    run.projected = gatherTiles(harness, projection.outputTiles(), tokens, 6);
 
     DecoderShape model;
     model.storage = storage;

@@ -5,11 +5,19 @@
 // a projection; with what the reference ops compute from the same inputs.
 #include "decodekernelharness.h"
 
+#include "core/cyclelevel/kernels/prefillgrid.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace waferscope::test {
+
+// tokens x width values from tiles a prefill kernel left (tile.firstDim counts in width), NaN
+// where no tile holds one; `writes` (if given) counts the tiles that hold each.
+std::vector<float> gatherTiles(const DecodeKernelHarness& harness,
+    const std::vector<core::cyclelevel::PrefillOutputTile>& tiles, std::size_t tokens, std::size_t width,
+    std::vector<int>* writes = nullptr);
 
 struct RingAttentionCase {
     std::string name;
@@ -29,6 +37,7 @@ struct RingAttentionRun {
     std::vector<float> values;
     std::vector<float> projectedValues;
     KernelMeasure measure; // the attention's run
+    core::KernelCost model; // its closed form
     std::uint64_t fmacs = 0; // the attention's multiply-adds
     int colors = 0;
     std::int64_t peakSramBytes = 0;
@@ -58,6 +67,7 @@ struct PrefillNormRun {
     std::vector<float> projected; // the GEMM after the norm, tokens x 6
     std::vector<float> projectedReference; // linearOverTokens of the kernel's normed tiles
     KernelMeasure measure;
+    core::KernelCost model; // the norm's closed form
     int colors = 0;
 };
 

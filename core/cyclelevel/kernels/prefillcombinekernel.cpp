@@ -1,6 +1,7 @@
 #include "core/cyclelevel/kernels/prefillcombinekernel.h"
 
 #include "core/cyclelevel/kernels/computesteps.h"
+#include "core/kernels/prefillshift.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -48,7 +49,7 @@ void PrefillCombineKernel::load(StaticColorFabric& fabric)
     }
 }
 
-void PrefillCombineKernel::program(ProgramWriter& writer) const
+void PrefillCombineKernel::program(ProgramWriter& writer, int) const
 {
     for (std::size_t t = 0; t < m_spec.first.size(); ++t) {
         const PrefillOutputTile& a = m_spec.first[t];
@@ -64,6 +65,17 @@ void PrefillCombineKernel::program(ProgramWriter& writer) const
             writer.compute(a.pe.x, a.pe.y, steps::gated, steps::elementwiseCycles(size, 8, m_context.simdWidth),
                 a.offset, size, b->offset, m_outputs[t].offset, float(int(m_spec.activation)), m_context.flags());
     }
+}
+
+KernelCost PrefillCombineKernel::closedForm() const
+{
+    PrefillCombineShape shape;
+    shape.grid = std::max(1, m_spec.frame.w);
+    for (const PrefillOutputTile& tile : m_spec.first)
+        shape.sizes.push_back(std::int64_t(tile.tokens) * tile.dims);
+    shape.opsPerValue = m_spec.combination == PrefillCombination::Residual ? 1 : 8;
+    shape.simdWidth = m_context.simdWidth;
+    return costPrefillCombine(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

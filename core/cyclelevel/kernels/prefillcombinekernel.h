@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/cyclelevel/kernels/prefillgrid.h"
-#include "core/cyclelevel/kernels/regionkernel.h"
+#include "core/cyclelevel/kernels/prefillkernel.h"
 
 #include <cstdint>
 #include <string>
@@ -16,19 +16,25 @@ enum class PrefillCombination : std::uint8_t { Residual, Gated };
 
 struct PrefillCombineSpec {
     std::string name;
+    Frame frame; // the block: its first g columns and rows, g = frame.w
     PrefillCombination combination = PrefillCombination::Residual;
     Activation activation = Activation::Silu; // Gated
     std::vector<PrefillOutputTile> first; // x, or the gate
     std::vector<PrefillOutputTile> second; // y, or up
 };
 
-class PrefillCombineKernel {
+class PrefillCombineKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) tiles of the two sets that do not pair up.
     PrefillCombineKernel(PrefillCombineSpec spec, const KernelContext& context);
-    void load(fabric::StaticColorFabric& fabric);
-    void program(ProgramWriter& writer) const;
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+    const std::string& name() const override { return m_spec.name; }
+    // It moves nothing.
+    void needRings(PrefillRings&) const override { }
+    void useRings(const PrefillRings&) override { }
+    void load(fabric::StaticColorFabric& fabric) override;
+    void program(ProgramWriter& writer, int inputColor) const override;
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
 
 private:
     PrefillCombineSpec m_spec;

@@ -14,6 +14,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/kernels/prefillsteps.h"
+#include "core/kernels/prefillembedding.h"
 
 #include <algorithm>
 #include <bit>
@@ -55,6 +56,13 @@ PrefillEmbeddingKernel::PrefillEmbeddingKernel(PrefillEmbeddingSpec spec, const 
     }
 }
 
+const std::vector<std::int32_t>& PrefillEmbeddingKernel::promptIds() const
+{
+    if (std::int64_t(m_ids.size()) != m_spec.tokens)
+        throw std::logic_error(m_spec.name + ": no prompt taken (takePrompt)");
+    return m_ids;
+}
+
 std::int64_t PrefillEmbeddingKernel::vocabBegin(int y) const
 {
     return m_spec.token.rows() * y / m_grid.size();
@@ -68,11 +76,21 @@ std::vector<Pe> PrefillEmbeddingKernel::taps(std::size_t lane) const
     return pes;
 }
 
-std::vector<float> PrefillEmbeddingKernel::feed(std::span<const std::int32_t> ids) const
+void PrefillEmbeddingKernel::takePrompt(std::span<const std::int32_t> ids)
 {
     if (std::int64_t(ids.size()) != m_spec.tokens)
         throw std::logic_error(
             m_spec.name + ": " + std::to_string(m_spec.tokens) + " ids expected, got " + std::to_string(ids.size()));
+    for (std::size_t t = 0; t < ids.size(); ++t)
+        if (ids[t] < 0 || ids[t] >= m_spec.token.rows())
+            throw std::logic_error(m_spec.name + ": token " + std::to_string(t) + " of the prompt is id "
+                + std::to_string(ids[t]) + ", outside the vocabulary of " + std::to_string(m_spec.token.rows()));
+    m_ids.assign(ids.begin(), ids.end());
+}
+
+std::vector<float> PrefillEmbeddingKernel::feed() const
+{
+    const std::vector<std::int32_t>& ids = promptIds();
     std::vector<float> out;
     for (const Lane& lane : m_lanes) {
         const int y = lane.y - m_spec.frame.y0;
@@ -148,8 +166,9 @@ void PrefillEmbeddingKernel::load(StaticColorFabric& fabric)
     }
 }
 
-void PrefillEmbeddingKernel::program(ProgramWriter& writer, int inputColor, std::span<const std::int32_t> ids) const
+void PrefillEmbeddingKernel::program(ProgramWriter& writer, int inputColor) const
 {
+    const std::vector<std::int32_t>& ids = promptIds();
     const int g = m_grid.size();
     const int simd = m_context.simdWidth;
     for (int y = 0; y < g; ++y) {
@@ -198,6 +217,12 @@ void PrefillEmbeddingKernel::program(ProgramWriter& writer, int inputColor, std:
                     m_context.flags());
         }
     }
+}
+
+KernelCost PrefillEmbeddingKernel::closedForm() const
+{
+    return costPrefillEmbedding({ m_grid.size(), promptIds(), m_spec.token.rows(), m_spec.token.cols(),
+        m_spec.position.present(), m_context.simdWidth });
 }
 
 } // namespace waferscope::core::cyclelevel

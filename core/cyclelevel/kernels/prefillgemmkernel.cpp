@@ -33,6 +33,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/kernels/prefillsteps.h"
+#include "core/kernels/prefillgemm.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -368,6 +369,16 @@ int PrefillGemmKernel::rowColor(int x, bool incoming) const
 int PrefillGemmKernel::columnColor(int y, bool incoming) const
 {
     return m_columnShift[m_grid.ringEdge(y, incoming)];
+}
+
+KernelCost PrefillGemmKernel::closedForm() const
+{
+    PrefillGemmShape shape { m_grid.size(), m_spec.tokens, m_spec.weight.cols(), outputs(),
+        m_spec.activation.has_value(), m_context.simdWidth };
+    shape.rotary = m_spec.rotary;
+    shape.inputInPlace = !m_spec.inputInPlace.empty();
+    shape.bandOffset = m_offset;
+    return costPrefillGemm(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillkernel.h"
 #include "core/cyclelevel/kernels/prefillrings.h"
-#include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <cstdint>
 #include <optional>
@@ -48,7 +48,7 @@ struct PrefillGemmSpec {
     int queryHeadsPerKvHead = 1;
 };
 
-class PrefillGemmKernel {
+class PrefillGemmKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) a frame narrower than one PE or with fewer rows
     // than columns, no tokens, no weight, a bias that is not one value per output, a gated
@@ -56,6 +56,7 @@ public:
     // and an input in place that is not one tile a PE of the band and block it must hold first.
     PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& context);
     const PrefillGemmSpec& spec() const { return m_spec; }
+    const std::string& name() const override { return m_spec.name; }
     const PrefillGrid& grid() const { return m_grid; }
 
     // The input's lanes: one per block row, elements [begin, end) of feed(). Every PE of the row
@@ -68,15 +69,16 @@ public:
     void route(RouteBook& book);
     // Or on a block's shared rings (several kernels taking turns on one block): says which ring
     // edges it uses, and once they are placed takes their colors.
-    void needRings(PrefillRings& rings) const;
-    void useRings(const PrefillRings& rings);
+    void needRings(PrefillRings& rings) const override;
+    void useRings(const PrefillRings& rings) override;
     // W's tiles (one per PE, 16-bit) and the biases of the block row's outputs; the tile buffers.
-    void load(fabric::StaticColorFabric& fabric);
+    void load(fabric::StaticColorFabric& fabric) override;
     // The whole prompt: takes the input's lanes on `inputColor` (unused with the input in place),
     // leaves the outputs in place.
-    void program(ProgramWriter& writer, int inputColor) const;
+    void program(ProgramWriter& writer, int inputColor) const override;
     // Where the outputs are after a run (every token and output exactly once; dims are outputs).
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
 
 private:
     // A PE's buffers: W's tile (f16 offset), its biases (f16), and two each of the partial

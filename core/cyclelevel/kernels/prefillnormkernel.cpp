@@ -20,6 +20,7 @@
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/cyclelevel/kernels/prefillsteps.h"
+#include "core/kernels/prefillnorm.h"
 
 #include <algorithm>
 #include <bit>
@@ -177,7 +178,7 @@ void PrefillNormKernel::load(StaticColorFabric& fabric)
     }
 }
 
-void PrefillNormKernel::program(ProgramWriter& writer) const
+void PrefillNormKernel::program(ProgramWriter& writer, int) const
 {
     const int g = m_grid.size();
     const int simd = m_context.simdWidth;
@@ -254,6 +255,12 @@ void PrefillNormKernel::programPass(ProgramWriter& writer, int x, int y, int pas
     if (pass == 0 && passes() == 2 && tokens(x, y, g - 1) > 0) // the means, to travel with their tiles
         writer.compute(pe.x, pe.y, steps::tileNormFigures, steps::elementwiseCycles(tokens(x, y, g - 1), 1, simd),
             own.partial[(g - 1) % 2], 0, own.mean[0], tokens(x, y, g - 1), float(m_spec.weight.cols()), 0);
+}
+
+KernelCost PrefillNormKernel::closedForm() const
+{
+    return costPrefillNorm({ m_grid.size(), m_spec.tokens, m_spec.weight.cols(),
+        m_spec.norm == DecoderShape::Norm::LayerNorm, m_spec.bias.present(), m_offset, m_context.simdWidth });
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -2,8 +2,8 @@
 
 #include "core/cyclelevel/decoder.h"
 #include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillkernel.h"
 #include "core/cyclelevel/kernels/prefillrings.h"
-#include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <cstdint>
 #include <string>
@@ -26,21 +26,23 @@ struct PrefillNormSpec {
     std::vector<PrefillOutputTile> input; // in place, one tile a PE (tokens x hidden block, f32)
 };
 
-class PrefillNormKernel {
+class PrefillNormKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) a frame that is not g x g, no tokens or weight,
     // a weight or bias that is not one row of the hidden size, and an input that is not one tile a
     // PE of the band and block it starts with.
     PrefillNormKernel(PrefillNormSpec spec, const KernelContext& context);
     const PrefillNormSpec& spec() const { return m_spec; }
+    const std::string& name() const override { return m_spec.name; }
 
-    void needRings(PrefillRings& rings) const;
-    void useRings(const PrefillRings& rings);
-    void load(fabric::StaticColorFabric& fabric);
-    void program(ProgramWriter& writer) const;
+    void needRings(PrefillRings& rings) const override;
+    void useRings(const PrefillRings& rings) override;
+    void load(fabric::StaticColorFabric& fabric) override;
+    void program(ProgramWriter& writer, int inputColor) const override;
     // After a run: the normed tiles, and the input tiles (moved with them), at the same PEs; a
     // plain GEMM takes either in place with bandOffset outputOffset().
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
     const std::vector<PrefillOutputTile>& movedInput() const { return m_moved; }
     int outputOffset() const;
 

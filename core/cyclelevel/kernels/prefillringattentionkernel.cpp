@@ -30,6 +30,7 @@
 
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/prefillsteps.h"
+#include "core/kernels/prefillringattention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -176,7 +177,7 @@ void PrefillRingAttentionKernel::load(StaticColorFabric& fabric)
     }
 }
 
-void PrefillRingAttentionKernel::program(ProgramWriter& writer) const
+void PrefillRingAttentionKernel::program(ProgramWriter& writer, int) const
 {
     const int g = size();
     const int simd = m_context.simdWidth;
@@ -250,6 +251,14 @@ void PrefillRingAttentionKernel::programPass(ProgramWriter& writer, int x, int y
         if (weighted)
             shiftOne(value, own.value[(s + 1) % 2]);
     }
+}
+
+KernelCost PrefillRingAttentionKernel::closedForm() const
+{
+    PrefillRingAttentionShape shape { size(), m_spec.headDim, {}, m_context.simdWidth };
+    for (const Tile& own : m_tiles)
+        shape.bands.push_back({ own.firstToken, own.tokens });
+    return costPrefillRingAttention(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

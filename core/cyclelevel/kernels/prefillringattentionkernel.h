@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillkernel.h"
 #include "core/cyclelevel/kernels/prefillrings.h"
-#include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <cstdint>
 #include <string>
@@ -26,23 +26,25 @@ struct PrefillRingAttentionSpec {
     std::vector<PrefillOutputTile> value;
 };
 
-class PrefillRingAttentionKernel {
+class PrefillRingAttentionKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) a frame that is not g x g, a head dimension
     // or band over what a step takes, and inputs that are not one tile a PE as the spec says.
     PrefillRingAttentionKernel(PrefillRingAttentionSpec spec, const KernelContext& context);
     const PrefillRingAttentionSpec& spec() const { return m_spec; }
+    const std::string& name() const override { return m_spec.name; }
     int size() const { return m_spec.frame.w; }
 
     // The block's shared rings: the key and value tiles move along every row.
-    void needRings(PrefillRings& rings) const;
-    void useRings(const PrefillRings& rings);
-    void load(fabric::StaticColorFabric& fabric);
+    void needRings(PrefillRings& rings) const override;
+    void useRings(const PrefillRings& rings) override;
+    void load(fabric::StaticColorFabric& fabric) override;
     // The whole prompt: two passes round each row's ring, then the outputs in place.
-    void program(ProgramWriter& writer) const;
+    void program(ProgramWriter& writer, int inputColor) const override;
     // After a run: each head's outputs, one tile a PE where its queries were, and the keys and
     // values back at the PEs they started at (for the decode cache).
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
     const std::vector<PrefillOutputTile>& keyTiles() const { return m_keys; }
     const std::vector<PrefillOutputTile>& valueTiles() const { return m_values; }
 

@@ -1,6 +1,7 @@
 #include "core/cyclelevel/kernels/prefillshiftkernel.h"
 
 #include "core/cyclelevel/kernels/computesteps.h"
+#include "core/kernels/prefillshift.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -94,7 +95,7 @@ void PrefillShiftKernel::load(StaticColorFabric& fabric)
         }
 }
 
-void PrefillShiftKernel::program(ProgramWriter& writer) const
+void PrefillShiftKernel::program(ProgramWriter& writer, int) const
 {
     const int g = size();
     if (g < 2)
@@ -118,6 +119,15 @@ void PrefillShiftKernel::program(ProgramWriter& writer) const
             }
         }
     }
+}
+
+KernelCost PrefillShiftKernel::closedForm() const
+{
+    PrefillShiftShape shape { size(), m_spec.steps, {} };
+    for (int y = 0; y < size(); ++y)
+        for (int x = 0; x < size(); ++x)
+            shape.sizes.push_back(sizeOf(heldAt(x, y, 0)));
+    return costPrefillShift(shape);
 }
 
 } // namespace waferscope::core::cyclelevel

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/cyclelevel/kernels/prefillgrid.h"
+#include "core/cyclelevel/kernels/prefillkernel.h"
 #include "core/cyclelevel/kernels/prefillrings.h"
-#include "core/cyclelevel/kernels/regionkernel.h"
 
 #include <cstdint>
 #include <string>
@@ -20,15 +20,17 @@ struct PrefillShiftSpec {
     std::vector<PrefillOutputTile> tiles;
 };
 
-class PrefillShiftKernel {
+class PrefillShiftKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) a tile outside the block or two at a PE.
     PrefillShiftKernel(PrefillShiftSpec spec, const KernelContext& context);
-    void needRings(PrefillRings& rings) const;
-    void useRings(const PrefillRings& rings);
-    void load(fabric::StaticColorFabric& fabric);
-    void program(ProgramWriter& writer) const;
-    const std::vector<PrefillOutputTile>& outputTiles() const { return m_outputs; }
+    const std::string& name() const override { return m_spec.name; }
+    void needRings(PrefillRings& rings) const override;
+    void useRings(const PrefillRings& rings) override;
+    void load(fabric::StaticColorFabric& fabric) override;
+    void program(ProgramWriter& writer, int inputColor) const override;
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
 
 private:
     // The tile PE (x, y) holds after `moved` shifts: -1 for none.

@@ -6,6 +6,7 @@
 // GELU, FP16) of tests/data/cyclelevel.
 #include "corefixtures.h"
 #include "decodekernelharness.h"
+#include "prefillringruns.h"
 #include "testing.h"
 
 #include "core/cyclelevel/decoder.h"
@@ -37,22 +38,17 @@ struct BlockRun {
     int colors = 0;
     std::int64_t peakSramBytes = 0;
     Storage storage = Storage::Bf16;
+    struct OneKernel {
+        std::string name;
+        KernelMeasure measure; // its own run, the kernel before it done
+        KernelCost model; // its closed form
+    };
+    std::vector<OneKernel> kernels; // run one by one
+    double closedFormCycles = 0.0; // the block's
 };
 
-std::vector<float> gather(const DecodeKernelHarness& harness, const std::vector<PrefillOutputTile>& tiles,
-    std::size_t tokens, std::size_t width)
-{
-    std::vector<float> out(tokens * width, std::nanf(""));
-    for (const PrefillOutputTile& tile : tiles) {
-        const std::vector<float> values = harness.read(tile.pe, tile.offset, std::size_t(tile.tokens) * tile.dims);
-        for (std::uint32_t t = 0; t < tile.tokens; ++t)
-            for (std::uint32_t i = 0; i < tile.dims; ++i)
-                out[(tile.firstToken + t) * width + tile.firstDim + i] = values[t * tile.dims + i];
-    }
-    return out;
-}
-
-BlockRun runBlock(const std::string& file, int tokens, int layer)
+// The block in one run, or (oneByOne) a run for each kernel in turn.
+BlockRun runBlock(const std::string& file, int tokens, int layer, bool oneByOne = false)
 {
     const ModelGraph graph = load(dataDir() + "/cyclelevel/" + file);
     const DecoderShape shape = decoderShape(graph).value();
@@ -90,15 +86,22 @@ BlockRun runBlock(const std::string& file, int tokens, int layer)
     block.needRings(rings);
     rings.place(harness.book());
     block.useRings(rings);
-    run.measure = harness.run([&](ProgramWriter& writer) { block.program(writer); });
+    if (oneByOne) {
+        for (const PrefillKernel* kernel : block.kernels())
+            run.kernels.push_back({ kernel->name(),
+                harness.run([&](ProgramWriter& writer) { kernel->program(writer, -1); }), kernel->closedForm() });
+    } else {
+        run.measure = harness.run([&](ProgramWriter& writer) { block.program(writer); });
+    }
+    run.closedFormCycles = block.closedFormCycles();
     run.colors = harness.book().maxColorsAtARouter();
     for (int v = 0; v < frame.h; ++v)
         for (int u = 0; u < frame.w; ++u)
             run.peakSramBytes = std::max(run.peakSramBytes, harness.fabric().pe(frame.x(u), frame.y(v)).sramBytes());
     const auto width = std::size_t(shape.queryWidth());
-    run.out = gather(harness, block.outputTiles(), std::size_t(tokens), hidden);
-    run.keys = gather(harness, block.keyTiles(), std::size_t(tokens), width);
-    run.values = gather(harness, block.valueTiles(), std::size_t(tokens), width);
+    run.out = gatherTiles(harness, block.outputTiles(), std::size_t(tokens), hidden);
+    run.keys = gatherTiles(harness, block.keyTiles(), std::size_t(tokens), width);
+    run.values = gatherTiles(harness, block.valueTiles(), std::size_t(tokens), width);
 
     ReferenceModel reference(weights);
     TokenMatrix x(tokens, shape.hidden);
@@ -164,6 +167,44 @@ WS_TEST(aDecoderBlockOnThePrefillKernelsMatchesTheReferenceBlock)
     }
 }
 
+// Each kernel of a block, run on its own with its input where the kernel before left it, against
+// its closed form built from the same spec (core/kernels/prefill*.h): link wavelets and engine
+// cycles exact, since the kernel fixes every tile's size and route and every step's cycles; and
+// cycles exact too, the form following the programs through the fabric's timing rules at the
+// grain of whole tiles: what it leaves out, a wavelet waiting for a link another color holds,
+// does not arise with each ring edge a color of its own and one kernel at a time. The shapes cover plain and transposed
+// GEMMs with rotary, grouped keys and values and activations, both norms, the ring attention, the shifts and the
+// combines, over prompts the grid divides and ones it does not. The block's closed form, its kernels one after another,
+// is no less than its one run, where each PE goes on as soon as its own part is done.
+WS_TEST(eachKernelOfABlockRunsAsItsClosedFormSays)
+{
+    double worst = 0.0;
+    for (const std::string file : { "tiny_llama.yaml", "tiny_gpt2.yaml" }) {
+        for (const int tokens : { 12, 5, 10 }) {
+            const BlockRun run = runBlock(file, tokens, 0, true);
+            WS_REQUIRE(!run.kernels.empty());
+            for (const BlockRun::OneKernel& kernel : run.kernels) {
+                const KernelMeasure& measure = kernel.measure;
+                const double cycles = double(measure.cycles);
+                const double error = (kernel.model.cycles - cycles) / cycles;
+                std::printf("%-16s %2d tokens %-28s %6llu cycles, model %8.1f (%+5.1f%%); %6llu link wavelets\n",
+                    file.c_str(), tokens, kernel.name.c_str(), static_cast<unsigned long long>(measure.cycles),
+                    kernel.model.cycles, 100.0 * error, static_cast<unsigned long long>(measure.linkWavelets));
+                WS_CHECK_EQ(kernel.model.linkWavelets, double(measure.linkWavelets));
+                WS_CHECK_NEAR(kernel.model.peBusyFraction * double(measure.pes) * kernel.model.cycles,
+                    double(measure.busyCycles), 1e-6 * double(measure.busyCycles) + 1e-9);
+                WS_CHECK_EQ(kernel.model.cycles, cycles);
+                worst = std::max(worst, std::fabs(error));
+            }
+            const BlockRun whole = runBlock(file, tokens, 0);
+            std::printf("%-16s %2d tokens: block in one run %llu cycles, its kernels' closed forms in turn %.0f\n",
+                file.c_str(), tokens, static_cast<unsigned long long>(whole.measure.cycles), whole.closedFormCycles);
+            WS_CHECK(whole.closedFormCycles >= 0.95 * double(whole.measure.cycles));
+        }
+    }
+    std::printf("prefill block kernels: worst cycle error of the closed forms %.1f%%\n", 100.0 * worst);
+}
+
 namespace {
 
 struct ModelRun {
@@ -171,7 +212,9 @@ struct ModelRun {
     std::vector<float> referenceEmbedded;
     std::vector<float> out; // after every block
     std::vector<float> reference;
-    std::uint64_t cycles = 0;
+    std::uint64_t cycles = 0; // the blocks'
+    KernelMeasure embedding; // the embedding's own run
+    KernelCost embeddingModel; // its closed form
     Storage storage = Storage::Bf16;
 };
 
@@ -197,6 +240,7 @@ ModelRun runModel(const std::string& file, int tokens)
         spec.position = weights.tensor(Tensor::PositionEmbedding, 0, 0);
     PrefillEmbeddingKernel embedding(spec, harness.context());
     embedding.load(harness.fabric());
+    embedding.takePrompt(ids);
     std::vector<std::unique_ptr<PrefillLayer>> blocks;
     std::vector<PrefillOutputTile> x = embedding.outputTiles();
     int offset = embedding.outputOffset();
@@ -219,19 +263,26 @@ ModelRun runModel(const std::string& file, int tokens)
     for (std::size_t lane = 0; lane < embedding.lanes().size(); ++lane)
         taps.push_back(embedding.taps(lane));
     const int color = harness.addFeed("ids", embedding.lanes(), taps);
-    harness.setFeed(color, embedding.feed(ids));
+    harness.setFeed(color, embedding.feed());
     ModelRun run;
     run.storage = shape.storage;
+    harness.validateRoutes([&](ProgramWriter& writer) {
+        embedding.program(writer, color);
+        for (const auto& block : blocks)
+            block->program(writer);
+    });
+    run.embedding = harness.run([&](ProgramWriter& writer) { embedding.program(writer, color); });
+    run.embeddingModel = embedding.closedForm();
+    harness.setFeed(color, {});
     run.cycles = harness
                      .run([&](ProgramWriter& writer) {
-                         embedding.program(writer, color, ids);
                          for (const auto& block : blocks)
                              block->program(writer);
                      })
                      .cycles;
     const auto hidden = std::size_t(shape.hidden);
-    run.embedded = gather(harness, embedding.outputTiles(), std::size_t(tokens), hidden);
-    run.out = gather(harness, x, std::size_t(tokens), hidden);
+    run.embedded = gatherTiles(harness, embedding.outputTiles(), std::size_t(tokens), hidden);
+    run.out = gatherTiles(harness, x, std::size_t(tokens), hidden);
 
     TokenMatrix reference(tokens, shape.hidden);
     std::vector<float> position(hidden);
@@ -254,8 +305,8 @@ ModelRun runModel(const std::string& file, int tokens)
 } // namespace
 
 // The embedding (the token table's rows, with learned positions added) is the reference's to the
-// bit, and the whole stack of blocks after it, all in one run, agrees with the reference decoder's
-// blocks as one block does.
+// bit and runs as its closed form says, and the whole stack of blocks after it, all in one run,
+// agrees with the reference decoder's blocks as one block does.
 WS_TEST(thePromptsEmbeddingAndEveryBlockOnThePrefillKernels)
 {
     for (const std::string file : { "tiny_llama.yaml", "tiny_gpt2.yaml" }) {
@@ -264,7 +315,14 @@ WS_TEST(thePromptsEmbeddingAndEveryBlockOnThePrefillKernels)
         WS_CHECK_EQ(embedded.identical, run.embedded.size());
         const Agreement out(run.out, run.reference, run.storage);
         report("stack", file, out, run.out.size());
-        std::printf("  %llu cycles for the embedding and every block\n", static_cast<unsigned long long>(run.cycles));
+        std::printf("  embedding %llu cycles (closed form %.0f), every block %llu cycles\n",
+            static_cast<unsigned long long>(run.embedding.cycles), run.embeddingModel.cycles,
+            static_cast<unsigned long long>(run.cycles));
+        // The embedding's closed form, from the same spec and prompt: exact, as the blocks' kernels'.
+        WS_CHECK_EQ(run.embeddingModel.cycles, double(run.embedding.cycles));
+        WS_CHECK_EQ(run.embeddingModel.linkWavelets, double(run.embedding.linkWavelets));
+        WS_CHECK_NEAR(run.embeddingModel.peBusyFraction * double(run.embedding.pes) * run.embeddingModel.cycles,
+            double(run.embedding.busyCycles), 1e-6 * double(run.embedding.busyCycles));
         WS_CHECK(out.worst <= 4);
         WS_CHECK(out.identical * 10 >= run.out.size() * 9);
     }

@@ -73,6 +73,22 @@ WS_TEST(prefillNormMatchesTheReferenceWithinOneUlp)
     }
 }
 
+// The closed form from the same spec (core/kernels/prefillnorm.h), over every shape: cycles, link
+// wavelets and engine cycles exact (the kernel runs alone, each ring edge a color of its own).
+WS_TEST(prefillNormRunsAsItsClosedFormSays)
+{
+    for (const PrefillNormCase& shape : normCases()) {
+        const PrefillNormRun run = runPrefillNorm(shape, Storage::Bf16);
+        std::printf("%-36s %6llu cycles, model %8.1f; %6llu link wavelets\n", shape.name.c_str(),
+            static_cast<unsigned long long>(run.measure.cycles), run.model.cycles,
+            static_cast<unsigned long long>(run.measure.linkWavelets));
+        WS_CHECK_EQ(run.model.cycles, double(run.measure.cycles));
+        WS_CHECK_EQ(run.model.linkWavelets, double(run.measure.linkWavelets));
+        WS_CHECK_NEAR(run.model.peBusyFraction * double(run.measure.pes) * run.model.cycles,
+            double(run.measure.busyCycles), 1e-6 * double(run.measure.busyCycles));
+    }
+}
+
 // The input moves with the sums (up the columns, g - 1 ring positions a pass) and stays beside the
 // normed tiles, unchanged: the block's residual.
 WS_TEST(prefillNormLeavesTheInputBesideTheNormedTiles)

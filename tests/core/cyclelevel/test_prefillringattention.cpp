@@ -74,6 +74,28 @@ WS_TEST(ringAttentionMatchesTheReferenceWithinOneUlp)
     }
 }
 
+// The closed form from the same spec (core/kernels/prefillringattention.h), over every shape and a
+// SIMD width of 4 and 16 too: cycles, link wavelets and engine cycles exact (the kernel runs alone,
+// each ring edge a color of its own, so no wavelet waits for a link another holds), and its
+// multiply-adds the kernel's.
+WS_TEST(ringAttentionRunsAsItsClosedFormSays)
+{
+    std::vector<RingAttentionCase> cases = ringCases();
+    cases.push_back({ "4 heads, 15 tokens, SIMD 4", 4, 16, 15, 64, 4 });
+    cases.push_back({ "3 heads, 20 tokens, SIMD 16", 3, 8, 20, 24, 16 });
+    for (const RingAttentionCase& shape : cases) {
+        const RingAttentionRun run = runRingAttention(shape, Storage::Bf16);
+        std::printf("%-36s %6llu cycles, model %8.1f; %6llu link wavelets\n", shape.name.c_str(),
+            static_cast<unsigned long long>(run.measure.cycles), run.model.cycles,
+            static_cast<unsigned long long>(run.measure.linkWavelets));
+        WS_CHECK_EQ(run.model.cycles, double(run.measure.cycles));
+        WS_CHECK_EQ(run.model.linkWavelets, double(run.measure.linkWavelets));
+        WS_CHECK_NEAR(run.model.peBusyFraction * double(run.measure.pes) * run.model.cycles,
+            double(run.measure.busyCycles), 1e-6 * double(run.measure.busyCycles));
+        WS_CHECK_EQ(run.model.fmacs, double(run.fmacs));
+    }
+}
+
 // Two rounds of the ring bring every key and value tile back to the PE it started at: where the
 // kernel says they are, they are what the projections left, to the bit (the decode cache's source).
 WS_TEST(ringAttentionLeavesTheKeysAndValuesWhereItSays)
