@@ -174,15 +174,18 @@ int printCycleLevel(const core::cyclelevel::CycleRunResult& result, const ArgPar
     }
     if (parser.has("quiet"))
         return kExitOk;
+    const std::string prefillModel = result.prefillModelCycles > 0.0
+        ? core::formatText(" on the prefill kernels, model %.0f", result.prefillModelCycles)
+        : std::string();
     char line[512];
     std::snprintf(line, sizeof line,
         "%s on %s at cycle level: %.0f cycles per token, %.0f tokens/s at %.2f GHz\n"
-        "  prompt %zu tokens (prefill %llu cycles, first token after %llu), %zu decode steps; tokens %s the "
+        "  prompt %zu tokens (prefill %llu cycles%s, first token after %llu), %zu decode steps; tokens %s the "
         "reference's, largest logit "
         "error %.3g\n",
         core::displayText(result.model).c_str(), result.system.c_str(), result.cyclesPerToken, result.tokensPerS,
         result.clockHz / 1e9, result.prompt.size(), static_cast<unsigned long long>(result.prefillCycles),
-        static_cast<unsigned long long>(result.ttftCycles), result.decode.size(),
+        prefillModel.c_str(), static_cast<unsigned long long>(result.ttftCycles), result.decode.size(),
         result.tokensMatchReference ? "match" : "differ from", result.maxAbsLogitError);
     out << line << "\n  region                      kernel       measured     model   link wavelets   busy\n";
     for (std::size_t i = 0; i < result.regions.size(); ++i) {

@@ -29,6 +29,7 @@ std::optional<Diagnostic> prefill(WaferDecoder& decoder, const CycleRunOptions& 
             return run.error();
         result.prefillCycles = run->cycles;
         result.prefillBlock = run->block;
+        result.prefillModelCycles = run->modelCycles;
         return std::nullopt;
     }
     for (int p = 0; p + 1 < options.promptTokens; ++p) {
@@ -186,6 +187,9 @@ std::string cycleRunToJson(const CycleRunResult& result)
     json["clock_hz"] = result.clockHz;
     json["prefill_cycles"] = result.prefillCycles;
     json["ttft_cycles"] = result.ttftCycles;
+    json["prefill_model_cycles"] = result.prefillModelCycles > 0.0 ? nlohmann::ordered_json(result.prefillModelCycles)
+                                                                   : nlohmann::ordered_json();
+    json["prefill_block"] = result.prefillBlock;
     json["max_abs_logit_error"] = result.maxAbsLogitError;
     json["tokens_match_reference"] = result.tokensMatchReference;
     json["gap_at_difference"]

@@ -50,6 +50,9 @@ struct CycleRunResult {
     // Time to first token: the prefill, then the last prompt token's step, which generates it.
     std::uint64_t ttftCycles = 0;
     int prefillBlock = 0; // g of the g x g block the prefill kernels ran on; 0: one position at a time
+    // The prefill kernels' closed forms for the same prompt, one after another (0: one position
+    // at a time, which has none).
+    double prefillModelCycles = 0.0;
     double cyclesPerToken = 0.0; // mean over the decode steps
     double tokensPerS = 0.0; // at the wafer's clock
     double clockHz = 0.0;

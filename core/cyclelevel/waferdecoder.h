@@ -58,6 +58,9 @@ struct FabricDecodeOptions {
 struct PrefillOnFabric {
     std::int64_t positions = 0;
     std::uint64_t cycles = 0; // from the ids leaving the host until every cache holds them
+    // The closed forms of its kernels one after another, each block's cache move after it
+    // (WaferDecoder's prefill kernels, core/kernels/prefill*.h).
+    double modelCycles = 0.0;
     int block = 0; // g: the g x g block of PEs the prompt ran on
     double wallS = 0.0;
 };

@@ -110,6 +110,7 @@ struct WaferDecoder::Impl {
     std::string prefillRefusal;
     void programPrefill(ProgramWriter& writer) const;
     void programCacheMove(ProgramWriter& writer, std::size_t layer) const;
+    double prefillModelCycles() const;
     // Runs the programs written until they finish: the cycles, or the stall or cancel.
     Expected<std::uint64_t> runPrograms(std::int64_t position);
 

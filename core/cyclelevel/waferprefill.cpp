@@ -12,6 +12,7 @@
 #include "core/cyclelevel/waferdecoderbuilder.h"
 
 #include "core/cyclelevel/kernels/kernelsupport.h"
+#include "core/kernels/prefillcachemove.h"
 
 #include <algorithm>
 #include <bit>
@@ -262,6 +263,26 @@ void WaferDecoder::Impl::programCacheMove(ProgramWriter& writer, std::size_t lay
     }
 }
 
+// The prefill's closed form: the embedding, then each block's kernels one after another and its
+// cache move (each from the closed forms of core/kernels, built from the kernels' own specs).
+double WaferDecoder::Impl::prefillModelCycles() const
+{
+    const Frame& frame = prefill->frame;
+    const int g = frame.w;
+    double cycles = prefill->embedding->closedForm().cycles;
+    for (std::size_t layer = 0; layer < prefill->layers.size(); ++layer) {
+        cycles += prefill->layers[layer]->closedFormCycles();
+        const Frame& region = layers[layer].attention->spec().frame;
+        const int columns = int(std::min<std::int64_t>(prefill->tokens, region.w));
+        const int east = std::max(region.x(0), region.x(columns - 1));
+        int hops = 0;
+        for (int y = 0; y < g; ++y) // up the row's turn column, then east along the head's row
+            hops = std::max(hops, frame.y(y) - region.y(y) + east - frame.x(g - 1));
+        cycles += costPrefillCacheMove({ g, int(shape.headDim), prefill->tokens, region.w, hops }).cycles;
+    }
+    return cycles;
+}
+
 std::vector<float> WaferDecoder::cached(int layer, int head, std::int64_t position, bool value) const
 {
     return m_impl->layers[std::size_t(layer)].attention->cached(*m_impl->fabric, head, position, value);
@@ -314,6 +335,7 @@ Expected<PrefillOnFabric> WaferDecoder::prefill(std::span<const std::int32_t> pr
     result.positions = impl.prefill->tokens;
     result.cycles = *cycles;
     result.block = frame.w;
+    result.modelCycles = impl.prefillModelCycles();
     result.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
 }

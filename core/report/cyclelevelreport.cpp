@@ -76,6 +76,8 @@ CycleLevelReport cycleLevelReport(const cyclelevel::CycleRunResult& run)
     report.clockHz = run.clockHz;
     report.prefillCycles = run.prefillCycles;
     report.ttftCycles = run.ttftCycles;
+    report.prefillBlock = run.prefillBlock;
+    report.prefillModelCycles = run.prefillModelCycles;
     report.maxAbsLogitError = run.maxAbsLogitError;
     report.tokensMatchReference = run.tokensMatchReference;
     report.gapAtDifference = run.gapAtDifference;
@@ -119,6 +121,8 @@ std::string cycleLevelToJson(const CycleLevelReport& r, int indent)
     json["clock_hz"] = r.clockHz;
     json["prefill_cycles"] = r.prefillCycles;
     json["ttft_cycles"] = r.ttftCycles;
+    json["prefill_model_cycles"] = r.prefillModelCycles > 0.0 ? Json(r.prefillModelCycles) : Json();
+    json["prefill_block"] = r.prefillBlock;
     json["max_abs_logit_error"] = r.maxAbsLogitError;
     json["tokens_match_reference"] = r.tokensMatchReference;
     json["gap_at_difference"] = r.gapAtDifference < 0.0 ? Json() : Json(r.gapAtDifference);
@@ -152,6 +156,10 @@ CycleLevelReport readCycleLevel(const jsonread::Reader& r)
     report.prefillCycles = r.integer<std::uint64_t>("prefill_cycles");
     if (r.has("ttft_cycles"))
         report.ttftCycles = r.integer<std::uint64_t>("ttft_cycles");
+    if (r.has("prefill_model_cycles") && !r.at("prefill_model_cycles").is_null())
+        report.prefillModelCycles = r.real("prefill_model_cycles");
+    if (r.has("prefill_block"))
+        report.prefillBlock = int(r.integer("prefill_block"));
     report.maxAbsLogitError = r.real("max_abs_logit_error");
     const jsonread::ReadJson& match = r.at("tokens_match_reference");
     if (!match.is_boolean())

@@ -34,6 +34,10 @@ struct CycleLevelReport {
     double clockHz = 0.0;
     std::uint64_t prefillCycles = 0;
     std::uint64_t ttftCycles = 0; // prefill plus the first token's step; 0 in reports written before it
+    // The prefill kernels' block side and their closed forms' cycles; 0 when the prompt ran one
+    // position at a time (or in reports written before them).
+    int prefillBlock = 0;
+    double prefillModelCycles = 0.0;
     double maxAbsLogitError = 0.0;
     bool tokensMatchReference = false;
     double gapAtDifference = -1.0; // negative when every token matches

@@ -63,6 +63,21 @@ std::string matchText(const CycleLevelReport& c)
         + formatFixed(c.gapAtDifference, 4) + " apart)";
 }
 
+// "23,744 cycles on a 4 x 4 block of prefill kernels; their closed forms 24,100 (measured / model
+// 0.99)", or "... cycles, one position at a time".
+std::string prefillText(const CycleLevelReport& c)
+{
+    const std::string cycles = whole(double(c.prefillCycles)) + " cycles";
+    if (c.prefillBlock == 0)
+        return c.promptTokens > 1 ? cycles + ", one position at a time through the decode kernels" : cycles;
+    const std::string block = std::to_string(c.prefillBlock);
+    std::string text = cycles + " on a " + block + " x " + block + " block of prefill kernels";
+    if (c.prefillModelCycles > 0.0)
+        text += "; their closed forms, one after another, " + whole(c.prefillModelCycles) + " (measured / model "
+            + ratioText(double(c.prefillCycles), c.prefillModelCycles) + ")";
+    return text;
+}
+
 // "3,702" or "3,690 to 3,712": the least and the most of one figure over the blocks.
 std::string blockRange(const std::vector<BlockCycles>& blocks, double BlockCycles::*figure)
 {
@@ -173,7 +188,7 @@ ReportTable runTable(const CycleLevelReport& c)
         { "Model on system", c.model + " on " + c.system },
         { "Clock", formatSi(c.clockHz, "Hz") },
         { "Prompt", std::to_string(c.promptTokens) + " tokens: " + tokenList(c.prompt) },
-        { "Prefill (one position at a time)", whole(double(c.prefillCycles)) + " cycles" },
+        { "Prefill", prefillText(c) },
         { "Time to first token (prefill, then the last prompt token's step)",
             c.ttftCycles == 0 ? "" : whole(double(c.ttftCycles)) + " cycles" },
         { "Decode steps", std::to_string(c.decodeSteps) },
