@@ -72,7 +72,17 @@ std::optional<std::string> WaferDecoder::Impl::Builder::buildPrefill(std::int64_
         built->embedding->load(wafer);
         std::vector<PrefillOutputTile> x = built->embedding->outputTiles();
         int offset = built->embedding->outputOffset();
+        // One arena of buffers for every block: the 16-bit weights of each block stay, but each
+        // block's f32 buffers start where the first block's did (the same kernels allocate the
+        // same buffers, so the input a block takes is where the one before left it, beyond what
+        // its own kernels write before they read it). A PE then holds every block's weights and
+        // one block's buffers.
+        std::vector<std::size_t> arena;
+        for (int i = 0; i < g * g; ++i)
+            arena.push_back(wafer.pe(i % g, y0 + i / g).f32.size());
         for (int layer = 0; layer < int(m_s.layers); ++layer) {
+            for (int i = 0; layer > 0 && i < g * g; ++i)
+                wafer.pe(i % g, y0 + i / g).f32.resize(arena[std::size_t(i)]);
             built->layers.push_back(
                 std::make_unique<PrefillLayer>(m_s, m_weights, layer, built->frame, tokens, x, offset, m_context));
             built->layers.back()->load(wafer);

@@ -152,13 +152,15 @@ WS_TEST(thePromptRunsAtOnceOnThePrefillKernels)
 
 // The prefill leaves in every block's decode cache the keys and values the reference decoder
 // caches for the same prompt, to the bit: in one round of a position a column of the attention
-// region, and in several when the prompt is longer than the region is wide.
+// region, and in several when the prompt is longer than the region is wide. 40 positions fit the
+// block's SRAM only because every block's buffers share one arena (each block's after the first
+// where the first's were), which the caches and the later blocks' outputs survive.
 WS_TEST(thePrefillFillsTheDecodeCachesWithTheReferencesKeysAndValues)
 {
     const ModelGraph graph = waferscope::test::load(data("tiny_llama.yaml"));
     const SystemSpec system = smallWafer(96, 96);
     const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
-    for (const int positions : { 4, 6, 11 }) {
+    for (const int positions : { 4, 6, 11, 40 }) {
         FabricDecodeOptions options;
         options.capacity = positions + 1;
         options.prefillTokens = positions;
