@@ -23,14 +23,11 @@ KernelCost costPrefillEmbedding(const PrefillEmbeddingShape& shape)
     const int simd = std::max(1, shape.simdWidth);
     prefillring::BlockTimer timer(g);
     const prefillring::Ring& ring = timer.ring();
-    std::vector<std::int64_t> bands, blocks;
-    for (int b = 0; b <= g; ++b) {
-        bands.push_back(tokens * b / g);
-        blocks.push_back(shape.hidden * b / g);
-    }
-    const auto width = [&](int x) { return blocks[std::size_t(x) + 1] - blocks[std::size_t(x)]; };
-    const auto bandAt = [&](int x, int y, int s) { return std::size_t((ring.position(x) + ring.position(y) + s) % g); };
-    const auto rows = [&](int x, int y, int s) { return bands[bandAt(x, y, s) + 1] - bands[bandAt(x, y, s)]; };
+    const prefillring::EvenSplit bands(tokens, g);
+    const prefillring::EvenSplit blocks(shape.hidden, g);
+    const auto width = [&](int x) { return blocks.size(x); };
+    const auto bandAt = [&](int x, int y, int s) { return (ring.position(x) + ring.position(y) + s) % g; };
+    const auto rows = [&](int x, int y, int s) { return bands.size(bandAt(x, y, s)); };
     for (int y = 0; y < g; ++y) {
         std::int64_t lane = 0;
         for (int x = 0; x < g; ++x)
@@ -45,7 +42,8 @@ KernelCost costPrefillEmbedding(const PrefillEmbeddingShape& shape)
             const std::int64_t first = shape.vocab * y / g;
             const std::int64_t end = shape.vocab * (y + 1) / g;
             std::int64_t found = 0;
-            for (std::int64_t t = bands[bandAt(x, y, s)]; t < bands[bandAt(x, y, s) + 1]; ++t)
+            const int band = bandAt(x, y, s);
+            for (std::int64_t t = bands.begin(band); t < bands.begin(band) + bands.size(band); ++t)
                 found += shape.ids[std::size_t(t)] >= first && shape.ids[std::size_t(t)] < end;
             return std::max(1.0, double(n) + elementwise(found * width(x), 1, simd));
         });

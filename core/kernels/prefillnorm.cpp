@@ -22,16 +22,12 @@ KernelCost costPrefillNorm(const PrefillNormShape& shape)
     const int simd = std::max(1, shape.simdWidth);
     prefillring::BlockTimer timer(g);
     const prefillring::Ring& ring = timer.ring();
-    std::vector<std::int64_t> bands, blocks;
-    for (int b = 0; b <= g; ++b) {
-        bands.push_back(shape.tokens * b / g);
-        blocks.push_back(shape.hidden * b / g);
-    }
+    const prefillring::EvenSplit bands(shape.tokens, g);
+    const prefillring::EvenSplit blocks(shape.hidden, g);
     const int offset = ((shape.bandOffset % g) + g) % g;
-    const auto block = [&](int x) { return blocks[std::size_t(x) + 1] - blocks[std::size_t(x)]; };
+    const auto block = [&](int x) { return blocks.size(x); };
     const auto tokens = [&](int x, int y, int moved) {
-        const auto band = std::size_t((ring.position(x) + ring.position(y) + moved + offset) % g);
-        return bands[band + 1] - bands[band];
+        return bands.size((ring.position(x) + ring.position(y) + moved + offset) % g);
     };
     const int passes = shape.layerNorm ? 2 : 1;
     for (int pass = 0; pass < passes; ++pass) {

@@ -10,6 +10,7 @@
 #include "core/kernels/closedform.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -32,6 +33,22 @@ inline double tileProduct(std::int64_t rows, std::int64_t cols, std::int64_t inn
     const std::int64_t alongRows = cols * ceilDiv(rows, simd);
     return double(std::max<std::int64_t>(1, inner * std::min(alongCols, alongRows)));
 }
+
+// `total` split into g parts as evenly as they go: part b is [total b / g, total (b + 1) / g), as
+// PrefillGrid splits the tokens (bands) and the hidden values (blocks).
+class EvenSplit {
+public:
+    EvenSplit(std::int64_t total, int g)
+    {
+        for (int b = 0; b <= g; ++b)
+            m_bounds.push_back(total * b / g);
+    }
+    std::int64_t begin(int b) const { return m_bounds[std::size_t(b)]; }
+    std::int64_t size(int b) const { return m_bounds[std::size_t(b) + 1] - m_bounds[std::size_t(b)]; }
+
+private:
+    std::vector<std::int64_t> m_bounds; // g + 1
+};
 
 // MeshGEMM's interleaved ring of g indices, as PrefillGrid orders it: positions 0, 1, ..., g - 1
 // hold the indices 0, 2, 4, ..., 5, 3, 1, so that every shift is one or two hops. A tiling of

@@ -4,10 +4,25 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
 namespace waferscope::test {
+
+std::string closedFormMismatch(const KernelMeasure& measure, const core::KernelCost& model)
+{
+    std::string mismatch;
+    if (model.cycles != double(measure.cycles))
+        mismatch += "cycles " + std::to_string(model.cycles) + " against " + std::to_string(measure.cycles) + "; ";
+    if (model.linkWavelets != double(measure.linkWavelets))
+        mismatch += "link wavelets " + std::to_string(model.linkWavelets) + " against "
+            + std::to_string(measure.linkWavelets) + "; ";
+    const double busy = model.peBusyFraction * double(measure.pes) * model.cycles;
+    if (std::fabs(busy - double(measure.busyCycles)) > 1e-9 * double(measure.busyCycles))
+        mismatch += "engine cycles " + std::to_string(busy) + " against " + std::to_string(measure.busyCycles);
+    return mismatch;
+}
 
 int ulps(float a, float b, core::Storage storage)
 {

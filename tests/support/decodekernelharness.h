@@ -40,6 +40,10 @@ struct KernelMeasure {
     double busyFraction() const { return cycles && pes ? double(busyCycles) / (double(pes) * double(cycles)) : 0.0; }
 };
 
+// Where a closed form differs from a kernel's run alone in cycles, link wavelets or engine cycles
+// (its busy fraction times the PEs and its cycles, to 1e-9): empty when it is exact.
+std::string closedFormMismatch(const KernelMeasure& measure, const core::KernelCost& model);
+
 // The fabric (1 + regionWidth) x regionHeight PEs with 24 colors, queues of 4 and the given SIMD
 // width. Use: build the kernel on frame(), route() it on book(), add its feeds (their routes
 // follow the kernel's, as in WaferDecoder), load() it, then setFeed() and run() once per token.
