@@ -274,7 +274,9 @@ void WaferDecoder::Impl::programCacheMove(ProgramWriter& writer, std::size_t lay
 }
 
 // The prefill's closed form: the embedding, then each block's kernels one after another and its
-// cache move (each from the closed forms of core/kernels, built from the kernels' own specs).
+// cache move (each from the closed forms of core/kernels, built from the kernels' own specs). A
+// move's way to the region overlaps the next block's kernels, which go on once the stream has
+// left the block: only the last block's counts its hops.
 double WaferDecoder::Impl::prefillModelCycles() const
 {
     const Frame& frame = prefill->frame;
@@ -286,7 +288,8 @@ double WaferDecoder::Impl::prefillModelCycles() const
         const int columns = int(std::min<std::int64_t>(prefill->tokens, region.w));
         const int east = std::max(region.x(0), region.x(columns - 1));
         int hops = 0;
-        for (int y = 0; y < g; ++y) // up the row's turn column, then east along the head's row
+        for (int y = 0; layer + 1 == prefill->layers.size() && y < g;
+             ++y) // up the row's turn, east along the head's row
             hops = std::max(hops, frame.y(y) - region.y(y) + east - frame.x(g - 1));
         cycles += costPrefillCacheMove({ g, int(shape.headDim), prefill->tokens, region.w, hops }).cycles;
     }

@@ -5,6 +5,7 @@
 
 #include "core/compiler/compiler.h"
 
+#include <QLocale>
 #include <QThread>
 
 #include <algorithm>
@@ -100,6 +101,26 @@ void FabricRuns::cancelToken()
         Q_EMIT tokenFinished();
 }
 
+namespace {
+
+// "; prompt of 2: prefill 1,234 cycles on a 4 x 4 prefill block (model 1,300), first token after
+// 6,578": what the run's figures say about the prompt (empty without one).
+QString prefillText(const core::cyclelevel::CycleRunResult& run)
+{
+    if (run.prompt.size() < 2)
+        return {};
+    const QLocale locale;
+    const QString path = run.prefillBlock > 0 ? QObject::tr(" on a %1 x %1 prefill block (model %2)")
+                                                    .arg(run.prefillBlock)
+                                                    .arg(locale.toString(run.prefillModelCycles, 'f', 0))
+                                              : QObject::tr(" one position at a time");
+    return QObject::tr("; prompt of %1: prefill %2 cycles%3, first token after %4")
+        .arg(run.prompt.size())
+        .arg(locale.toString(qulonglong(run.prefillCycles)), path, locale.toString(qulonglong(run.ttftCycles)));
+}
+
+} // namespace
+
 void FabricRuns::runToken(int promptTokens)
 {
     if (const QString why = tokenUnavailableReason(); !why.isEmpty()) {
@@ -129,14 +150,15 @@ void FabricRuns::runToken(int promptTokens)
             m_tokenRun = std::move(result).value();
             m_tokenSeed = seed;
             const core::cyclelevel::CycleRunResult& run = *m_tokenRun;
-            Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s at the wafer's clock); "
+            Q_EMIT info(tr("Token on fabric: %1 on %2, %3 cycles per token (%4 tokens/s); "
                            "generated %5, the reference %6; %7 s per token")
                             .arg(QString::fromStdString(run.model), QString::fromStdString(run.system))
                             .arg(run.cyclesPerToken, 0, 'f', 0)
                             .arg(run.tokensPerS, 0, 'f', 0)
                             .arg(run.tokens.empty() ? -1 : run.tokens.back())
                             .arg(run.referenceTokens.empty() ? -1 : run.referenceTokens.back())
-                            .arg(run.decodeS, 0, 'f', 2));
+                            .arg(run.decodeS, 0, 'f', 2)
+                + prefillText(run));
             Q_EMIT tokenFinished();
             Q_EMIT tokenSettled(tr("ran a token on the fabric"));
         });
