@@ -54,7 +54,8 @@ Expected<std::unique_ptr<WaferDecoder>> WaferDecoder::build(
     // Lanes of the hidden vector: a row each, in every strip; a column each where a region turns
     // them (after its norm column), and a chain each in the embedding. The compiler decided the
     // layout (core/compiler/decodelayout.h), which the engine times too.
-    impl.lanes = decodeLayoutFor(graph, plan).hiddenLanesOn(0);
+    impl.layout = decodeLayoutFor(graph, plan);
+    impl.lanes = impl.layout.hiddenLanesOn(0);
     if (impl.lanes < 1)
         return refuse("--level", "the plan's regions are too narrow for the decode kernels");
 

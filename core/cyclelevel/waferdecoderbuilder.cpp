@@ -72,12 +72,11 @@ std::optional<Diagnostic> WaferDecoder::Impl::Builder::checkBlock(int layer) con
     return std::nullopt;
 }
 
-// The feed-forward's hidden values: a lane per row, as many as the down projection has columns.
-Lanes WaferDecoder::Impl::Builder::ffnLanes(const Strip& strip, int y0) const
+// The feed-forward's hidden values: a lane per row, as many as the plan's layout gives block
+// `layer` (as many as the down projection's columns can turn).
+Lanes WaferDecoder::Impl::Builder::ffnLanes(int layer, int y0) const
 {
-    const Region& last = strip[m_s.experts > 0 ? OpRole::Experts : OpRole::Down];
-    const int down = m_s.experts > 0 ? last.rect.w / int(m_s.experts * m_ffnParts) : last.rect.w;
-    return evenLanes(y0, int(std::min<std::int64_t>({ strip.h, kTurnColors * down, m_s.ffn })), std::uint32_t(m_s.ffn));
+    return evenLanes(y0, m_impl.layout.ffnLanesOf(layer), std::uint32_t(m_s.ffn));
 }
 
 // A row per query head (kv: its kv head's dimensions on that row).
@@ -206,7 +205,7 @@ void WaferDecoder::Impl::Builder::buildFeedForward(int layer, Layer& block)
     const Lanes x = m_impl.hiddenLanes(y0);
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x, Tensor::Norm3Weight,
         Tensor::Norm3Bias, layer);
-    const Lanes inner = ffnLanes(strip, y0);
+    const Lanes inner = ffnLanes(layer, y0);
     Ffn ffn;
     ffn.up = gemvOf(layer, OpRole::Up, 1, x, inner, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
         m_s.gated() ? Epilogue::Round : Epilogue::Activation);
@@ -225,7 +224,7 @@ void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
     const Lanes x = m_impl.hiddenLanes(y0);
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Router), x,
         Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
-    const Lanes inner = ffnLanes(strip, y0);
+    const Lanes inner = ffnLanes(layer, y0);
     block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } }, Tensor::Router,
         Tensor::Router, false, Epilogue::Route);
     const Region& region = strip[OpRole::Experts];

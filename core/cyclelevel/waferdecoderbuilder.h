@@ -91,7 +91,7 @@ private:
         Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue);
     std::unique_ptr<NormColumn> norm(const std::string& name, const Frame& frame, const Lanes& normLanes, Tensor weight,
         Tensor bias, int layer) const;
-    Lanes ffnLanes(const Strip& strip, int y0) const;
+    Lanes ffnLanes(int layer, int y0) const;
     Lanes headLanes(int y0, bool kv) const;
     std::vector<Frame> expertFrames(const Frame& frame) const;
     int routingWeights(const Layer& block, const Strip& strip, const std::string& name);

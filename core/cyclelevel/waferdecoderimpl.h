@@ -25,7 +25,8 @@ struct WaferDecoder::Impl {
     KernelContext context;
     std::unique_ptr<fabric::StaticColorFabric> fabric;
     std::unique_ptr<RouteBook> routes;
-    int lanes = 0; // L: lanes of the hidden vector between blocks
+    DecodeLayout layout; // the plan's (core/compiler/decodelayout.h): the lanes the engine times too
+    int lanes = 0; // L: lanes of the hidden vector between blocks (layout.hiddenLanesOn(0))
     Lanes hiddenLanes(int y0) const { return evenLanes(y0, lanes, std::uint32_t(shape.hidden)); }
 
     // A handoff between strips: lane i leaves its sender, turns down at relay[i] onto the next
