@@ -88,7 +88,9 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
                     + std::to_string(g) + " bands of heads of " + std::to_string(m_spec.headDim));
     m_offset = ((m_spec.bandOffset % g) + g) % g;
     if (!m_spec.inputInPlace.empty()) {
-        checkInputInPlace();
+        m_inPlace = tilesInPlace(
+            m_spec.name, m_spec.inputInPlace, m_grid, [this](int x, int y) { return at(x, y); },
+            [this](int x, int y) { return bandAt(x, y, 0); });
         return;
     }
     if (m_spec.transposed)
@@ -104,39 +106,6 @@ PrefillGemmKernel::PrefillGemmKernel(PrefillGemmSpec spec, const KernelContext& 
         m_lanes.push_back({ m_spec.frame.y(y), next, next + length });
         next += length;
     }
-}
-
-// Every PE that holds input at step 0 has one tile in place, of the band and block it starts with.
-void PrefillGemmKernel::checkInputInPlace()
-{
-    const int g = m_grid.size();
-    m_inPlace.assign(std::size_t(g) * std::size_t(g), -1);
-    const auto where = [&](Pe pe) { return "(" + std::to_string(pe.x) + ", " + std::to_string(pe.y) + ")"; };
-    for (const PrefillOutputTile& tile : m_spec.inputInPlace) {
-        int found = -1;
-        for (int i = 0; i < g * g && found < 0; ++i)
-            if (at(i % g, i / g).x == tile.pe.x && at(i % g, i / g).y == tile.pe.y)
-                found = i;
-        if (found < 0)
-            throw std::logic_error(m_spec.name + ": an input tile at PE " + where(tile.pe) + " is outside the block");
-        const int x = found % g;
-        const int y = found / g;
-        const int band = bandAt(x, y, 0);
-        if (m_inPlace[std::size_t(found)] >= 0 || tile.firstToken != m_grid.bandBegin(band)
-            || tile.tokens != m_grid.bandSize(band) || tile.firstDim != m_grid.blockBegin(x) || tile.dims != inSize(x))
-            throw std::logic_error(m_spec.name + ": the input tile at PE " + where(tile.pe) + " holds tokens ["
-                + std::to_string(tile.firstToken) + ", " + std::to_string(tile.firstToken + tile.tokens)
-                + ") x inputs [" + std::to_string(tile.firstDim) + ", " + std::to_string(tile.firstDim + tile.dims)
-                + "); the PE starts with tokens [" + std::to_string(m_grid.bandBegin(band)) + ", "
-                + std::to_string(m_grid.bandBegin(band) + m_grid.bandSize(band)) + ") x inputs ["
-                + std::to_string(m_grid.blockBegin(x)) + ", " + std::to_string(m_grid.blockBegin(x) + inSize(x))
-                + "), once");
-        m_inPlace[std::size_t(found)] = tile.offset;
-    }
-    for (int y = 0; y < g; ++y)
-        for (int x = 0; x < g; ++x)
-            if (inputWavelets(x, y, 0) > 0 && m_inPlace[std::size_t(y * g + x)] < 0)
-                throw std::logic_error(m_spec.name + ": PE " + where(at(x, y)) + " has no input tile in place");
 }
 
 std::uint32_t PrefillGemmKernel::inputAt(int x, int y, int step) const

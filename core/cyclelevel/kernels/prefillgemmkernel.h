@@ -114,7 +114,6 @@ private:
     }
     // The input tile PE (x, y) holds at step s: in place at step 0, else its own buffer.
     std::uint32_t inputAt(int x, int y, int step) const;
-    void checkInputInPlace();
     const Buffers& buffers(int x, int y) const
     {
         return m_buffers[std::size_t(y) * std::size_t(m_grid.size()) + std::size_t(x)];

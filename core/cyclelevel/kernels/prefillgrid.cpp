@@ -50,4 +50,37 @@ bool PrefillGrid::columnNeedsLater(int x, int y, int step) const
     return false;
 }
 
+std::vector<std::int64_t> tilesInPlace(const std::string& kernel, const std::vector<PrefillOutputTile>& tiles,
+    const PrefillGrid& grid, const std::function<Pe(int, int)>& at, const std::function<int(int, int)>& band)
+{
+    const int g = grid.size();
+    std::vector<std::int64_t> inPlace(std::size_t(g) * std::size_t(g), -1);
+    const auto where = [](Pe pe) { return "(" + std::to_string(pe.x) + ", " + std::to_string(pe.y) + ")"; };
+    const auto range = [](std::uint32_t begin, std::uint32_t size) {
+        return "[" + std::to_string(begin) + ", " + std::to_string(begin + size) + ")";
+    };
+    for (const PrefillOutputTile& tile : tiles) {
+        int found = -1;
+        for (int i = 0; i < g * g && found < 0; ++i)
+            if (at(i % g, i / g).x == tile.pe.x && at(i % g, i / g).y == tile.pe.y)
+                found = i;
+        if (found < 0)
+            throw std::logic_error(kernel + ": an input tile at PE " + where(tile.pe) + " is outside the block");
+        const int x = found % g;
+        const int b = band(x, found / g);
+        if (inPlace[std::size_t(found)] >= 0 || tile.firstToken != grid.bandBegin(b) || tile.tokens != grid.bandSize(b)
+            || tile.firstDim != grid.blockBegin(x) || tile.dims != grid.blockSize(x))
+            throw std::logic_error(kernel + ": the input tile at PE " + where(tile.pe) + " holds tokens "
+                + range(tile.firstToken, tile.tokens) + " x values " + range(tile.firstDim, tile.dims)
+                + "; the PE starts with tokens " + range(grid.bandBegin(b), grid.bandSize(b)) + " x values "
+                + range(grid.blockBegin(x), grid.blockSize(x)) + ", once");
+        inPlace[std::size_t(found)] = tile.offset;
+    }
+    for (int y = 0; y < g; ++y)
+        for (int x = 0; x < g; ++x)
+            if (grid.bandSize(band(x, y)) * grid.blockSize(x) > 0 && inPlace[std::size_t(y * g + x)] < 0)
+                throw std::logic_error(kernel + ": PE " + where(at(x, y)) + " has no input tile in place");
+    return inPlace;
+}
+
 } // namespace waferscope::core::cyclelevel

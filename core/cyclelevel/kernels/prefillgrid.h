@@ -3,6 +3,8 @@
 #include "core/kernels/geometry.h"
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace waferscope::core::cyclelevel {
@@ -33,6 +35,15 @@ struct PrefillOutputTile {
 // A ring passes a tile on only while a PE further along its remaining visits takes part, and a
 // partial output starts at the first PE that takes part: the masked PEs compute nothing, and
 // relay only what a later PE of their ring needs.
+class PrefillGrid;
+
+// A kernel's input tiles in place (a kernel before's outputs), checked against what its PEs start
+// with: PE (x, y) of the block (at(x, y) on the wafer) token band band(x, y) of block x, once;
+// every PE whose band and block are not empty has its tile. Returns each PE's f32 offset, per
+// (y, x), -1 where none; throws std::logic_error naming `kernel` and the PE.
+std::vector<std::int64_t> tilesInPlace(const std::string& kernel, const std::vector<PrefillOutputTile>& tiles,
+    const PrefillGrid& grid, const std::function<Pe(int, int)>& at, const std::function<int(int, int)>& band);
+
 class PrefillGrid {
 public:
     PrefillGrid(int grid, std::int64_t tokens, std::int64_t headDim);

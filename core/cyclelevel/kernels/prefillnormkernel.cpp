@@ -51,31 +51,9 @@ PrefillNormKernel::PrefillNormKernel(PrefillNormSpec spec, const KernelContext& 
         || (m_spec.weight.cols() + g - 1) / g > steps::TileDims::kMaxSide)
         refuse("tiles larger than a step takes (" + std::to_string(steps::TileDims::kMaxSide) + " a side)");
     m_offset = ((m_spec.bandOffset % g) + g) % g;
-    m_inPlace.assign(std::size_t(g) * std::size_t(g), -1);
-    for (const PrefillOutputTile& tile : m_spec.input) {
-        const int x = tile.pe.x - m_spec.frame.x(0);
-        const int y = tile.pe.y - m_spec.frame.y(0);
-        const std::string where = "(" + std::to_string(tile.pe.x) + ", " + std::to_string(tile.pe.y) + ")";
-        if (x < 0 || x >= g || y < 0 || y >= g)
-            refuse("an input tile at PE " + where + " is outside the block");
-        const int band = bandAt(x, y, 0);
-        const auto index = std::size_t(y * g + x);
-        if (m_inPlace[index] >= 0 || tile.firstToken != m_grid.bandBegin(band) || tile.tokens != m_grid.bandSize(band)
-            || tile.firstDim != m_grid.blockBegin(x) || tile.dims != block(x))
-            refuse("the input tile at PE " + where + " holds tokens [" + std::to_string(tile.firstToken) + ", "
-                + std::to_string(tile.firstToken + tile.tokens) + ") x values [" + std::to_string(tile.firstDim) + ", "
-                + std::to_string(tile.firstDim + tile.dims) + "); the PE starts with tokens ["
-                + std::to_string(m_grid.bandBegin(band)) + ", "
-                + std::to_string(m_grid.bandBegin(band) + m_grid.bandSize(band)) + ") x values ["
-                + std::to_string(m_grid.blockBegin(x)) + ", " + std::to_string(m_grid.blockBegin(x) + block(x))
-                + "), once");
-        m_inPlace[index] = tile.offset;
-    }
-    for (int y = 0; y < g; ++y)
-        for (int x = 0; x < g; ++x)
-            if (tokens(x, y, 0) * block(x) > 0 && m_inPlace[std::size_t(y * g + x)] < 0)
-                refuse("PE (" + std::to_string(at(x, y).x) + ", " + std::to_string(at(x, y).y)
-                    + ") has no input tile in place");
+    m_inPlace = tilesInPlace(
+        m_spec.name, m_spec.input, m_grid, [this](int x, int y) { return at(x, y); },
+        [this](int x, int y) { return bandAt(x, y, 0); });
 }
 
 int PrefillNormKernel::outputOffset() const
