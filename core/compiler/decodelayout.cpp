@@ -72,6 +72,40 @@ std::vector<int> hiddenLanesOf(const ModelConfig& config, const DecodeRegionInde
     return hidden;
 }
 
+// A stacked plan's q region computes k and v too: each row's outputs are its part of q and its
+// share of the keys and values (2 kvWidth, dealt over the rows).
+std::vector<DecodeLane> withKeysAndValues(const std::vector<DecodeLane>& queryLanes, std::int64_t kvWidth, int rows)
+{
+    std::vector<std::int64_t> sizes(std::size_t(rows), 0);
+    for (const DecodeLane& lane : queryLanes)
+        sizes[std::size_t(lane.row)] += lane.size;
+    for (const DecodeLane& lane : decodeLanes(int(std::min<std::int64_t>(2 * kvWidth, rows)), 2 * kvWidth))
+        sizes[std::size_t(lane.row)] += lane.size;
+    std::vector<DecodeLane> out;
+    for (int row = 0; row < rows; ++row)
+        if (sizes[std::size_t(row)] > 0)
+            out.push_back({ row, sizes[std::size_t(row)] });
+    return out;
+}
+
+// A row per query head. With more heads than rows (the cycle-level kernel refuses those), each
+// row takes its share of the heads one after the other, costed as one head of their combined
+// width. A stacked plan's tall regions split each head's dimensions over `rowsPerHead` rows
+// (AttentionSpec::rowsPerHead), so that q, attention and the output projection use them.
+std::vector<DecodeLane> queryLanes(const ModelConfig& config, int rows, int rowsPerHead)
+{
+    const std::int64_t heads = config.numHeads;
+    const std::int64_t headDim = decodeHeadDim(config);
+    if (rowsPerHead <= 1)
+        return decodeLanes(int(std::min<std::int64_t>(heads, rows)), heads * headDim);
+    std::vector<DecodeLane> lanes;
+    for (std::int64_t head = 0; head < heads; ++head)
+        for (int r = 0; r < rowsPerHead; ++r)
+            lanes.push_back(
+                { int(head) * rowsPerHead + r, headDim * (r + 1) / rowsPerHead - headDim * r / rowsPerHead });
+    return lanes;
+}
+
 } // namespace
 
 bool inDecodedStack(const Op& op)
@@ -144,6 +178,76 @@ DecodeLayout decodeLayoutOf(const ModelGraph& graph, const ExecutionPlan& plan)
 DecodeLayout decodeLayoutFor(const ModelGraph& graph, const ExecutionPlan& plan)
 {
     return plan.decodeLayout.hiddenLanes.empty() ? decodeLayoutOf(graph, plan) : plan.decodeLayout;
+}
+
+std::vector<DecodeLane> decodeLanes(int count, std::int64_t total)
+{
+    std::vector<DecodeLane> lanes;
+    for (int i = 0; i < count; ++i)
+        lanes.push_back({ i, total * (i + 1) / count - total * i / count });
+    return lanes;
+}
+
+std::optional<DecodeGemvPlan> decodeGemvPlan(const ModelGraph& graph, const DecodeLayout& layout, const Region& region)
+{
+    const ModelConfig& config = graph.config;
+    const int lanes = layout.hiddenLanesOn(region.system);
+    if (lanes < 1 || region.op < 0 || region.op >= int(graph.ops.size()) || region.rect.w < 1 || region.rect.h < 1)
+        return std::nullopt;
+    const Op& op = graph.ops[std::size_t(region.op)];
+    const int h = region.rect.h;
+    const std::vector<DecodeLane> hidden = decodeLanes(lanes, config.hiddenSize);
+    const std::vector<DecodeLane> queries = queryLanes(config, h, op.layer >= 0 ? layout.rowsPerHeadOf(op.layer) : 1);
+    const bool rotary = config.positions == ModelConfig::Positions::Rotary;
+    // A GEMV behind its fused norm: the norm in the region's first column, the GEMV in the rest;
+    // a region of one column (a strip too full to widen it) runs the norm, then the GEMV, on it.
+    const auto normed = [&](RegionKernelKind kernel, std::vector<DecodeLane> out, Epilogue epilogue) {
+        return DecodeGemvPlan { kernel, true, region.rect.w >= 2 ? 1 : 0, hidden, std::move(out), epilogue };
+    };
+    const auto plain = [](std::vector<DecodeLane> in, std::vector<DecodeLane> out, Epilogue epilogue) {
+        return DecodeGemvPlan { RegionKernelKind::Gemv, false, 0, std::move(in), std::move(out), epilogue };
+    };
+    // The kv heads' values (of k or v) dealt over the region's rows, from which the attention rows
+    // of their query heads take them. (The cycle-level kernel computes a kv head on each of its
+    // query heads' rows, which small models afford; with grouped queries on a large one that
+    // would hold the weights many times over.)
+    const std::int64_t kvWidth
+        = std::clamp<std::int64_t>(config.numKvGroups, 1, config.numHeads) * decodeHeadDim(config);
+    const std::vector<DecodeLane> ffn = decodeLanes(layout.ffnLanesOf(op.layer), config.filterSize);
+    switch (region.role) {
+    case OpRole::LmHead:
+        return normed(RegionKernelKind::LmHead, decodeLanes(h, config.vocabSize), Epilogue::Logits);
+    case OpRole::Query: {
+        // A stacked plan's q region also holds k and v (one GEMV of the three on the same input):
+        // each row's outputs are its part of q and its share of the keys and values.
+        const bool withKv = std::any_of(region.fused.begin(), region.fused.end(),
+            [&](int index) { return graph.ops[std::size_t(index)].role == OpRole::Key; });
+        return normed(RegionKernelKind::NormGemv, withKv ? withKeysAndValues(queries, kvWidth, h) : queries,
+            rotary ? Epilogue::Rotary : Epilogue::Round);
+    }
+    case OpRole::Key:
+    case OpRole::Value:
+        return plain(hidden, decodeLanes(int(std::min<std::int64_t>(kvWidth, h)), kvWidth),
+            rotary && region.role == OpRole::Key ? Epilogue::Rotary : Epilogue::Round);
+    case OpRole::AttentionOut:
+        return plain(queries, hidden, Epilogue::Residual);
+    default:
+        break;
+    }
+    if (ffn.empty())
+        return std::nullopt;
+    switch (region.role) {
+    case OpRole::Up:
+        return normed(RegionKernelKind::NormGemv, ffn, gatedFfn(config) ? Epilogue::Round : Epilogue::Activation);
+    case OpRole::Gate:
+        return plain(hidden, ffn, Epilogue::Gated);
+    case OpRole::Down:
+        return plain(ffn, hidden, Epilogue::Residual);
+    case OpRole::Router: // the routing weights on the first row, their softmax and top k at its exit
+        return normed(RegionKernelKind::NormGemv, { { 0, config.numExperts } }, Epilogue::Route);
+    default:
+        return std::nullopt;
+    }
 }
 
 } // namespace waferscope::core

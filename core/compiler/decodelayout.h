@@ -13,10 +13,15 @@
 // one piece per expert projection.
 
 #include "core/compiler/plan.h"
+#include "core/kernels/kernelcost.h"
+#include "core/kernels/kernelspec.h"
 #include "core/model/modelgraph.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace waferscope::core {
 
@@ -57,5 +62,24 @@ int sharedExpertPieces(const ModelConfig& config);
 DecodeLayout decodeLayoutOf(const ModelGraph& graph, const ExecutionPlan& plan);
 // plan.decodeLayout, or (a plan made by hand, without one) decodeLayoutOf(graph, plan).
 DecodeLayout decodeLayoutFor(const ModelGraph& graph, const ExecutionPlan& plan);
+
+// `count` lanes of `total` elements dealt as evenly as they go, on rows 0..count-1 of a region.
+std::vector<DecodeLane> decodeLanes(int count, std::int64_t total);
+
+// A decode region's GEMV as the plan lays it out, rows counted from the region's top: whether a
+// norm runs first (in the region's first column, or before the GEMV on a region of one column),
+// the lanes it takes and gives, what it does at its exits, and its kernel. The engine times it
+// (DecodeRegions) and the cycle-level builder (core/cyclelevel/waferdecoderbuilder.cpp) builds it
+// from this one description; nullopt for a region that runs no GEMV of its own (the embedding,
+// the attention, the experts) or whose layout has no lanes.
+struct DecodeGemvPlan {
+    RegionKernelKind kernel = RegionKernelKind::Gemv;
+    bool normed = false;
+    int firstColumn = 0;
+    std::vector<DecodeLane> input;
+    std::vector<DecodeLane> output;
+    Epilogue epilogue = Epilogue::Round;
+};
+std::optional<DecodeGemvPlan> decodeGemvPlan(const ModelGraph& graph, const DecodeLayout& layout, const Region& region);
 
 } // namespace waferscope::core

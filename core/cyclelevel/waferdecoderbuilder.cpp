@@ -140,14 +140,29 @@ std::unique_ptr<GemvKernel> WaferDecoder::Impl::Builder::gemv(int layer, GemvPar
     return std::make_unique<GemvKernel>(std::move(spec), m_context);
 }
 
-// The GEMV of a block's region of `role`.
-std::unique_ptr<GemvKernel> WaferDecoder::Impl::Builder::gemvOf(int layer, OpRole role, int firstColumn, Lanes input,
-    Lanes output, Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue)
+DecodeGemvPlan WaferDecoder::Impl::Builder::gemvPlan(const Region& region) const
+{
+    std::optional<DecodeGemvPlan> plan = decodeGemvPlan(m_graph, m_impl.layout, region);
+    if (!plan)
+        throw std::logic_error(region.opName + ": the plan lays out no GEMV for the region");
+    return std::move(*plan);
+}
+
+// The GEMV of a block's region of `role`, as the plan lays it out (decodeGemvPlan, which the
+// engine times): its norm column, lanes and epilogue. But k and v: the cycle level computes a kv
+// head on each of its query heads' rows (headLanes), where the plan deals the kv values once over
+// the region's rows for the attention rows to take.
+std::unique_ptr<GemvKernel> WaferDecoder::Impl::Builder::gemvOf(
+    int layer, OpRole role, Tensor weight, Tensor bias, bool hasBias)
 {
     const Strip& strip = m_strips[std::size_t(layer)];
+    const Region& region = strip[role];
+    const int y0 = strip.y - m_usable.y;
+    const DecodeGemvPlan plan = gemvPlan(region);
+    Lanes output = role == OpRole::Key || role == OpRole::Value ? headLanes(y0, true) : lanesAt(y0, plan.output);
     return gemv(layer,
-        { strip[role].opName, frameIn(strip, role), firstColumn, std::move(input), std::move(output), weight, bias,
-            hasBias, epilogue, -1, strip[role].kernel.treeReduced, true });
+        { region.opName, frameIn(strip, role), plan.firstColumn, lanesAt(y0, plan.input), std::move(output), weight,
+            bias, hasBias, plan.epilogue, -1, region.kernel.treeReduced, true });
 }
 
 // The embedding, its lanes leaving downwards into block 0.
@@ -177,10 +192,9 @@ void WaferDecoder::Impl::Builder::buildAttention(int layer, Layer& block)
     const std::string name = "layers." + std::to_string(layer);
     block.norm1
         = norm(name + ".norm1", frameIn(strip, OpRole::Query), x, Tensor::Norm1Weight, Tensor::Norm1Bias, layer);
-    const Epilogue rotary = m_s.positions == DecoderShape::Positions::Rotary ? Epilogue::Rotary : Epilogue::Round;
-    block.q = gemvOf(layer, OpRole::Query, 1, x, heads, Tensor::Wq, Tensor::Bq, m_s.qkvBias, rotary);
-    block.k = gemvOf(layer, OpRole::Key, 0, x, kvHeads, Tensor::Wk, Tensor::Bk, m_s.qkvBias, rotary);
-    block.v = gemvOf(layer, OpRole::Value, 0, x, kvHeads, Tensor::Wv, Tensor::Bv, m_s.qkvBias, Epilogue::Round);
+    block.q = gemvOf(layer, OpRole::Query, Tensor::Wq, Tensor::Bq, m_s.qkvBias);
+    block.k = gemvOf(layer, OpRole::Key, Tensor::Wk, Tensor::Bk, m_s.qkvBias);
+    block.v = gemvOf(layer, OpRole::Value, Tensor::Wv, Tensor::Bv, m_s.qkvBias);
     AttentionSpec spec;
     spec.name = strip[OpRole::AttentionCore].opName;
     spec.frame = frameIn(strip, OpRole::AttentionCore);
@@ -193,8 +207,9 @@ void WaferDecoder::Impl::Builder::buildAttention(int layer, Layer& block)
     spec.v = kvHeads;
     block.attention = std::make_unique<AttentionKernel>(spec, m_context);
     m_impl.measured.push_back({ spec.name, RegionKernelKind::Attention, spec.frame });
-    block.out = gemvOf(layer, OpRole::AttentionOut, 0, block.attention->outputLanes(), x, Tensor::Wo, Tensor::Bo,
-        m_s.outBias, Epilogue::Residual);
+    block.out = gemvOf(layer, OpRole::AttentionOut, Tensor::Wo, Tensor::Bo, m_s.outBias);
+    if (block.out->spec().input != block.attention->outputLanes())
+        throw std::logic_error(spec.name + ": its output lanes are not the ones the plan's output projection takes");
 }
 
 // norm3 in up's first column, then up (gate) and down.
@@ -205,13 +220,11 @@ void WaferDecoder::Impl::Builder::buildFeedForward(int layer, Layer& block)
     const Lanes x = m_impl.hiddenLanes(y0);
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Up), x, Tensor::Norm3Weight,
         Tensor::Norm3Bias, layer);
-    const Lanes inner = ffnLanes(layer, y0);
     Ffn ffn;
-    ffn.up = gemvOf(layer, OpRole::Up, 1, x, inner, Tensor::WUp, Tensor::BUp, m_s.ffnBias,
-        m_s.gated() ? Epilogue::Round : Epilogue::Activation);
+    ffn.up = gemvOf(layer, OpRole::Up, Tensor::WUp, Tensor::BUp, m_s.ffnBias);
     if (m_s.gated())
-        ffn.gate = gemvOf(layer, OpRole::Gate, 0, x, inner, Tensor::WGate, Tensor::BGate, m_s.ffnBias, Epilogue::Gated);
-    ffn.down = gemvOf(layer, OpRole::Down, 0, inner, x, Tensor::WDown, Tensor::BDown, m_s.ffnBias, Epilogue::Residual);
+        ffn.gate = gemvOf(layer, OpRole::Gate, Tensor::WGate, Tensor::BGate, m_s.ffnBias);
+    ffn.down = gemvOf(layer, OpRole::Down, Tensor::WDown, Tensor::BDown, m_s.ffnBias);
     block.ffn.push_back(std::move(ffn));
 }
 
@@ -225,8 +238,7 @@ void WaferDecoder::Impl::Builder::buildExperts(int layer, Layer& block)
     block.norm3 = norm("layers." + std::to_string(layer) + ".norm3", frameIn(strip, OpRole::Router), x,
         Tensor::Norm3Weight, Tensor::Norm3Bias, layer);
     const Lanes inner = ffnLanes(layer, y0);
-    block.router = gemvOf(layer, OpRole::Router, 1, x, Lanes { { y0, 0, std::uint32_t(m_s.experts) } }, Tensor::Router,
-        Tensor::Router, false, Epilogue::Route);
+    block.router = gemvOf(layer, OpRole::Router, Tensor::Router, Tensor::Router, false);
     const Region& region = strip[OpRole::Experts];
     const Frame frame = frameIn(strip, OpRole::Experts);
     const std::vector<Frame> pieces = expertFrames(frame);
@@ -258,9 +270,9 @@ void WaferDecoder::Impl::Builder::buildHead()
     const int y0 = m_head->rect.y - m_usable.y;
     m_impl.finalNorm
         = norm("final_norm", frame, m_impl.hiddenLanes(y0), Tensor::FinalNormWeight, Tensor::FinalNormBias, 0);
-    GemvPart part { m_head->opName, frame, 1, m_impl.hiddenLanes(y0),
-        evenLanes(y0, m_head->rect.h, std::uint32_t(m_s.vocab)), Tensor::LmHead, Tensor::LmHeadBias, m_s.lmHeadBias,
-        Epilogue::Logits, -1, m_head->kernel.treeReduced, false };
+    const DecodeGemvPlan plan = gemvPlan(*m_head);
+    GemvPart part { m_head->opName, frame, plan.firstColumn, lanesAt(y0, plan.input), lanesAt(y0, plan.output),
+        Tensor::LmHead, Tensor::LmHeadBias, m_s.lmHeadBias, plan.epilogue, -1, m_head->kernel.treeReduced, false };
     m_impl.lmHead = gemv(0, std::move(part));
     m_impl.measured.push_back({ m_head->opName, RegionKernelKind::LmHead, frame });
 }

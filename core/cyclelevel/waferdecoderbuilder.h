@@ -25,6 +25,7 @@ class WaferDecoder::Impl::Builder {
 public:
     Builder(Impl& impl, const ModelGraph& graph, const ExecutionPlan& plan, const FabricDecodeOptions& options)
         : m_impl(impl)
+        , m_graph(graph)
         , m_s(impl.shape)
         , m_weights(impl.weights)
         , m_context(impl.context)
@@ -87,8 +88,9 @@ private:
         return frameOf(strip[role], strip.y, strip.h, strip.westward);
     }
     std::unique_ptr<GemvKernel> gemv(int layer, GemvPart part);
-    std::unique_ptr<GemvKernel> gemvOf(int layer, OpRole role, int firstColumn, Lanes input, Lanes output,
-        Tensor weight, Tensor bias, bool hasBias, Epilogue epilogue);
+    std::unique_ptr<GemvKernel> gemvOf(int layer, OpRole role, Tensor weight, Tensor bias, bool hasBias);
+    // The plan's GEMV of a region (decodeGemvPlan), its lanes on the rows from y0.
+    DecodeGemvPlan gemvPlan(const Region& region) const;
     std::unique_ptr<NormColumn> norm(const std::string& name, const Frame& frame, const Lanes& normLanes, Tensor weight,
         Tensor bias, int layer) const;
     Lanes ffnLanes(int layer, int y0) const;
@@ -114,6 +116,7 @@ private:
     }
 
     Impl& m_impl;
+    const ModelGraph& m_graph;
     const DecoderShape& m_s;
     const DecoderWeights& m_weights;
     const KernelContext& m_context;

@@ -2,6 +2,17 @@
 
 namespace waferscope::core {
 
+Lanes lanesAt(int y0, const std::vector<DecodeLane>& lanes)
+{
+    Lanes out;
+    std::uint32_t begin = 0;
+    for (const DecodeLane& lane : lanes) {
+        out.push_back({ y0 + lane.row, begin, begin + std::uint32_t(lane.size) });
+        begin += std::uint32_t(lane.size);
+    }
+    return out;
+}
+
 std::uint32_t blockBegin(std::int64_t total, std::int64_t parts, std::int64_t part)
 {
     return std::uint32_t(total * part / parts);

@@ -4,6 +4,7 @@
 // in (core/kernels/gemv.h and the closed forms; core/cyclelevel/kernels, which build it).
 
 #include "core/fabric/wavelet.h"
+#include "core/kernels/kernelcost.h"
 
 #include <cstdint>
 #include <vector>
@@ -22,11 +23,14 @@ struct Lane {
     std::uint32_t begin = 0; // elements [begin, end) of the vector
     std::uint32_t end = 0;
     std::uint32_t size() const { return end - begin; }
+    bool operator==(const Lane&) const = default;
 };
 using Lanes = std::vector<Lane>;
 
 // `count` lanes on rows y0, y0 + 1, ... splitting `length` elements as evenly as they go.
 Lanes evenLanes(int y0, int count, std::uint32_t length);
+// The lanes of `lanes` (rows counted from a region's top, consecutive elements) on rows y0 + row.
+Lanes lanesAt(int y0, const std::vector<DecodeLane>& lanes);
 std::uint32_t blockBegin(std::int64_t total, std::int64_t parts, std::int64_t part);
 
 // A region's own coordinates: column u counts along the flow of its strip from the column the
