@@ -11,8 +11,8 @@ namespace waferscope::core::engine {
 
 // The engine's cost model: the closed forms of the kernels it times with the calibration's task
 // costs. The region kernels' closed forms (decode and prefill) are the kernels' own, in
-// core/kernels/ (gemv.h, experts.h, norm.h, attention.h, embedding.h, prefillattention.h,
-// prefillgemm.h), from the specs the cycle-level kernels are built from.
+// core/kernels/ (gemv.h, experts.h, norm.h, attention.h, embedding.h, and the prefill
+// kernels' prefill*.h), from the specs the cycle-level kernels are built from.
 
 // The fabric kernels as core/fabric builds them (GEMV, streamed GEMM, row/column broadcast and
 // reduce), for the same KernelConfig.

@@ -2,7 +2,7 @@
 //
 // It follows the kernel's programs (core/cyclelevel/kernels/prefillgemmkernel.cpp) through the
 // fabric's timing rules, with the ring phase of the prefill attention's closed form
-// (prefillringtiming.h, whose header in prefillattention.cpp gives the rules):
+// (prefillringtiming.h, whose header gives the rules):
 //  - the feed: a block row's lane passes each of its PEs at a wavelet a cycle, each PE taking it
 //    whole; PE x has the last at 2 + x + the lane's length;
 //  - g ring steps: a tile product, then the row shift of the partial outputs, then the column

@@ -1,11 +1,26 @@
 #pragma once
 
-// The ring phases of the prefill kernels' closed forms (prefillattention.cpp,
-// prefillgemm.cpp, and through BlockTimer prefillringattention.cpp, prefillnorm.cpp,
-// prefillembedding.cpp, prefillshift.cpp): Cannon's steps on MeshGEMM's interleaved rings (PrefillGrid), as a
-// max-plus recurrence over the PEs of a g x g block. A Ring has `g`, and source(i) / target(i):
-// the index a row or column index receives its ring tiles from / sends them to.
-// Private to those files.
+// The ring phases of the prefill kernels' closed forms (prefillgemm.cpp, and through BlockTimer
+// prefillringattention.cpp, prefillnorm.cpp, prefillembedding.cpp, prefillshift.cpp): Cannon's
+// steps on MeshGEMM's interleaved rings (PrefillGrid), as a max-plus recurrence over the PEs of a
+// g x g block. A Ring has `g`, and source(i) / target(i): the index a row or column index
+// receives its ring tiles from / sends them to. Private to those files.
+//
+// They follow the kernels' programs through the fabric's timing rules (core/fabric/pe.cpp,
+// staticcolorfabric.cpp) at the grain of whole tiles:
+//  - a feed: a block row's lane passes each of its PEs at a wavelet a cycle, each PE taking it
+//    whole; PE x has the last at 2 + x + the lane's length;
+//  - a compute step takes its cycles on the PE's engine, one after the other;
+//  - a shift: a PE's Send starts once its program reaches it and its previous send has drained;
+//    the receive is armed right after it (a PE that sends nothing first awaits its earlier
+//    sends) and stores a wavelet a cycle from the later of the cycle after the arm and the
+//    arrival of the sender's first wavelet (its Send + 1 + hops, a ring neighbour being one or
+//    two hops away); a send drains n cycles after it starts unless its receiver stores later,
+//    when it drains as the receiver stores, ahead by what the queues on the way hold (four
+//    wavelets a router);
+//  - the fabric is quiescent the cycle after the last engine is free.
+// Engine cycles and link wavelets are counted exactly: the kernels fix every tile's size and
+// route, each task's cycles per wavelet and each compute step's cycles.
 
 #include "core/kernels/closedform.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Private to the region kernels (normcolumn.cpp, gemvkernel.cpp, attentionkernel.cpp, embeddingkernel.cpp)
-// and the prefill kernels (prefillattentionkernel.cpp, prefillgemmkernel.cpp).
+// and the prefill kernels (prefill*kernel.cpp).
 #include "core/cyclelevel/kernels/prefillgrid.h"
 #include "core/cyclelevel/kernels/regionkernel.h"
 #include "core/fabric/half.h"

@@ -6,7 +6,7 @@
 
 namespace waferscope::core::cyclelevel::steps {
 
-// The compute steps of the prefill attention kernel (prefillattentionkernel.h), by the numeric
+// The compute steps of the prefill kernels (prefillkernel.h), by the numeric
 // contract of referenceops.h (6): each value they produce is the reference's expression, except
 // that the sums over the head dimension (scores), the keys (row sums) and the keys again (the
 // weighted values) run in the order the tiles come. Tiles are row-major FP32 in the PE's f32
