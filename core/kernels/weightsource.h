@@ -45,6 +45,15 @@ public:
 
     // A tensor the shape does not have.
     static WeightTensor absent(Storage storage) { return WeightTensor(0, 0.0f, 0.0f, 0, 0, storage); }
+    // The same tensor under an unstructured mask, as a sparse model's weights: each value is zero
+    // with probability `share` (a hash of its (row, col) of its own), the others unchanged.
+    WeightTensor sparse(double share) const
+    {
+        WeightTensor masked = *this;
+        const double clamped = std::clamp(share, 0.0, 1.0);
+        masked.m_zeroBelow = clamped >= 1.0 ? ~std::uint64_t(0) : std::uint64_t(clamped * 0x1p64);
+        return masked;
+    }
 
     std::int64_t rows() const { return m_rows; }
     std::int64_t cols() const { return m_cols; }
@@ -87,6 +96,8 @@ private:
     float draw(std::int64_t row, std::int64_t col) const
     {
         const std::uint64_t index = (std::uint64_t(row) << 32) | std::uint64_t(col);
+        if (m_zeroBelow != 0 && mix(~m_key + (index + 1) * kGolden) < m_zeroBelow)
+            return 0.0f;
         const std::uint64_t bits = mix(m_key + (index + 1) * kGolden);
         const float uniform = float(std::int32_t(bits >> 40)) * 0x1p-23f - 1.0f; // exact: 24 bits
         return roundToStorage(m_offset + m_scale * uniform, storage);
@@ -98,6 +109,7 @@ private:
     std::int64_t m_rows; // 0: absent
     std::int64_t m_cols;
     Storage m_storage;
+    std::uint64_t m_zeroBelow = 0; // sparse(): a value whose mask hash is below it is zero
 };
 
 } // namespace waferscope::core

@@ -28,7 +28,8 @@ std::vector<float> gatherTiles(const DecodeKernelHarness& harness, const std::ve
         const std::vector<float> values = harness.read(tile.pe, tile.offset, std::size_t(tile.tokens) * tile.dims);
         for (std::uint32_t t = 0; t < tile.tokens; ++t)
             for (std::uint32_t i = 0; i < tile.dims; ++i) {
-                out[(tile.firstToken + t) * width + tile.firstDim + i] = values[t * tile.dims + i];
+                out[(tile.firstToken + t) * width + tile.firstDim + i]
+                    = values[tile.dimsMajor ? i * tile.tokens + t : t * tile.dims + i];
                 if (writes)
                     ++(*writes)[(tile.firstToken + t) * width + tile.firstDim + i];
             }

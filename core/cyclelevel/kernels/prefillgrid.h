@@ -10,7 +10,8 @@
 namespace waferscope::core::cyclelevel {
 
 // Where part of a prefill kernel's output is after a run (an attention head's, a GEMM's): tokens x
-// dims values, row-major, at f32 offset `offset` of PE `pe`.
+// dims values, row-major, at f32 offset `offset` of PE `pe` (dimsMajor: dims x tokens, as a
+// weight-streaming GEMM accumulates them).
 struct PrefillOutputTile {
     Pe pe;
     std::uint32_t offset = 0;
@@ -18,6 +19,7 @@ struct PrefillOutputTile {
     std::uint32_t tokens = 0;
     std::uint32_t firstDim = 0;
     std::uint32_t dims = 0;
+    bool dimsMajor = false;
 };
 
 // The tiling and the shift schedule of the prefill kernels on a g x g block of PEs: the bands

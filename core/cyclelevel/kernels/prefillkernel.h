@@ -33,6 +33,11 @@ class PrefillKernel {
 public:
     virtual ~PrefillKernel() = default;
     virtual const std::string& name() const = 0;
+    // Forward for the prefill kernels; a training kernel says which backward pass it runs.
+    virtual Pass pass() const { return Pass::Forward; }
+    // What streams in from the wafer's edge during its run instead of living in SRAM: nothing
+    // for a kernel whose weights are loaded; a weight-streaming GEMM's weights.
+    virtual std::vector<WeightTensor> streamed() const { return {}; }
     // The ring edges it shifts tiles on (none: a kernel that moves nothing), then their colors.
     virtual void needRings(PrefillRings& rings) const = 0;
     virtual void useRings(const PrefillRings& rings) = 0;

@@ -1,0 +1,44 @@
+// Closed form of the weight-streaming GEMM: each row's stream passes its C PEs, the last of them
+// taking the first wavelet C + 1 cycles after the feed starts and then the stream at its own pace,
+// a cycle a marker and max(1, ceil(T / SIMD)) a weight.
+#include "core/kernels/streamgemm.h"
+
+#include "core/kernels/closedform.h"
+
+#include <algorithm>
+
+namespace waferscope::core {
+
+KernelCost costStreamGemm(const StreamGemmShape& shape)
+{
+    const int rows = int(shape.weights.size());
+    if (rows < 1 || shape.columns < 1 || shape.outputs.size() != shape.weights.size())
+        return {};
+    const double perWeight = closedform::elementwise(shape.tokensPerPe, 1, shape.simdWidth);
+    double last = 0.0;
+    double busy = 0.0;
+    double busiest = 0.0;
+    double links = 0.0;
+    double busiestLink = 0.0;
+    double fmacs = 0.0;
+    for (int r = 0; r < rows; ++r) {
+        const auto weights = double(shape.weights[std::size_t(r)]);
+        const auto markers = double(shape.outputs[std::size_t(r)]);
+        const double engine = weights * perWeight + markers;
+        if (weights + markers <= 0.0)
+            continue;
+        last = std::max(last, 1.0 + double(shape.columns) + engine);
+        busy += double(shape.columns) * engine;
+        busiest = std::max(busiest, engine);
+        links += double(shape.columns - 1) * (weights + markers); // a hop between each two PEs of the row
+        busiestLink = std::max(busiestLink, weights + markers);
+        fmacs += double(shape.columns) * weights * double(shape.tokensPerPe);
+    }
+    // The fabric is quiescent the cycle after the last engine is free.
+    KernelCost cost
+        = closedform::decodeCost(last + 1.0, busy, double(rows) * double(shape.columns), busiest, busiestLink, links);
+    cost.fmacs = fmacs;
+    return cost;
+}
+
+} // namespace waferscope::core

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "core/kernels/kernelcost.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace waferscope::core {
+
+// A weight-streaming GEMM on the cycle-level fabric (core/cyclelevel/kernels/streamgemmkernel.h),
+// in closed form: R x C PEs, each holding its T tokens' activations (all of the inner dimension,
+// 16-bit) and accumulating its row band's outputs for them. Each PE row's weights stream in from
+// the west, a wavelet a non-zero weight and a row marker after each output, multicast along the
+// row; each PE spends max(1, ceil(T / SIMD)) cycles on a weight and one on a marker. Forward,
+// Y = W X, streams W's rows; the backward delta, dX = W^T dY, streams W again, by its columns.
+// It assumes each row's stream fed from the PE before the first column, a wavelet a cycle from
+// cycle 0 (as the kernel tests feed it): the row then runs at its PEs' pace, each PE a cycle and
+// a hop behind the one before. Engine cycles and link wavelets are exact.
+struct StreamGemmShape {
+    int columns = 1; // C
+    int tokensPerPe = 1; // T
+    std::vector<std::int64_t> weights; // per PE row: the non-zero weights its stream carries
+    std::vector<std::int64_t> outputs; // per PE row: its outputs (a row marker each)
+    int simdWidth = 8;
+};
+KernelCost costStreamGemm(const StreamGemmShape& shape);
+
+} // namespace waferscope::core
