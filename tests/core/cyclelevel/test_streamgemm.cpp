@@ -1,13 +1,15 @@
 // The weight-streaming GEMM (core/cyclelevel/kernels/streamgemmkernel.h), forward Y = W X and
-// backward delta dX = W^T dY, on a small fabric through the kernel harness: its outputs against a
-// plain loop over the same 16-bit operands, summed in the same order; and its run against its
-// closed form (core/kernels/streamgemm.h), in the stream-bound regime (a token a PE: a cycle a
-// weight, the stream's own pace) and the compute-bound one (many tokens a PE).
+// backward delta dX = W^T dY, and its weight gradient dW = dY X^T
+// (core/cyclelevel/kernels/streamgradientkernel.h), on a small fabric through the kernel harness:
+// their outputs against plain loops over the same 16-bit operands, summed in the same order; and
+// their runs against their closed forms (core/kernels/streamgemm.h), in the stream-bound regime
+// (a token a PE) and the compute-bound one (many tokens a PE).
 #include "decodekernelharness.h"
 #include "prefillringruns.h"
 #include "testing.h"
 
 #include "core/cyclelevel/kernels/streamgemmkernel.h"
+#include "core/cyclelevel/kernels/streamgradientkernel.h"
 
 #include <cmath>
 #include <cstdio>
@@ -167,6 +169,117 @@ WS_TEST(aSparseWeightStreamsItsNonZerosOnly)
         WS_CHECK(run.nonZeros > 0 && double(run.nonZeros) < 0.2 * double(sparse.outputs * sparse.inputs));
         WS_CHECK(run.measure.cycles * 3 < full.measure.cycles);
     }
+}
+
+namespace {
+
+struct GradientRun {
+    std::vector<float> out; // per kept weight, in stream order
+    std::vector<float> grouped; // the same sums grouped as the fabric adds them
+    std::vector<double> exact; // the plain sum over all tokens, in double
+    KernelMeasure measure;
+    KernelCost model;
+    std::uint64_t fmacs = 0;
+    std::size_t kept = 0;
+};
+
+GradientRun runGradient(const StreamCase& shape, Storage storage)
+{
+    DecodeKernelHarness harness(shape.columns, shape.rows, storage, shape.simdWidth);
+    StreamGradientSpec spec;
+    spec.name = "gradient";
+    spec.frame = harness.frame();
+    spec.weight = WeightTensor(31, 0.0f, 0.5f, shape.outputs, shape.inputs, storage).sparse(shape.sparsity);
+    spec.tokensPerPe = shape.tokensPerPe;
+    const std::int64_t tokens = std::int64_t(shape.columns) * shape.tokensPerPe;
+    spec.input.resize(std::size_t(tokens * shape.inputs));
+    spec.delta.resize(std::size_t(tokens * shape.outputs));
+    WeightTensor(41, 0.0f, 1.0f, 1, std::int64_t(spec.input.size()), storage).row(0, spec.input);
+    WeightTensor(43, 0.0f, 1.0f, 1, std::int64_t(spec.delta.size()), storage).row(0, spec.delta);
+    StreamGradientKernel kernel(spec, harness.context());
+    kernel.route(harness.book());
+    kernel.load(harness.fabric());
+    GradientRun run;
+    run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, -1); });
+    run.model = kernel.closedForm();
+    const Frame& frame = harness.frame();
+    for (int v = 0; v < frame.h; ++v)
+        for (int u = 0; u < frame.w; ++u)
+            run.fmacs += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
+    const auto T = std::int64_t(shape.tokensPerPe);
+    for (const PrefillOutputTile& tile : kernel.outputTiles()) {
+        const std::vector<float> values = harness.read(tile.pe, tile.offset, tile.dims);
+        run.out.insert(run.out.end(), values.begin(), values.end());
+    }
+    for (int r = 0; r < shape.rows; ++r)
+        for (const auto& [o, j] : kernel.kept(r)) {
+            float sum = 0.0f;
+            double exact = 0.0;
+            for (int c = 0; c < shape.columns; ++c) {
+                float share = 0.0f;
+                for (std::int64_t t = c * T; t < (c + 1) * T; ++t) {
+                    const float product = spec.delta[std::size_t(t * shape.outputs + o)]
+                        * spec.input[std::size_t(t * shape.inputs + j)];
+                    share += product;
+                    exact += double(spec.delta[std::size_t(t * shape.outputs + o)])
+                        * double(spec.input[std::size_t(t * shape.inputs + j)]);
+                }
+                sum = c == 0 ? share : share + sum;
+            }
+            run.grouped.push_back(sum);
+            run.exact.push_back(exact);
+        }
+    run.kept = run.grouped.size();
+    return run;
+}
+
+} // namespace
+
+// Each weight's gradient is the loop that groups the tokens as the fabric does (each column's in
+// order, then the columns west to east) to the bit; against the plain sum over all tokens in
+// double it is within float's rounding of those sums: |error| <= (tokens + 1) 2^-24 sum |terms|,
+// checked here as a relative 1e-5 of the sum's scale.
+WS_TEST(theWeightGradientIsTheReferencesSums)
+{
+    std::vector<StreamCase> cases = streamCases();
+    for (const Storage storage : { Storage::Bf16, Storage::Fp16 })
+        for (const StreamCase& shape : cases) {
+            const GradientRun run = runGradient(shape, storage);
+            WS_REQUIRE(run.out.size() == run.kept);
+            int identical = 0;
+            double worst = 0.0;
+            for (std::size_t i = 0; i < run.out.size(); ++i) {
+                identical += sameBits(run.out[i], run.grouped[i]);
+                worst = std::max(worst, std::fabs(double(run.out[i]) - run.exact[i]));
+            }
+            std::printf("gradient %-5s %-48s %4d of %4zu identical, worst %.2g off the exact sum\n", toString(storage),
+                shape.name.c_str(), identical, run.out.size(), worst);
+            WS_CHECK_EQ(std::size_t(identical), run.out.size());
+            WS_CHECK(worst <= 1e-5 * std::max(1.0, double(shape.columns * shape.tokensPerPe)));
+        }
+}
+
+// Its closed form from the same spec, in both regimes: link wavelets, engine cycles and
+// multiply-adds exact; cycles within 15% (the chain's hops at closedform's average).
+WS_TEST(theWeightGradientRunsAsItsClosedFormSays)
+{
+    double worst = 0.0;
+    for (const StreamCase& shape : streamCases()) {
+        const GradientRun run = runGradient(shape, Storage::Bf16);
+        const double cycles = double(run.measure.cycles);
+        const double error = (run.model.cycles - cycles) / cycles;
+        std::printf("gradient %-48s %6llu cycles, model %8.1f (%+5.1f%%); busy %.3f, model %.3f; %6llu link wavelets\n",
+            shape.name.c_str(), static_cast<unsigned long long>(run.measure.cycles), run.model.cycles, 100.0 * error,
+            run.measure.busyFraction(), run.model.peBusyFraction,
+            static_cast<unsigned long long>(run.measure.linkWavelets));
+        WS_CHECK_EQ(run.model.linkWavelets, double(run.measure.linkWavelets));
+        WS_CHECK_NEAR(run.model.peBusyFraction * double(run.measure.pes) * run.model.cycles,
+            double(run.measure.busyCycles), 1e-9);
+        WS_CHECK_EQ(run.model.fmacs, double(run.fmacs));
+        WS_CHECK(std::fabs(error) <= 0.15);
+        worst = std::max(worst, std::fabs(error));
+    }
+    std::printf("weight gradient: worst cycle error of the closed form %.1f%%\n", 100.0 * worst);
 }
 
 WS_TEST(theStreamedGemmRefusesWhatItCannotRun)

@@ -1,0 +1,183 @@
+// The weight gradient of weight streaming: dW = dY X^T over the tokens resident on the wafer.
+//
+// Layout: as the streamed GEMM's (streamgemmkernel.cpp): PE column c holds tokens
+// [c T, (c + 1) T) of X, every input (16-bit, input-major: T values an input), and PE row r the
+// band of the M outputs the forward streamed along it, so each PE also holds dY of its tokens for
+// its band. A weight of the band the mask keeps (every weight of a dense W) is a pair (o, j).
+//
+// Each PE first computes its tokens' share of every kept weight's gradient, in stream order:
+// share(o, j) = sum over its T tokens, in order, of dY[o][t] X[j][t] (a compute step of
+// max(1, ceil(T / SIMD)) cycles a pair, FP32). Then the shares are added along the row, west to
+// east, on two alternating colors: the first PE sends its shares, each PE after it adds what
+// comes to its own share and sends the sum on (an AddForward task, a cycle a wavelet), and the
+// last PE keeps the sums, the band's gradient, to stream out at the east edge. Sums: each
+// column's tokens in order, then the columns from west to east, ((s_0 + s_1) + s_2) ...
+#include "core/cyclelevel/kernels/streamgradientkernel.h"
+
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/kernels/kernelsupport.h"
+#include "core/kernels/streamgemm.h"
+
+#include <stdexcept>
+
+namespace waferscope::core::cyclelevel {
+
+using namespace fabric;
+
+namespace {
+
+float decode(std::uint16_t bits, bool bf16)
+{
+    return bf16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
+}
+
+// f32[d + n] = sum over t < T of f16 dY[a + o T + t] * f16 X[b + j T + t], for the n-th pair
+// (o, j) listed at f16[c + 2 ..] (its count in f16[c], f16[c + 1]); T = scalar.
+void gradientShares(PeState& pe, const Step& step)
+{
+    const auto T = std::uint32_t(step.scalar);
+    const bool bf16 = step.color & steps::kBf16;
+    const std::uint32_t count = std::uint32_t(pe.f16[step.c]) | (std::uint32_t(pe.f16[step.c + 1]) << 16);
+    for (std::uint32_t n = 0; n < count; ++n) {
+        const std::uint32_t o = pe.f16[step.c + 2 + 2 * n];
+        const std::uint32_t j = pe.f16[step.c + 3 + 2 * n];
+        float sum = 0.0f;
+        for (std::uint32_t t = 0; t < T; ++t)
+            sum += decode(pe.f16[step.a + o * T + t], bf16) * decode(pe.f16[step.b + j * T + t], bf16);
+        pe.f32[step.d + n] = sum;
+    }
+    pe.fmacs += std::uint64_t(count) * T;
+}
+
+} // namespace
+
+StreamGradientKernel::StreamGradientKernel(StreamGradientSpec spec, const KernelContext& context)
+    : m_spec(std::move(spec))
+    , m_context(context)
+{
+    const auto refuse = [&](const std::string& why) { throw std::logic_error(m_spec.name + ": " + why); };
+    if (m_spec.frame.w < 1 || m_spec.frame.h < 1 || m_spec.frame.westward)
+        refuse("needs an eastward region of at least one PE");
+    if (!m_spec.weight.present() || m_spec.weight.cols() < 1)
+        refuse("the weight gradient needs the weights' shape");
+    if (m_spec.tokensPerPe < 1)
+        refuse("a PE must hold at least one token");
+    const std::size_t tokens = std::size_t(columns()) * std::size_t(m_spec.tokensPerPe);
+    if (m_spec.input.size() != tokens * std::size_t(inputs()) || m_spec.delta.size() != tokens * std::size_t(outputs()))
+        refuse("operands of " + std::to_string(m_spec.input.size()) + " and " + std::to_string(m_spec.delta.size())
+            + " values; " + std::to_string(tokens) + " tokens x " + std::to_string(inputs()) + " inputs and x "
+            + std::to_string(outputs()) + " outputs expected");
+    if (inputs() > 0xffff || outputs() > 0xffff)
+        refuse("indices beyond a PE's 16-bit words");
+    for (int r = 0; r < rows(); ++r)
+        m_kept.push_back(std::int64_t(kept(r).size()));
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> StreamGradientKernel::kept(int r) const
+{
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    for (std::uint32_t o = bandBegin(r); o < bandBegin(r) + bandSize(r); ++o)
+        for (std::int64_t j = 0; j < inputs(); ++j)
+            if (m_spec.weight.at(o, j) != 0.0f)
+                pairs.push_back({ o, j });
+    return pairs;
+}
+
+void StreamGradientKernel::route(RouteBook& book)
+{
+    if (columns() < 2)
+        return;
+    StreamTree chain[2] { StreamTree(m_spec.name + " shares"), StreamTree(m_spec.name + " shares") };
+    for (int r = 0; r < rows(); ++r) {
+        if (m_kept[std::size_t(r)] == 0)
+            continue;
+        for (int c = 0; c + 1 < columns(); ++c) {
+            StreamTree& tree = chain[c % 2];
+            tree.hop(m_spec.frame.x(c), m_spec.frame.y(r), Fabric::kRampPort, directionBit(East));
+            tree.hop(m_spec.frame.x(c + 1), m_spec.frame.y(r), West, kRampBit);
+        }
+    }
+    for (int parity = 0; parity < 2; ++parity)
+        if (!chain[parity].empty())
+            m_colors[parity] = book.place(chain[parity]);
+}
+
+void StreamGradientKernel::load(StaticColorFabric& fabric)
+{
+    const auto T = std::uint32_t(m_spec.tokensPerPe);
+    const auto n = std::uint32_t(inputs());
+    const auto m = std::uint32_t(outputs());
+    m_buffers.clear();
+    m_outputs.clear();
+    for (int r = 0; r < rows(); ++r) {
+        const std::vector<std::pair<std::int64_t, std::int64_t>> pairs = kept(r);
+        for (int c = 0; c < columns(); ++c) {
+            PeState& pe = fabric.pe(m_spec.frame.x(c), m_spec.frame.y(r));
+            Buffers own;
+            own.input = pe.allocF16(std::max<std::size_t>(1, std::size_t(n) * T));
+            own.delta = pe.allocF16(std::max<std::size_t>(1, std::size_t(bandSize(r)) * T));
+            for (std::uint32_t t = 0; t < T; ++t) {
+                const std::size_t token = std::size_t(c) * T + t;
+                for (std::uint32_t j = 0; j < n; ++j)
+                    pe.f16[own.input + j * T + t] = detail::encode(m_spec.input[token * n + j], m_context);
+                for (std::uint32_t o = 0; o < bandSize(r); ++o)
+                    pe.f16[own.delta + o * T + t]
+                        = detail::encode(m_spec.delta[token * m + bandBegin(r) + o], m_context);
+            }
+            own.pairs = pe.allocF16(2 + 2 * pairs.size());
+            pe.f16[own.pairs] = std::uint16_t(pairs.size() & 0xffff);
+            pe.f16[own.pairs + 1] = std::uint16_t(pairs.size() >> 16);
+            for (std::size_t p = 0; p < pairs.size(); ++p) {
+                pe.f16[own.pairs + 2 + 2 * p] = std::uint16_t(pairs[p].first - bandBegin(r));
+                pe.f16[own.pairs + 3 + 2 * p] = std::uint16_t(pairs[p].second);
+            }
+            own.share = pe.allocF32(std::max<std::size_t>(1, pairs.size()));
+            m_buffers.push_back(own);
+            if (c + 1 == columns() && !pairs.empty())
+                m_outputs.push_back(
+                    { { m_spec.frame.x(c), m_spec.frame.y(r) }, own.share, 0, 1, 0, std::uint32_t(pairs.size()) });
+        }
+    }
+}
+
+void StreamGradientKernel::program(ProgramWriter& writer, int) const
+{
+    const auto T = std::uint32_t(m_spec.tokensPerPe);
+    const std::uint32_t perPair = steps::elementwiseCycles(T, 1, m_context.simdWidth);
+    for (int r = 0; r < rows(); ++r) {
+        const auto kept = std::uint32_t(m_kept[std::size_t(r)]);
+        if (kept == 0)
+            continue;
+        for (int c = 0; c < columns(); ++c) {
+            const Buffers& own = m_buffers[std::size_t(r) * std::size_t(columns()) + std::size_t(c)];
+            const int x = m_spec.frame.x(c);
+            const int y = m_spec.frame.y(r);
+            writer.compute(x, y, gradientShares, kept * perPair, own.delta, own.input, own.pairs, own.share, float(T),
+                m_context.flags());
+            if (columns() < 2)
+                continue;
+            if (c == 0) {
+                writer.send(x, y, m_colors[0], own.share, kept);
+                continue;
+            }
+            DataTask add;
+            add.kind = TaskKind::AddForward;
+            add.vector = own.share;
+            add.expected = kept;
+            add.outColor = c + 1 < columns() ? std::uint8_t(m_colors[c % 2]) : kNoColor;
+            writer.armAndAwait(x, y, m_colors[(c - 1) % 2], add);
+        }
+    }
+}
+
+KernelCost StreamGradientKernel::closedForm() const
+{
+    StreamGradientShape shape;
+    shape.columns = columns();
+    shape.tokensPerPe = m_spec.tokensPerPe;
+    shape.simdWidth = m_context.simdWidth;
+    shape.kept = m_kept;
+    return costStreamGradient(shape);
+}
+
+} // namespace waferscope::core::cyclelevel

@@ -1,0 +1,74 @@
+#pragma once
+
+#include "core/cyclelevel/kernels/prefillkernel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// The weight gradient of a weight-streaming GEMM, dW = dY X^T (Pass::BackwardGradient), on the
+// layout of StreamGemmKernel: R x C PEs, PE column c holding tokens [c T, (c + 1) T) of X (all N
+// inputs) and of dY (its row's band of the M outputs), 16-bit. Each PE sums its tokens' share of
+// every weight of its band that the mask keeps (a sparse W: its non-zeros only); the shares are
+// added along each row from west to east, and the row's last PE holds the band's gradient, in the
+// order the weights stream, to stream out at the east edge. Its scheme is described at the top of
+// streamgradientkernel.cpp.
+struct StreamGradientSpec {
+    std::string name;
+    Frame frame; // R rows x C columns
+    // M x N: the weights whose gradient it computes; only where they are zero matters (those have
+    // no gradient, as a sparse W streams none).
+    WeightTensor weight = WeightTensor::absent(Storage::Fp16);
+    int tokensPerPe = 8; // T
+    // The resident operands, (C T) tokens row-major, rounded to storage: X (tokens x N), the
+    // forward's input, and dY (tokens x M), the delta of its output.
+    std::vector<float> input;
+    std::vector<float> delta;
+};
+
+class StreamGradientKernel final : public PrefillKernel {
+public:
+    // Refuses (std::logic_error, naming the kernel) an empty frame, no weight, no tokens, operands of
+    // other sizes, and a band whose kept weights or whose indices a PE's 16-bit words cannot hold.
+    StreamGradientKernel(StreamGradientSpec spec, const KernelContext& context);
+    const std::string& name() const override { return m_spec.name; }
+    Pass pass() const override { return Pass::BackwardGradient; }
+    // The shares move along the rows on two colors of its own, not on a block's rings.
+    void needRings(PrefillRings&) const override { }
+    void useRings(const PrefillRings&) override { }
+    void route(RouteBook& book);
+    void load(fabric::StaticColorFabric& fabric) override;
+    void program(ProgramWriter& writer, int inputColor) const override;
+    // After a run: per PE row, the band's gradient at its last PE, the kept weights' values in the
+    // order the weights stream (output by output, inputs ascending): one tile of `dims` values.
+    const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    KernelCost closedForm() const override;
+
+    // The kept weights of PE row r: (output, input) pairs in stream order.
+    std::vector<std::pair<std::int64_t, std::int64_t>> kept(int r) const;
+
+private:
+    int rows() const { return m_spec.frame.h; }
+    int columns() const { return m_spec.frame.w; }
+    std::int64_t outputs() const { return m_spec.weight.rows(); }
+    std::int64_t inputs() const { return m_spec.weight.cols(); }
+    std::uint32_t bandBegin(int r) const { return blockBegin(outputs(), rows(), r); }
+    std::uint32_t bandSize(int r) const { return bandBegin(r + 1) - bandBegin(r); }
+
+    struct Buffers {
+        std::uint32_t input = 0; // f16: N x T
+        std::uint32_t delta = 0; // f16: band x T
+        std::uint32_t pairs = 0; // f16: the kept count (two words), then (output in band, input) pairs
+        std::uint32_t share = 0; // f32: kept
+    };
+    StreamGradientSpec m_spec;
+    KernelContext m_context;
+    std::vector<std::int64_t> m_kept; // per row: its kept weights
+    std::vector<Buffers> m_buffers; // per (r, c)
+    int m_colors[2] = { -1, -1 }; // the shares' chain: PE c sends east on m_colors[c % 2]
+    std::vector<PrefillOutputTile> m_outputs;
+};
+
+} // namespace waferscope::core::cyclelevel
