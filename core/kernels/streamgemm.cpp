@@ -9,36 +9,59 @@
 
 namespace waferscope::core {
 
-KernelCost costStreamGemm(const StreamGemmShape& shape)
-{
-    const int rows = int(shape.weights.size());
-    if (rows < 1 || shape.columns < 1 || shape.outputs.size() != shape.weights.size())
-        return {};
-    const double perWeight = closedform::elementwise(shape.tokensPerPe, 1, shape.simdWidth);
+namespace {
+
+// A streaming kernel's accounts, row by row of PEs: when each row's last engine is free, what
+// its engines and links carry; then its cost over all rows.
+struct RowAccounts {
+    void add(
+        double done, double engines, double busiestEngine, double wavelets, double busiestWavelets, double rowFmacs)
+    {
+        last = std::max(last, done);
+        busy += engines;
+        busiest = std::max(busiest, busiestEngine);
+        links += wavelets;
+        busiestLink = std::max(busiestLink, busiestWavelets);
+        fmacs += rowFmacs;
+    }
+    // The fabric is quiescent the cycle after the last engine is free.
+    KernelCost cost(int rows, int columns) const
+    {
+        KernelCost cost
+            = closedform::decodeCost(last + 1.0, busy, double(rows) * double(columns), busiest, busiestLink, links);
+        cost.fmacs = fmacs;
+        return cost;
+    }
+
     double last = 0.0;
     double busy = 0.0;
     double busiest = 0.0;
     double links = 0.0;
     double busiestLink = 0.0;
     double fmacs = 0.0;
+};
+
+} // namespace
+
+KernelCost costStreamGemm(const StreamGemmShape& shape)
+{
+    const int rows = int(shape.weights.size());
+    if (rows < 1 || shape.columns < 1 || shape.outputs.size() != shape.weights.size())
+        return {};
+    const double perWeight = closedform::elementwise(shape.tokensPerPe, 1, shape.simdWidth);
+    const auto C = double(shape.columns);
+    RowAccounts accounts;
     for (int r = 0; r < rows; ++r) {
         const auto weights = double(shape.weights[std::size_t(r)]);
         const auto markers = double(shape.outputs[std::size_t(r)]);
-        const double engine = weights * perWeight + markers;
         if (weights + markers <= 0.0)
             continue;
-        last = std::max(last, 1.0 + double(shape.columns) + engine);
-        busy += double(shape.columns) * engine;
-        busiest = std::max(busiest, engine);
-        links += double(shape.columns - 1) * (weights + markers); // a hop between each two PEs of the row
-        busiestLink = std::max(busiestLink, weights + markers);
-        fmacs += double(shape.columns) * weights * double(shape.tokensPerPe);
+        const double engine = weights * perWeight + markers;
+        // Its stream a hop between each two PEs of the row (the feeder's hop is not the region's).
+        accounts.add(1.0 + C + engine, C * engine, engine, (C - 1.0) * (weights + markers), weights + markers,
+            C * weights * double(shape.tokensPerPe));
     }
-    // The fabric is quiescent the cycle after the last engine is free.
-    KernelCost cost
-        = closedform::decodeCost(last + 1.0, busy, double(rows) * double(shape.columns), busiest, busiestLink, links);
-    cost.fmacs = fmacs;
-    return cost;
+    return accounts.cost(rows, shape.columns);
 }
 
 KernelCost costStreamGradient(const StreamGradientShape& shape)
@@ -48,31 +71,20 @@ KernelCost costStreamGradient(const StreamGradientShape& shape)
         return {};
     const double perWeight = closedform::elementwise(shape.tokensPerPe, 1, shape.simdWidth);
     const int C = shape.columns;
-    double last = 0.0;
-    double busy = 0.0;
-    double busiest = 0.0;
-    double links = 0.0;
-    double busiestLink = 0.0;
-    double fmacs = 0.0;
+    RowAccounts accounts;
     for (int r = 0; r < rows; ++r) {
         const auto kept = double(shape.kept[std::size_t(r)]);
         if (kept <= 0.0)
             continue;
         const double shares = kept * perWeight;
-        double done = shares;
-        if (C > 1) // the chain's last PE takes the first sum at its head, then one a cycle
-            done = closedform::chainHead(shares, std::vector<double>(std::size_t(C), shares)) + kept;
-        last = std::max(last, done);
-        busy += double(C) * shares + double(C - 1) * kept;
-        busiest = std::max(busiest, shares + (C > 1 ? kept : 0.0));
-        links += double(C - 1) * kept;
-        busiestLink = std::max(busiestLink, C > 1 ? kept : 0.0);
-        fmacs += double(C) * kept * double(shape.tokensPerPe);
+        // The chain's last PE takes the first sum at its head, then one a cycle.
+        const double done
+            = C > 1 ? closedform::chainHead(shares, std::vector<double>(std::size_t(C), shares)) + kept : shares;
+        const double chained = C > 1 ? kept : 0.0;
+        accounts.add(done, double(C) * shares + double(C - 1) * kept, shares + chained, double(C - 1) * kept, chained,
+            double(C) * kept * double(shape.tokensPerPe));
     }
-    // The fabric is quiescent the cycle after the last engine is free.
-    KernelCost cost = closedform::decodeCost(last + 1.0, busy, double(rows) * double(C), busiest, busiestLink, links);
-    cost.fmacs = fmacs;
-    return cost;
+    return accounts.cost(rows, C);
 }
 
 } // namespace waferscope::core

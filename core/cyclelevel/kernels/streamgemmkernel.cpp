@@ -30,19 +30,25 @@ namespace waferscope::core::cyclelevel {
 
 using namespace fabric;
 
+void checkStreamLayout(const std::string& kernel, const Frame& frame, const WeightTensor& weight, int tokensPerPe)
+{
+    const auto refuse = [&](const std::string& why) { throw std::logic_error(kernel + ": " + why); };
+    if (frame.w < 1 || frame.h < 1 || frame.westward)
+        refuse("needs an eastward region of at least one PE");
+    if (!weight.present() || weight.cols() < 1)
+        refuse("needs a weight matrix");
+    if (tokensPerPe < 1)
+        refuse("a PE must hold at least one token");
+}
+
 StreamGemmKernel::StreamGemmKernel(StreamGemmSpec spec, const KernelContext& context)
     : m_spec(std::move(spec))
     , m_context(context)
 {
     const auto refuse = [&](const std::string& why) { throw std::logic_error(m_spec.name + ": " + why); };
-    if (m_spec.frame.w < 1 || m_spec.frame.h < 1 || m_spec.frame.westward)
-        refuse("needs an eastward region of at least one PE");
-    if (!m_spec.weight.present() || m_spec.weight.cols() < 1)
-        refuse("the streamed GEMM needs a weight matrix");
+    checkStreamLayout(m_spec.name, m_spec.frame, m_spec.weight, m_spec.tokensPerPe);
     if (m_spec.pass == Pass::BackwardGradient)
         refuse("the weight gradient is not a streamed GEMM's pass");
-    if (m_spec.tokensPerPe < 1)
-        refuse("a PE must hold at least one token");
     if (inner() >= std::int64_t(kRowMarker))
         refuse("an inner dimension of " + std::to_string(inner()) + "; a wavelet's index names up to "
             + std::to_string(kRowMarker - 1));

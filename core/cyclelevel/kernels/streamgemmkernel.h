@@ -27,6 +27,10 @@ struct StreamGemmSpec {
     std::vector<float> resident;
 };
 
+// What every weight-streaming kernel refuses (std::logic_error naming the kernel): an empty or
+// westward frame, no weight matrix, no tokens a PE.
+void checkStreamLayout(const std::string& kernel, const Frame& frame, const WeightTensor& weight, int tokensPerPe);
+
 class StreamGemmKernel final : public PrefillKernel {
 public:
     // Refuses (std::logic_error, naming the kernel) an empty frame, no weight, a gradient pass

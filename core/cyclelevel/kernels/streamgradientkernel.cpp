@@ -14,6 +14,8 @@
 // column's tokens in order, then the columns from west to east, ((s_0 + s_1) + s_2) ...
 #include "core/cyclelevel/kernels/streamgradientkernel.h"
 
+#include "core/cyclelevel/kernels/streamgemmkernel.h"
+
 #include "core/cyclelevel/kernels/computesteps.h"
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/kernels/streamgemm.h"
@@ -56,12 +58,7 @@ StreamGradientKernel::StreamGradientKernel(StreamGradientSpec spec, const Kernel
     , m_context(context)
 {
     const auto refuse = [&](const std::string& why) { throw std::logic_error(m_spec.name + ": " + why); };
-    if (m_spec.frame.w < 1 || m_spec.frame.h < 1 || m_spec.frame.westward)
-        refuse("needs an eastward region of at least one PE");
-    if (!m_spec.weight.present() || m_spec.weight.cols() < 1)
-        refuse("the weight gradient needs the weights' shape");
-    if (m_spec.tokensPerPe < 1)
-        refuse("a PE must hold at least one token");
+    checkStreamLayout(m_spec.name, m_spec.frame, m_spec.weight, m_spec.tokensPerPe);
     const std::size_t tokens = std::size_t(columns()) * std::size_t(m_spec.tokensPerPe);
     if (m_spec.input.size() != tokens * std::size_t(inputs()) || m_spec.delta.size() != tokens * std::size_t(outputs()))
         refuse("operands of " + std::to_string(m_spec.input.size()) + " and " + std::to_string(m_spec.delta.size())
