@@ -110,9 +110,19 @@ void StaticColorFabric::addEdgeSource(int x, int y, int from, std::vector<Wavele
     if (m_edgeSourceOf.empty())
         m_edgeSourceOf.assign(std::size_t(peCount()), -1);
     m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
-    m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0 });
+    m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0, EdgeRate {} });
     m_selfActive[std::size_t(index(x, y))] = 1;
     setAllRowsActive();
+}
+
+void StaticColorFabric::setEdgeRate(int x, int y, EdgeRate rate)
+{
+    const std::int32_t source = m_edgeSourceOf.empty() ? -1 : m_edgeSourceOf[std::size_t(index(x, y))];
+    if (source < 0)
+        throw std::logic_error("no edge source at that PE");
+    if (rate.wavelets < 1 || rate.cycles < rate.wavelets)
+        throw std::invalid_argument("an edge rate is at most a wavelet a cycle, and more than none");
+    m_edgeSources[std::size_t(source)].rate = rate;
 }
 
 void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
@@ -245,7 +255,8 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     bool pending = false;
     if (!m_edgeSourceOf.empty() && m_edgeSourceOf[std::size_t(pe)] >= 0) {
         EdgeSource& source = m_edgeSources[std::size_t(m_edgeSourceOf[std::size_t(pe)])];
-        if (source.next < source.stream.size() && count[source.stream[source.next].color()] < depth)
+        if (source.next < source.stream.size() && count[source.stream[source.next].color()] < depth
+            && source.due(cycle))
             append(source.stream[source.next++]);
         pending = source.next < source.stream.size();
     }

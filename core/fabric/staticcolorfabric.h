@@ -37,6 +37,17 @@ public:
     const PeState& pe(int x, int y) const { return m_pes[std::size_t(index(x, y))]; }
     // A stream entering the mesh from off-wafer I/O through the edge link `from` of PE (x, y).
     void addEdgeSource(int x, int y, int from, std::vector<Wavelet> stream);
+    // The rate the off-wafer I/O feeds the edge source of PE (x, y) at (std::logic_error if it
+    // has none): no wavelet before cycle `start` (MemoryX's and SwarmX's latency), then at most
+    // `wavelets` every `cycles` cycles on average. A wavelet the router could not take waits, and
+    // the ones after it may then follow a cycle apart until the stream is back on its schedule
+    // (SwarmX buffers them). The default, a wavelet a cycle from cycle 0, is the link's own pace.
+    struct EdgeRate {
+        std::uint64_t start = 0;
+        std::uint32_t wavelets = 1;
+        std::uint32_t cycles = 1;
+    };
+    void setEdgeRate(int x, int y, EdgeRate rate);
     // Appends a wavelet to the edge source of PE (x, y) (std::logic_error if it has none).
     void feedEdgeSource(int x, int y, const Wavelet& wavelet);
     int pendingResults() const;
@@ -85,6 +96,14 @@ private:
         int from;
         std::vector<Wavelet> stream;
         std::size_t next = 0;
+        EdgeRate rate;
+        // Whether the I/O has brought the next wavelet by `cycle` (always, at the link's own pace).
+        bool due(std::uint64_t cycle) const
+        {
+            if (rate.start == 0 && rate.wavelets == rate.cycles)
+                return true;
+            return cycle >= rate.start && next < (cycle - rate.start + 1) * rate.wavelets / rate.cycles;
+        }
     };
     std::vector<EdgeSource> m_edgeSources;
     std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)

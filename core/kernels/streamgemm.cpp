@@ -6,6 +6,7 @@
 #include "core/kernels/closedform.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace waferscope::core {
 
@@ -57,8 +58,17 @@ KernelCost costStreamGemm(const StreamGemmShape& shape)
         if (weights + markers <= 0.0)
             continue;
         const double engine = weights * perWeight + markers;
+        // The edge: nothing before ioStart; at its pace, the last wavelet due at
+        // ioStart + ceil(n ioCycles / ioWavelets) - 1, then across the row and its marker's cycle.
+        double done = 1.0 + C + engine;
+        if (shape.ioStart > 0 || shape.ioWavelets != shape.ioCycles) {
+            const double n = weights + markers;
+            const double due = double(shape.ioStart)
+                + std::ceil(n * double(shape.ioCycles) / double(std::max<std::uint32_t>(1, shape.ioWavelets))) - 1.0;
+            done = std::max(double(shape.ioStart) + done, due + C + 1.0);
+        }
         // Its stream a hop between each two PEs of the row (the feeder's hop is not the region's).
-        accounts.add(1.0 + C + engine, C * engine, engine, (C - 1.0) * (weights + markers), weights + markers,
+        accounts.add(done, C * engine, engine, (C - 1.0) * (weights + markers), weights + markers,
             C * weights * double(shape.tokensPerPe));
     }
     return accounts.cost(rows, shape.columns);

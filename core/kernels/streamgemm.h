@@ -22,6 +22,13 @@ struct StreamGemmShape {
     std::vector<std::int64_t> weights; // per PE row: the non-zero weights its stream carries
     std::vector<std::int64_t> outputs; // per PE row: its outputs (a row marker each)
     int simdWidth = 8;
+    // The edge's pace (StaticColorFabric::EdgeRate): each row's stream enters off the wafer, the
+    // first wavelet at cycle ioStart, then at most ioWavelets every ioCycles cycles; a row then
+    // ends once its last wavelet has come and crossed the row (ioWavelets = ioCycles, ioStart 0:
+    // the link's pace, as a feeder's).
+    std::uint64_t ioStart = 0;
+    std::uint32_t ioWavelets = 1;
+    std::uint32_t ioCycles = 1;
 };
 KernelCost costStreamGemm(const StreamGemmShape& shape);
 

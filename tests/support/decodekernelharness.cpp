@@ -85,12 +85,42 @@ int DecodeKernelHarness::addFeed(const std::string& name, const Lanes& lanes, co
     return m_feeds.back().color;
 }
 
+int DecodeKernelHarness::addEdgeFeed(const std::string& name, const Lanes& lanes,
+    const std::vector<std::vector<Pe>>& taps, StaticColorFabric::EdgeRate rate)
+{
+    StreamTree tree(name);
+    Feed feed;
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        int farthest = 0;
+        std::vector<bool> deliver;
+        for (const Pe& tap : taps[i]) {
+            if (tap.y != lanes[i].y || tap.x <= 0)
+                throw std::logic_error(name + ": a tap off its lane's row or in the feeder column");
+            farthest = std::max(farthest, tap.x);
+            deliver.resize(std::size_t(farthest) + 1, false);
+            deliver[std::size_t(tap.x)] = true;
+        }
+        tree.run(0, lanes[i].y, East, farthest + 1, West, deliver);
+        m_fabric->addEdgeSource(0, lanes[i].y, West, {});
+    }
+    feed.color = m_book->place(tree);
+    feed.lanes = lanes;
+    feed.edge = true;
+    feed.rate = rate;
+    m_feeds.push_back(std::move(feed));
+    return m_feeds.back().color;
+}
+
 void DecodeKernelHarness::setFeed(int color, std::span<const float> vector)
 {
     for (Feed& feed : m_feeds) {
         if (feed.color != color)
             continue;
         feed.silent = vector.empty();
+        if (feed.edge) {
+            feed.values.assign(vector.begin(), vector.end());
+            return;
+        }
         for (std::size_t i = 0; i < feed.lanes.size() && !feed.silent; ++i) {
             const Lane& lane = feed.lanes[i];
             PeState& pe = m_fabric->pe(0, lane.y);
@@ -117,9 +147,22 @@ KernelMeasure DecodeKernelHarness::run(const std::function<void(ProgramWriter&)>
     StaticColorFabric& fabric = *m_fabric;
     ProgramWriter writer(fabric);
     writer.clearPrograms();
-    for (const Feed& feed : m_feeds)
-        for (std::size_t i = 0; i < feed.lanes.size() && !feed.silent; ++i)
-            writer.send(0, feed.lanes[i].y, feed.color, feed.offsets[i], feed.lanes[i].size());
+    for (Feed& feed : m_feeds) {
+        for (std::size_t i = 0; i < feed.lanes.size() && !feed.silent; ++i) {
+            const Lane& lane = feed.lanes[i];
+            if (!feed.edge) {
+                writer.send(0, lane.y, feed.color, feed.offsets[i], lane.size());
+                continue;
+            }
+            for (std::uint32_t k = lane.begin; k < lane.end; ++k)
+                fabric.feedEdgeSource(
+                    0, lane.y, Wavelet::colored(feed.color, std::bit_cast<std::uint32_t>(feed.values[k])));
+            StaticColorFabric::EdgeRate rate = feed.rate;
+            rate.start += fabric.cycle();
+            fabric.setEdgeRate(0, lane.y, rate);
+        }
+        feed.silent = feed.silent || feed.edge; // an edge feed's values are on their way: once
+    }
     programKernel(writer);
     const Frame& frame = m_frame;
     const auto forEachRegionPe = [&](const auto& body) {

@@ -66,6 +66,11 @@ public:
     // The values the feed with that color sends in the next run (already rounded to storage);
     // none: the feed sends nothing from then on (a kernel that takes its input in place).
     void setFeed(int color, std::span<const float> vector);
+    // A stream from off the wafer instead of a feeder's sends: each lane enters the feeder column's
+    // PE through its west edge link at `rate` (its start counted from the run's first cycle) and
+    // passes that PE's router on to its taps. setFeed() gives it its values; one run per feed.
+    int addEdgeFeed(const std::string& name, const core::Lanes& lanes, const std::vector<std::vector<core::Pe>>& taps,
+        core::fabric::StaticColorFabric::EdgeRate rate);
 
     // Clears every program, writes the feeders' sends, calls programKernel, appends a Mark to
     // every region PE with a program, and runs until every program has finished and the fabric
@@ -85,6 +90,9 @@ private:
         core::Lanes lanes;
         std::vector<std::uint32_t> offsets; // per lane: f32 offset at its feeder
         bool silent = false; // sends nothing
+        bool edge = false; // from off the wafer (addEdgeFeed)
+        core::fabric::StaticColorFabric::EdgeRate rate;
+        std::vector<float> values; // an edge feed's
     };
 
     core::Frame m_frame;

@@ -162,7 +162,15 @@ void StreamGemmKernel::program(ProgramWriter& writer, int inputColor) const
 
 KernelCost StreamGemmKernel::closedForm() const
 {
+    return closedForm(0, 1, 1);
+}
+
+KernelCost StreamGemmKernel::closedForm(std::uint64_t start, std::uint32_t wavelets, std::uint32_t cycles) const
+{
     StreamGemmShape shape;
+    shape.ioStart = start;
+    shape.ioWavelets = wavelets;
+    shape.ioCycles = cycles;
     shape.columns = columns();
     shape.tokensPerPe = m_spec.tokensPerPe;
     shape.simdWidth = m_context.simdWidth;

@@ -57,6 +57,9 @@ public:
     // After a run: each PE's outputs for its tokens, dims x tokens (dimsMajor).
     const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
     KernelCost closedForm() const override;
+    // At the edge's pace (StaticColorFabric::EdgeRate): the first wavelet at `start`, then at
+    // most `wavelets` every `cycles` cycles.
+    KernelCost closedForm(std::uint64_t start, std::uint32_t wavelets, std::uint32_t cycles) const;
 
     std::int64_t outputs() const; // M forward, N delta
     std::int64_t inner() const; // N forward, M delta

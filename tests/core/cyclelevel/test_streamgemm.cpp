@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 using namespace waferscope::core;
@@ -56,7 +57,9 @@ struct StreamRun {
     std::size_t nonZeros = 0; // W's non-zero values
 };
 
-StreamRun runStream(const StreamCase& shape, Pass pass, Storage storage)
+// `edge`: the weights come from off the wafer at that rate instead of from the feeders.
+StreamRun runStream(const StreamCase& shape, Pass pass, Storage storage,
+    std::optional<fabric::StaticColorFabric::EdgeRate> edge = std::nullopt)
 {
     DecodeKernelHarness harness(shape.columns, shape.rows, storage, shape.simdWidth);
     StreamGemmSpec spec;
@@ -74,7 +77,8 @@ StreamRun runStream(const StreamCase& shape, Pass pass, Storage storage)
     std::vector<std::vector<Pe>> taps;
     for (std::size_t lane = 0; lane < kernel.lanes().size(); ++lane)
         taps.push_back(kernel.taps(lane));
-    const int color = harness.addFeed("weights", kernel.lanes(), taps);
+    const int color = edge ? harness.addEdgeFeed("weights", kernel.lanes(), taps, *edge)
+                           : harness.addFeed("weights", kernel.lanes(), taps);
     kernel.load(harness.fabric());
     StreamRun run;
     run.streamed = kernel.feed().size();
@@ -83,7 +87,7 @@ StreamRun runStream(const StreamCase& shape, Pass pass, Storage storage)
             run.nonZeros += spec.weight.at(i, j) != 0.0f;
     harness.setFeed(color, kernel.feed());
     run.measure = harness.run([&](ProgramWriter& writer) { kernel.program(writer, color); });
-    run.model = kernel.closedForm();
+    run.model = edge ? kernel.closedForm(edge->start, edge->wavelets, edge->cycles) : kernel.closedForm();
     const Frame& frame = harness.frame();
     for (int v = 0; v < frame.h; ++v)
         for (int u = 0; u < frame.w; ++u)
@@ -280,6 +284,32 @@ WS_TEST(theWeightGradientRunsAsItsClosedFormSays)
         worst = std::max(worst, std::fabs(error));
     }
     std::printf("weight gradient: worst cycle error of the closed form %.1f%%\n", 100.0 * worst);
+}
+
+// The wafer's edge: the weights enter from off the wafer after MemoryX's and SwarmX's latency and
+// at the I/O's pace, here a wavelet every 4 cycles after 200. The stream-bound case is then bound
+// by the edge, its PEs waiting for wavelets (their busy share drops by about the pace), and the
+// compute-bound one (8 cycles a weight) is not; the sums are the same, and the closed form at that
+// pace holds within 15%.
+WS_TEST(theEdgePacesAStreamBoundGemm)
+{
+    const fabric::StaticColorFabric::EdgeRate rate { 200, 1, 4 };
+    for (const StreamCase& shape : { streamCases()[0], streamCases()[1] }) {
+        const StreamRun free = runStream(shape, Pass::Forward, Storage::Bf16);
+        const StreamRun paced = runStream(shape, Pass::Forward, Storage::Bf16, rate);
+        const double error = (paced.model.cycles - double(paced.measure.cycles)) / double(paced.measure.cycles);
+        std::printf("%-48s at the link's pace %5llu cycles, busy %.3f; at the edge's %5llu, busy %.3f, model %.0f "
+                    "(%+.1f%%)\n",
+            shape.name.c_str(), static_cast<unsigned long long>(free.measure.cycles), free.measure.busyFraction(),
+            static_cast<unsigned long long>(paced.measure.cycles), paced.measure.busyFraction(), paced.model.cycles,
+            100.0 * error);
+        WS_CHECK(paced.out == free.out);
+        WS_CHECK(std::fabs(error) <= 0.15);
+        WS_CHECK_EQ(paced.model.linkWavelets, double(paced.measure.linkWavelets));
+        WS_CHECK(paced.measure.cycles >= free.measure.cycles + rate.start);
+    }
+    const StreamRun streamBound = runStream(streamCases()[0], Pass::Forward, Storage::Bf16, rate);
+    WS_CHECK(streamBound.measure.busyFraction() < 0.3);
 }
 
 WS_TEST(theStreamedGemmRefusesWhatItCannotRun)
