@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -144,12 +145,57 @@ std::optional<core::study::StudyOutcome> runJob(
 // `run --level cycle`: the plan executed on the cycle-level fabric (core/cyclelevel/cyclerun.h).
 // With --model_dir, the model-level report of the same plan and prompt, joined by the cycle-level
 // figures.
+// A positive number option, or 0 when absent.
+double parseRate(const ArgParser& parser, const char* name)
+{
+    const std::optional<std::string> text = parser.value(name);
+    if (!text)
+        return 0.0;
+    double value = 0.0;
+    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (error != std::errc() || end != text->data() + text->size() || !(value > 0.0) || !std::isfinite(value))
+        throw UsageError { std::string("--") + name + " expects a number above 0, got '" + *text + "'" };
+    return value;
+}
+
+std::uint64_t parseSeedAndThreads(const ArgParser& parser, core::study::StudySpec& spec)
+{
+    spec.cycle.seed = std::uint64_t(parseCount(parser, "seed", 0, std::int64_t(1) << 62));
+    if (!parser.value("seed"))
+        spec.cycle.seed = 1;
+    const std::int64_t threads = parseCount(parser, "threads", 1, 1024);
+    spec.cycle.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
+    return spec.cycle.seed;
+}
+
+// `run --mode train --level cycle` (core/cyclelevel/trainrun.h).
+void parseTrainCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
+{
+    if (parser.value("sweep") || parser.value("users") || parser.value("batch_size") || parser.value("tokens")
+        || parser.value("prompt_tokens"))
+        throw UsageError { "--mode train --level cycle takes --micro_batch_size, --max_sequence_length, --max_steps, "
+                           "--layers, --learning_rate, --seed and --threads, not --batch_size, --users, --tokens, "
+                           "--prompt_tokens or --sweep" };
+    spec.level = core::study::StudyLevel::Cycle;
+    spec.cycle.microBatch = parseCount(parser, "micro_batch_size", 1, 1'000'000);
+    spec.cycle.steps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
+    spec.cycle.layers = int(parseCount(parser, "layers", 1, 10'000));
+    spec.cycle.learningRate = parseRate(parser, "learning_rate");
+    if (parseCount(parser, "max_sequence_length", 1, 1'000'000) > 1)
+        throw UsageError { "--max_sequence_length: the cycle level trains classifiers of a token a sample so far "
+                           "(fc_mnist); language models come next" };
+    parseSeedAndThreads(parser, spec);
+}
+
 void parseCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
 {
+    if (spec.run.mode == core::RunMode::Train)
+        return parseTrainCycleLevel(parser, spec);
     if (spec.run.mode != core::RunMode::Inference)
-        throw UsageError {
-            "--level cycle runs inference only (--mode inference); training and eval run at model level"
-        };
+        throw UsageError { "--level cycle runs inference and training (--mode inference or train), not eval" };
+    for (const char* option : { "micro_batch_size", "max_sequence_length", "layers", "learning_rate" })
+        if (parser.value(option))
+            throw UsageError { std::string("--") + option + " is for --mode train --level cycle" };
     if (parser.value("sweep") || parser.value("users") || parser.value("max_steps") || parser.value("batch_size"))
         throw UsageError { "--level cycle takes --tokens, --prompt_tokens, --seed and --threads, not --users, "
                            "--max_steps, --batch_size or --sweep" };
@@ -158,11 +204,47 @@ void parseCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
     spec.cycle.promptTokens = int(parseCount(parser, "prompt_tokens", 1, 4096));
     if (spec.cycle.promptTokens == 0)
         spec.cycle.promptTokens = 16;
-    spec.cycle.seed = std::uint64_t(parseCount(parser, "seed", 0, std::int64_t(1) << 62));
-    if (!parser.value("seed"))
-        spec.cycle.seed = 1;
-    const std::int64_t threads = parseCount(parser, "threads", 1, 1024);
-    spec.cycle.threads = threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency()));
+    parseSeedAndThreads(parser, spec);
+}
+
+int printTrainCycleLevel(const core::cyclelevel::TrainRunResult& result, const ArgParser& parser, std::ostream& out)
+{
+    if (parser.has("json")) {
+        out << core::cyclelevel::trainRunToJson(result) << "\n";
+        return kExitOk;
+    }
+    if (parser.has("quiet"))
+        return kExitOk;
+    out << core::formatText("%s on %s: a training step at cycle level, weight streaming, %lld samples: %llu cycles "
+                            "(model %.0f), %.0f samples/s at %.2f GHz\n",
+        core::displayText(result.model).c_str(), result.system.c_str(), static_cast<long long>(result.microBatch),
+        static_cast<unsigned long long>(result.cyclesPerStep), result.modelCyclesPerStep, result.samplesPerS,
+        result.clockHz / 1e9);
+    out << core::formatText("  loss %.6g (reference %.6g, %s); gradients %s the reference's, largest error %.3g "
+                            "(%.0f%% of its bound)\n",
+        result.loss, result.referenceLoss, result.lossMatchesReference ? "equal" : "differs",
+        result.gradsMatchReference ? "match" : "differ from", result.maxAbsGradError, 100.0 * result.worstBoundShare);
+    if (result.losses.size() > 1) {
+        out << "  losses:";
+        for (std::size_t i = 0; i < result.losses.size(); ++i)
+            out << core::formatText(" %.4f (%.4f)", result.losses[i], result.referenceLosses[i]);
+        out << "  [fabric (reference)]\n";
+    }
+    out << core::formatText("  %d x %d PEs, %d token(s) a PE; the edge brings %.1f wavelets a cycle after %llu "
+                            "cycles\n",
+        result.rows, result.columns, result.tokensPerPe, result.ioWaveletsPerCycle,
+        static_cast<unsigned long long>(result.edgeStartCycles));
+    out << "\n  op        kernel           pass                measured     model   link wavelets   busy   bytes in  "
+           "bytes out\n";
+    for (const core::cyclelevel::TrainKernelRecord& record : result.regions)
+        out << core::formatText("  %-9s %-16s %-18s %9llu %9.0f %15llu %5.1f%% %10lld %10lld\n",
+            core::displayText(record.op).c_str(), record.kernel.c_str(), core::nameOf(record.pass),
+            static_cast<unsigned long long>(record.measuredCycles), record.modelCycles,
+            static_cast<unsigned long long>(record.linkWavelets), 100.0 * record.busyFraction,
+            static_cast<long long>(record.bytesIn), static_cast<long long>(record.bytesOut));
+    for (const std::string& note : result.notes)
+        out << "  note: " << note << "\n";
+    return kExitOk;
 }
 
 int printCycleLevel(const core::cyclelevel::CycleRunResult& result, const ArgParser& parser,
@@ -221,13 +303,20 @@ ArgParser runParser()
         "cycle-level figures");
     parser.addOption("level", "LEVEL",
         "model (default): the model-level engine; cycle: inference executed on the cycle-level fabric, every\n"
-        "op a kernel on its region, a short prefill then --tokens decode steps, checked against a reference");
+        "op a kernel on its region, a short prefill then --tokens decode steps, checked against a reference;\n"
+        "with --mode train, training steps with weight streaming on the fabric, checked against a reference");
     parser.addOption("tokens", "N",
         "--level cycle: decode steps, each generating one token (default 1). Not fabric --kernel's --tokens");
     parser.addOption("seed", "S", "--level cycle: seed of the random weights and the prompt (default 1)");
     parser.addOption("threads", "T",
         "--level cycle: threads stepping the fabric (default: every core; the bands of rows follow the\n"
         "token's active rows, and any count gives the same result bit for bit)");
+    parser.addOption("micro_batch_size", "B", "--mode train --level cycle: samples a step (default 16)");
+    parser.addOption("max_sequence_length", "S", "--mode train --level cycle: tokens a sample (a classifier's: 1)");
+    parser.addOption(
+        "layers", "L", "--mode train --level cycle: keep the first L hidden layers and the output layer (default all)");
+    parser.addOption(
+        "learning_rate", "LR", "--mode train --level cycle: a constant learning rate instead of the config's schedule");
     parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");
     addCalibrationOption(parser);
     parser.addFlag("json", "print one JSON object on stdout");
@@ -296,7 +385,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     if (parser.value("level").value_or("model") == "cycle")
         parseCycleLevel(parser, spec);
     else
-        for (const char* option : { "tokens", "seed", "threads" })
+        for (const char* option :
+            { "tokens", "seed", "threads", "micro_batch_size", "max_sequence_length", "layers", "learning_rate" })
             if (parser.value(option))
                 throw UsageError { std::string("--") + option + " is for --level cycle" };
     spec.report = spec.level == core::study::StudyLevel::Model; // the summary is the report's
@@ -309,6 +399,8 @@ int runRunCommand(std::span<const std::string> args, std::ostream& out, std::ost
     const std::optional<core::study::StudyOutcome> outcome = runJob(spec, parser, err, exitCode);
     if (!outcome)
         return exitCode;
+    if (outcome->trainCycleLevel)
+        return printTrainCycleLevel(*outcome->trainCycleLevel, parser, out);
     if (spec.level == core::study::StudyLevel::Cycle)
         return printCycleLevel(*outcome->cycleLevel, parser, spec.writer, out);
     return printModelLevel(*outcome, parser, out);

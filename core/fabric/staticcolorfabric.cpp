@@ -107,8 +107,13 @@ void StaticColorFabric::addEdgeSource(int x, int y, int from, std::vector<Wavele
         || (from == East && x == width() - 1);
     if (!onEdge)
         throw std::invalid_argument("an edge source must enter through a mesh boundary link");
-    if (m_edgeSourceOf.empty())
+    if (m_edgeSourceOf.empty()) {
         m_edgeSourceOf.assign(std::size_t(peCount()), -1);
+        m_rowWake.assign(std::size_t(height()), kNever);
+        m_rowSources.assign(std::size_t(height()), { width(), 0 });
+    }
+    std::pair<int, int>& columns = m_rowSources[std::size_t(y)];
+    columns = { std::min(columns.first, x), std::max(columns.second, x + 1) };
     m_edgeSourceOf[std::size_t(index(x, y))] = std::int32_t(m_edgeSources.size());
     m_edgeSources.push_back({ index(x, y), from, std::move(stream), 0, EdgeRate {} });
     m_selfActive[std::size_t(index(x, y))] = 1;
@@ -135,6 +140,17 @@ void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
     setAllRowsActive();
 }
 
+void StaticColorFabric::feedEdgeSource(int x, int y, std::span<const Wavelet> wavelets)
+{
+    const std::int32_t source = m_edgeSourceOf.empty() ? -1 : m_edgeSourceOf[std::size_t(index(x, y))];
+    if (source < 0)
+        throw std::logic_error("no edge source at that PE");
+    std::vector<Wavelet>& stream = m_edgeSources[std::size_t(source)].stream;
+    stream.insert(stream.end(), wavelets.begin(), wavelets.end());
+    m_selfActive[std::size_t(index(x, y))] = 1;
+    setAllRowsActive();
+}
+
 bool StaticColorFabric::rowWeights(int current, std::vector<double>& weights) const
 {
     constexpr double kRowCost = 16.0; // columns' worth: the row's flags and span, its neighbours'
@@ -150,7 +166,8 @@ void StaticColorFabric::stepRows(const RowRange& rows)
     const int current = rows.current;
     const int next = current ^ 1;
     for (int y = rows.begin; y < rows.end; ++y) {
-        if (rowAndNeighboursIdle(y, current)) {
+        const bool waking = !m_rowWake.empty() && m_rowWake[std::size_t(y)] <= rows.cycle;
+        if (!waking && rowAndNeighboursIdle(y, current)) {
             // Nothing can arrive and nothing is queued: the row's next state is empty. Clear it
             // only if that buffer still holds state from two cycles ago, so an idle row costs
             // one byte read.
@@ -176,6 +193,15 @@ void StaticColorFabric::stepRows(const RowRange& rows)
             const auto [otherLo, otherHi] = rowSpan(current, neighbour);
             lo = std::min(lo, otherLo);
             hi = std::max(hi, otherHi);
+        }
+        if (waking) { // a sleeping edge source's next wavelet is due
+            m_rowWake[std::size_t(y)] = kNever;
+            const auto [sourcesLo, sourcesHi] = m_rowSources[std::size_t(y)];
+            for (int x = sourcesLo; x < sourcesHi; ++x)
+                if (m_edgeSourceOf[std::size_t(index(x, y))] >= 0)
+                    m_selfActive[std::size_t(index(x, y))] = 1;
+            lo = std::min(lo, sourcesLo);
+            hi = std::max(hi, sourcesHi);
         }
         lo = std::max(lo, 0);
         hi = std::min(hi, width());
@@ -258,7 +284,13 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
         if (source.next < source.stream.size() && count[source.stream[source.next].color()] < depth
             && source.due(cycle))
             append(source.stream[source.next++]);
-        pending = source.next < source.stream.size();
+        if (source.next < source.stream.size()) {
+            // Not due next cycle: it sleeps until its row's step of the cycle it is due wakes it.
+            const std::uint64_t due = source.dueCycle();
+            pending = due <= cycle + 1;
+            if (!pending)
+                m_rowWake[std::size_t(y)] = std::min(m_rowWake[std::size_t(y)], due);
+        }
     }
     SendStream& send = state.send;
     if (send.active()) {

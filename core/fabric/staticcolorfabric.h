@@ -4,6 +4,7 @@
 #include "core/fabric/pe.h"
 
 #include <optional>
+#include <span>
 #include <string>
 
 namespace waferscope::core::fabric {
@@ -48,8 +49,10 @@ public:
         std::uint32_t cycles = 1;
     };
     void setEdgeRate(int x, int y, EdgeRate rate);
-    // Appends a wavelet to the edge source of PE (x, y) (std::logic_error if it has none).
+    // Appends a wavelet, or a stream of them, to the edge source of PE (x, y) (std::logic_error if
+    // it has none).
     void feedEdgeSource(int x, int y, const Wavelet& wavelet);
+    void feedEdgeSource(int x, int y, std::span<const Wavelet> wavelets);
     int pendingResults() const;
     // The first `limit` PEs with wavelets queued or a send unfinished, for error messages:
     // "(x, y) color c: n queued; ...".
@@ -104,9 +107,24 @@ private:
                 return true;
             return cycle >= rate.start && next < (cycle - rate.start + 1) * rate.wavelets / rate.cycles;
         }
+        // The first cycle due() holds for the next wavelet.
+        std::uint64_t dueCycle() const
+        {
+            if (rate.start == 0 && rate.wavelets == rate.cycles)
+                return 0;
+            return rate.start + (std::uint64_t(next + 1) * rate.cycles + rate.wavelets - 1) / rate.wavelets - 1;
+        }
     };
     std::vector<EdgeSource> m_edgeSources;
     std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
+    // Per row with an edge source (allocated with the first): the cycle its sleeping sources'
+    // next wavelet is due (kNever: none sleeps), and the columns of its sources. A source whose
+    // next wavelet is not due next cycle sleeps, and its row with it when nothing else in the row
+    // is busy, until the row's step of that cycle wakes it: the cycles in which only a throttled
+    // edge advances cost a flag test a row.
+    static constexpr std::uint64_t kNever = ~std::uint64_t(0);
+    std::vector<std::uint64_t> m_rowWake;
+    std::vector<std::pair<int, int>> m_rowSources; // [lo, hi) per row
     struct alignas(64) RowPrograms { // unfinished programs per row, written by the row's band only
         std::int64_t value = 0;
     };

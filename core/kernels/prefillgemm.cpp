@@ -123,7 +123,7 @@ KernelCost costPrefillGemm(const PrefillGemmShape& shape)
     ready = prefillring::ringPhase(
         tiling, ready, [&](int x, int y, int s) { return tiling.product(x, y, s); },
         [&](int x, int y, int s) { return tiling.partialOut(x, y, s); },
-        [&](int x, int y, int s) { return tiling.inputOut(x, y, s); }, true);
+        [&](int x, int y, int s) { return tiling.inputOut(x, y, s); });
     double last = 0.0;
     for (int y = 0; y < g; ++y)
         for (int x = 0; x < g; ++x)

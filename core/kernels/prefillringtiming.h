@@ -132,16 +132,15 @@ struct Accounts {
 
 // One ring shift of every PE of the block, along the rows or up the columns. A PE's Send starts
 // once its program reaches it (`reached`) and its previous send has drained (`free`); its receive
-// is armed right after the Send, or at `reached` when it sends nothing (`drainFirst`: at
-// max(reached, free) when it sends nothing but receives, the kernel awaiting its sends first).
+// is armed right after the Send; a PE that sends nothing but receives awaits its earlier sends
+// first, at max(reached, free); one that neither sends nor receives arms it at `reached`.
 struct ShiftTimes {
     Times received; // the program passes the receive's Await
     Times drained; // the send has put its last wavelet into the router
 };
 
 template <typename Ring, typename Out>
-ShiftTimes shift(
-    const Ring& tiling, bool alongRows, const Times& reached, const Times& free, Out out, bool drainFirst = false)
+ShiftTimes shift(const Ring& tiling, bool alongRows, const Times& reached, const Times& free, Out out)
 {
     const int g = tiling.g;
     const auto at = [g](int x, int y) { return std::size_t(y) * std::size_t(g) + std::size_t(x); };
@@ -161,7 +160,7 @@ ShiftTimes shift(
     every([&](int x, int y) {
         send[at(x, y)] = std::max(reached[at(x, y)], free[at(x, y)]);
         const auto [fromX, fromY] = neighbour(x, y, true);
-        const bool waits = out(x, y) > 0 || (drainFirst && out(fromX, fromY) > 0);
+        const bool waits = out(x, y) > 0 || out(fromX, fromY) > 0;
         armed[at(x, y)] = waits ? send[at(x, y)] : reached[at(x, y)];
     });
     ShiftTimes times { Times(reached.size()), Times(reached.size()) };
@@ -184,8 +183,7 @@ ShiftTimes shift(
 // One ring phase from each PE's ready time: g steps of a product, then (but after the last) the
 // row shift and the column shift. Returns when each PE's last product ends.
 template <typename Ring, typename Product, typename RowOut, typename ColumnOut>
-Times ringPhase(
-    const Ring& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut, bool drainFirst = false)
+Times ringPhase(const Ring& tiling, Times ready, Product product, RowOut rowOut, ColumnOut columnOut)
 {
     Times sendFree(ready.size(), 0.0);
     for (int s = 0; s < tiling.g; ++s) {
@@ -194,11 +192,10 @@ Times ringPhase(
             computed[pe] = ready[pe] + product(int(pe) % tiling.g, int(pe) / tiling.g, s);
         if (s + 1 == tiling.g)
             return computed;
-        const ShiftTimes row = shift(
-            tiling, true, computed, sendFree, [&](int x, int y) { return rowOut(x, y, s); }, drainFirst);
+        const ShiftTimes row = shift(tiling, true, computed, sendFree, [&](int x, int y) { return rowOut(x, y, s); });
         // The column shift, once the row tile is in and the row send has drained.
-        const ShiftTimes column = shift(
-            tiling, false, row.received, row.drained, [&](int x, int y) { return columnOut(x, y, s); }, drainFirst);
+        const ShiftTimes column
+            = shift(tiling, false, row.received, row.drained, [&](int x, int y) { return columnOut(x, y, s); });
         ready = column.received;
         sendFree = column.drained;
     }
@@ -251,7 +248,7 @@ public:
     template <typename Out>
     void shift(bool alongRows, Out out)
     {
-        const ShiftTimes times = prefillring::shift(m_ring, alongRows, m_ready, m_free, out, true);
+        const ShiftTimes times = prefillring::shift(m_ring, alongRows, m_ready, m_free, out);
         every([&](int x, int y) {
             const auto sent = double(out(x, y));
             if (sent <= 0.0)

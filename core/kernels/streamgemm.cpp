@@ -97,4 +97,91 @@ KernelCost costStreamGradient(const StreamGradientShape& shape)
     return accounts.cost(rows, C);
 }
 
+KernelCost costColumnGather(const ColumnGatherShape& shape)
+{
+    const int rows = int(shape.bands.size());
+    if (rows < 1 || shape.columns < 1)
+        return {};
+    const auto T = double(shape.tokensPerPe);
+    std::vector<double> before(std::size_t(rows) + 1, 0.0); // values a token in the bands above row r
+    for (int r = 0; r < rows; ++r)
+        before[std::size_t(r) + 1] = before[std::size_t(r)] + double(shape.bands[std::size_t(r)]);
+    const double total = before.back();
+    // A sweep's stream into the next PE: what the PE passes on (arriving behind what it received,
+    // a chain's hop later), then its own band once its store is in and its send step comes.
+    struct Stream {
+        double first = 0.0; // the cycle its first wavelet reaches the PE's task
+        double stored = 0.0; // the cycle the PE's store of it ends
+    };
+    // A PE passes a wavelet on the cycle it stores it or the next, as its two colors' order goes
+    // (closedform.h): the sweeps' colors are placed in the order down, then up, each pair
+    // alternating by row, so an even row, whose color in is the later of its pair, passes a cycle
+    // later (but for the one start of the router's round that serves it first).
+    const auto next = [](const Stream& in, double passed, double ownFrom, double own, int row) {
+        Stream out;
+        const double hop = row % 2 == 0 ? 2.0 : 1.0;
+        // What it passes on leaves as it is stored: the last of it reaches the next PE a hop after
+        // this PE stored it.
+        const double passedEnd = passed > 0.0 ? std::max(in.first + hop + passed, in.stored + hop) : 0.0;
+        out.first = passed > 0.0 ? in.first + hop : ownFrom + closedform::kSendToNeighbour;
+        out.stored = std::max(passedEnd, own > 0.0 ? ownFrom + closedform::kSendToNeighbour + own : 0.0);
+        return out;
+    };
+    // Down: row r's store of bands 0..r-1 ends at down[r].stored; its own band goes after it.
+    std::vector<Stream> down(std::size_t(rows), Stream {});
+    std::vector<double> downSent(std::size_t(rows), 0.0); // its own band's send has drained
+    for (int r = 0; r < rows; ++r) {
+        const double own = double(shape.bands[std::size_t(r)]) * T;
+        const double ready = r == 0 ? 0.0 : std::max(down[std::size_t(r)].stored, 0.0);
+        downSent[std::size_t(r)] = r + 1 < rows && own > 0.0 ? ready + own : ready;
+        if (r + 1 < rows)
+            down[std::size_t(r) + 1] = next(down[std::size_t(r)], before[std::size_t(r)] * T, ready, own, r);
+    }
+    // Up: row r sends once its up store is in and its band has gone down.
+    std::vector<Stream> up(std::size_t(rows), Stream {});
+    double last = 0.0;
+    for (int r = rows - 1; r >= 0; --r) {
+        const double own = double(shape.bands[std::size_t(r)]) * T;
+        const double below = (total - before[std::size_t(r) + 1]) * T;
+        const double ready = std::max(downSent[std::size_t(r)], r + 1 < rows ? up[std::size_t(r)].stored : 0.0);
+        last = std::max({ last, ready + (r > 0 ? own : 0.0), down[std::size_t(r)].stored });
+        if (r > 0)
+            up[std::size_t(r) - 1] = next(up[std::size_t(r)], below, ready, own, r);
+    }
+    RowAccounts accounts;
+    const double stores = double(rows - 1) * total * T; // every PE stores all but its own band
+    const double busiestStore = (total - [&] {
+        double smallest = total;
+        for (const std::int64_t band : shape.bands)
+            smallest = std::min(smallest, double(band));
+        return smallest;
+    }()) * T;
+    for (int c = 0; c < shape.columns; ++c) {
+        double busiestLink = 0.0;
+        for (int r = 0; r + 1 < rows; ++r)
+            busiestLink
+                = std::max({ busiestLink, before[std::size_t(r) + 1] * T, (total - before[std::size_t(r) + 1]) * T });
+        accounts.add(last, stores, busiestStore, double(rows - 1) * total * T, busiestLink, 0.0);
+    }
+    return accounts.cost(rows, shape.columns);
+}
+
+KernelCost costLocalStep(const LocalStepShape& shape)
+{
+    const int rows = int(shape.operations.size());
+    if (rows < 1 || shape.columns < 1)
+        return {};
+    RowAccounts accounts;
+    for (int r = 0; r < rows; ++r) {
+        const std::int64_t operations = shape.operations[std::size_t(r)];
+        if (operations <= 0)
+            continue;
+        const double engine = closedform::elementwise(operations, 1, shape.simdWidth);
+        // Its compute step holds the engine from cycle 0, its last busy cycle engine - 1; the
+        // program, done with its last step in cycle 0, is seen to be done in cycle 1 at the earliest.
+        accounts.add(std::max(engine, 2.0) - 1.0, double(shape.columns) * engine, engine, 0.0, 0.0, 0.0);
+    }
+    return accounts.cost(rows, shape.columns);
+}
+
 } // namespace waferscope::core

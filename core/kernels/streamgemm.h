@@ -45,4 +45,26 @@ struct StreamGradientShape {
 };
 KernelCost costStreamGradient(const StreamGradientShape& shape);
 
+// The column all-gather after a weight-streaming op (core/cyclelevel/kernels/columngatherkernel.h):
+// in each of C columns, the R rows' bands sweep down and up the column at once, each PE storing
+// and passing on what comes (a cycle a wavelet, the pass a chain's forwarding hop) and then
+// sending its own band; a row sends up once its down store is in and its own band has gone down.
+// Engine cycles and link wavelets are exact.
+struct ColumnGatherShape {
+    int columns = 1; // C
+    int tokensPerPe = 1; // T
+    std::vector<std::int64_t> bands; // per PE row: its band's values a token
+};
+KernelCost costColumnGather(const ColumnGatherShape& shape);
+
+// A step every PE of a weight-streaming layout computes on what it holds, moving nothing (the
+// activation and its backward on the bands, the loss on the gathered logits): the busiest PE's
+// engine cycles (computesteps' elementwiseCycles of its SIMD operations). Exact.
+struct LocalStepShape {
+    int columns = 1; // C
+    std::vector<std::int64_t> operations; // per PE row: the element operations each of its PEs does
+    int simdWidth = 8;
+};
+KernelCost costLocalStep(const LocalStepShape& shape);
+
 } // namespace waferscope::core

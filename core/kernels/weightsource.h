@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <vector>
 
 namespace waferscope::core {
 
@@ -45,6 +47,17 @@ public:
 
     // A tensor the shape does not have.
     static WeightTensor absent(Storage storage) { return WeightTensor(0, 0.0f, 0.0f, 0, 0, storage); }
+    // Values held rather than drawn: rows x cols of a row-major array whose rows are `stride`
+    // apart (the leading cols of each), already rounded to `storage`; training's weights, which
+    // its optimizer changes. The array is shared, never copied.
+    static WeightTensor stored(std::shared_ptr<const std::vector<float>> values, std::int64_t rows, std::int64_t cols,
+        std::int64_t stride, Storage storage)
+    {
+        WeightTensor tensor(0, 0.0f, 0.0f, rows, cols, storage);
+        tensor.m_values = std::move(values);
+        tensor.m_stride = stride;
+        return tensor;
+    }
     // The same tensor under an unstructured mask, as a sparse model's weights: each value is zero
     // with probability `share` (a hash of its (row, col) of its own), the others unchanged.
     WeightTensor sparse(double share) const
@@ -64,6 +77,8 @@ public:
     {
         if (!present())
             return 0.0f;
+        if (m_values)
+            return (*m_values)[std::size_t(row * m_stride + col)];
         return m_storage == Storage::Fp16 ? draw<Storage::Fp16>(row, col) : draw<Storage::Bf16>(row, col);
     }
 
@@ -72,6 +87,8 @@ public:
     {
         if (!present()) {
             std::fill(out.begin(), out.end(), 0.0f);
+        } else if (m_values) {
+            std::copy_n(m_values->begin() + std::ptrdiff_t(row * m_stride), m_cols, out.begin());
         } else if (m_storage == Storage::Fp16) {
             for (std::int64_t col = 0; col < m_cols; ++col)
                 out[std::size_t(col)] = draw<Storage::Fp16>(row, col);
@@ -110,6 +127,8 @@ private:
     std::int64_t m_cols;
     Storage m_storage;
     std::uint64_t m_zeroBelow = 0; // sparse(): a value whose mask hash is below it is zero
+    std::shared_ptr<const std::vector<float>> m_values; // stored(): the values, else drawn
+    std::int64_t m_stride = 0;
 };
 
 } // namespace waferscope::core

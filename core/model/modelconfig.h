@@ -208,6 +208,27 @@ struct ModelConfig {
     int weightBytes = 2; // bytes per weight as streamed/stored on the wafer
     Optimizer optimizer = Optimizer::AdamW;
     bool optimizerMomentum = false; // SGD with momentum keeps one state tensor
+    // One piece of a learning-rate schedule (learning_rate: [{scheduler: Linear, ...}, ...]).
+    struct LearningRateSegment {
+        std::string scheduler; // as written: "Linear", "CosineDecay", "Constant", ...
+        double initial = 0.0; // initial_learning_rate (Constant: learning_rate)
+        double end = 0.0; // end_learning_rate
+        std::int64_t steps = 0; // total_iters (decay_steps, steps); 0: to the end
+    };
+    // What the cycle level's training step updates the weights with (the model level needs only
+    // the optimizer's kind). Unset keys keep these defaults: PyTorch's for the betas and eps.
+    struct OptimizerSettings {
+        double learningRate = 0.0; // a constant learning_rate
+        std::vector<LearningRateSegment> schedule; // a schedule instead, in order
+        double momentum = 0.0;
+        double beta1 = 0.9;
+        double beta2 = 0.999;
+        double epsilon = 1e-8;
+        double weightDecay = 0.0;
+        double maxGradientNorm = 0.0; // max_gradient_norm; 0: no clipping
+        double lossScale = 1.0; // loss_scaling_factor; 0: "dynamic"
+    };
+    OptimizerSettings optimizerSettings;
 
     // Weight sparsity.
     double sparsity = 0.0; // fraction of zeros in the filtered weights, [0, 1)

@@ -99,6 +99,76 @@ void readBatchAndSequence(const YamlFields& fields, const ParamsSections& sectio
     }
 }
 
+// The settings a training step runs with, from an optimizer mapping (legacy: `optimizer:`;
+// trainer: the optimizer's own mapping). Only the cycle level's training step reads them, so a
+// value it cannot read is a located warning, not an error that would refuse the whole file.
+void readOptimizerSettingsStrictly(const YamlFields& fields, const YamlSection& section, ModelConfig& config)
+{
+    ModelConfig::OptimizerSettings& settings = config.optimizerSettings;
+    settings.momentum = fields.number(section, "momentum", 0.0, 1.0).value_or(0.0);
+    if (const std::optional<YAML::Node> betas = fields.value(section, "betas")) {
+        if (!betas->IsSequence() || betas->size() != 2)
+            fields.fail(betas->Mark(), "'" + section.path + ".betas' must be a list of two numbers in [0, 1)");
+        for (std::size_t i = 0; i < 2; ++i) {
+            const YAML::Node beta = (*betas)[i];
+            double value = -1.0;
+            if (!beta.IsScalar() || !YAML::convert<double>::decode(beta, value) || !(value >= 0.0 && value < 1.0))
+                fields.fail(beta.Mark(), "'" + section.path + ".betas' must be a list of two numbers in [0, 1)");
+            (i == 0 ? settings.beta1 : settings.beta2) = value;
+        }
+    }
+    settings.epsilon = fields.number(section, "eps", 0.0, 1.0).value_or(settings.epsilon);
+    settings.weightDecay = fields.number(section, "weight_decay", 0.0, 1.0).value_or(0.0);
+    settings.maxGradientNorm = fields.number(section, "max_gradient_norm", 0.0, 1e30).value_or(0.0);
+    if (const std::optional<YAML::Node> scale = fields.value(section, "loss_scaling_factor")) {
+        if (scale->IsScalar() && scale->Scalar() == "dynamic")
+            settings.lossScale = 0.0;
+        else
+            settings.lossScale = fields.number(section, "loss_scaling_factor", 1e-30, 1e30).value_or(1.0);
+    }
+    for (const char* key : { "learning_rate", "lr" }) {
+        const std::optional<YAML::Node> rate = fields.value(section, key);
+        if (!rate)
+            continue;
+        if (rate->IsScalar()) {
+            settings.learningRate = fields.number(section, key, 0.0, 1e30).value_or(0.0);
+            return;
+        }
+        const YAML::Node pieces = rate->IsSequence() ? *rate : [&] {
+            YAML::Node list(YAML::NodeType::Sequence);
+            list.push_back(*rate);
+            return list;
+        }();
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            const YamlSection piece { pieces[i], pieces[i].Mark(),
+                section.path + "." + key + "[" + std::to_string(i) + "]" };
+            if (!piece.present())
+                fields.fail(pieces[i].Mark(), "'" + piece.path + "' must be a mapping with a scheduler");
+            ModelConfig::LearningRateSegment segment;
+            segment.scheduler = fields.text(piece, "scheduler").value_or("Constant");
+            segment.initial = fields.number(piece, "initial_learning_rate", 0.0, 1e30)
+                                  .value_or(fields.number(piece, "learning_rate", 0.0, 1e30).value_or(0.0));
+            segment.end = fields.number(piece, "end_learning_rate", 0.0, 1e30).value_or(segment.initial);
+            for (const char* steps : { "total_iters", "decay_steps", "steps" })
+                if (const std::optional<std::int64_t> count = fields.integer(piece, steps, 0, 1'000'000'000'000))
+                    segment.steps = *count;
+            settings.schedule.push_back(segment);
+        }
+        return;
+    }
+}
+
+void readOptimizerSettings(const YamlFields& fields, const YamlSection& section, ModelConfig& config)
+{
+    try {
+        readOptimizerSettingsStrictly(fields, section, config);
+    } catch (const InputError& error) {
+        config.optimizerSettings = {};
+        config.warnings.push_back({ error.diagnostic.line, error.diagnostic.column,
+            error.diagnostic.message + "; the cycle level's training step uses the defaults" });
+    }
+}
+
 void readPrecisionAndOptimizer(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)
 {
     const bool trainer = config.schema == ModelConfig::Schema::Trainer;
@@ -117,6 +187,7 @@ void readPrecisionAndOptimizer(const YamlFields& fields, const ParamsSections& s
             if (first->second.IsMap()) {
                 const YamlSection settings { first->second, first->first.Mark(), sections.optimizer.path };
                 config.optimizerMomentum = fields.number(settings, "momentum", 0.0, 1.0).value_or(0.0) > 0.0;
+                readOptimizerSettings(fields, settings, config);
             }
         }
         return;
@@ -124,6 +195,7 @@ void readPrecisionAndOptimizer(const YamlFields& fields, const ParamsSections& s
     if (std::optional<std::string> type = fields.text(sections.optimizer, "optimizer_type"))
         config.optimizer = parseOptimizer(*type);
     config.optimizerMomentum = fields.number(sections.optimizer, "momentum", 0.0, 1.0).value_or(0.0) > 0.0;
+    readOptimizerSettings(fields, sections.optimizer, config);
 }
 
 void readSparsity(const YamlFields& fields, const ParamsSections& sections, ModelConfig& config)

@@ -242,12 +242,54 @@ Step modelLevel(Chain& chain)
     return sweepSensitivity(chain);
 }
 
+// `run --mode train --level cycle`: training steps with weight streaming on the fabric.
+Step trainOnFabric(Chain& chain)
+{
+    const StudySpec& spec = chain.spec;
+    const StudyOutcome& out = chain.outcome;
+    chain.progress.enter(StudyStage::CycleLevel);
+    if (out.plan->mode != ExecutionMode::WeightStreaming)
+        return Diagnostic { "--level", 0, 0,
+            "the compiler chose " + std::string(nameOf(out.plan->mode)) + " execution for "
+                + out.model->graph.config.name
+                + "; training at cycle level runs weight streaming only so far "
+                  "(--execution weight_streaming)",
+            Diagnostic::Kind::CannotMap };
+    if (chain.wantsReport())
+        return Diagnostic { "--model_dir", 0, 0,
+            "the report of a training step at cycle level is not built yet; --json prints its figures",
+            Diagnostic::Kind::CannotMap };
+    cyclelevel::TrainRunOptions options;
+    options.microBatch = spec.cycle.microBatch;
+    options.steps = spec.cycle.steps;
+    options.layers = spec.cycle.layers;
+    options.learningRate = spec.cycle.learningRate;
+    options.seed = spec.cycle.seed;
+    options.threads = spec.cycle.threads;
+    bool observerStopped = false;
+    options.progress = [&chain, &observerStopped](const std::string& phase, std::int64_t position, std::int64_t all,
+                           const fabric::Fabric* fabric) {
+        chain.progress.report(StudyStage::CycleLevel, position, all, phase);
+        if (chain.control.stopped())
+            return false;
+        observerStopped = chain.control.cycleProgress && !chain.control.cycleProgress(phase, position, all, fabric);
+        return !observerStopped;
+    };
+    Expected<cyclelevel::TrainRunResult> ran = cyclelevel::runTrainCycleLevel(out.model->graph, out.system, options);
+    if (!ran)
+        return observerStopped || chain.control.stopped() ? cancellation() : ran.error();
+    chain.outcome.trainCycleLevel = std::make_shared<const cyclelevel::TrainRunResult>(std::move(ran).value());
+    return std::nullopt;
+}
+
 Step cycleLevel(Chain& chain)
 {
     const StudyOutcome& out = chain.outcome;
+    if (chain.spec.run.mode == RunMode::Train)
+        return trainOnFabric(chain);
     if (chain.spec.run.mode != RunMode::Inference)
         return Diagnostic { "--level", 0, 0,
-            "--level cycle runs inference only (--mode inference); training and eval run at model level" };
+            "--level cycle runs inference and training (--mode inference or train), not eval" };
     if (out.plan->numSystems > 1)
         return Diagnostic { "--level", 0, 0,
             "--level cycle executes single-wafer plans; " + out.model->graph.config.name + " needs "

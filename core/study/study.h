@@ -17,6 +17,7 @@
 #include "core/compiler/compiler.h"
 #include "core/compiler/plan.h"
 #include "core/cyclelevel/cyclerun.h"
+#include "core/cyclelevel/trainrun.h"
 #include "core/engine/calibration.h"
 #include "core/engine/engine.h"
 #include "core/engine/framesource.h"
@@ -40,17 +41,25 @@
 
 namespace waferscope::core::study {
 
-// Where the model is executed: the model-level engine, or (inference) the cycle-level fabric.
+// Where the model is executed: the model-level engine, or the cycle-level fabric (inference, and
+// training with weight streaming).
 enum class StudyLevel { Model, Cycle };
 
 // The stages of a study, in the order they run; a study runs those its spec asks for.
 enum class StudyStage { Loading, Compiling, Running, Scaling, CycleLevel, Sensitivity, Writing, Done };
 const char* toString(StudyStage stage); // "loading", "compiling", ..., "writing", "done"
 
-// `run --level cycle`: the fabric run's options (core/cyclelevel/cyclerun.h).
+// `run --level cycle`: the fabric run's options (core/cyclelevel/cyclerun.h; training:
+// core/cyclelevel/trainrun.h).
 struct CycleSpec {
     int tokens = 1; // decode steps
     int promptTokens = 16;
+    // Training (RunOptions::mode Train): the micro-batch (0: the default), the hidden layers kept
+    // (0: all), a constant learning rate (0: the config's schedule) and the steps.
+    std::int64_t microBatch = 0;
+    int layers = 0;
+    double learningRate = 0.0;
+    int steps = 1;
     std::uint64_t seed = 1; // weights and prompt; the report's manifest records it
     int threads = 1;
     // Cycles of a token between the fabric's calls of StudyControl::cycleProgress (the GUI's frame window).
@@ -139,6 +148,7 @@ struct StudyOutcome {
     std::shared_ptr<const sweeps::ScalingSweep> scaling;
     std::shared_ptr<const sweeps::Sensitivity> sensitivity;
     std::shared_ptr<const cyclelevel::CycleRunResult> cycleLevel; // modelCycles filled
+    std::shared_ptr<const cyclelevel::TrainRunResult> trainCycleLevel; // a training step at cycle level
     std::optional<report::RunReport> report;
 };
 

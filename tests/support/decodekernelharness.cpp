@@ -61,11 +61,11 @@ DecodeKernelHarness::DecodeKernelHarness(int regionWidth, int regionHeight, Stor
 
 DecodeKernelHarness::~DecodeKernelHarness() = default;
 
-int DecodeKernelHarness::addFeed(const std::string& name, const Lanes& lanes, const std::vector<std::vector<Pe>>& taps)
+StreamTree DecodeKernelHarness::feedTree(
+    const std::string& name, const Lanes& lanes, const std::vector<std::vector<Pe>>& taps, int entryPort) const
 {
     // As WaferDecoder's row streams: a run from the sender to the farthest tap of its lane.
     StreamTree tree(name);
-    Feed feed;
     for (std::size_t i = 0; i < lanes.size(); ++i) {
         int farthest = 0;
         std::vector<bool> deliver;
@@ -76,10 +76,17 @@ int DecodeKernelHarness::addFeed(const std::string& name, const Lanes& lanes, co
             deliver.resize(std::size_t(farthest) + 1, false);
             deliver[std::size_t(tap.x)] = true;
         }
-        tree.run(0, lanes[i].y, East, farthest + 1, Fabric::kRampPort, deliver);
-        feed.offsets.push_back(m_fabric->pe(0, lanes[i].y).allocF32(lanes[i].size()));
+        tree.run(0, lanes[i].y, East, farthest + 1, entryPort, deliver);
     }
-    feed.color = m_book->place(tree);
+    return tree;
+}
+
+int DecodeKernelHarness::addFeed(const std::string& name, const Lanes& lanes, const std::vector<std::vector<Pe>>& taps)
+{
+    Feed feed;
+    for (const Lane& lane : lanes)
+        feed.offsets.push_back(m_fabric->pe(0, lane.y).allocF32(lane.size()));
+    feed.color = m_book->place(feedTree(name, lanes, taps, Fabric::kRampPort));
     feed.lanes = lanes;
     m_feeds.push_back(std::move(feed));
     return m_feeds.back().color;
@@ -88,21 +95,10 @@ int DecodeKernelHarness::addFeed(const std::string& name, const Lanes& lanes, co
 int DecodeKernelHarness::addEdgeFeed(const std::string& name, const Lanes& lanes,
     const std::vector<std::vector<Pe>>& taps, StaticColorFabric::EdgeRate rate)
 {
-    StreamTree tree(name);
     Feed feed;
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-        int farthest = 0;
-        std::vector<bool> deliver;
-        for (const Pe& tap : taps[i]) {
-            if (tap.y != lanes[i].y || tap.x <= 0)
-                throw std::logic_error(name + ": a tap off its lane's row or in the feeder column");
-            farthest = std::max(farthest, tap.x);
-            deliver.resize(std::size_t(farthest) + 1, false);
-            deliver[std::size_t(tap.x)] = true;
-        }
-        tree.run(0, lanes[i].y, East, farthest + 1, West, deliver);
-        m_fabric->addEdgeSource(0, lanes[i].y, West, {});
-    }
+    const StreamTree tree = feedTree(name, lanes, taps, West);
+    for (const Lane& lane : lanes)
+        m_fabric->addEdgeSource(0, lane.y, West, {});
     feed.color = m_book->place(tree);
     feed.lanes = lanes;
     feed.edge = true;

@@ -85,6 +85,9 @@ public:
     std::vector<float> read(core::Pe pe, std::uint32_t offset, std::size_t count) const;
 
 private:
+    // The feeders' runs to their lanes' taps, entering each lane's first PE through `entryPort`.
+    core::cyclelevel::StreamTree feedTree(const std::string& name, const core::Lanes& lanes,
+        const std::vector<std::vector<core::Pe>>& taps, int entryPort) const;
     struct Feed {
         int color = -1;
         core::Lanes lanes;

@@ -1,0 +1,215 @@
+// The weight-streaming layout's local steps: each PE works on its own SRAM by trainops.h's
+// contract, in one compute step, and sends nothing.
+#include "core/cyclelevel/kernels/localstepkernel.h"
+
+#include "core/cyclelevel/kernels/computesteps.h"
+#include "core/cyclelevel/referenceops.h"
+#include "core/cyclelevel/trainops.h"
+#include "core/kernels/streamgemm.h"
+
+#include <span>
+#include <stdexcept>
+
+namespace waferscope::core::cyclelevel {
+
+using namespace fabric;
+
+namespace {
+
+// SIMD operations an element: the rounding, then the activation (computesteps' activation
+// costs 8), its derivative's multiply, the softmax's max, exponential (9, as the attention's),
+// sum, division, subtraction, scale and rounding, and a token's logarithm.
+constexpr int kActivateOps = 1 + 8;
+constexpr int kIdentityOps = 1;
+constexpr int kActivateBackwardOps = 2;
+constexpr int kSoftmaxOps = 1 + 9 + 1 + 4;
+constexpr int kLogOps = 8;
+
+Storage storageOf(const Step& step)
+{
+    return step.color & steps::kBf16 ? Storage::Bf16 : Storage::Fp16;
+}
+
+// In place on f32[a, a + b): z = S(x); f32[d + i] = S(act(z)) (scalar: the Activation, or -1 for
+// none: h = z).
+void activate(PeState& pe, const Step& step)
+{
+    const Storage storage = storageOf(step);
+    for (std::uint32_t i = 0; i < step.b; ++i) {
+        const float z = roundToStorage(pe.f32[step.a + i], storage);
+        pe.f32[step.a + i] = z;
+        pe.f32[step.d + i] = step.scalar < 0.0f ? z : ffnHidden(Activation(int(step.scalar)), z, 0.0f, storage);
+    }
+}
+
+// f32[d + i] = S(S(f32[a + i]) * act'(f32[c + i])) for i < b.
+void activateBackward(PeState& pe, const Step& step)
+{
+    const Storage storage = storageOf(step);
+    const auto kind = Activation(int(step.scalar));
+    for (std::uint32_t i = 0; i < step.b; ++i)
+        pe.f32[step.d + i] = roundToStorage(
+            roundToStorage(pe.f32[step.a + i], storage) * activationDerivative(kind, pe.f32[step.c + i]), storage);
+}
+
+// The loss of T tokens over b logits at f32[a] (dims x tokens); f32[c] = T, then the labels (as
+// floats); dz to f32[d] (dims x tokens), each token's loss after it; g = scalar.
+void softmaxLoss(PeState& pe, const Step& step)
+{
+    const Storage storage = storageOf(step);
+    const auto T = std::uint32_t(pe.f32[step.c]);
+    const std::uint32_t m = step.b;
+    std::vector<float> logits(m);
+    std::vector<float> dz(m);
+    for (std::uint32_t t = 0; t < T; ++t) {
+        for (std::uint32_t k = 0; k < m; ++k)
+            logits[k] = pe.f32[step.a + k * T + t];
+        const auto label = std::int32_t(pe.f32[step.c + 1 + t]);
+        pe.f32[step.d + m * T + t] = softmaxCrossEntropy(logits, label, step.scalar, storage, dz);
+        for (std::uint32_t k = 0; k < m; ++k)
+            pe.f32[step.d + k * T + t] = dz[k];
+    }
+}
+
+} // namespace
+
+LocalStepKernel::LocalStepKernel(LocalStepSpec spec, const KernelContext& context)
+    : m_spec(std::move(spec))
+    , m_context(context)
+{
+    const auto refuse = [&](const std::string& why) { throw std::logic_error(m_spec.name + ": " + why); };
+    if (m_spec.frame.w < 1 || m_spec.frame.h < 1 || m_spec.frame.westward)
+        refuse("needs an eastward region of at least one PE");
+    if (m_spec.tokensPerPe < 1 || m_spec.dims < 1)
+        refuse("needs tokens and values");
+    const std::size_t tokens = std::size_t(columns()) * std::size_t(m_spec.tokensPerPe);
+    const std::size_t expected = tokens * std::size_t(m_spec.dims);
+    if (m_spec.input.size() != expected)
+        refuse(std::to_string(m_spec.input.size()) + " values; " + std::to_string(tokens) + " tokens x "
+            + std::to_string(m_spec.dims) + " expected");
+    if (m_spec.op == LocalStepSpec::Op::ActivateBackward && m_spec.saved.size() != expected)
+        refuse("a saved pre-activation of " + std::to_string(m_spec.saved.size()) + " values");
+    if (m_spec.op == LocalStepSpec::Op::SoftmaxLoss && m_spec.labels.size() != tokens)
+        refuse(std::to_string(m_spec.labels.size()) + " labels for " + std::to_string(tokens) + " tokens");
+    if (m_spec.op != LocalStepSpec::Op::SoftmaxLoss && m_spec.activated && !hasTrainingDerivative(m_spec.activation))
+        refuse(std::string("no training derivative of the ") + toString(m_spec.activation) + " activation yet");
+}
+
+Pass LocalStepKernel::pass() const
+{
+    return m_spec.op == LocalStepSpec::Op::ActivateBackward ? Pass::BackwardDelta : Pass::Forward;
+}
+
+std::uint32_t LocalStepKernel::bandBegin(int r) const
+{
+    return banded() ? blockBegin(m_spec.dims, rows(), r) : (r == 0 ? 0 : std::uint32_t(m_spec.dims));
+}
+
+std::int64_t LocalStepKernel::operations(int r) const
+{
+    const std::int64_t T = m_spec.tokensPerPe;
+    switch (m_spec.op) {
+    case LocalStepSpec::Op::Activate:
+        return std::int64_t(bandSize(r)) * T * (m_spec.activated ? kActivateOps : kIdentityOps);
+    case LocalStepSpec::Op::ActivateBackward:
+        return std::int64_t(bandSize(r)) * T * kActivateBackwardOps;
+    case LocalStepSpec::Op::SoftmaxLoss:
+        return m_spec.dims * T * kSoftmaxOps + T * kLogOps;
+    }
+    return 0;
+}
+
+void LocalStepKernel::load(StaticColorFabric& fabric)
+{
+    const auto T = std::uint32_t(m_spec.tokensPerPe);
+    const auto m = std::uint32_t(m_spec.dims);
+    m_buffers.clear();
+    m_outputs.clear();
+    m_side.clear();
+    for (int r = 0; r < rows(); ++r) {
+        const std::uint32_t begin = banded() ? bandBegin(r) : 0;
+        const std::uint32_t size = banded() ? bandSize(r) : m;
+        for (int c = 0; c < columns(); ++c) {
+            const Pe at { m_spec.frame.x(c), m_spec.frame.y(r) };
+            PeState& pe = fabric.pe(at.x, at.y);
+            Buffers own;
+            if (size == 0) {
+                m_buffers.push_back(own);
+                continue;
+            }
+            const auto fill = [&](std::uint32_t offset, const std::vector<float>& values) {
+                for (std::uint32_t o = 0; o < size; ++o)
+                    for (std::uint32_t t = 0; t < T; ++t)
+                        pe.f32[offset + o * T + t] = values[(std::size_t(c) * T + t) * m + begin + o];
+            };
+            own.input = pe.allocF32(std::size_t(size) * T);
+            fill(own.input, m_spec.input);
+            const std::uint32_t first = std::uint32_t(c) * T;
+            switch (m_spec.op) {
+            case LocalStepSpec::Op::Activate:
+                own.out = pe.allocF32(std::size_t(size) * T);
+                m_side.push_back({ at, own.input, first, T, begin, size, true });
+                break;
+            case LocalStepSpec::Op::ActivateBackward:
+                own.saved = pe.allocF32(std::size_t(size) * T);
+                fill(own.saved, m_spec.saved);
+                own.out = pe.allocF32(std::size_t(size) * T);
+                break;
+            case LocalStepSpec::Op::SoftmaxLoss:
+                own.saved = pe.allocF32(1 + std::size_t(T));
+                pe.f32[own.saved] = float(T);
+                for (std::uint32_t t = 0; t < T; ++t)
+                    pe.f32[own.saved + 1 + t] = float(m_spec.labels[std::size_t(c) * T + t]);
+                own.out = pe.allocF32(std::size_t(size + 1) * T);
+                if (r == 0)
+                    m_side.push_back({ at, own.out + size * T, first, T, 0, 1, true });
+                break;
+            }
+            m_outputs.push_back({ at, own.out, first, T, begin, size, true });
+            m_buffers.push_back(own);
+        }
+    }
+}
+
+void LocalStepKernel::program(ProgramWriter& writer, int) const
+{
+    const auto T = std::uint32_t(m_spec.tokensPerPe);
+    const std::uint8_t flags = m_context.flags();
+    for (int r = 0; r < rows(); ++r) {
+        const std::uint32_t size = banded() ? bandSize(r) : std::uint32_t(m_spec.dims);
+        if (size == 0)
+            continue;
+        const std::uint32_t cycles = steps::elementwiseCycles(std::uint64_t(operations(r)), 1, m_context.simdWidth);
+        for (int c = 0; c < columns(); ++c) {
+            const Buffers& own = m_buffers[std::size_t(r) * std::size_t(columns()) + std::size_t(c)];
+            const int x = m_spec.frame.x(c);
+            const int y = m_spec.frame.y(r);
+            switch (m_spec.op) {
+            case LocalStepSpec::Op::Activate:
+                writer.compute(x, y, activate, cycles, own.input, size * T, 0, own.out,
+                    m_spec.activated ? float(int(m_spec.activation)) : -1.0f, flags);
+                break;
+            case LocalStepSpec::Op::ActivateBackward:
+                writer.compute(x, y, activateBackward, cycles, own.input, size * T, own.saved, own.out,
+                    float(int(m_spec.activation)), flags);
+                break;
+            case LocalStepSpec::Op::SoftmaxLoss:
+                writer.compute(
+                    x, y, softmaxLoss, cycles, own.input, size, own.saved, own.out, m_spec.gradientScale, flags);
+                break;
+            }
+        }
+    }
+}
+
+KernelCost LocalStepKernel::closedForm() const
+{
+    LocalStepShape shape;
+    shape.columns = columns();
+    shape.simdWidth = m_context.simdWidth;
+    for (int r = 0; r < rows(); ++r)
+        shape.operations.push_back(operations(r));
+    return costLocalStep(shape);
+}
+
+} // namespace waferscope::core::cyclelevel
