@@ -284,7 +284,8 @@ private:
         return dz;
     }
 
-    // dW~ = dY X~^T for the weights the mask keeps, read from each PE row's last PE.
+    // dW~ = dY X~^T for the weights the mask keeps, as they leave the wafer through each row's
+    // west edge, at the I/O's pace (the rows share it as the weights' streams do).
     std::vector<float> gradient(const TrainLayer& layer, const std::vector<float>& mask,
         const std::vector<float>& input, const std::vector<float>& delta)
     {
@@ -297,6 +298,10 @@ private:
         spec.tokensPerPe = m_layout.tokensPerPe;
         spec.input = input;
         spec.delta = delta;
+        std::size_t rows = 0;
+        for (int r = 0; r < m_layout.frame.h; ++r)
+            rows += blockBegin(layer.outputs, m_layout.frame.h, r + 1) > blockBegin(layer.outputs, m_layout.frame.h, r);
+        spec.exit = paceOf(m_layout, rows);
         StreamGradientKernel kernel(std::move(spec), m_layout.context);
         auto run = fabricFor();
         kernel.route(run->book());
@@ -304,12 +309,15 @@ private:
         const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
         std::vector<float> out(std::size_t(layer.outputs * width), 0.0f);
         std::int64_t kept = 0;
-        for (const PrefillOutputTile& tile : kernel.outputTiles()) {
-            const int r = tile.pe.y - m_layout.frame.y0;
+        const std::vector<std::vector<float>> exited = kernel.exited(run->fabric());
+        for (int r = 0; r < m_layout.frame.h; ++r) {
             const auto pairs = kernel.kept(r);
-            const fabric::PeState& pe = run->fabric().pe(tile.pe.x, tile.pe.y);
+            const std::vector<float>& values = exited[std::size_t(r)];
+            if (values.size() != pairs.size())
+                throw std::logic_error(kernel.name() + ": row " + std::to_string(r) + " sent "
+                    + std::to_string(values.size()) + " gradients off the wafer, not " + std::to_string(pairs.size()));
             for (std::size_t p = 0; p < pairs.size(); ++p)
-                out[std::size_t(pairs[p].first * width + pairs[p].second)] = pe.f32[tile.offset + p];
+                out[std::size_t(pairs[p].first * width + pairs[p].second)] = values[p];
             kept += std::int64_t(pairs.size());
         }
         finish(*run, kernel, layer.name, "gradient_stream", measure, kernel.closedForm(), kept * 4);
@@ -419,8 +427,8 @@ void addNotes(TrainRunResult& result, const ModelGraph& graph, const StepLayout&
     if (optimizer != ModelConfig::Optimizer::Sgd && optimizer != ModelConfig::Optimizer::Adam
         && optimizer != ModelConfig::Optimizer::AdamW)
         result.notes.push_back("the config's optimizer has no update here yet: SGD stands in for it");
-    result.notes.push_back("the gradients are left at each PE row's last PE; their way out through the edge is "
-                           "counted in bytes_out, not yet simulated");
+    result.notes.push_back("the gradients leave through the west edge at the I/O's pace, each row's share of it; "
+                           "the step's kernels run one after another, with no overlap between them yet");
 }
 
 } // namespace

@@ -140,6 +140,31 @@ void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)
     setAllRowsActive();
 }
 
+void StaticColorFabric::addEdgeSink(int x, int y, int to, EdgeRate rate)
+{
+    const bool onEdge = (to == North && y == 0) || (to == South && y == height() - 1) || (to == West && x == 0)
+        || (to == East && x == width() - 1);
+    if (!onEdge)
+        throw std::invalid_argument("an edge sink must leave through a mesh boundary link");
+    if (rate.wavelets < 1 || rate.cycles < rate.wavelets)
+        throw std::invalid_argument("an edge rate is at most a wavelet a cycle, and more than none");
+    if (m_edgeSinkOf.empty())
+        m_edgeSinkOf.assign(std::size_t(peCount()), -1);
+    std::int32_t& sink = m_edgeSinkOf[std::size_t(index(x, y))];
+    if (sink >= 0)
+        throw std::logic_error("PE already has an edge sink");
+    sink = std::int32_t(m_edgeSinks.size());
+    m_edgeSinks.push_back({ to, rate, {} });
+}
+
+const std::vector<std::uint32_t>& StaticColorFabric::edgeSinkReceived(int x, int y) const
+{
+    const std::int32_t sink = m_edgeSinkOf.empty() ? -1 : m_edgeSinkOf[std::size_t(index(x, y))];
+    if (sink < 0)
+        throw std::logic_error("no edge sink at that PE");
+    return m_edgeSinks[std::size_t(sink)].received;
+}
+
 void StaticColorFabric::feedEdgeSource(int x, int y, std::span<const Wavelet> wavelets)
 {
     const std::int32_t source = m_edgeSourceOf.empty() ? -1 : m_edgeSourceOf[std::size_t(index(x, y))];
@@ -306,6 +331,9 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
     // task for the color can take it now.
     std::uint8_t freePorts = 0x1f;
     Wavelet sent[kDirections] = {};
+    EdgeSink* sink = m_edgeSinkOf.empty() || m_edgeSinkOf[std::size_t(pe)] < 0
+        ? nullptr
+        : &m_edgeSinks[std::size_t(m_edgeSinkOf[std::size_t(pe)])];
     bool stalled = false;
     bool moved = false;
     const std::uint8_t* occupancy = m_occupancy[current].data();
@@ -325,6 +353,13 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
         for (int direction = 0; ready && direction < kDirections; ++direction) {
             if (!(ports & directionBit(direction)))
                 continue;
+            if (sink && sink->to == direction) { // off the wafer, at the I/O's pace
+                if (!sink->due(cycle)) {
+                    ++m_linkStall[std::size_t(pe) * kDirections + std::size_t(direction)];
+                    ready = false;
+                }
+                continue;
+            }
             static constexpr int dx[] = { 0, 0, 1, -1 };
             static constexpr int dy[] = { -1, 1, 0, 0 };
             const std::int64_t neighbour = pe + dy[direction] * width() + dx[direction];
@@ -352,8 +387,11 @@ bool StaticColorFabric::stepPe(int x, int y, int current)
         ++m_routed[std::size_t(pe)];
         for (int direction = 0; direction < kDirections; ++direction) {
             if (ports & directionBit(direction)) {
-                sent[direction] = wavelet;
                 ++m_linkWavelets[std::size_t(pe) * kDirections + std::size_t(direction)];
+                if (sink && sink->to == direction)
+                    sink->take(cycle, wavelet.data);
+                else
+                    sent[direction] = wavelet;
             }
         }
         if (ports & kRampBit) {
@@ -410,6 +448,10 @@ std::optional<std::string> StaticColorFabric::validateRoutes() const
                         continue;
                     const int nx = x + (direction == East) - (direction == West);
                     const int ny = y + (direction == South) - (direction == North);
+                    const bool sunk = !m_edgeSinkOf.empty() && m_edgeSinkOf[std::size_t(pe)] >= 0
+                        && m_edgeSinks[std::size_t(m_edgeSinkOf[std::size_t(pe)])].to == direction;
+                    if (sunk)
+                        continue;
                     if (nx < 0 || ny < 0 || nx >= width() || ny >= height())
                         return where + " is sent " + directionName(direction) + " off the mesh";
                     if (m_routeRx[std::size_t(index(nx, ny) * m_stride + color)] != opposite(direction))

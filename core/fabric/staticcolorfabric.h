@@ -53,6 +53,14 @@ public:
     // it has none).
     void feedEdgeSource(int x, int y, const Wavelet& wavelet);
     void feedEdgeSource(int x, int y, std::span<const Wavelet> wavelets);
+    // A stream leaving the mesh through the edge link `to` of PE (x, y), to off-wafer I/O taking a
+    // wavelet at most every rate.cycles / rate.wavelets cycles (no earlier than rate.start): a
+    // route may send a color off the mesh there, and what leaves is kept, in order
+    // (edgeSinkReceived). A wavelet the I/O cannot take yet waits in its queue; an I/O left idle
+    // earns no credit for later.
+    void addEdgeSink(int x, int y, int to, EdgeRate rate);
+    void addEdgeSink(int x, int y, int to) { addEdgeSink(x, y, to, EdgeRate()); }
+    const std::vector<std::uint32_t>& edgeSinkReceived(int x, int y) const;
     int pendingResults() const;
     // The first `limit` PEs with wavelets queued or a send unfinished, for error messages:
     // "(x, y) color c: n queued; ...".
@@ -107,7 +115,7 @@ private:
                 return true;
             return cycle >= rate.start && next < (cycle - rate.start + 1) * rate.wavelets / rate.cycles;
         }
-        // The first cycle due() holds for the next wavelet.
+        // The first cycle due() holds for the next wavelet (before `start`: start's).
         std::uint64_t dueCycle() const
         {
             if (rate.start == 0 && rate.wavelets == rate.cycles)
@@ -116,6 +124,20 @@ private:
         }
     };
     std::vector<EdgeSource> m_edgeSources;
+    struct EdgeSink {
+        int to;
+        EdgeRate rate;
+        std::vector<std::uint32_t> received; // payloads
+        std::uint64_t allowedAt = 0; // in cycles x rate.wavelets: when the I/O takes the next
+        bool due(std::uint64_t cycle) const { return cycle >= rate.start && cycle * rate.wavelets >= allowedAt; }
+        void take(std::uint64_t cycle, std::uint32_t payload)
+        {
+            received.push_back(payload);
+            allowedAt = std::max(allowedAt, cycle * rate.wavelets) + rate.cycles;
+        }
+    };
+    std::vector<EdgeSink> m_edgeSinks;
+    std::vector<std::int32_t> m_edgeSinkOf; // per PE, -1 for none (allocated on first use)
     std::vector<std::int32_t> m_edgeSourceOf; // per PE, -1 for none (allocated on first use)
     // Per row with an edge source (allocated with the first): the cycle its sleeping sources'
     // next wavelet is due (kNever: none sleeps), and the columns of its sources. A source whose

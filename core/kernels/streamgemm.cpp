@@ -81,17 +81,21 @@ KernelCost costStreamGradient(const StreamGradientShape& shape)
         return {};
     const double perWeight = closedform::elementwise(shape.tokensPerPe, 1, shape.simdWidth);
     const int C = shape.columns;
+    const double pace = double(shape.exitCycles) / double(std::max<std::uint32_t>(1, shape.exitWavelets));
     RowAccounts accounts;
     for (int r = 0; r < rows; ++r) {
         const auto kept = double(shape.kept[std::size_t(r)]);
         if (kept <= 0.0)
             continue;
         const double shares = kept * perWeight;
-        // The chain's last PE takes the first sum at its head, then one a cycle.
-        const double done
+        // The chain's last PE (the region's first) takes the first sum at its head, then one a
+        // cycle, and keeps them; then it sends them off the wafer, the I/O taking one every `pace`
+        // cycles (a cycle at the link's pace).
+        const double summed
             = C > 1 ? closedform::chainHead(shares, std::vector<double>(std::size_t(C), shares)) + kept : shares;
+        const double done = summed + 1.0 + std::ceil((kept - 1.0) * std::max(1.0, pace));
         const double chained = C > 1 ? kept : 0.0;
-        accounts.add(done, double(C) * shares + double(C - 1) * kept, shares + chained, double(C - 1) * kept, chained,
+        accounts.add(done, double(C) * shares + double(C - 1) * kept, shares + chained, double(C) * kept, kept,
             double(C) * kept * double(shape.tokensPerPe));
     }
     return accounts.cost(rows, C);

@@ -34,14 +34,18 @@ KernelCost costStreamGemm(const StreamGemmShape& shape);
 
 // Its weight gradient, dW = dY X^T (core/cyclelevel/kernels/streamgradientkernel.h), on the same
 // layout: each PE's tokens' share of every kept weight of its row's band (max(1, ceil(T / SIMD))
-// cycles a weight), then the shares added along the row from west to east, a wavelet a cycle
-// through each PE's AddForward, the first PE's send a chain head (closedform.h). Engine cycles and
-// link wavelets are exact.
+// cycles a weight), then the shares added along the row from east to west, a wavelet a cycle
+// through each PE's AddForward, the last PE's send a chain head (closedform.h); the first PE keeps
+// the sums, then sends them off the wafer through its west link, at most exitWavelets every
+// exitCycles cycles.
+// Engine cycles and link wavelets (the chain's and the exit's from the first PE) are exact.
 struct StreamGradientShape {
     int columns = 1; // C
     int tokensPerPe = 1; // T
     std::vector<std::int64_t> kept; // per PE row: the weights of its band the mask keeps
     int simdWidth = 8;
+    std::uint32_t exitWavelets = 1;
+    std::uint32_t exitCycles = 1;
 };
 KernelCost costStreamGradient(const StreamGradientShape& shape);
 

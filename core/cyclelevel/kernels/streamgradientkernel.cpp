@@ -7,11 +7,12 @@
 //
 // Each PE first computes its tokens' share of every kept weight's gradient, in stream order:
 // share(o, j) = sum over its T tokens, in order, of dY[o][t] X[j][t] (a compute step of
-// max(1, ceil(T / SIMD)) cycles a pair, FP32). Then the shares are added along the row, west to
-// east, on two alternating colors: the first PE sends its shares, each PE after it adds what
-// comes to its own share and sends the sum on (an AddForward task, a cycle a wavelet), and the
-// last PE keeps the sums, the band's gradient, to stream out at the east edge. Sums: each
-// column's tokens in order, then the columns from west to east, ((s_0 + s_1) + s_2) ...
+// max(1, ceil(T / SIMD)) cycles a pair, FP32). Then the shares are added along the row, east to
+// west, on two alternating colors: the last PE sends its shares, each PE before it adds what
+// comes to its own share and sends the sum on (an AddForward task, a cycle a wavelet); the first
+// PE keeps the sums, the band's gradient, and then sends them off the wafer through its west edge
+// link (on a third color, through any PEs west of the region) at the pace the I/O takes them. Sums: each column's
+// tokens in order, then the columns from east to west, ((s_{C-1} + s_{C-2}) + s_{C-3}) ...
 #include "core/cyclelevel/kernels/streamgradientkernel.h"
 
 #include "core/cyclelevel/kernels/streamgemmkernel.h"
@@ -20,6 +21,7 @@
 #include "core/cyclelevel/kernels/kernelsupport.h"
 #include "core/kernels/streamgemm.h"
 
+#include <bit>
 #include <stdexcept>
 
 namespace waferscope::core::cyclelevel {
@@ -82,21 +84,38 @@ std::vector<std::pair<std::int64_t, std::int64_t>> StreamGradientKernel::kept(in
 
 void StreamGradientKernel::route(RouteBook& book)
 {
-    if (columns() < 2)
-        return;
     StreamTree chain[2] { StreamTree(m_spec.name + " shares"), StreamTree(m_spec.name + " shares") };
+    StreamTree exit(m_spec.name + " out");
     for (int r = 0; r < rows(); ++r) {
         if (m_kept[std::size_t(r)] == 0)
             continue;
-        for (int c = 0; c + 1 < columns(); ++c) {
+        const int y = m_spec.frame.y(r);
+        for (int c = columns() - 1; c > 0; --c) {
             StreamTree& tree = chain[c % 2];
-            tree.hop(m_spec.frame.x(c), m_spec.frame.y(r), Fabric::kRampPort, directionBit(East));
-            tree.hop(m_spec.frame.x(c + 1), m_spec.frame.y(r), West, kRampBit);
+            tree.hop(m_spec.frame.x(c), y, Fabric::kRampPort, directionBit(West));
+            tree.hop(m_spec.frame.x(c - 1), y, East, kRampBit);
         }
+        // From the first PE west to the wafer's edge, and off it.
+        for (int x = m_spec.frame.x(0); x >= 0; --x)
+            exit.hop(x, y, x == m_spec.frame.x(0) ? Fabric::kRampPort : East, directionBit(West));
     }
     for (int parity = 0; parity < 2; ++parity)
         if (!chain[parity].empty())
             m_colors[parity] = book.place(chain[parity]);
+    if (!exit.empty())
+        m_exit = book.place(exit);
+}
+
+std::vector<std::vector<float>> StreamGradientKernel::exited(const StaticColorFabric& fabric) const
+{
+    std::vector<std::vector<float>> out(static_cast<std::size_t>(rows()));
+    for (int r = 0; r < rows(); ++r) {
+        if (m_kept[std::size_t(r)] == 0)
+            continue;
+        for (const std::uint32_t bits : fabric.edgeSinkReceived(0, m_spec.frame.y(r)))
+            out[std::size_t(r)].push_back(std::bit_cast<float>(bits));
+    }
+    return out;
 }
 
 void StreamGradientKernel::load(StaticColorFabric& fabric)
@@ -130,9 +149,11 @@ void StreamGradientKernel::load(StaticColorFabric& fabric)
             }
             own.share = pe.allocF32(std::max<std::size_t>(1, pairs.size()));
             m_buffers.push_back(own);
-            if (c + 1 == columns() && !pairs.empty())
-                m_outputs.push_back(
-                    { { m_spec.frame.x(c), m_spec.frame.y(r) }, own.share, 0, 1, 0, std::uint32_t(pairs.size()) });
+        }
+        if (!pairs.empty()) {
+            fabric::StaticColorFabric::EdgeRate pace = m_spec.exit;
+            pace.start = 0;
+            fabric.addEdgeSink(0, m_spec.frame.y(r), West, pace);
         }
     }
 }
@@ -151,18 +172,20 @@ void StreamGradientKernel::program(ProgramWriter& writer, int) const
             const int y = m_spec.frame.y(r);
             writer.compute(x, y, gradientShares, kept * perPair, own.delta, own.input, own.pairs, own.share, float(T),
                 m_context.flags());
-            if (columns() < 2)
-                continue;
-            if (c == 0) {
-                writer.send(x, y, m_colors[0], own.share, kept);
-                continue;
+            if (c + 1 < columns()) { // adds what comes from the east
+                DataTask add;
+                add.kind = TaskKind::AddForward;
+                add.vector = own.share;
+                add.expected = kept;
+                add.outColor = c > 0 ? std::uint8_t(m_colors[c % 2]) : kNoColor;
+                writer.armAndAwait(x, y, m_colors[(c + 1) % 2], add);
             }
-            DataTask add;
-            add.kind = TaskKind::AddForward;
-            add.vector = own.share;
-            add.expected = kept;
-            add.outColor = c + 1 < columns() ? std::uint8_t(m_colors[c % 2]) : kNoColor;
-            writer.armAndAwait(x, y, m_colors[(c - 1) % 2], add);
+            if (c > 0 && c + 1 < columns())
+                continue;
+            // The chain's head sends its shares west; the first PE, once it has the sums, sends
+            // them off the wafer.
+            writer.send(x, y, c > 0 ? m_colors[c % 2] : m_exit, own.share, kept);
+            writer.awaitSend(x, y);
         }
     }
 }
@@ -174,6 +197,8 @@ KernelCost StreamGradientKernel::closedForm() const
     shape.tokensPerPe = m_spec.tokensPerPe;
     shape.simdWidth = m_context.simdWidth;
     shape.kept = m_kept;
+    shape.exitWavelets = m_spec.exit.wavelets;
+    shape.exitCycles = m_spec.exit.cycles;
     return costStreamGradient(shape);
 }
 

@@ -12,9 +12,9 @@ namespace waferscope::core::cyclelevel {
 // layout of StreamGemmKernel: R x C PEs, PE column c holding tokens [c T, (c + 1) T) of X (all N
 // inputs) and of dY (its row's band of the M outputs), 16-bit. Each PE sums its tokens' share of
 // every weight of its band that the mask keeps (a sparse W: its non-zeros only); the shares are
-// added along each row from west to east, and the row's last PE holds the band's gradient, in the
-// order the weights stream, to stream out at the east edge. Its scheme is described at the top of
-// streamgradientkernel.cpp.
+// added along each row from east to west, and the row's first PE sends the band's gradient, in the
+// order the weights stream, off the wafer through the west edge, where the weights came in, at
+// the I/O's pace. Its scheme is described at the top of streamgradientkernel.cpp.
 struct StreamGradientSpec {
     std::string name;
     Frame frame; // R rows x C columns
@@ -26,6 +26,9 @@ struct StreamGradientSpec {
     // forward's input, and dY (tokens x M), the delta of its output.
     std::vector<float> input;
     std::vector<float> delta;
+    // The pace the I/O takes the gradients off the wafer at (its start ignored: the I/O's latency
+    // comes after they leave); the default is the link's.
+    fabric::StaticColorFabric::EdgeRate exit;
 };
 
 class StreamGradientKernel final : public PrefillKernel {
@@ -35,15 +38,19 @@ public:
     StreamGradientKernel(StreamGradientSpec spec, const KernelContext& context);
     const std::string& name() const override { return m_spec.name; }
     Pass pass() const override { return Pass::BackwardGradient; }
-    // The shares move along the rows on two colors of its own, not on a block's rings.
+    // The shares move along the rows on two colors of its own, and leave on a third, not on a
+    // block's rings.
     void needRings(PrefillRings&) const override { }
     void useRings(const PrefillRings&) override { }
     void route(RouteBook& book);
+    // Also puts an edge sink on each row's west boundary link (StaticColorFabric::addEdgeSink).
     void load(fabric::StaticColorFabric& fabric) override;
     void program(ProgramWriter& writer, int inputColor) const override;
-    // After a run: per PE row, the band's gradient at its last PE, the kept weights' values in the
-    // order the weights stream (output by output, inputs ascending): one tile of `dims` values.
+    // None: the gradients leave the wafer (exited()).
     const std::vector<PrefillOutputTile>& outputTiles() const override { return m_outputs; }
+    // After a run: per PE row, the gradients that left through its west edge, the kept weights'
+    // in the order the weights stream (output by output, inputs ascending).
+    std::vector<std::vector<float>> exited(const fabric::StaticColorFabric& fabric) const;
     KernelCost closedForm() const override;
 
     // The kept weights of PE row r: (output, input) pairs in stream order.
@@ -67,7 +74,8 @@ private:
     KernelContext m_context;
     std::vector<std::int64_t> m_kept; // per row: its kept weights
     std::vector<Buffers> m_buffers; // per (r, c)
-    int m_colors[2] = { -1, -1 }; // the shares' chain: PE c sends east on m_colors[c % 2]
+    int m_colors[2] = { -1, -1 }; // the shares' chain: PE c > 0 sends west on m_colors[c % 2]
+    int m_exit = -1; // the first PE's sums, off the wafer
     std::vector<PrefillOutputTile> m_outputs;
 };
 

@@ -211,15 +211,13 @@ GradientRun runGradient(const StreamCase& shape, Storage storage)
         for (int u = 0; u < frame.w; ++u)
             run.fmacs += harness.fabric().pe(frame.x(u), frame.y(v)).fmacs;
     const auto T = std::int64_t(shape.tokensPerPe);
-    for (const PrefillOutputTile& tile : kernel.outputTiles()) {
-        const std::vector<float> values = harness.read(tile.pe, tile.offset, tile.dims);
+    for (const std::vector<float>& values : kernel.exited(harness.fabric()))
         run.out.insert(run.out.end(), values.begin(), values.end());
-    }
     for (int r = 0; r < shape.rows; ++r)
         for (const auto& [o, j] : kernel.kept(r)) {
             float sum = 0.0f;
             double exact = 0.0;
-            for (int c = 0; c < shape.columns; ++c) {
+            for (int c = shape.columns - 1; c >= 0; --c) {
                 float share = 0.0f;
                 for (std::int64_t t = c * T; t < (c + 1) * T; ++t) {
                     const float product = spec.delta[std::size_t(t * shape.outputs + o)]
@@ -228,7 +226,7 @@ GradientRun runGradient(const StreamCase& shape, Storage storage)
                     exact += double(spec.delta[std::size_t(t * shape.outputs + o)])
                         * double(spec.input[std::size_t(t * shape.inputs + j)]);
                 }
-                sum = c == 0 ? share : share + sum;
+                sum = c + 1 == shape.columns ? share : share + sum;
             }
             run.grouped.push_back(sum);
             run.exact.push_back(exact);
@@ -240,7 +238,7 @@ GradientRun runGradient(const StreamCase& shape, Storage storage)
 } // namespace
 
 // Each weight's gradient is the loop that groups the tokens as the fabric does (each column's in
-// order, then the columns west to east) to the bit; against the plain sum over all tokens in
+// order, then the columns east to west) to the bit, as it leaves the wafer; against the plain sum over all tokens in
 // double it is within float's rounding of those sums: |error| <= (tokens + 1) 2^-24 sum |terms|,
 // checked here as a relative 1e-5 of the sum's scale.
 WS_TEST(theWeightGradientIsTheReferencesSums)

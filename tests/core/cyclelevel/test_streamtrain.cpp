@@ -9,6 +9,7 @@
 
 #include "core/cyclelevel/kernels/columngatherkernel.h"
 #include "core/cyclelevel/kernels/localstepkernel.h"
+#include "core/cyclelevel/kernels/streamgradientkernel.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/cyclelevel/streamfabric.h"
 #include "core/cyclelevel/trainnet.h"
@@ -206,6 +207,46 @@ WS_TEST(theOptimizerFollowsTheConfigsSchedule)
     WS_CHECK_NEAR(optimizer.learningRate(9500), 6e-5, 1e-9);
     WS_CHECK_EQ(trainOptimizer(graph.config, 0.01).learningRate(0), 0.01);
     WS_CHECK_EQ(optimizer.lossScale, 32768.0);
+}
+
+// The weight gradient leaves through the west edge at the I/O's pace: a stream-bound gradient
+// (a token a PE) taken off the wafer a wavelet every 4 cycles is bound by the exit, as its closed
+// form says; every gradient arrives, in stream order.
+WS_TEST(theGradientLeavesAtTheEdgesPace)
+{
+    for (const int tokensPerPe : { 1, 64 }) {
+        const int rows = 3;
+        const int columns = 4;
+        const std::int64_t outputs = 12;
+        const std::int64_t inputs = 20;
+        const std::int64_t tokens = std::int64_t(columns) * tokensPerPe;
+        StreamGradientSpec spec;
+        spec.name = "gradient";
+        spec.frame = { 0, 0, columns, rows, false };
+        spec.weight = WeightTensor(31, 0.0f, 0.5f, outputs, inputs, Storage::Fp16);
+        spec.tokensPerPe = tokensPerPe;
+        spec.input = values(std::size_t(tokens * inputs), 41, Storage::Fp16);
+        spec.delta = values(std::size_t(tokens * outputs), 43, Storage::Fp16);
+        spec.exit = { 0, 1, 4 };
+        KernelContext context;
+        StreamGradientKernel kernel(spec, context);
+        StreamKernelRun run(columns, rows, 8, 1);
+        kernel.route(run.book());
+        kernel.load(run.fabric());
+        const StreamRunMeasure measure = run.run(kernel, -1, 1'000'000);
+        const KernelCost model = kernel.closedForm();
+        std::size_t arrived = 0;
+        for (const std::vector<float>& row : kernel.exited(run.fabric()))
+            arrived += row.size();
+        std::printf("gradient, %2d tokens a PE, out a wavelet every 4 cycles: %llu cycles, model %.0f (%+.1f%%)\n",
+            tokensPerPe, static_cast<unsigned long long>(measure.cycles), model.cycles,
+            100.0 * (double(measure.cycles) - model.cycles) / model.cycles);
+        WS_CHECK_EQ(arrived, std::size_t(outputs * inputs));
+        WS_CHECK_EQ(double(measure.linkWavelets), model.linkWavelets);
+        WS_CHECK(within(double(measure.cycles), model.cycles) <= 0.15);
+        if (tokensPerPe == 1) // 80 a row at a wavelet every 4 cycles
+            WS_CHECK(measure.cycles >= 4 * 80);
+    }
 }
 
 namespace {
