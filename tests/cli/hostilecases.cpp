@@ -327,7 +327,8 @@ HostileCase HostileCases::options(int)
     const std::vector<Command> commands = {
         { { "run", "--params", params },
             { "--system", "--num_csx", "--mode", "--batch_size", "--users", "--prompt_tokens", "--max_steps",
-                "--execution", "--calibration", "--tokens", "--sweep", "--level", "--threads", "--seed" } },
+                "--execution", "--calibration", "--tokens", "--sweep", "--level", "--threads", "--seed",
+                "--micro_batch_size", "--layers", "--learning_rate", "--max_sequence_length" } },
         { { "compile", "--params", params }, { "--system", "--num_csx", "--mode", "--execution" } },
         { { "scale", "--params", params }, { "--system", "--num_csx", "--mode", "--batch_size", "--execution" } },
         { { "fabric" },

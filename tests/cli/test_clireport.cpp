@@ -378,3 +378,53 @@ WS_TEST(twoCliRunsIntoOneDirectoryLeaveTheFirstsWhole)
     fs::remove_all(dir);
     fs::remove(log);
 }
+
+// run --mode train --level cycle: a weight-streaming step of a small classifier on the fabric,
+// with the keys, and what it refuses, each with its exit code.
+WS_TEST(aTrainingStepAtCycleLevelPrintsItsFigures)
+{
+    const std::string mlp = waferscope::test::dataDir() + "/cyclelevel/tiny_mlp.yaml";
+    const std::vector<std::string> base = { "run", "--params", mlp, "--system", "cs2", "--execution",
+        "weight_streaming", "--mode", "train", "--level", "cycle", "--micro_batch_size", "8" };
+    std::vector<std::string> args = base;
+    for (const char* extra : { "--max_steps", "3", "--learning_rate", "0.1", "--json" })
+        args.push_back(extra);
+    const Result result = run(args);
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json json = nlohmann::json::parse(result.out);
+    for (const char* key : { "level", "loss", "reference_loss", "max_abs_grad_error", "grads_match_reference",
+             "cycles_per_step", "regions", "losses", "reference_losses" })
+        WS_CHECK(json.contains(key));
+    WS_CHECK_EQ(json.at("level").get<std::string>(), "cycle");
+    WS_CHECK(json.at("grads_match_reference").get<bool>());
+    WS_CHECK_EQ(json.at("loss").get<double>(), json.at("reference_loss").get<double>());
+    WS_CHECK_EQ(json.at("losses").size(), std::size_t(3));
+    std::uint64_t sum = 0;
+    for (const nlohmann::json& region : json.at("regions")) {
+        for (const char* key : { "op", "measured_cycles", "model_cycles", "link_wavelets", "busy_fraction", "pass",
+                 "bytes_in", "bytes_out" })
+            WS_CHECK(region.contains(key));
+        const std::string pass = region.at("pass").get<std::string>();
+        WS_CHECK(pass == "forward" || pass == "backward_delta" || pass == "backward_gradient");
+        sum += region.at("measured_cycles").get<std::uint64_t>();
+    }
+    WS_CHECK_EQ(sum, json.at("cycles_per_step").get<std::uint64_t>());
+
+    const Result text = run(base);
+    WS_CHECK_EQ(text.code, 0);
+    WS_CHECK_CONTAINS(text.out, "a training step at cycle level, weight streaming, 8 samples");
+
+    std::vector<std::string> pipelined = base;
+    pipelined[6] = "pipelined";
+    const Result refusedMode = run(pipelined);
+    WS_CHECK_EQ(refusedMode.code, 3);
+    WS_CHECK_CONTAINS(refusedMode.err, "--execution weight_streaming");
+    std::vector<std::string> sequence = base;
+    sequence.insert(sequence.end(), { "--max_sequence_length", "128" });
+    WS_CHECK_EQ(run(sequence).code, 2);
+    std::vector<std::string> gpt2 = base;
+    gpt2[2] = waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2.yaml";
+    const Result refusedModel = run(gpt2);
+    WS_CHECK_EQ(refusedModel.code, 3);
+    WS_CHECK_CONTAINS(refusedModel.err, "has no training kernel yet");
+}

@@ -251,9 +251,10 @@ WS_TEST(theGradientLeavesAtTheEdgesPace)
 
 namespace {
 
-TrainRunResult trainSmall(int width, std::int64_t samples, int steps, double rate, int threads = 1)
+TrainRunResult trainSmall(
+    int width, std::int64_t samples, int steps, double rate, int threads = 1, const std::string& file = "tiny_mlp.yaml")
 {
-    const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_mlp.yaml");
+    const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/" + file);
     TrainRunOptions options;
     options.microBatch = samples;
     options.steps = steps;
@@ -314,6 +315,37 @@ WS_TEST(theLossFallsOverSteps)
     }
     WS_CHECK(run.losses.back() < run.losses.front());
     WS_CHECK(run.referenceLosses.back() < run.referenceLosses.front());
+}
+
+// 90% sparse weights: the forward and delta streams carry the non-zeros only (and a marker an
+// output), the gradient leaves for the weights the mask keeps only, and the step still matches the
+// reference.
+WS_TEST(sparseWeightsStreamTheirNonZerosOnly)
+{
+    const TrainRunResult dense = trainSmall(64, 8, 1, 0.0);
+    const TrainRunResult sparse = trainSmall(64, 8, 1, 0.0, 1, "tiny_mlp_sparse.yaml");
+    WS_CHECK(sparse.lossMatchesReference);
+    WS_CHECK(sparse.gradsMatchReference);
+    std::int64_t denseIn = 0;
+    std::int64_t sparseIn = 0;
+    std::int64_t denseOut = 0;
+    std::int64_t sparseOut = 0;
+    for (std::size_t i = 0; i < dense.regions.size(); ++i) {
+        denseIn += dense.regions[i].bytesIn;
+        sparseIn += sparse.regions[i].bytesIn;
+        denseOut += dense.regions[i].bytesOut;
+        sparseOut += sparse.regions[i].bytesOut;
+    }
+    // Dense: every weight and bias; sparse: about a tenth of the weights, the biases (zero at
+    // first, so not streamed; kept, so with a gradient) and the markers.
+    const std::int64_t weights = 24 * 16 + 16 * 12 + 12 * 5;
+    const std::int64_t biases = 16 + 12 + 5;
+    std::printf("bytes in %lld dense, %lld sparse; gradient bytes out %lld dense, %lld sparse\n",
+        static_cast<long long>(denseIn), static_cast<long long>(sparseIn), static_cast<long long>(denseOut),
+        static_cast<long long>(sparseOut));
+    WS_CHECK_EQ(denseOut, 4 * (weights + biases));
+    WS_CHECK(sparseOut > 4 * (weights / 20 + biases) && sparseOut < 4 * (weights / 5 + biases));
+    WS_CHECK(sparseIn < denseIn / 3);
 }
 
 // A model the step cannot train yet is refused with the op it stops at.
