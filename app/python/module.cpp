@@ -12,6 +12,8 @@
 
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 namespace waferscope::python {
 
 namespace {
@@ -161,8 +163,16 @@ public:
     std::string system() const { return m_plan->system.name; }
 
     py::object run(const std::optional<std::string>& mode, int maxSteps, std::optional<std::int64_t> batchSize,
-        int users, std::optional<std::int64_t> promptTokens) const
+        int users, std::optional<std::int64_t> promptTokens, const std::string& level, const py::kwargs& cycle) const
     {
+        if (level == "cycle")
+            return runOnFabric(mode, maxSteps, promptTokens, cycle);
+        if (level != "model")
+            raise(core::Diagnostic { "level", 0, 0, "level expects model or cycle, got '" + level + "'" });
+        if (!cycle.empty())
+            raise(core::Diagnostic { "level", 0, 0,
+                "seed, threads, tokens, micro_batch_size, layers and "
+                "learning_rate are for level=\"cycle\"" });
         core::engine::RunOptions options;
         options.mode = mode ? choice<core::RunMode>(*mode, "mode") : m_kind;
         if (maxSteps < 1 || maxSteps > 10000)
@@ -187,6 +197,56 @@ public:
     }
 
 private:
+    // level="cycle": the study at cycle level, as `run --level cycle --json` prints it.
+    py::object runOnFabric(const std::optional<std::string>& mode, int maxSteps,
+        std::optional<std::int64_t> promptTokens, const py::kwargs& cycle) const
+    {
+        core::study::StudySpec spec = studyOf(m_plan);
+        spec.run.mode = mode ? choice<core::RunMode>(*mode, "mode") : m_kind;
+        spec.level = core::study::StudyLevel::Cycle;
+        const auto count = [&](const char* name, std::int64_t low, std::int64_t high, std::int64_t otherwise) {
+            if (!cycle.contains(name))
+                return otherwise;
+            const auto value = cycle[name].cast<std::int64_t>();
+            if (value < low || value > high)
+                raise(core::Diagnostic { name, 0, 0,
+                    std::string(name) + " expects " + std::to_string(low) + ".." + std::to_string(high) + ", got "
+                        + std::to_string(value) });
+            return value;
+        };
+        for (const auto& [key, value] : cycle) {
+            (void)value;
+            const std::string name = py::str(key);
+            if (name != "seed" && name != "threads" && name != "tokens" && name != "micro_batch_size"
+                && name != "layers" && name != "learning_rate")
+                raise(core::Diagnostic { name, 0, 0, "run() got an unexpected argument '" + name + "'" });
+        }
+        spec.cycle.seed = std::uint64_t(count("seed", 0, std::int64_t(1) << 62, 1));
+        spec.cycle.threads = int(count("threads", 1, 1024, 1));
+        spec.cycle.tokens = int(count("tokens", 1, 4096, 1));
+        spec.cycle.promptTokens = int(positive(promptTokens, "prompt_tokens", 4096));
+        if (spec.cycle.promptTokens == 0)
+            spec.cycle.promptTokens = 16;
+        spec.cycle.microBatch = count("micro_batch_size", 1, 1'000'000, 0);
+        spec.cycle.layers = int(count("layers", 1, 10'000, 0));
+        spec.cycle.steps = maxSteps;
+        if (cycle.contains("learning_rate")) {
+            spec.cycle.learningRate = cycle["learning_rate"].cast<double>();
+            if (!(spec.cycle.learningRate > 0.0) || !std::isfinite(spec.cycle.learningRate))
+                raise(core::Diagnostic { "learning_rate", 0, 0, "learning_rate expects a number above 0" });
+        }
+        std::atomic<bool> cancel { false };
+        core::study::StudyControl control;
+        control.cancelFlag = &cancel;
+        core::Expected<core::study::StudyOutcome> outcome
+            = interruptible([&] { return core::study::runStudy(spec, control); }, cancel);
+        if (!outcome)
+            raise(outcome.error());
+        if (outcome->trainCycleLevel)
+            return fromJson(core::cyclelevel::trainRunToJson(*outcome->trainCycleLevel));
+        return fromJson(core::cyclelevel::cycleRunToJson(*outcome->cycleLevel));
+    }
+
     std::shared_ptr<const CompiledPlan> m_plan;
     core::RunMode m_kind;
     py::object m_json;
@@ -312,9 +372,14 @@ PYBIND11_MODULE(_waferscope, module)
         .def_property_readonly("system", &Plan::system, "The hardware preset's name.")
         .def("run", &Plan::run, py::arg("mode") = py::none(), py::arg("max_steps") = 2,
             py::arg("batch_size") = py::none(), py::arg("users") = 1, py::arg("prompt_tokens") = py::none(),
+            py::arg("level") = "model",
             "Runs the plan on the simulated cluster for `max_steps` steps (training: optimizer steps; "
             "inference: decode steps) and returns a Run. `mode` defaults to the one compiled for; "
-            "`batch_size` is the global batch (training), `users` and `prompt_tokens` shape inference.")
+            "`batch_size` is the global batch (training), `users` and `prompt_tokens` shape inference. "
+            "level=\"cycle\" executes it on the cycle-level fabric instead and returns the dict "
+            "`run --level cycle --json` prints: inference (with seed, threads, tokens, prompt_tokens) or "
+            "training steps with weight streaming (max_steps steps, with seed, threads, micro_batch_size, "
+            "layers, learning_rate).")
         .def("__repr__",
             [](const Plan& plan) { return "<waferscope.Plan " + plan.mode() + " on " + plan.system() + ">"; });
 

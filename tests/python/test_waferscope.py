@@ -67,6 +67,22 @@ class Running(unittest.TestCase):
             self.assertEqual(plan.json[key], compiled[key])
         self.assertEqual(plan.mode, compiled["mode"])
 
+    def test_a_training_step_at_cycle_level_equals_the_cli(self):
+        mlp = os.path.join(SOURCE, "tests", "data", "cyclelevel", "tiny_mlp.yaml")
+        plan = waferscope.load(mlp).compile(system="cs2", mode="train", execution="weight_streaming")
+        result = plan.run(level="cycle", max_steps=2, micro_batch_size=8, learning_rate=0.1)
+        expected = cli_json("run", "--params", mlp, "--system", "cs2", "--execution", "weight_streaming",
+                            "--mode", "train", "--level", "cycle", "--max_steps", "2", "--micro_batch_size", "8",
+                            "--learning_rate", "0.1")
+        for figures in (result, expected):
+            del figures["wall_s"]
+        self.assertEqual(result, expected)
+        self.assertTrue(result["grads_match_reference"])
+        with self.assertRaises(waferscope.InputError):
+            plan.run(level="cycle", micro_batch_size=0)
+        with self.assertRaises(waferscope.InputError):
+            plan.run(level="fabric")
+
     def test_inference_metrics_equal_the_cli(self):
         plan = waferscope.load(sample("llama3_8b.yaml")).compile(system="cs3", mode="inference")
         run = plan.run(max_steps=2, users=2)
