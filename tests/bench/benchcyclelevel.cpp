@@ -2,6 +2,7 @@
 
 #include "core/compiler/compiler.h"
 #include "core/cyclelevel/reference.h"
+#include "core/cyclelevel/trainrun.h"
 #include "core/cyclelevel/waferdecoder.h"
 #include "core/hardware/builtinpresets.h"
 #include "core/model/modelloader.h"
@@ -69,6 +70,29 @@ bool decodeToken(nlohmann::ordered_json& figures, const std::string& key, const 
     return true;
 }
 
+// A weight-streaming training step of fc_mnist at cycle level (16 samples on a full CS-2), as
+// `run --mode train --level cycle` runs it: its wall time on every core, its cycles and its peak
+// RSS.
+bool trainStep(nlohmann::ordered_json& figures, int threads)
+{
+    resetPeakRss();
+    const Expected<ModelGraph> graph = loadModel(WAFERSCOPE_SOURCE_DIR "/samples/fc_mnist.yaml");
+    const Expected<SystemSpec> spec = loadBuiltinPreset("cs2");
+    if (!graph || !spec)
+        return false;
+    cyclelevel::TrainRunOptions options;
+    options.threads = threads;
+    const auto start = std::chrono::steady_clock::now();
+    const Expected<cyclelevel::TrainRunResult> result = cyclelevel::runTrainCycleLevel(*graph, *spec, options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!result || !result->gradsMatchReference)
+        return false;
+    figures["fabric_fc_mnist_train_step_s"] = seconds;
+    figures["fabric_fc_mnist_train_step_cycles"] = result->cyclesPerStep;
+    figures["fabric_fc_mnist_train_step_peak_rss_mb"] = peakRssMb();
+    return true;
+}
+
 } // namespace
 
 bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick)
@@ -85,5 +109,6 @@ bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick)
         figures["fabric_gpt2_small_decode_token_s_" + std::to_string(cores) + "_threads"]
             = figures["fabric_gpt2_small_decode_token_s"];
     return (cores == 1 || decodeToken(figures, "gpt2_small", gpt2, "cs2", 1, false))
-        && decodeToken(figures, "llama3p2_1b", WAFERSCOPE_SOURCE_DIR "/samples/llama3p2_1b.yaml", "cs3", cores);
+        && decodeToken(figures, "llama3p2_1b", WAFERSCOPE_SOURCE_DIR "/samples/llama3p2_1b.yaml", "cs3", cores)
+        && trainStep(figures, cores);
 }

@@ -9,5 +9,7 @@
 // `fabric_gpt2_small_decode_token_s_1_thread` and `..._s_N_threads` for N cores.
 // GPT-2 small on a full CS-2 (`fabric_gpt2_small_decode_token_s`, `..._peak_rss_mb`) and Llama
 // 3.2 1B on a full CS-3 (`fabric_llama3p2_1b_decode_token_s`, `..._peak_rss_mb`), both from
-// samples/, with their cycles per token. `quick` runs a small Llama on a full CS-2 instead.
+// samples/, with their cycles per token; and a weight-streaming training step of fc_mnist with 16
+// samples on a full CS-2 (`fabric_fc_mnist_train_step_s`, `..._cycles`, `..._peak_rss_mb`). `quick`
+// runs a small Llama on a full CS-2 instead.
 bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick);
