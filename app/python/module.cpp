@@ -186,14 +186,7 @@ public:
         options.promptTokens = positive(promptTokens, "prompt_tokens", kMaxPromptTokens);
         core::study::StudySpec spec = studyOf(m_plan);
         spec.run = options;
-        std::atomic<bool> cancel { false };
-        core::study::StudyControl control;
-        control.cancelFlag = &cancel;
-        core::Expected<core::study::StudyOutcome> outcome
-            = interruptible([&] { return core::study::runStudy(spec, control); }, cancel);
-        if (!outcome)
-            raise(outcome.error());
-        return makeRun(m_plan, options, std::move(outcome->ran));
+        return makeRun(m_plan, options, std::move(runStudy(spec).ran));
     }
 
 private:
@@ -235,6 +228,15 @@ private:
             if (!(spec.cycle.learningRate > 0.0) || !std::isfinite(spec.cycle.learningRate))
                 raise(core::Diagnostic { "learning_rate", 0, 0, "learning_rate expects a number above 0" });
         }
+        const core::study::StudyOutcome outcome = runStudy(spec);
+        if (outcome.trainCycleLevel)
+            return fromJson(core::cyclelevel::trainRunToJson(*outcome.trainCycleLevel));
+        return fromJson(core::cyclelevel::cycleRunToJson(*outcome.cycleLevel));
+    }
+
+    // The study, Ctrl-C cancelling it; its error raised.
+    static core::study::StudyOutcome runStudy(const core::study::StudySpec& spec)
+    {
         std::atomic<bool> cancel { false };
         core::study::StudyControl control;
         control.cancelFlag = &cancel;
@@ -242,9 +244,7 @@ private:
             = interruptible([&] { return core::study::runStudy(spec, control); }, cancel);
         if (!outcome)
             raise(outcome.error());
-        if (outcome->trainCycleLevel)
-            return fromJson(core::cyclelevel::trainRunToJson(*outcome->trainCycleLevel));
-        return fromJson(core::cyclelevel::cycleRunToJson(*outcome->cycleLevel));
+        return std::move(outcome).value();
     }
 
     std::shared_ptr<const CompiledPlan> m_plan;

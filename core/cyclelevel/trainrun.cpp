@@ -62,11 +62,13 @@ fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t
 // One step's kernels on the fabric, in order.
 class FabricStep {
 public:
-    FabricStep(const TrainNet& net, const StepLayout& layout, const CycleProgress& progress, int kernelsBefore)
+    FabricStep(const TrainNet& net, const StepLayout& layout, const CycleProgress& progress, int kernelsBefore,
+        int kernelsInAll)
         : m_net(net)
         , m_layout(layout)
         , m_progress(progress)
         , m_index(kernelsBefore)
+        , m_kernels(kernelsInAll)
     {
     }
 
@@ -104,7 +106,7 @@ public:
             if (l == 0)
                 break;
             const std::vector<float> sums = streamGemm(layer, Pass::BackwardDelta, weights[l], dz);
-            const std::vector<float> band = activateBackward(m_net.layers[l - 1], sums, preActivations[l - 1]);
+            const std::vector<float> band = activate(m_net.layers[l - 1], sums, &preActivations[l - 1]).first;
             dz = gather(m_net.layers[l - 1].name, Pass::BackwardDelta, band, layer.inputs);
         }
     }
@@ -148,7 +150,7 @@ private:
             for (int x = 0; x < m_layout.frame.w; ++x)
                 peakSram = std::max(peakSram, std::size_t(run.fabric().pe(x, y).sramBytes()));
         ++m_index;
-        if (m_progress && !m_progress("train", m_index, 0, &run.fabric()))
+        if (m_progress && !m_progress("train", m_index, m_kernels, &run.fabric()))
             throw Cancelled {};
     }
 
@@ -179,49 +181,33 @@ private:
         return out;
     }
 
-    std::pair<std::vector<float>, std::vector<float>> activate(const TrainLayer& layer, const std::vector<float>& sums)
+    // On each PE row's band: z = S(sums) and h = S(act(z)) (forward: returns h and z); or the
+    // derivative of the layer below's activation, S(S(sums) act'(z)) (backward: returns it, twice).
+    std::pair<std::vector<float>, std::vector<float>> activate(
+        const TrainLayer& layer, const std::vector<float>& sums, const std::vector<float>* z = nullptr)
     {
+        const bool backward = z != nullptr;
         LocalStepSpec spec;
-        spec.name = layer.name + " activation";
+        spec.name = layer.name + (backward ? " activation backward" : " activation");
         spec.frame = m_layout.frame;
-        spec.op = LocalStepSpec::Op::Activate;
+        spec.op = backward && layer.activated ? LocalStepSpec::Op::ActivateBackward : LocalStepSpec::Op::Activate;
         spec.tokensPerPe = m_layout.tokensPerPe;
         spec.dims = layer.outputs;
         spec.activated = layer.activated;
         spec.activation = layer.activation;
         spec.input = sums;
+        if (spec.op == LocalStepSpec::Op::ActivateBackward)
+            spec.saved = *z;
         LocalStepKernel kernel(std::move(spec), m_layout.context);
         auto run = fabricFor();
         kernel.load(run->fabric());
         const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<float> h = run->read(kernel.outputTiles(), m_layout.padded, layer.outputs);
-        std::vector<float> z = run->read(kernel.sideTiles(), m_layout.padded, layer.outputs);
+        std::vector<float> out = run->read(kernel.outputTiles(), m_layout.padded, layer.outputs);
+        std::vector<float> side = backward ? out : run->read(kernel.sideTiles(), m_layout.padded, layer.outputs);
         finish(*run, kernel, layer.name, "activation", measure, kernel.closedForm(), 0);
-        return { std::move(h), std::move(z) };
-    }
-
-    std::vector<float> activateBackward(
-        const TrainLayer& below, const std::vector<float>& sums, const std::vector<float>& z)
-    {
-        LocalStepSpec spec;
-        spec.name = below.name + " activation backward";
-        spec.frame = m_layout.frame;
-        spec.op = below.activated ? LocalStepSpec::Op::ActivateBackward : LocalStepSpec::Op::Activate;
-        spec.tokensPerPe = m_layout.tokensPerPe;
-        spec.dims = below.outputs;
-        spec.activated = below.activated;
-        spec.activation = below.activation;
-        spec.input = sums;
-        if (below.activated)
-            spec.saved = z;
-        LocalStepKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<float> out = run->read(kernel.outputTiles(), m_layout.padded, below.outputs);
-        finish(*run, kernel, below.name, "activation", measure, kernel.closedForm(), 0);
-        records.back().pass = Pass::BackwardDelta;
-        return out;
+        if (backward)
+            records.back().pass = Pass::BackwardDelta;
+        return { std::move(out), std::move(side) };
     }
 
     // Every PE of a column gets all `dims` values of its tokens; each copy is checked against
@@ -332,6 +318,7 @@ private:
     const StepLayout& m_layout;
     const CycleProgress& m_progress;
     int m_index = 0;
+    int m_kernels = 0;
 };
 
 } // namespace
@@ -487,7 +474,7 @@ Expected<TrainRunResult> runTrainCycleLevel(
             }
             result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
             const Clock::time_point onFabric = Clock::now();
-            FabricStep fabricStep(net, layout, options.progress, step * kernelsPerStep);
+            FabricStep fabricStep(net, layout, options.progress, step * kernelsPerStep, options.steps * kernelsPerStep);
             fabricStep.m_lossScale = state.optimizer.lossScale;
             fabricStep.run(weights, masks, batch);
             result.fabricS += secondsSince(onFabric);

@@ -197,6 +197,21 @@ Step sweepSensitivity(Chain& chain)
     return std::nullopt;
 }
 
+// The fabric run's progress calls: reported as the stage's (out of `positions`, or the run's own
+// count when 0) and handed to the control's observer; false once the study is stopped or the
+// observer says stop (`observerStopped`: the observer did).
+cyclelevel::CycleProgress relayProgress(Chain& chain, std::int64_t positions, bool& observerStopped)
+{
+    return [&chain, positions, &observerStopped](
+               const std::string& phase, std::int64_t position, std::int64_t all, const fabric::Fabric* fabric) {
+        chain.progress.report(StudyStage::CycleLevel, position, positions > 0 ? positions : all, phase);
+        if (chain.control.stopped())
+            return false;
+        observerStopped = chain.control.cycleProgress && !chain.control.cycleProgress(phase, position, all, fabric);
+        return !observerStopped;
+    };
+}
+
 // `run --level cycle`: the plan on the fabric, its regions' measured cycles beside the model's.
 Step runOnFabric(Chain& chain)
 {
@@ -214,14 +229,7 @@ Step runOnFabric(Chain& chain)
     options.observeEveryCycles = spec.cycle.observeEveryCycles;
     const std::int64_t positions = options.promptTokens + options.tokens - 1;
     bool observerStopped = false; // the control's cycleProgress said stop
-    options.progress = [&chain, positions, &observerStopped](const std::string& phase, std::int64_t position,
-                           std::int64_t all, const fabric::Fabric* fabric) {
-        chain.progress.report(StudyStage::CycleLevel, position, positions, phase);
-        if (chain.control.stopped())
-            return false;
-        observerStopped = chain.control.cycleProgress && !chain.control.cycleProgress(phase, position, all, fabric);
-        return !observerStopped;
-    };
+    options.progress = relayProgress(chain, positions, observerStopped);
     const StudyOutcome& out = chain.outcome;
     Expected<cyclelevel::CycleRunResult> ran
         = cyclelevel::runCycleLevel(out.model->graph, *out.plan, out.system, options);
@@ -267,14 +275,7 @@ Step trainOnFabric(Chain& chain)
     options.seed = spec.cycle.seed;
     options.threads = spec.cycle.threads;
     bool observerStopped = false;
-    options.progress = [&chain, &observerStopped](const std::string& phase, std::int64_t position, std::int64_t all,
-                           const fabric::Fabric* fabric) {
-        chain.progress.report(StudyStage::CycleLevel, position, all, phase);
-        if (chain.control.stopped())
-            return false;
-        observerStopped = chain.control.cycleProgress && !chain.control.cycleProgress(phase, position, all, fabric);
-        return !observerStopped;
-    };
+    options.progress = relayProgress(chain, 0, observerStopped);
     Expected<cyclelevel::TrainRunResult> ran = cyclelevel::runTrainCycleLevel(out.model->graph, out.system, options);
     if (!ran)
         return observerStopped || chain.control.stopped() ? cancellation() : ran.error();
