@@ -62,10 +62,12 @@ fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t
 // One step's kernels on the fabric, in order.
 class FabricStep {
 public:
-    FabricStep(const TrainNet& net, const StepLayout& layout, const CycleProgress& progress, int kernelsBefore,
-        int kernelsInAll)
+    // `lossScale`: the optimizer's loss scale now, which dz carries.
+    FabricStep(const TrainNet& net, const StepLayout& layout, double lossScale, const CycleProgress& progress,
+        int kernelsBefore, int kernelsInAll)
         : m_net(net)
         , m_layout(layout)
+        , m_lossScale(lossScale)
         , m_progress(progress)
         , m_index(kernelsBefore)
         , m_kernels(kernelsInAll)
@@ -310,20 +312,13 @@ private:
         return out;
     }
 
-public:
-    double m_lossScale = 1.0;
-
-private:
     const TrainNet& m_net;
     const StepLayout& m_layout;
+    double m_lossScale = 1.0;
     const CycleProgress& m_progress;
     int m_index = 0;
     int m_kernels = 0;
 };
-
-} // namespace
-
-namespace {
 
 std::optional<Diagnostic> checkOptions(const TrainRunOptions& options)
 {
@@ -474,8 +469,8 @@ Expected<TrainRunResult> runTrainCycleLevel(
             }
             result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
             const Clock::time_point onFabric = Clock::now();
-            FabricStep fabricStep(net, layout, options.progress, step * kernelsPerStep, options.steps * kernelsPerStep);
-            fabricStep.m_lossScale = state.optimizer.lossScale;
+            FabricStep fabricStep(net, layout, state.optimizer.lossScale, options.progress, step * kernelsPerStep,
+                options.steps * kernelsPerStep);
             fabricStep.run(weights, masks, batch);
             result.fabricS += secondsSince(onFabric);
             result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram);
