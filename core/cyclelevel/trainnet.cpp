@@ -1,5 +1,7 @@
 #include "core/cyclelevel/trainnet.h"
 
+#include "core/cyclelevel/trainops.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -66,8 +68,8 @@ Expected<TrainNet> trainNetOf(const ModelGraph& graph, int keepLayers)
             if (net.layers.empty() || net.layers.back().activated)
                 return refuse("activation '" + op.name + "' follows no linear layer");
             const std::optional<Activation> activation = kernelActivation(graph.config.activation);
-            if (!activation)
-                return refuse("its activation has no training kernel yet");
+            if (!activation || !hasTrainingDerivative(*activation))
+                return refuse("its activation has no training kernel yet (ReLU has)");
             net.layers.back().activated = true;
             net.layers.back().activation = *activation;
         } else if (op.kind == Op::Kind::Loss) {

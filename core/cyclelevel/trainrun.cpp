@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -64,7 +65,7 @@ class FabricStep {
 public:
     // `lossScale`: the optimizer's loss scale now, which dz carries.
     FabricStep(const TrainNet& net, const StepLayout& layout, double lossScale, const CycleProgress& progress,
-        int kernelsBefore, int kernelsInAll)
+        std::int64_t kernelsBefore, std::int64_t kernelsInAll)
         : m_net(net)
         , m_layout(layout)
         , m_lossScale(lossScale)
@@ -233,8 +234,9 @@ private:
             const fabric::PeState& pe = run->fabric().pe(tile.pe.x, tile.pe.y);
             for (std::uint32_t d = 0; d < tile.dims; ++d)
                 for (std::uint32_t t = 0; t < tile.tokens; ++t)
-                    if (pe.f32[tile.offset + d * tile.tokens + t]
-                        != bands[std::size_t(tile.firstToken + t) * std::size_t(dims) + tile.firstDim + d])
+                    if (std::bit_cast<std::uint32_t>(pe.f32[tile.offset + d * tile.tokens + t])
+                        != std::bit_cast<std::uint32_t>(
+                            bands[std::size_t(tile.firstToken + t) * std::size_t(dims) + tile.firstDim + d]))
                         throw std::logic_error(kernel.name() + ": PE (" + std::to_string(tile.pe.x) + ", "
                             + std::to_string(tile.pe.y) + ") holds another value than its band's");
             covered[std::size_t(tile.pe.y * m_layout.frame.w + tile.pe.x)] += int(tile.dims);
@@ -316,8 +318,8 @@ private:
     const StepLayout& m_layout;
     double m_lossScale = 1.0;
     const CycleProgress& m_progress;
-    int m_index = 0;
-    int m_kernels = 0;
+    std::int64_t m_index = 0;
+    std::int64_t m_kernels = 0;
 };
 
 std::optional<Diagnostic> checkOptions(const TrainRunOptions& options)
@@ -330,7 +332,7 @@ std::optional<Diagnostic> checkOptions(const TrainRunOptions& options)
     if (options.microBatch < 0 || options.microBatch > 1'000'000)
         return bad("--micro_batch_size", "expects 1 to 1000000 samples");
     if (options.layers < 0)
-        return bad("--layers", "expects a layer count of at least 1");
+        return bad("--layers", "expects a layer count of at least 1 (0: all)");
     if (!(options.learningRate >= 0.0) || !std::isfinite(options.learningRate))
         return bad("--learning_rate", "expects a finite rate above 0");
     return std::nullopt;
@@ -453,11 +455,16 @@ Expected<TrainRunResult> runTrainCycleLevel(
             Diagnostic::Kind::CannotMap };
 
     TrainState state = initialState(net, options.seed, trainOptimizer(graph.config, options.learningRate));
+    if (state.optimizer.learningRate(0) <= 0.0)
+        result.notes.push_back("the first step's learning rate is 0 (the config's schedule warms up from 0, or it "
+                               "gives none this step can read): the weights do not change; --learning_rate sets one");
     TrainState reference = state;
     result.buildS = secondsSince(built);
     addNotes(result, graph, layout);
-    const int kernelsPerStep = int(net.layers.size()) * 6 - 2; // the loss, then 3 forward and 3 backward a
-                                                               // layer but the first layer's delta
+    // A step: the forward's stream, activation and gather a layer, the loss, each layer's gradient,
+    // and above the first its delta, activation derivative and gather.
+    const auto layers = std::int64_t(net.layers.size());
+    const std::int64_t kernelsPerStep = 7 * layers - 2;
     try {
         for (int step = 0; step < options.steps; ++step) {
             const TrainBatch batch = trainBatch(net, result.tokens, options.seed, step);

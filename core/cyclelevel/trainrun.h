@@ -14,9 +14,10 @@ namespace waferscope::core::cyclelevel {
 // `run --mode train --level cycle`: training steps with weight streaming executed on the
 // cycle-level fabric. The micro-batch's tokens stay resident on R x C PEs (PE column c holds
 // tokens [c T, (c + 1) T), every PE row a band of each op's outputs); every layer's weights
-// stream in from MemoryX through SwarmX at the system's I/O pace, three times a step: forward
-// (streamgemmkernel.h), backward delta (the same kernel on W^T) and weight gradient
-// (streamgradientkernel.h), with each layer's activation and its derivative on the bands
+// stream in from MemoryX through SwarmX at the system's I/O pace for the forward
+// (streamgemmkernel.h) and again for the backward delta (the same kernel on W^T), and its weight
+// gradient (streamgradientkernel.h) streams out at that pace, with each layer's activation and its
+// derivative on the bands
 // (localstepkernel.h), the column all-gathers that make one op's output bands the next op's
 // resident operand (columngatherkernel.h) and the softmax cross-entropy on the gathered logits.
 // Each kernel runs on the fabric after the one before, loaded with the values that kernel left

@@ -128,6 +128,8 @@ void StaticColorFabric::setEdgeRate(int x, int y, EdgeRate rate)
     if (rate.wavelets < 1 || rate.cycles < rate.wavelets)
         throw std::invalid_argument("an edge rate is at most a wavelet a cycle, and more than none");
     m_edgeSources[std::size_t(source)].rate = rate;
+    m_selfActive[std::size_t(index(x, y))] = 1; // a source asleep under the old rate
+    setAllRowsActive();
 }
 
 void StaticColorFabric::feedEdgeSource(int x, int y, const Wavelet& wavelet)

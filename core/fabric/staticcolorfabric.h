@@ -130,10 +130,13 @@ private:
         std::vector<std::uint32_t> received; // payloads
         std::uint64_t allowedAt = 0; // in cycles x rate.wavelets: when the I/O takes the next
         bool due(std::uint64_t cycle) const { return cycle >= rate.start && cycle * rate.wavelets >= allowedAt; }
+        // The next is due rate.cycles / rate.wavelets after this one was, keeping the fraction of a
+        // cycle it waited for; only a whole cycle the I/O sat idle is lost.
         void take(std::uint64_t cycle, std::uint32_t payload)
         {
             received.push_back(payload);
-            allowedAt = std::max(allowedAt, cycle * rate.wavelets) + rate.cycles;
+            const std::uint64_t now = cycle * rate.wavelets;
+            allowedAt = (now >= allowedAt + rate.wavelets ? now : allowedAt) + rate.cycles;
         }
     };
     std::vector<EdgeSink> m_edgeSinks;

@@ -117,7 +117,7 @@ void readOptimizerSettingsStrictly(const YamlFields& fields, const YamlSection& 
             (i == 0 ? settings.beta1 : settings.beta2) = value;
         }
     }
-    settings.epsilon = fields.number(section, "eps", 0.0, 1.0).value_or(settings.epsilon);
+    settings.epsilon = fields.number(section, "eps", 1e-30, 1.0).value_or(settings.epsilon);
     settings.weightDecay = fields.number(section, "weight_decay", 0.0, 1.0).value_or(0.0);
     settings.maxGradientNorm = fields.number(section, "max_gradient_norm", 0.0, 1e30).value_or(0.0);
     if (const std::optional<YAML::Node> scale = fields.value(section, "loss_scaling_factor")) {
