@@ -119,11 +119,53 @@ std::vector<float> headRows(
     return out;
 }
 
+// LayerNorm forward of every token with tensor `weights` (weight, then bias).
+Matrix normForward(const TrainTransformer& net, const std::vector<float>& weights, const Matrix& x, std::int64_t tokens,
+    Rounding round)
+{
+    const auto D = std::size_t(net.hidden);
+    Matrix y(x.size());
+    const std::span<const float> all(weights);
+    for (std::int64_t t = 0; t < tokens; ++t)
+        layerNormForward(std::span(x).subspan(std::size_t(t) * D, D), all.first(D), all.subspan(D, D), net.epsilon,
+            round, std::span(y).subspan(std::size_t(t) * D, D));
+    return y;
+}
+
+// LayerNorm backward of every token: returns dx (with `carry` added) and fills the terms
+// (tokens x 2D: dy x^, then dy).
+Matrix normBackward(const TrainTransformer& net, const std::vector<float>& weights, const Matrix& x, const Matrix& dy,
+    const Matrix& carry, std::int64_t tokens, Rounding round, Matrix& terms)
+{
+    const auto D = std::size_t(net.hidden);
+    Matrix dx(x.size());
+    terms.assign(std::size_t(tokens) * 2 * D, 0.0f);
+    for (std::int64_t t = 0; t < tokens; ++t) {
+        const std::span<float> row = std::span(terms).subspan(std::size_t(t) * 2 * D, 2 * D);
+        layerNormBackward(std::span(x).subspan(std::size_t(t) * D, D), std::span(weights).first(D),
+            std::span(dy).subspan(std::size_t(t) * D, D),
+            carry.empty() ? std::span<const float>() : std::span(carry).subspan(std::size_t(t) * D, D), net.epsilon,
+            round, std::span(dx).subspan(std::size_t(t) * D, D), row.first(D), row.subspan(D, D));
+    }
+    return dx;
+}
+
+Matrix residual(const Matrix& x, const Matrix& y, Rounding round)
+{
+    Matrix out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        out[i] = round(x[i] + y[i]);
+    return out;
+}
+
+} // namespace
+
+namespace {
 struct Attention {
-    const TrainTransformer& net;
-    std::int64_t tokens = 0;
-    std::int64_t T = 1;
+    const AttentionShape& net;
     Rounding round;
+    std::int64_t tokens = net.tokens;
+    std::int64_t T = net.tokensPerPe;
     std::int64_t blocks() const { return tokens / T; }
     std::int64_t firstBlock(std::int64_t c) const { return (c * T / net.sequence) * net.sequence / T; }
     std::int64_t lastBlock(std::int64_t c) const
@@ -134,7 +176,7 @@ struct Attention {
 
     void forward(const Matrix& qkv, Matrix& out, Matrix& lse) const
     {
-        const std::int64_t hd = net.headDim();
+        const std::int64_t hd = net.headDim;
         const std::int64_t stride = 3 * net.hidden;
         out.assign(std::size_t(tokens * net.hidden), 0.0f);
         lse.assign(std::size_t(tokens * net.heads), 0.0f);
@@ -163,7 +205,7 @@ struct Attention {
     // dqkv (tokens x 3D, head-major) from dO (tokens x D).
     Matrix backward(const Matrix& qkv, const Matrix& out, const Matrix& lse, const Matrix& dOut) const
     {
-        const std::int64_t hd = net.headDim();
+        const std::int64_t hd = net.headDim;
         const std::int64_t stride = 3 * net.hidden;
         const float scale = 1.0f / std::sqrt(float(hd));
         Matrix dqkv(std::size_t(tokens * stride), 0.0f);
@@ -208,46 +250,19 @@ struct Attention {
     }
 };
 
-// LayerNorm forward of every token with tensor `weights` (weight, then bias).
-Matrix normForward(const TrainTransformer& net, const std::vector<float>& weights, const Matrix& x, std::int64_t tokens,
-    Rounding round)
-{
-    const auto D = std::size_t(net.hidden);
-    Matrix y(x.size());
-    const std::span<const float> all(weights);
-    for (std::int64_t t = 0; t < tokens; ++t)
-        layerNormForward(std::span(x).subspan(std::size_t(t) * D, D), all.first(D), all.subspan(D, D), net.epsilon,
-            round, std::span(y).subspan(std::size_t(t) * D, D));
-    return y;
-}
-
-// LayerNorm backward of every token: returns dx (with `carry` added) and fills the terms
-// (tokens x 2D: dy x^, then dy).
-Matrix normBackward(const TrainTransformer& net, const std::vector<float>& weights, const Matrix& x, const Matrix& dy,
-    const Matrix& carry, std::int64_t tokens, Rounding round, Matrix& terms)
-{
-    const auto D = std::size_t(net.hidden);
-    Matrix dx(x.size());
-    terms.assign(std::size_t(tokens) * 2 * D, 0.0f);
-    for (std::int64_t t = 0; t < tokens; ++t) {
-        const std::span<float> row = std::span(terms).subspan(std::size_t(t) * 2 * D, 2 * D);
-        layerNormBackward(std::span(x).subspan(std::size_t(t) * D, D), std::span(weights).first(D),
-            std::span(dy).subspan(std::size_t(t) * D, D),
-            carry.empty() ? std::span<const float>() : std::span(carry).subspan(std::size_t(t) * D, D), net.epsilon,
-            round, std::span(dx).subspan(std::size_t(t) * D, D), row.first(D), row.subspan(D, D));
-    }
-    return dx;
-}
-
-Matrix residual(const Matrix& x, const Matrix& y, Rounding round)
-{
-    Matrix out(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i)
-        out[i] = round(x[i] + y[i]);
-    return out;
-}
-
 } // namespace
+
+void referenceAttention(const AttentionShape& shape, const std::vector<float>& qkv, Rounding round,
+    std::vector<float>& out, std::vector<float>& lse)
+{
+    Attention { shape, round }.forward(qkv, out, lse);
+}
+
+std::vector<float> referenceAttentionBackward(const AttentionShape& shape, const std::vector<float>& qkv,
+    const std::vector<float>& out, const std::vector<float>& lse, const std::vector<float>& dOut, Rounding round)
+{
+    return Attention { shape, round }.backward(qkv, out, lse, dOut);
+}
 
 ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::vector<float>>& weights,
     const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int tokensPerPe, double lossScale,
@@ -257,7 +272,8 @@ ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::
     const std::int64_t D = net.hidden;
     const std::int64_t F = net.ffn;
     const std::int64_t V = net.vocab;
-    const Attention attention { net, n, tokensPerPe, round };
+    const AttentionShape shape { n, tokensPerPe, net.sequence, net.heads, net.headDim(), net.hidden };
+    const Attention attention { shape, round };
     const std::vector<float> embedding = embeddingMatrix(net, weights);
     const Matrix oneHot = embeddingInputs(net, tokens, n);
     Matrix x = linearForward(embedding, D, V + net.sequence, oneHot, n, round);

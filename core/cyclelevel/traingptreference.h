@@ -14,6 +14,22 @@ namespace waferscope::core::cyclelevel {
 // bounds). `weights`: per tensor, as streamed; `masks`: which have a gradient; `tokensPerPe`:
 // the attention's key blocks (trainops.h 9). `round` exact: no rounding anywhere (the tests'
 // finite differences).
+// The attention of (trainops.h 9, 10) over all heads: q, k and v head-major (tokens x 3 hidden),
+// O tokens x hidden, the log-sum-exp tokens x heads.
+struct AttentionShape {
+    std::int64_t tokens = 0;
+    std::int64_t tokensPerPe = 1; // T: the key blocks
+    std::int64_t sequence = 1;
+    std::int64_t heads = 1;
+    std::int64_t headDim = 1;
+    std::int64_t hidden = 1; // heads x headDim
+};
+void referenceAttention(const AttentionShape& shape, const std::vector<float>& qkv, Rounding round,
+    std::vector<float>& out, std::vector<float>& lse);
+// dq, dk and dv head-major (as qkv) from dO.
+std::vector<float> referenceAttentionBackward(const AttentionShape& shape, const std::vector<float>& qkv,
+    const std::vector<float>& out, const std::vector<float>& lse, const std::vector<float>& dOut, Rounding round);
+
 ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::vector<float>>& weights,
     const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int tokensPerPe, double lossScale,
     bool withBounds, Rounding round);

@@ -106,7 +106,7 @@ void layerNormBackward(std::span<const float> x, std::span<const float> weight, 
         const float own = round(inv * ((dy[i] * weight[i] - meanG) - hat * meanGx));
         dx[i] = carry.empty() ? own : round(carry[i] + own);
         if (!weightTerms.empty()) {
-            weightTerms[i] = dy[i] * hat;
+            weightTerms[i] = round(dy[i] * hat);
             biasTerms[i] = dy[i];
         }
     }

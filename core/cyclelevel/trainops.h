@@ -35,7 +35,8 @@ namespace waferscope::core::cyclelevel {
 //  8. LayerNorm backward, per token over n values with dy the incoming gradient and carry the
 //     residual stream's: x^ and inv as the forward computes them; g_i = dy_i w_i; sg = Σ g;
 //     sgx = Σ g x^; dx_i = S(carry_i + S(inv * ((g_i - sg / n) - x^_i * (sgx / n)))); the norm's
-//     weight and bias gradients Σ_t dy x^ and Σ_t dy, summed over the tokens as (5) sums.
+//     weight and bias gradients Σ_t S(dy x^) and Σ_t dy, summed over the tokens as (5) sums (its
+//     terms are 16-bit operands, as every operand of the gradient kernel).
 //  9. Causal attention of one head over a sequence, keys in blocks of T tokens (a PE's): a query
 //     takes its own block first, then the blocks before it nearest first. Per block, with s_j =
 //     (Σ_d q_d k_jd) * (1 / sqrt(hd)) over the block's keys j <= the query in its sequence, in
@@ -77,7 +78,7 @@ float activate(Activation activation, float z, Rounding round);
 // LayerNorm (referenceops' form 2) of one token; `bias` empty: none.
 void layerNormForward(std::span<const float> x, std::span<const float> weight, std::span<const float> bias,
     float epsilon, Rounding round, std::span<float> out);
-// (8): dx (n values), and when `weightTerms` is not empty, dy x^ there and dy in `biasTerms`;
+// (8): dx (n values), and when `weightTerms` is not empty, S(dy x^) there and dy in `biasTerms`;
 // `carry` empty: none.
 void layerNormBackward(std::span<const float> x, std::span<const float> weight, std::span<const float> dy,
     std::span<const float> carry, float epsilon, Rounding round, std::span<float> dx, std::span<float> weightTerms,

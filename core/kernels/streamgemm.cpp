@@ -188,4 +188,31 @@ KernelCost costLocalStep(const LocalStepShape& shape)
     return accounts.cost(rows, shape.columns);
 }
 
+KernelCost costRowAttention(const RowAttentionShape& shape)
+{
+    if (shape.columns < 1 || shape.heads < 1 || shape.segment < 1)
+        return {};
+    constexpr double kHop = 1.0; // a block's first wavelet's hop to the store
+    const double L = shape.segment;
+    const double B = shape.tileWavelets;
+    RowAccounts accounts;
+    // Its last step holds the engine to cycle done (closedform's count, as costLocalStep's).
+    const double done = shape.prepareCycles + shape.blockCycles + (L - 1.0) * (B + shape.blockCycles + kHop)
+        + shape.finishCycles - 1.0;
+    // A PE i blocks into its segment takes i blocks (from the near end): its engine's steps and
+    // stores; the link out of it carries its own block and the i it passes on.
+    const double segments = double(shape.columns) / L;
+    double engines = 0.0;
+    double links = 0.0;
+    for (int i = 0; i < shape.segment; ++i) {
+        engines += shape.prepareCycles + double(i + 1) * shape.blockCycles + shape.finishCycles + double(i) * B;
+        if (i + 1 < shape.segment)
+            links += double(i + 1) * B;
+    }
+    const double busiest = shape.prepareCycles + L * shape.blockCycles + shape.finishCycles + (L - 1.0) * B;
+    for (int h = 0; h < shape.heads; ++h)
+        accounts.add(done, segments * engines, busiest, segments * links, (L - 1.0) * B, 0.0);
+    return accounts.cost(shape.rows, shape.columns);
+}
+
 } // namespace waferscope::core

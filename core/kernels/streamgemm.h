@@ -71,4 +71,23 @@ struct LocalStepShape {
 };
 KernelCost costLocalStep(const LocalStepShape& shape);
 
+// A training step's causal attention on the weight-streaming layout (rowattentionkernel.h): on
+// each of `heads` PE rows, segments of `segment` columns (a sequence's), each PE sending its
+// block to the next PE of its segment and passing on the blocks that come, one store of
+// tileWavelets (a cycle a wavelet) and one block step a block. In a segment the PE with the most
+// blocks to take, the far end, takes them one after another, each as it comes (its store) and
+// then its step, after its own block, and then finishes: prepare + block + (segment - 1)
+// (tile + block + a hop) + finish. Engine cycles and link wavelets are exact.
+struct RowAttentionShape {
+    int columns = 1; // C
+    int rows = 1; // R
+    int heads = 1;
+    int segment = 1; // columns a sequence spans
+    double tileWavelets = 0.0;
+    double blockCycles = 0.0;
+    double finishCycles = 0.0;
+    double prepareCycles = 0.0; // the backward's D, before the block goes
+};
+KernelCost costRowAttention(const RowAttentionShape& shape);
+
 } // namespace waferscope::core

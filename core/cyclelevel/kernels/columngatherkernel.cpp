@@ -35,6 +35,15 @@ ColumnGatherKernel::ColumnGatherKernel(ColumnGatherSpec spec, const KernelContex
     if (m_spec.values.size() != expected)
         refuse(std::to_string(m_spec.values.size()) + " values; " + std::to_string(columns() * m_spec.tokensPerPe)
             + " tokens x " + std::to_string(m_spec.dims) + " expected");
+    if (!m_spec.bands.empty()) {
+        bool ascending = m_spec.bands.size() == std::size_t(rows()) + 1 && m_spec.bands.front() == 0
+            && m_spec.bands.back() == std::uint32_t(m_spec.dims);
+        for (std::size_t r = 1; ascending && r < m_spec.bands.size(); ++r)
+            ascending = m_spec.bands[r] >= m_spec.bands[r - 1];
+        if (!ascending)
+            refuse("its bands are not " + std::to_string(rows() + 1) + " ascending bounds from 0 to "
+                + std::to_string(m_spec.dims));
+    }
 }
 
 void ColumnGatherKernel::route(RouteBook& book)

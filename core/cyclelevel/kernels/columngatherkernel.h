@@ -24,6 +24,9 @@ struct ColumnGatherSpec {
     std::int64_t dims = 1; // M
     // (C T) tokens x M, row-major: PE (c, r) starts with its tokens' values of band r.
     std::vector<float> values;
+    // R + 1 ascending bounds from 0 to M when the bands are not the even split (the attention's:
+    // a head's values a row, none on the rows below the last head).
+    std::vector<std::uint32_t> bands;
 };
 
 class ColumnGatherKernel final : public PrefillKernel {
@@ -47,7 +50,10 @@ public:
 private:
     int rows() const { return m_spec.frame.h; }
     int columns() const { return m_spec.frame.w; }
-    std::uint32_t bandBegin(int r) const { return blockBegin(m_spec.dims, rows(), r); }
+    std::uint32_t bandBegin(int r) const
+    {
+        return m_spec.bands.empty() ? blockBegin(m_spec.dims, rows(), r) : m_spec.bands[std::size_t(r)];
+    }
     std::uint32_t bandSize(int r) const { return bandBegin(r + 1) - bandBegin(r); }
 
     struct Buffers {

@@ -5,11 +5,16 @@
 // against attention in one pass.
 #include "testing.h"
 
+#include "core/cyclelevel/kernels/columngatherkernel.h"
+#include "core/cyclelevel/kernels/localstepkernel.h"
+#include "core/cyclelevel/kernels/rowattentionkernel.h"
 #include "core/cyclelevel/referenceops.h"
+#include "core/cyclelevel/streamfabric.h"
 #include "core/cyclelevel/traingpt.h"
 #include "core/cyclelevel/traingptreference.h"
 #include "core/cyclelevel/trainops.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -40,6 +45,28 @@ float exactLoss(const TrainTransformer& net, const std::vector<std::vector<float
     const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int T)
 {
     return referenceStep(net, weights, masks, tokens, T, 1.0, false, Rounding(net.storage, true)).loss;
+}
+
+std::vector<float> values(std::size_t count, std::uint64_t key, Storage storage, float scale = 2.0f)
+{
+    std::vector<float> out(count);
+    WeightTensor(key, 0.0f, scale, 1, std::int64_t(count), storage).row(0, out);
+    return out;
+}
+
+int bitsDiffer(const std::vector<float>& a, const std::vector<float>& b)
+{
+    if (a.size() != b.size())
+        return -1;
+    int differ = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        differ += std::bit_cast<std::uint32_t>(a[i]) != std::bit_cast<std::uint32_t>(b[i]);
+    return differ;
+}
+
+double within(double measured, double model)
+{
+    return model > 0.0 ? std::abs(measured - model) / model : (measured == 0.0 ? 0.0 : 1.0);
 }
 
 } // namespace
@@ -156,5 +183,190 @@ WS_TEST(blockedAttentionIsAttention)
                 WS_CHECK(std::fabs(double(out[std::size_t(t * hd + d)]) - o / total) < 1e-5);
             }
         }
+    }
+}
+
+// The three passes of the row attention give the reference's blocked attention to the bit (O,
+// the log-sum-exp, dQ, dK and dV), for a token a PE, several, a sequence a PE and two sequences a
+// PE; engine cycles and link wavelets are the closed form's exactly, the cycles within 15%.
+WS_TEST(theRowAttentionComputesTheContract)
+{
+    const std::int64_t heads = 2;
+    const std::int64_t hd = 4;
+    const std::int64_t S = 6;
+    const std::int64_t tokens = 12;
+    for (const Storage storage : { Storage::Fp16, Storage::Bf16 })
+        for (const int T : { 1, 2, 3, 6, 12 }) {
+            KernelContext context;
+            context.storage = storage;
+            const int columns = int(tokens / T);
+            const AttentionShape shape { tokens, T, S, heads, hd, heads * hd };
+            const std::vector<float> qkv = values(std::size_t(tokens * 3 * heads * hd), 21, storage);
+            std::vector<float> out;
+            std::vector<float> lse;
+            referenceAttention(shape, qkv, storage, out, lse);
+            const std::vector<float> dOut = values(out.size(), 22, storage, 0.5f);
+            const std::vector<float> dqkv = referenceAttentionBackward(shape, qkv, out, lse, dOut, storage);
+            for (const auto mode : { RowAttentionSpec::Mode::Forward, RowAttentionSpec::Mode::QueryGrad,
+                     RowAttentionSpec::Mode::KeyGrad }) {
+                RowAttentionSpec spec;
+                spec.name = "attention";
+                spec.frame = { 0, 0, columns, 3, false };
+                spec.mode = mode;
+                spec.tokensPerPe = T;
+                spec.sequence = S;
+                spec.heads = heads;
+                spec.headDim = hd;
+                spec.qkv = qkv;
+                if (mode != RowAttentionSpec::Mode::Forward) {
+                    spec.out = out;
+                    spec.lse = lse;
+                    spec.dOut = dOut;
+                }
+                RowAttentionKernel kernel(spec, context);
+                StreamKernelRun run(columns, 3, 8, 1);
+                kernel.route(run.book());
+                kernel.load(run.fabric());
+                const StreamRunMeasure measure = run.run(kernel, -1, 10'000'000);
+                if (mode == RowAttentionSpec::Mode::Forward) {
+                    WS_CHECK_EQ(bitsDiffer(run.read(kernel.outputTiles(), tokens, heads * hd), out), 0);
+                    WS_CHECK_EQ(bitsDiffer(run.read(kernel.sideTiles(), tokens, heads), lse), 0);
+                } else {
+                    // The pass's share of dqkv: dq (QueryGrad) or dk and dv (KeyGrad) of each head.
+                    const std::vector<float> got = run.read(kernel.outputTiles(), tokens, 3 * heads * hd);
+                    std::vector<float> expected(dqkv.size(), 0.0f);
+                    for (std::int64_t t = 0; t < tokens; ++t)
+                        for (std::int64_t h = 0; h < heads; ++h)
+                            for (std::int64_t d = 0; d < 3 * hd; ++d) {
+                                const bool query = d < hd;
+                                if (query == (mode == RowAttentionSpec::Mode::QueryGrad)) {
+                                    const std::size_t at = std::size_t(t * 3 * heads * hd + h * 3 * hd + d);
+                                    expected[at] = dqkv[at];
+                                }
+                            }
+                    WS_CHECK_EQ(bitsDiffer(got, expected), 0);
+                }
+                const KernelCost model = kernel.closedForm();
+                std::printf("  T %d, mode %d: %llu cycles (model %.0f), %llu link wavelets (model %.0f)\n", T,
+                    int(mode), static_cast<unsigned long long>(measure.cycles), model.cycles,
+                    static_cast<unsigned long long>(measure.linkWavelets), model.linkWavelets);
+                WS_CHECK(within(double(measure.cycles), model.cycles) <= 0.15);
+                WS_CHECK_EQ(double(measure.linkWavelets), model.linkWavelets);
+                WS_CHECK(within(double(measure.busyCycles), model.peBusyFraction * model.cycles * double(measure.pes))
+                    < 1e-9);
+            }
+        }
+}
+
+// The norms and the residual on the fabric are the contract's to the bit: LayerNorm at every PE
+// of a column, its backward with and without a carried gradient (dx and the weight terms), and
+// the residual add on the bands; a gather of bands of any bounds leaves every value in place.
+WS_TEST(theNormsAndTheResidualComputeTheContract)
+{
+    const int columns = 3;
+    const int rows = 4;
+    const int T = 2;
+    const std::int64_t D = 10;
+    const std::int64_t tokens = columns * T;
+    const auto count = std::size_t(tokens * D);
+    for (const Storage storage : { Storage::Fp16, Storage::Bf16 }) {
+        KernelContext context;
+        context.storage = storage;
+        const std::vector<float> x = values(count, 31, storage);
+        const std::vector<float> dy = values(count, 32, storage, 0.25f);
+        const std::vector<float> carry = values(count, 33, storage, 0.25f);
+        std::vector<float> params = values(2 * std::size_t(D), 34, storage, 0.5f);
+        for (std::int64_t i = 0; i < D; ++i)
+            params[std::size_t(i)] += 1.0f;
+        for (const LocalStepSpec::Op op :
+            { LocalStepSpec::Op::LayerNorm, LocalStepSpec::Op::LayerNormBackward, LocalStepSpec::Op::Residual }) {
+            for (const bool carried : { false, true }) {
+                if (carried && op != LocalStepSpec::Op::LayerNormBackward)
+                    continue;
+                LocalStepSpec spec;
+                spec.name = "norm";
+                spec.frame = { 0, 0, columns, rows, false };
+                spec.op = op;
+                spec.tokensPerPe = T;
+                spec.dims = D;
+                spec.input = op == LocalStepSpec::Op::LayerNormBackward ? dy : x;
+                if (op != LocalStepSpec::Op::LayerNorm)
+                    spec.saved = op == LocalStepSpec::Op::Residual ? carry : x;
+                if (carried)
+                    spec.carry = carry;
+                if (op != LocalStepSpec::Op::Residual)
+                    spec.params = params;
+                LocalStepKernel kernel(spec, context);
+                StreamKernelRun run(columns, rows, 8, 1);
+                kernel.load(run.fabric());
+                const StreamRunMeasure measure = run.run(kernel, -1, 1'000'000);
+                std::vector<float> expected(count);
+                std::vector<float> terms(count * 2);
+                for (std::int64_t t = 0; t < tokens; ++t) {
+                    const auto row = std::size_t(t * D);
+                    const auto at
+                        = [&](const std::vector<float>& v) { return std::span(v).subspan(row, std::size_t(D)); };
+                    const std::span<float> to = std::span(expected).subspan(row, std::size_t(D));
+                    const std::span<const float> all(params);
+                    if (op == LocalStepSpec::Op::LayerNorm)
+                        layerNormForward(
+                            at(x), all.first(std::size_t(D)), all.subspan(std::size_t(D)), 1e-5f, storage, to);
+                    else if (op == LocalStepSpec::Op::Residual)
+                        for (std::int64_t d = 0; d < D; ++d)
+                            to[std::size_t(d)] = roundToStorage(
+                                carry[row + std::size_t(d)] + roundToStorage(x[row + std::size_t(d)], storage),
+                                storage);
+                    else
+                        layerNormBackward(at(x), all.first(std::size_t(D)), at(dy),
+                            carried ? at(carry) : std::span<const float>(), 1e-5f, storage, to,
+                            std::span(terms).subspan(2 * row, std::size_t(D)),
+                            std::span(terms).subspan(2 * row + std::size_t(D), std::size_t(D)));
+                }
+                // Every PE of a column holds the norm's outputs: each row's copy is checked.
+                if (op == LocalStepSpec::Op::Residual) {
+                    WS_CHECK_EQ(bitsDiffer(run.read(kernel.outputTiles(), tokens, D), expected), 0);
+                } else {
+                    for (int r = 0; r < rows; ++r) {
+                        std::vector<PrefillOutputTile> tiles;
+                        for (const PrefillOutputTile& tile : kernel.outputTiles())
+                            if (tile.pe.y == r)
+                                tiles.push_back(tile);
+                        WS_CHECK_EQ(bitsDiffer(run.read(tiles, tokens, D), expected), 0);
+                    }
+                }
+                if (op == LocalStepSpec::Op::LayerNormBackward)
+                    WS_CHECK_EQ(bitsDiffer(run.read(kernel.sideTiles(), tokens, 2 * D), terms), 0);
+                const KernelCost model = kernel.closedForm();
+                WS_CHECK_EQ(double(measure.cycles), model.cycles);
+            }
+        }
+        // A gather of the attention's bands: a head's 3 values on each of the first 3 rows of 4.
+        ColumnGatherSpec gather;
+        gather.name = "gather";
+        gather.frame = { 0, 0, columns, rows, false };
+        gather.tokensPerPe = T;
+        gather.dims = 9;
+        gather.values = values(std::size_t(tokens * 9), 35, storage);
+        gather.bands = { 0, 3, 6, 9, 9 };
+        ColumnGatherKernel kernel(gather, context);
+        StreamKernelRun run(columns, rows, 8, 1);
+        kernel.route(run.book());
+        kernel.load(run.fabric());
+        const StreamRunMeasure measure = run.run(kernel, -1, 1'000'000);
+        for (int r = 0; r < rows; ++r) {
+            std::vector<PrefillOutputTile> tiles;
+            for (const PrefillOutputTile& tile : kernel.outputTiles())
+                if (tile.pe.y == r)
+                    tiles.push_back(tile);
+            std::vector<float> got = run.read(tiles, tokens, 9);
+            // A PE's own band stays where it was loaded, outside the tiles of what came to it.
+            for (std::int64_t t = 0; t < tokens; ++t)
+                for (std::uint32_t d = gather.bands[std::size_t(r)]; d < gather.bands[std::size_t(r) + 1]; ++d)
+                    if (got[std::size_t(t * 9 + d)] == 0.0f)
+                        got[std::size_t(t * 9 + d)] = gather.values[std::size_t(t * 9 + d)];
+            WS_CHECK_EQ(bitsDiffer(got, gather.values), 0);
+        }
+        WS_CHECK(within(double(measure.cycles), kernel.closedForm().cycles) <= 0.15);
+        WS_CHECK_EQ(double(measure.linkWavelets), kernel.closedForm().linkWavelets);
     }
 }
