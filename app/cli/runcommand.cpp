@@ -181,9 +181,7 @@ void parseTrainCycleLevel(const ArgParser& parser, core::study::StudySpec& spec)
     spec.cycle.steps = int(std::max<std::int64_t>(1, parseCount(parser, "max_steps", 1, 1000)));
     spec.cycle.layers = int(parseCount(parser, "layers", 1, 10'000));
     spec.cycle.learningRate = parseRate(parser, "learning_rate");
-    if (parseCount(parser, "max_sequence_length", 1, 1'000'000) > 1)
-        throw UsageError { "--max_sequence_length: the cycle level trains classifiers of a token a sample so far "
-                           "(fc_mnist); language models come next" };
+    spec.cycle.sequence = parseCount(parser, "max_sequence_length", 1, 1'000'000);
     parseSeedAndThreads(parser, spec);
 }
 
@@ -215,9 +213,14 @@ int printTrainCycleLevel(const core::cyclelevel::TrainRunResult& result, const A
     }
     if (parser.has("quiet"))
         return kExitOk;
-    out << core::formatText("%s on %s: a training step at cycle level, weight streaming, %lld samples: %llu cycles "
+    const auto samples = static_cast<long long>(result.microBatch);
+    const std::string batch = result.tokens == result.microBatch
+        ? core::formatText("%lld sample%s", samples, samples == 1 ? "" : "s")
+        : core::formatText("%lld sequence%s of %lld tokens", samples, samples == 1 ? "" : "s",
+            static_cast<long long>(result.tokens / std::max<std::int64_t>(1, result.microBatch)));
+    out << core::formatText("%s on %s: a training step at cycle level, weight streaming, %s: %llu cycles "
                             "(model %.0f), %.0f samples/s at %.2f GHz\n",
-        core::displayText(result.model).c_str(), result.system.c_str(), static_cast<long long>(result.microBatch),
+        core::displayText(result.model).c_str(), result.system.c_str(), batch.c_str(),
         static_cast<unsigned long long>(result.cyclesPerStep), result.modelCyclesPerStep, result.samplesPerS,
         result.clockHz / 1e9);
     out << core::formatText("  loss %.6g (reference %.6g, %s); gradients %s the reference's, largest error %.3g "
@@ -234,10 +237,14 @@ int printTrainCycleLevel(const core::cyclelevel::TrainRunResult& result, const A
                             "cycles\n",
         result.rows, result.columns, result.tokensPerPe, result.ioWaveletsPerCycle,
         static_cast<unsigned long long>(result.edgeStartCycles));
-    out << "\n  op        kernel           pass                measured     model   link wavelets   busy   bytes in  "
-           "bytes out\n";
+    int opWidth = 9;
     for (const core::cyclelevel::TrainKernelRecord& record : result.regions)
-        out << core::formatText("  %-9s %-16s %-18s %9llu %9.0f %15llu %5.1f%% %10lld %10lld\n",
+        opWidth = std::max(opWidth, int(core::displayText(record.op).size()));
+    out << core::formatText("\n  %-*s kernel           pass                measured     model   link wavelets   busy "
+                            "  bytes in  bytes out\n",
+        opWidth, "op");
+    for (const core::cyclelevel::TrainKernelRecord& record : result.regions)
+        out << core::formatText("  %-*s %-16s %-18s %9llu %9.0f %15llu %5.1f%% %10lld %10lld\n", opWidth,
             core::displayText(record.op).c_str(), record.kernel.c_str(), core::nameOf(record.pass),
             static_cast<unsigned long long>(record.measuredCycles), record.modelCycles,
             static_cast<unsigned long long>(record.linkWavelets), 100.0 * record.busyFraction,
@@ -312,7 +319,8 @@ ArgParser runParser()
         "--level cycle: threads stepping the fabric (default: every core; the bands of rows follow the\n"
         "token's active rows, and any count gives the same result bit for bit)");
     parser.addOption("micro_batch_size", "B", "--mode train --level cycle: samples a step (default 16)");
-    parser.addOption("max_sequence_length", "S", "--mode train --level cycle: tokens a sample (a classifier's: 1)");
+    parser.addOption("max_sequence_length", "S",
+        "--mode train --level cycle: a decoder's tokens a sample (its config's unless given; a classifier's: 1)");
     parser.addOption(
         "layers", "L", "--mode train --level cycle: keep the first L hidden layers and the output layer (default all)");
     parser.addOption(

@@ -171,7 +171,7 @@ public:
             raise(core::Diagnostic { "level", 0, 0, "level expects model or cycle, got '" + level + "'" });
         if (!cycle.empty())
             raise(core::Diagnostic { "level", 0, 0,
-                "seed, threads, tokens, micro_batch_size, layers and "
+                "seed, threads, tokens, micro_batch_size, max_sequence_length, layers and "
                 "learning_rate are for level=\"cycle\"" });
         core::engine::RunOptions options;
         options.mode = mode ? choice<core::RunMode>(*mode, "mode") : m_kind;
@@ -211,7 +211,7 @@ private:
             (void)value;
             const std::string name = py::str(key);
             if (name != "seed" && name != "threads" && name != "tokens" && name != "micro_batch_size"
-                && name != "layers" && name != "learning_rate")
+                && name != "max_sequence_length" && name != "layers" && name != "learning_rate")
                 raise(core::Diagnostic { name, 0, 0, "run() got an unexpected argument '" + name + "'" });
         }
         spec.cycle.seed = std::uint64_t(count("seed", 0, std::int64_t(1) << 62, 1));
@@ -221,6 +221,7 @@ private:
         if (spec.cycle.promptTokens == 0)
             spec.cycle.promptTokens = 16;
         spec.cycle.microBatch = count("micro_batch_size", 1, 1'000'000, 0);
+        spec.cycle.sequence = count("max_sequence_length", 1, 1'000'000, 0);
         spec.cycle.layers = int(count("layers", 1, 10'000, 0));
         spec.cycle.steps = maxSteps;
         if (cycle.contains("learning_rate")) {
@@ -379,7 +380,7 @@ PYBIND11_MODULE(_waferscope, module)
             "level=\"cycle\" executes it on the cycle-level fabric instead and returns the dict "
             "`run --level cycle --json` prints: inference (with seed, threads, tokens, prompt_tokens) or "
             "training steps with weight streaming (max_steps steps, with seed, threads, micro_batch_size, "
-            "layers, learning_rate).")
+            "max_sequence_length, layers, learning_rate).")
         .def("__repr__",
             [](const Plan& plan) { return "<waferscope.Plan " + plan.mode() + " on " + plan.system() + ">"; });
 

@@ -139,6 +139,7 @@ TrainTokens trainTokens(const TrainTransformer& net, std::int64_t samples, std::
     tokens.samples = samples;
     const std::int64_t S = net.sequence;
     const auto V = std::uint64_t(net.vocab);
+    const std::uint64_t alphabet = std::min<std::uint64_t>(V, kTrainAlphabet);
     tokens.ids.resize(std::size_t(samples * S));
     tokens.labels.resize(tokens.ids.size());
     for (std::int64_t s = 0; s < samples; ++s) {
@@ -147,7 +148,7 @@ TrainTokens trainTokens(const TrainTransformer& net, std::int64_t samples, std::
         for (std::int64_t p = 0; p <= S; ++p) {
             if (p > 0) {
                 const std::uint64_t draw = WeightTensor::mix(keyOf(seed, 5, sample, std::uint64_t(p)));
-                id = (draw & 3) != 0 ? (3 * id + 7) % V : (draw >> 2) % V;
+                id = (draw & 3) != 0 ? (3 * id + 7) % alphabet : (draw >> 2) % alphabet;
                 tokens.labels[std::size_t(s * S + p - 1)] = std::int32_t(id);
             }
             if (p < S)

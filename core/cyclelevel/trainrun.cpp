@@ -1,11 +1,8 @@
 #include "core/cyclelevel/trainrun.h"
 
-#include "core/cyclelevel/kernels/columngatherkernel.h"
-#include "core/cyclelevel/kernels/localstepkernel.h"
-#include "core/cyclelevel/kernels/streamgemmkernel.h"
-#include "core/cyclelevel/kernels/streamgradientkernel.h"
-#include "core/cyclelevel/streamfabric.h"
+#include "core/cyclelevel/traingptrun.h"
 #include "core/cyclelevel/trainreference.h"
+#include "core/cyclelevel/trainstep.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,38 +25,6 @@ double secondsSince(Clock::time_point start)
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-struct Cancelled { };
-
-// The layout and the edge of a run: what every kernel of a step shares.
-struct StepLayout {
-    Frame frame;
-    int tokensPerPe = 1;
-    std::int64_t tokens = 0; // real ones
-    std::int64_t padded = 0; // C T
-    KernelContext context;
-    int threads = 1;
-    std::uint64_t maxCycles = 0;
-    double ioWaveletsPerCycle = 0.0;
-    std::uint64_t edgeStart = 0;
-};
-
-// The pace of each of `rows` streams sharing the I/O: at most w every c cycles, w / c within
-// 1/4096 of the share.
-fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t rows)
-{
-    fabric::StaticColorFabric::EdgeRate rate;
-    rate.start = layout.edgeStart;
-    const double share = layout.ioWaveletsPerCycle / double(std::max<std::size_t>(1, rows));
-    if (share >= 1.0)
-        return rate;
-    constexpr std::uint32_t kCycles = 4096;
-    const auto wavelets = std::uint32_t(std::max(1.0, std::round(share * kCycles)));
-    const std::uint32_t common = std::gcd(wavelets, kCycles);
-    rate.wavelets = wavelets / common;
-    rate.cycles = kCycles / common;
-    return rate;
-}
-
 // One step's kernels on the fabric, in order.
 class FabricStep {
 public:
@@ -69,16 +34,14 @@ public:
         : m_net(net)
         , m_layout(layout)
         , m_lossScale(lossScale)
-        , m_progress(progress)
-        , m_index(kernelsBefore)
-        , m_kernels(kernelsInAll)
+        , m_kernels(layout, net.storage, progress, kernelsBefore, kernelsInAll)
     {
     }
 
     float loss = 0.0f;
     std::vector<std::vector<float>> gradients;
-    std::vector<TrainKernelRecord> records;
-    std::size_t peakSram = 0;
+    std::vector<TrainKernelRecord>& records() { return m_kernels.records; }
+    std::size_t peakSram() const { return m_kernels.peakSram; }
 
     void run(const std::vector<std::vector<float>>& weights, const std::vector<std::vector<float>>& masks,
         const TrainBatch& batch)
@@ -92,10 +55,11 @@ public:
         for (std::size_t l = 0; l < layers; ++l) {
             const TrainLayer& layer = m_net.layers[l];
             inputs[l] = withOnes(x, layer.inputs);
-            const std::vector<float> sums = streamGemm(layer, Pass::Forward, weights[l], inputs[l]);
+            const std::vector<float> sums = m_kernels.streamGemm(
+                layer.name, Pass::Forward, layer.outputs, layer.inputs, layer.inputs + 1, weights[l], inputs[l]);
             auto [h, z] = activate(layer, sums);
             preActivations[l] = std::move(z);
-            x = gather(layer.name, Pass::Forward, h, layer.outputs);
+            x = m_kernels.gather(layer.name, Pass::Forward, h, layer.outputs);
         }
         // The loss on the gathered logits, at every PE of each column.
         std::vector<std::int32_t> labels(std::size_t(padded), -1);
@@ -105,12 +69,13 @@ public:
         gradients.assign(layers, {});
         for (std::size_t l = layers; l-- > 0;) {
             const TrainLayer& layer = m_net.layers[l];
-            gradients[l] = gradient(layer, masks[l], inputs[l], dz);
+            gradients[l] = m_kernels.gradient(layer.name, layer.outputs, layer.inputs + 1, masks[l], inputs[l], dz);
             if (l == 0)
                 break;
-            const std::vector<float> sums = streamGemm(layer, Pass::BackwardDelta, weights[l], dz);
+            const std::vector<float> sums = m_kernels.streamGemm(
+                layer.name, Pass::BackwardDelta, layer.outputs, layer.inputs, layer.inputs + 1, weights[l], dz);
             const std::vector<float> band = activate(m_net.layers[l - 1], sums, &preActivations[l - 1]).first;
-            dz = gather(m_net.layers[l - 1].name, Pass::BackwardDelta, band, layer.inputs);
+            dz = m_kernels.gather(m_net.layers[l - 1].name, Pass::BackwardDelta, band, layer.inputs);
         }
     }
 
@@ -125,65 +90,6 @@ private:
         return out;
     }
 
-    std::unique_ptr<StreamKernelRun> fabricFor() const
-    {
-        return std::make_unique<StreamKernelRun>(
-            m_layout.frame.w, m_layout.frame.h, m_layout.context.simdWidth, m_layout.threads);
-    }
-
-    void finish(const StreamKernelRun& run, const PrefillKernel& kernel, const std::string& op, const char* kind,
-        const StreamRunMeasure& measure, const KernelCost& model, std::int64_t bytesOut)
-    {
-        TrainKernelRecord record;
-        record.op = op;
-        record.kernel = kind;
-        record.pass = kernel.pass();
-        record.measuredCycles = measure.cycles;
-        record.modelCycles = model.cycles;
-        record.linkWavelets = measure.linkWavelets;
-        record.modelLinkWavelets = model.linkWavelets;
-        const double peCycles = double(measure.pes) * double(std::max<std::uint64_t>(1, measure.cycles));
-        record.busyFraction = double(measure.busyCycles) / peCycles;
-        record.modelBusyFraction = model.peBusyFraction;
-        record.bytesIn = std::int64_t(measure.edgeWavelets) * 4;
-        record.bytesOut = bytesOut;
-        record.fmacs = measure.fmacs;
-        records.push_back(record);
-        for (int y = 0; y < m_layout.frame.h; ++y)
-            for (int x = 0; x < m_layout.frame.w; ++x)
-                peakSram = std::max(peakSram, std::size_t(run.fabric().pe(x, y).sramBytes()));
-        ++m_index;
-        if (m_progress && !m_progress("train", m_index, m_kernels, &run.fabric()))
-            throw Cancelled {};
-    }
-
-    // Forward: Y = W X~ (the bias W's last column); backward delta: dX = W^T dY over W's inputs.
-    std::vector<float> streamGemm(
-        const TrainLayer& layer, Pass pass, const std::vector<float>& weights, const std::vector<float>& resident)
-    {
-        const auto shared = std::make_shared<const std::vector<float>>(weights);
-        const std::int64_t width = layer.inputs + 1;
-        StreamGemmSpec spec;
-        spec.name = layer.name + (pass == Pass::Forward ? " forward" : " delta");
-        spec.frame = m_layout.frame;
-        spec.pass = pass;
-        spec.weight = WeightTensor::stored(
-            shared, layer.outputs, pass == Pass::Forward ? width : layer.inputs, width, m_net.storage);
-        spec.tokensPerPe = m_layout.tokensPerPe;
-        spec.resident = resident;
-        StreamGemmKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        const fabric::StaticColorFabric::EdgeRate pace = paceOf(m_layout, kernel.lanes().size());
-        const std::vector<float> feed = kernel.feed();
-        const int color = run->feedFromEdge(kernel.name(), kernel.lanes(), feed, m_layout.frame.w, pace);
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, color, m_layout.maxCycles);
-        std::vector<float> out = run->read(kernel.outputTiles(), m_layout.padded, kernel.outputs());
-        finish(*run, kernel, layer.name, "gemm_stream", measure,
-            kernel.closedForm(pace.start, pace.wavelets, pace.cycles), 0);
-        return out;
-    }
-
     // On each PE row's band: z = S(sums) and h = S(act(z)) (forward: returns h and z); or the
     // derivative of the layer below's activation, S(S(sums) act'(z)) (backward: returns it, twice).
     std::pair<std::vector<float>, std::vector<float>> activate(
@@ -192,151 +98,43 @@ private:
         const bool backward = z != nullptr;
         LocalStepSpec spec;
         spec.name = layer.name + (backward ? " activation backward" : " activation");
-        spec.frame = m_layout.frame;
         spec.op = backward && layer.activated ? LocalStepSpec::Op::ActivateBackward : LocalStepSpec::Op::Activate;
-        spec.tokensPerPe = m_layout.tokensPerPe;
         spec.dims = layer.outputs;
         spec.activated = layer.activated;
         spec.activation = layer.activation;
         spec.input = sums;
         if (spec.op == LocalStepSpec::Op::ActivateBackward)
             spec.saved = *z;
-        LocalStepKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<float> out = run->read(kernel.outputTiles(), m_layout.padded, layer.outputs);
-        std::vector<float> side = backward ? out : run->read(kernel.sideTiles(), m_layout.padded, layer.outputs);
-        finish(*run, kernel, layer.name, "activation", measure, kernel.closedForm(), 0);
-        if (backward)
-            records.back().pass = Pass::BackwardDelta;
-        return { std::move(out), std::move(side) };
-    }
-
-    // Every PE of a column gets all `dims` values of its tokens; each copy is checked against
-    // what the bands held, since the next kernel loads the values from here.
-    std::vector<float> gather(const std::string& op, Pass pass, const std::vector<float>& bands, std::int64_t dims)
-    {
-        ColumnGatherSpec spec;
-        spec.name = op + " gather";
-        spec.frame = m_layout.frame;
-        spec.pass = pass;
-        spec.tokensPerPe = m_layout.tokensPerPe;
-        spec.dims = dims;
-        spec.values = bands;
-        ColumnGatherKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        kernel.route(run->book());
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<int> covered(std::size_t(m_layout.frame.w * m_layout.frame.h), 0);
-        for (const PrefillOutputTile& tile : kernel.outputTiles()) {
-            const fabric::PeState& pe = run->fabric().pe(tile.pe.x, tile.pe.y);
-            for (std::uint32_t d = 0; d < tile.dims; ++d)
-                for (std::uint32_t t = 0; t < tile.tokens; ++t)
-                    if (std::bit_cast<std::uint32_t>(pe.f32[tile.offset + d * tile.tokens + t])
-                        != std::bit_cast<std::uint32_t>(
-                            bands[std::size_t(tile.firstToken + t) * std::size_t(dims) + tile.firstDim + d]))
-                        throw std::logic_error(kernel.name() + ": PE (" + std::to_string(tile.pe.x) + ", "
-                            + std::to_string(tile.pe.y) + ") holds another value than its band's");
-            covered[std::size_t(tile.pe.y * m_layout.frame.w + tile.pe.x)] += int(tile.dims);
+        auto result = m_kernels.local(std::move(spec), layer.name, "activation", backward ? 0 : layer.outputs);
+        if (backward) {
+            m_kernels.records.back().pass = Pass::BackwardDelta;
+            result.second = result.first;
         }
-        for (const int held : covered)
-            if (held != dims)
-                throw std::logic_error(kernel.name() + ": a PE holds " + std::to_string(held) + " of "
-                    + std::to_string(dims) + " values a token");
-        finish(*run, kernel, op, "gather", measure, kernel.closedForm(), 0);
-        return bands;
+        return result;
     }
 
     std::vector<float> softmaxLoss(const std::vector<float>& logits, const std::vector<std::int32_t>& labels)
     {
         LocalStepSpec spec;
         spec.name = "loss";
-        spec.frame = m_layout.frame;
         spec.op = LocalStepSpec::Op::SoftmaxLoss;
-        spec.tokensPerPe = m_layout.tokensPerPe;
         spec.dims = m_net.classes();
         spec.input = logits;
         spec.labels = labels;
         spec.gradientScale = float(m_lossScale) / float(m_layout.tokens);
-        LocalStepKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<float> dz = run->read(kernel.outputTiles(), m_layout.padded, m_net.classes());
-        const std::vector<float> perToken = run->read(kernel.sideTiles(), m_layout.padded, 1);
+        auto [dz, perToken] = m_kernels.local(std::move(spec), "loss", "loss", 1);
         float total = 0.0f;
         for (std::int64_t t = 0; t < m_layout.tokens; ++t)
             total += perToken[std::size_t(t)];
         loss = total / float(m_layout.tokens);
-        finish(*run, kernel, "loss", "loss", measure, kernel.closedForm(), 0);
         return dz;
-    }
-
-    // dW~ = dY X~^T for the weights the mask keeps, as they leave the wafer through each row's
-    // west edge, at the I/O's pace (the rows share it as the weights' streams do).
-    std::vector<float> gradient(const TrainLayer& layer, const std::vector<float>& mask,
-        const std::vector<float>& input, const std::vector<float>& delta)
-    {
-        const std::int64_t width = layer.inputs + 1;
-        StreamGradientSpec spec;
-        spec.name = layer.name + " gradient";
-        spec.frame = m_layout.frame;
-        spec.weight = WeightTensor::stored(
-            std::make_shared<const std::vector<float>>(mask), layer.outputs, width, width, m_net.storage);
-        spec.tokensPerPe = m_layout.tokensPerPe;
-        spec.input = input;
-        spec.delta = delta;
-        std::size_t rows = 0;
-        for (int r = 0; r < m_layout.frame.h; ++r)
-            rows += blockBegin(layer.outputs, m_layout.frame.h, r + 1) > blockBegin(layer.outputs, m_layout.frame.h, r);
-        spec.exit = paceOf(m_layout, rows);
-        StreamGradientKernel kernel(std::move(spec), m_layout.context);
-        auto run = fabricFor();
-        kernel.route(run->book());
-        kernel.load(run->fabric());
-        const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
-        std::vector<float> out(std::size_t(layer.outputs * width), 0.0f);
-        std::int64_t kept = 0;
-        const std::vector<std::vector<float>> exited = kernel.exited(run->fabric());
-        for (int r = 0; r < m_layout.frame.h; ++r) {
-            const auto pairs = kernel.kept(r);
-            const std::vector<float>& values = exited[std::size_t(r)];
-            if (values.size() != pairs.size())
-                throw std::logic_error(kernel.name() + ": row " + std::to_string(r) + " sent "
-                    + std::to_string(values.size()) + " gradients off the wafer, not " + std::to_string(pairs.size()));
-            for (std::size_t p = 0; p < pairs.size(); ++p)
-                out[std::size_t(pairs[p].first * width + pairs[p].second)] = values[p];
-            kept += std::int64_t(pairs.size());
-        }
-        finish(*run, kernel, layer.name, "gradient_stream", measure, kernel.closedForm(), kept * 4);
-        return out;
     }
 
     const TrainNet& m_net;
     const StepLayout& m_layout;
     double m_lossScale = 1.0;
-    const CycleProgress& m_progress;
-    std::int64_t m_index = 0;
-    std::int64_t m_kernels = 0;
+    StepKernels m_kernels;
 };
-
-std::optional<Diagnostic> checkOptions(const TrainRunOptions& options)
-{
-    const auto bad = [](const std::string& option, const std::string& why) {
-        return Diagnostic { option, 0, 0, why, Diagnostic::Kind::BadInput };
-    };
-    if (options.steps < 1 || options.steps > 100'000)
-        return bad("--max_steps", "expects 1 to 100000 steps");
-    if (options.microBatch < 0 || options.microBatch > 1'000'000)
-        return bad("--micro_batch_size", "expects 1 to 1000000 samples");
-    if (options.layers < 0)
-        return bad("--layers", "expects a layer count of at least 1 (0: all)");
-    if (!(options.learningRate >= 0.0) || !std::isfinite(options.learningRate))
-        return bad("--learning_rate", "expects a finite rate above 0");
-    return std::nullopt;
-}
 
 // The layout of the micro-batch's tokens (as few a PE as the wafer's columns allow) and the
 // rows (as many as the widest op has outputs or inputs, up to the wafer's), and the edge: the
@@ -344,25 +142,13 @@ std::optional<Diagnostic> checkOptions(const TrainRunOptions& options)
 StepLayout layoutOf(const TrainNet& net, const SystemSpec& system, const TrainRunOptions& options, std::int64_t tokens)
 {
     const WaferSpec& wafer = system.wafer;
-    StepLayout layout;
-    layout.tokens = tokens;
-    layout.tokensPerPe = int((tokens + wafer.usableWidth - 1) / wafer.usableWidth);
-    const auto columns = int((tokens + layout.tokensPerPe - 1) / layout.tokensPerPe);
+    const auto T = int((tokens + wafer.usableWidth - 1) / wafer.usableWidth);
+    const auto columns = int((tokens + T - 1) / T);
     std::int64_t widest = 1;
     for (const TrainLayer& layer : net.layers)
         widest = std::max({ widest, layer.outputs, layer.inputs });
     const int rows = int(std::min<std::int64_t>(wafer.usableHeight, widest));
-    layout.frame = Frame { 0, 0, columns, rows, false };
-    layout.padded = std::int64_t(columns) * layout.tokensPerPe;
-    layout.context.storage = net.storage;
-    layout.context.simdWidth = std::max(1, wafer.fmacPerPePerCycle);
-    layout.threads = std::max(1, options.threads);
-    layout.maxCycles = options.maxCyclesPerKernel;
-    const double io = std::min(system.ioBytesPerS, system.memoryx.dramReadBytesPerS());
-    layout.ioWaveletsPerCycle = io / 4.0 / wafer.clockHz;
-    layout.edgeStart
-        = std::uint64_t(std::llround(system.swarmx.levelLatencyS * system.swarmx.levels(1) * wafer.clockHz));
-    return layout;
+    return stepLayout(system, options, net.storage, Frame { 0, 0, columns, rows, false }, T, tokens);
 }
 
 // What a PE holds through a step: every layer's input for the gradient (16-bit), the widest op's
@@ -379,26 +165,6 @@ std::int64_t bytesPerPe(const TrainNet& net, const StepLayout& layout)
                 + std::max(layer.outputs, layer.inputs) * layout.tokensPerPe * 8);
     }
     return resident + working;
-}
-
-// The first step's check: the loss to the bit, every gradient within its bound.
-void compareWithReference(TrainRunResult& result, const FabricStep& step, const ReferenceStep& check)
-{
-    result.loss = step.loss;
-    result.referenceLoss = check.loss;
-    result.lossMatchesReference = step.loss == check.loss;
-    bool within = true;
-    for (std::size_t l = 0; l < check.gradients.size(); ++l) {
-        for (std::size_t i = 0; i < check.gradients[l].size(); ++i) {
-            const double error = std::fabs(double(step.gradients[l][i]) - double(check.gradients[l][i]));
-            result.maxAbsGradError = std::max(result.maxAbsGradError, error);
-            const double bound = check.bounds[l][i];
-            within = within && error <= bound;
-            if (bound > 0.0)
-                result.worstBoundShare = std::max(result.worstBoundShare, error / bound);
-        }
-    }
-    result.gradsMatchReference = within;
 }
 
 void addNotes(TrainRunResult& result, const ModelGraph& graph, const StepLayout& layout)
@@ -420,11 +186,21 @@ void addNotes(TrainRunResult& result, const ModelGraph& graph, const StepLayout&
 Expected<TrainRunResult> runTrainCycleLevel(
     const ModelGraph& graph, const SystemSpec& system, const TrainRunOptions& options)
 {
-    if (std::optional<Diagnostic> bad = checkOptions(options))
+    if (std::optional<Diagnostic> bad = checkTrainOptions(options))
         return *bad;
+    if (graph.config.family == ModelConfig::Family::Gpt2 || graph.config.family == ModelConfig::Family::Gpt3) {
+        if (!system.memoryx.supported)
+            return Diagnostic { "--level", 0, 0, system.displayName + " has no MemoryX: weight streaming needs one",
+                Diagnostic::Kind::CannotMap };
+        return runDecoderTrainCycleLevel(graph, system, options);
+    }
     Expected<TrainNet> netOr = trainNetOf(graph, options.layers);
     if (!netOr)
         return netOr.error();
+    if (options.sequence > 1)
+        return Diagnostic { "--max_sequence_length", 0, 0,
+            graph.config.name + " is trained as a classifier of a token a sample: it takes no sequence length",
+            Diagnostic::Kind::BadInput };
     const TrainNet& net = *netOr;
     if (!system.memoryx.supported)
         return Diagnostic { "--level", 0, 0, system.displayName + " has no MemoryX: weight streaming needs one",
@@ -480,7 +256,7 @@ Expected<TrainRunResult> runTrainCycleLevel(
                 options.steps * kernelsPerStep);
             fabricStep.run(weights, masks, batch);
             result.fabricS += secondsSince(onFabric);
-            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram);
+            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram());
 
             const Clock::time_point referenced = Clock::now();
             std::vector<std::vector<float>> referenceWeights;
@@ -490,14 +266,14 @@ Expected<TrainRunResult> runTrainCycleLevel(
                 = referenceStep(net, referenceWeights, masks, batch, reference.optimizer.lossScale, step == 0);
             result.referenceS += secondsSince(referenced);
             if (step == 0)
-                compareWithReference(result, fabricStep, check);
+                compareWithReference(result, fabricStep.loss, fabricStep.gradients, check);
             result.losses.push_back(fabricStep.loss);
             result.referenceLosses.push_back(check.loss);
             applyUpdate(state, fabricStep.gradients);
             applyUpdate(reference, check.gradients);
-            result.regions = std::move(fabricStep.records);
+            result.regions = std::move(fabricStep.records());
         }
-    } catch (const Cancelled&) {
+    } catch (const TrainCancelled&) {
         return Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
     } catch (const std::exception& error) {
         return Diagnostic { "--level", 0, 0, std::string("the training step failed on the fabric: ") + error.what(),

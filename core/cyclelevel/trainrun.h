@@ -25,9 +25,10 @@ namespace waferscope::core::cyclelevel {
 // weights (trainnet.h). A reference step in plain loops (trainreference.h) checks the loss and
 // the gradients, and trains a second copy of the weights alongside for the losses it reaches.
 struct TrainRunOptions {
-    std::int64_t microBatch = 0; // samples a step; 0: 16
+    std::int64_t microBatch = 0; // samples a step; 0: 16 (a classifier), 1 (a decoder)
+    std::int64_t sequence = 0; // a decoder's tokens a sample; 0: the config's
     int steps = 1;
-    int layers = 0; // > 0: keep that many hidden layers, and the output layer
+    int layers = 0; // > 0: keep that many hidden layers and the output layer, or a decoder's blocks
     double learningRate = 0.0; // > 0: a constant rate instead of the config's schedule
     std::uint64_t seed = 1;
     int threads = 1;

@@ -269,6 +269,7 @@ Step trainOnFabric(Chain& chain)
             Diagnostic::Kind::CannotMap };
     cyclelevel::TrainRunOptions options;
     options.microBatch = spec.cycle.microBatch;
+    options.sequence = spec.cycle.sequence;
     options.steps = spec.cycle.steps;
     options.layers = spec.cycle.layers;
     options.learningRate = spec.cycle.learningRate;

@@ -57,6 +57,7 @@ struct CycleSpec {
     // Training (RunOptions::mode Train): the micro-batch (0: the default), the hidden layers kept
     // (0: all), a constant learning rate (0: the config's schedule) and the steps.
     std::int64_t microBatch = 0;
+    std::int64_t sequence = 0; // a decoder's tokens a sample (0: the config's)
     int layers = 0;
     double learningRate = 0.0;
     int steps = 1;

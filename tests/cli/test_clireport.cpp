@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -422,9 +423,43 @@ WS_TEST(aTrainingStepAtCycleLevelPrintsItsFigures)
     std::vector<std::string> sequence = base;
     sequence.insert(sequence.end(), { "--max_sequence_length", "128" });
     WS_CHECK_EQ(run(sequence).code, 2);
-    std::vector<std::string> gpt2 = base;
-    gpt2[2] = waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2.yaml";
-    const Result refusedModel = run(gpt2);
+    std::vector<std::string> llama = base;
+    llama[2] = waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml";
+    const Result refusedModel = run(llama);
     WS_CHECK_EQ(refusedModel.code, 3);
     WS_CHECK_CONTAINS(refusedModel.err, "has no training kernel yet");
+}
+
+// A GPT-2-style decoder's step at cycle level: its sequences, its attention and norms in the
+// regions, and the loss the reference gives.
+WS_TEST(aDecoderTrainingStepAtCycleLevelPrintsItsFigures)
+{
+    const std::vector<std::string> args = { "run", "--params",
+        waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2_tied.yaml", "--system", "cs2", "--execution",
+        "weight_streaming", "--mode", "train", "--level", "cycle", "--micro_batch_size", "2", "--max_sequence_length",
+        "8", "--layers", "1" };
+    const Result text = run(args);
+    WS_REQUIRE(text.code == 0);
+    WS_CHECK_CONTAINS(text.out, "a training step at cycle level, weight streaming, 2 sequences of 8 tokens");
+    WS_CHECK_CONTAINS(text.out, "(reference ");
+    std::vector<std::string> withJson = args;
+    withJson.push_back("--json");
+    const Result result = run(withJson);
+    WS_REQUIRE(result.code == 0);
+    const nlohmann::json json = nlohmann::json::parse(result.out);
+    WS_CHECK_EQ(json.at("tokens").get<std::int64_t>(), std::int64_t(16));
+    WS_CHECK_EQ(json.at("layers").get<int>(), 1);
+    WS_CHECK(json.at("grads_match_reference").get<bool>());
+    WS_CHECK(json.at("loss_matches_reference").get<bool>());
+    std::set<std::string> kernels;
+    for (const nlohmann::json& region : json.at("regions"))
+        kernels.insert(region.at("kernel").get<std::string>());
+    for (const char* kernel : { "gemm_stream", "gradient_stream", "gather", "attention", "layer_norm", "loss" })
+        WS_CHECK(kernels.count(kernel) == 1);
+    WS_CHECK_EQ(json.at("regions").size(), std::size_t(39 + 15));
+    std::vector<std::string> tooLong = args;
+    tooLong[14] = "4096";
+    const Result refused = run(tooLong);
+    WS_CHECK_EQ(refused.code, 2);
+    WS_CHECK_CONTAINS(refused.err, "--max_sequence_length");
 }

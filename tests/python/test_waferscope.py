@@ -83,6 +83,19 @@ class Running(unittest.TestCase):
         with self.assertRaises(waferscope.InputError):
             plan.run(level="fabric")
 
+    def test_a_decoders_training_step_at_cycle_level_equals_the_cli(self):
+        gpt2 = os.path.join(SOURCE, "tests", "data", "cyclelevel", "tiny_gpt2_tied.yaml")
+        plan = waferscope.load(gpt2).compile(system="cs2", mode="train", execution="weight_streaming")
+        result = plan.run(level="cycle", max_steps=1, micro_batch_size=2, max_sequence_length=8, layers=1)
+        expected = cli_json("run", "--params", gpt2, "--system", "cs2", "--execution", "weight_streaming",
+                            "--mode", "train", "--level", "cycle", "--micro_batch_size", "2",
+                            "--max_sequence_length", "8", "--layers", "1")
+        for figures in (result, expected):
+            del figures["wall_s"]
+        self.assertEqual(result, expected)
+        self.assertEqual(result["tokens"], 16)
+        self.assertTrue(result["loss_matches_reference"])
+
     def test_inference_metrics_equal_the_cli(self):
         plan = waferscope.load(sample("llama3_8b.yaml")).compile(system="cs3", mode="inference")
         run = plan.run(max_steps=2, users=2)

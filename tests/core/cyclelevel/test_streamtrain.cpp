@@ -353,7 +353,7 @@ WS_TEST(sparseWeightsStreamTheirNonZerosOnly)
 // A model the step cannot train yet is refused with the op it stops at.
 WS_TEST(aModelWithoutTrainingKernelsIsRefused)
 {
-    const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2.yaml");
+    const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml");
     const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(64, 32), TrainRunOptions {});
     WS_REQUIRE(!result);
     WS_CHECK(result.error().kind == Diagnostic::Kind::CannotMap);

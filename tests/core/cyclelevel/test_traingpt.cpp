@@ -3,6 +3,7 @@
 // rounding (every op's backward, LayerNorm's, attention's and GELU's among them, checked against
 // the derivative it claims), and the blocked attention of the contract (trainops.h 9, 10)
 // against attention in one pass.
+#include "corefixtures.h"
 #include "testing.h"
 
 #include "core/cyclelevel/kernels/columngatherkernel.h"
@@ -13,6 +14,7 @@
 #include "core/cyclelevel/traingpt.h"
 #include "core/cyclelevel/traingptreference.h"
 #include "core/cyclelevel/trainops.h"
+#include "core/cyclelevel/trainrun.h"
 
 #include <bit>
 #include <cmath>
@@ -369,4 +371,85 @@ WS_TEST(theNormsAndTheResidualComputeTheContract)
         WS_CHECK(within(double(measure.cycles), kernel.closedForm().cycles) <= 0.15);
         WS_CHECK_EQ(double(measure.linkWavelets), kernel.closedForm().linkWavelets);
     }
+}
+
+namespace {
+
+SystemSpec narrowWafer(int width, int height)
+{
+    SystemSpec system = waferscope::test::preset("cs2");
+    system.wafer.usableWidth = width;
+    system.wafer.usableHeight = height;
+    return system;
+}
+
+} // namespace
+
+// Whole steps of two small decoders on the fabric, a token a PE, several (a sequence over two
+// columns) and two sequences a PE: the loss equals the reference step's to the bit, every
+// gradient is within the reference's bound, and each of the step's 39 L + 15 kernels is within
+// 15% of its closed form.
+WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
+{
+    struct Case {
+        const char* file;
+        int width;
+        int expectedT;
+    };
+    for (const Case& c : { Case { "tiny_gpt2.yaml", 64, 1 }, Case { "tiny_gpt2_tied.yaml", 4, 4 },
+             Case { "tiny_gpt2_tied.yaml", 1, 16 } }) {
+        const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/" + c.file);
+        TrainRunOptions options;
+        options.microBatch = 2;
+        options.sequence = 8;
+        options.layers = 2;
+        options.learningRate = 0.01;
+        const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(c.width, 40), options);
+        WS_REQUIRE(result.hasValue());
+        WS_CHECK_EQ(result->tokensPerPe, c.expectedT);
+        WS_CHECK_EQ(result->tokens, std::int64_t(16));
+        WS_CHECK(result->lossMatchesReference);
+        WS_CHECK(result->gradsMatchReference);
+        WS_CHECK_EQ(result->regions.size(), std::size_t(39 * 2 + 15));
+        double worst = 0.0;
+        for (const TrainKernelRecord& record : result->regions) {
+            worst = std::max(worst, within(double(record.measuredCycles), record.modelCycles));
+            WS_CHECK(within(double(record.measuredCycles), record.modelCycles) <= 0.15);
+        }
+        std::printf("  %s, T %d: loss %.5f (reference %.5f), gradient error %.2g (%.0f%% of its bound), %llu cycles "
+                    "(model %.0f), worst kernel %.1f%% off its model\n",
+            c.file, result->tokensPerPe, result->loss, result->referenceLoss, result->maxAbsGradError,
+            100.0 * result->worstBoundShare, static_cast<unsigned long long>(result->cyclesPerStep),
+            result->modelCyclesPerStep, 100.0 * worst);
+    }
+}
+
+// Over six steps with AdamW the decoder learns the tokens' alphabet and rule (traingpt.h): the
+// loss falls by more than a quarter, step by step as the reference's copy of the weights falls
+// (the two differ only by the order of the gradients' sums), and two threads give the same
+// losses as one to the bit.
+WS_TEST(aDecoderLearnsOnTheFabric)
+{
+    const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2_tied.yaml");
+    std::vector<std::vector<double>> runs;
+    for (const int threads : { 1, 2 }) {
+        TrainRunOptions options;
+        options.microBatch = 4;
+        options.sequence = 8;
+        options.steps = 6;
+        options.learningRate = 0.03;
+        options.threads = threads;
+        const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(8, 40), options);
+        WS_REQUIRE(result.hasValue());
+        WS_REQUIRE(result->losses.size() == 6);
+        for (std::size_t s = 0; s < 6; ++s)
+            WS_CHECK(std::fabs(result->losses[s] - result->referenceLosses[s]) <= 1e-3 * result->referenceLosses[s]);
+        WS_CHECK(result->losses.back() < 0.7 * result->losses.front());
+        std::printf("  %d thread(s): losses", threads);
+        for (const double loss : result->losses)
+            std::printf(" %.4f", loss);
+        std::printf("\n");
+        runs.push_back(result->losses);
+    }
+    WS_CHECK(runs[0] == runs[1]);
 }

@@ -1,0 +1,461 @@
+// `run --mode train --level cycle` of a GPT-2-style decoder (traingpt.h): its whole training
+// step executed kernel by kernel on the weight-streaming layout (trainrun.h), checked against the
+// reference step in plain loops (traingptreference.h).
+//
+// A linear layer is the streamed GEMM, an epilogue on the bands (the rounding; GELU; the
+// residual add) and the column gather that makes its outputs the next op's resident operand;
+// LayerNorm runs at every PE of a column on the gathered values; attention is the row attention
+// (a head a PE row), gathered by heads. The embedding is the linear layer of the one-hot token
+// and position (D x (V + S) weights streamed), so its gradient is the gradient kernel's too.
+// Backward: each linear's weight gradient streams out of the wafer, its delta streams W in again
+// and is gathered; the norms' backward adds the residual stream's gradient, and their weight and
+// bias gradients are the gradient kernel's over their terms; the attention's dQ and dK, dV are
+// two passes, gathered by heads together.
+#include "core/cyclelevel/traingptrun.h"
+
+#include "core/cyclelevel/traingpt.h"
+#include "core/cyclelevel/traingptreference.h"
+#include "core/cyclelevel/trainops.h"
+#include "core/cyclelevel/trainstep.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace waferscope::core::cyclelevel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Matrix = std::vector<float>;
+
+double secondsSince(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Forward and backward of one step: 3 kernels for the embedding, 16 a block and 5 for the head
+// and the loss; 6 for the head's backward, 23 a block and the embedding's gradient.
+std::int64_t kernelsPerStep(const TrainTransformer& net)
+{
+    return 39 * net.blocks + 15;
+}
+
+class DecoderStep {
+public:
+    DecoderStep(const TrainTransformer& net, const StepLayout& layout, double lossScale, const CycleProgress& progress,
+        std::int64_t kernelsBefore, std::int64_t kernelsInAll)
+        : m_net(net)
+        , m_layout(layout)
+        , m_lossScale(lossScale)
+        , m_kernels(layout, net.storage, progress, kernelsBefore, kernelsInAll)
+    {
+    }
+
+    float loss = 0.0f;
+    std::vector<std::vector<float>> gradients;
+    std::vector<TrainKernelRecord>& records() { return m_kernels.records; }
+    std::size_t peakSram() const { return m_kernels.peakSram; }
+
+    void run(const std::vector<std::vector<float>>& weights, const std::vector<std::vector<float>>& masks,
+        const TrainTokens& tokens)
+    {
+        m_weights = &weights;
+        m_masks = &masks;
+        gradients.assign(weights.size(), {});
+        for (std::size_t i = 0; i < weights.size(); ++i)
+            gradients[i].assign(weights[i].size(), 0.0f);
+        const std::int64_t D = m_net.hidden;
+        const std::int64_t V = m_net.vocab;
+        const Matrix oneHot = embeddingInputs(m_net, tokens, m_layout.padded);
+        Matrix x = linear("embedding", Pass::Forward, embeddingMatrix(m_net, weights), D, V + m_net.sequence, oneHot,
+            Epilogue::Round);
+        m_saved.assign(std::size_t(m_net.blocks), {});
+        for (std::int64_t b = 0; b < m_net.blocks; ++b)
+            x = blockForward(b, x);
+        m_finalIn = x;
+        m_finalOut = withOnes(norm(m_net.finalNorm(), "ln_f", x), D);
+        const Matrix logits
+            = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, m_finalOut, Epilogue::Round);
+        Matrix dz = softmaxLoss(logits, tokens);
+
+        headBackward(dz);
+        Matrix dx = normBackward(m_net.finalNorm(), "ln_f", m_finalIn, m_delta, {});
+        for (std::int64_t b = m_net.blocks; b-- > 0;)
+            dx = blockBackward(b, dx);
+        const std::int64_t width = V + m_net.sequence;
+        const Matrix all(std::size_t(D * width), 1.0f);
+        scatterEmbeddingGradient(m_net, m_kernels.gradient("embedding", D, width, all, oneHot, dx), gradients);
+        for (std::size_t i = 0; i < gradients.size(); ++i) // masked weights (a missing bias) get none
+            for (std::size_t j = 0; j < gradients[i].size(); ++j)
+                if (masks[i][j] == 0.0f)
+                    gradients[i][j] = 0.0f;
+    }
+
+private:
+    enum class Epilogue : std::uint8_t { Round, Activate, Residual };
+
+    struct Saved {
+        Matrix in; // x
+        Matrix a; // LN1(x), with ones
+        Matrix qkv;
+        Matrix out; // o
+        Matrix lse;
+        Matrix oWithOnes;
+        Matrix mid;
+        Matrix b; // LN2(mid), with ones
+        Matrix u; // fc1's z on... every token (what the bands held)
+        Matrix h; // act(u), with ones
+    };
+
+    Matrix withOnes(const Matrix& x, std::int64_t n) const
+    {
+        Matrix out(std::size_t(m_layout.padded * (n + 1)));
+        for (std::int64_t t = 0; t < m_layout.padded; ++t) {
+            std::copy_n(x.begin() + std::ptrdiff_t(t * n), n, out.begin() + std::ptrdiff_t(t * (n + 1)));
+            out[std::size_t(t * (n + 1) + n)] = 1.0f;
+        }
+        return out;
+    }
+
+    const std::vector<float>& weight(std::size_t index) const { return (*m_weights)[index]; }
+    std::string tensorName(std::int64_t block, TrainTransformer::BlockTensor which) const
+    {
+        static const char* const kNames[] = { "ln1", "qkv", "proj", "ln2", "fc1", "fc2" };
+        return "h" + std::to_string(block) + "." + kNames[which];
+    }
+
+    // The streamed GEMM, its epilogue on the bands and the gather: forward Y = W X (X with its
+    // ones when W has a bias column), or the delta dX = W^T dY over W's first `inputs` columns.
+    // `residual`: the stream the residual epilogue adds to; `preActivation`: the forward's z
+    // (returned through it) or, for an activation's backward, its input.
+    Matrix linear(const std::string& op, Pass pass, const std::vector<float>& w, std::int64_t outputs,
+        std::int64_t width, const Matrix& resident, Epilogue epilogue, const Matrix* residual = nullptr,
+        Matrix* preActivation = nullptr, std::int64_t inputs = 0)
+    {
+        const bool forward = pass == Pass::Forward;
+        const std::int64_t dims = forward ? outputs : inputs;
+        const Matrix sums = m_kernels.streamGemm(op, pass, outputs, inputs, width, w, resident);
+        LocalStepSpec spec;
+        spec.name = op + (forward ? "" : " delta") + " epilogue";
+        spec.dims = dims;
+        spec.input = sums;
+        spec.activated = epilogue == Epilogue::Activate;
+        spec.activation = m_net.activation;
+        spec.op = LocalStepSpec::Op::Activate;
+        if (epilogue == Epilogue::Residual) {
+            spec.op = LocalStepSpec::Op::Residual;
+            spec.saved = *residual;
+        } else if (epilogue == Epilogue::Activate && !forward) {
+            spec.op = LocalStepSpec::Op::ActivateBackward;
+            spec.saved = *preActivation;
+        }
+        const bool keepsZ = forward && epilogue == Epilogue::Activate;
+        auto [band, z] = m_kernels.local(std::move(spec), op, "epilogue", keepsZ ? dims : 0);
+        if (!forward)
+            m_kernels.records.back().pass = Pass::BackwardDelta;
+        if (keepsZ)
+            *preActivation = std::move(z);
+        return m_kernels.gather(op, pass, band, dims);
+    }
+
+    Matrix norm(std::size_t tensor, const std::string& op, const Matrix& x)
+    {
+        LocalStepSpec spec;
+        spec.name = op;
+        spec.op = LocalStepSpec::Op::LayerNorm;
+        spec.dims = m_net.hidden;
+        spec.input = x;
+        spec.params = weight(tensor);
+        spec.epsilon = m_net.epsilon;
+        return m_kernels.local(std::move(spec), op, "layer_norm", 0).first;
+    }
+
+    // dx = S(carry + S(LN'(dy))) at every PE; the norm's weight and bias gradients from its terms.
+    Matrix normBackward(std::size_t tensor, const std::string& op, const Matrix& x, const Matrix& dy, Matrix carry)
+    {
+        const std::int64_t D = m_net.hidden;
+        LocalStepSpec spec;
+        spec.name = op + " backward";
+        spec.op = LocalStepSpec::Op::LayerNormBackward;
+        spec.dims = D;
+        spec.input = dy;
+        spec.saved = x;
+        spec.carry = std::move(carry);
+        spec.params = weight(tensor);
+        spec.epsilon = m_net.epsilon;
+        auto [dx, terms] = m_kernels.local(std::move(spec), op, "layer_norm", 2 * D);
+        Matrix ones(std::size_t(m_layout.padded), 0.0f);
+        std::fill_n(ones.begin(), m_layout.tokens, 1.0f);
+        gradients[tensor] = m_kernels.gradient(op, 1, 2 * D, (*m_masks)[tensor], terms, ones);
+        return dx;
+    }
+
+    RowAttentionSpec attentionSpec(const std::string& op, RowAttentionSpec::Mode mode, const Saved& s) const
+    {
+        RowAttentionSpec spec;
+        spec.name = op;
+        spec.mode = mode;
+        spec.sequence = m_net.sequence;
+        spec.heads = m_net.heads;
+        spec.headDim = m_net.headDim();
+        spec.qkv = s.qkv;
+        return spec;
+    }
+
+    // The bounds of a gather by heads: `perHead` values a head on the first rows, none below.
+    std::vector<std::uint32_t> headBands(std::int64_t perHead) const
+    {
+        std::vector<std::uint32_t> bounds(std::size_t(m_layout.frame.h) + 1);
+        for (std::size_t r = 0; r < bounds.size(); ++r)
+            bounds[r] = std::uint32_t(std::min<std::int64_t>(std::int64_t(r), m_net.heads) * perHead);
+        return bounds;
+    }
+
+    Matrix blockForward(std::int64_t b, const Matrix& x)
+    {
+        const std::int64_t D = m_net.hidden;
+        const std::int64_t F = m_net.ffn;
+        const auto index = [&](TrainTransformer::BlockTensor which) { return m_net.blockTensor(b, which); };
+        Saved& s = m_saved[std::size_t(b)];
+        s.in = x;
+        s.a = withOnes(norm(index(TrainTransformer::Ln1), tensorName(b, TrainTransformer::Ln1), x), D);
+        s.qkv = linear(tensorName(b, TrainTransformer::Qkv), Pass::Forward, weight(index(TrainTransformer::Qkv)), 3 * D,
+            D + 1, s.a, Epilogue::Round);
+        const std::string attention = "h" + std::to_string(b) + ".attention";
+        auto [out, lse] = m_kernels.attention(attentionSpec(attention, RowAttentionSpec::Mode::Forward, s), D);
+        s.lse = std::move(lse);
+        s.out = m_kernels.gather(attention, Pass::Forward, out, D, headBands(m_net.headDim()));
+        s.oWithOnes = withOnes(s.out, D);
+        s.mid = linear(tensorName(b, TrainTransformer::Proj), Pass::Forward, weight(index(TrainTransformer::Proj)), D,
+            D + 1, s.oWithOnes, Epilogue::Residual, &x);
+        s.b = withOnes(norm(index(TrainTransformer::Ln2), tensorName(b, TrainTransformer::Ln2), s.mid), D);
+        s.h = withOnes(linear(tensorName(b, TrainTransformer::Fc1), Pass::Forward, weight(index(TrainTransformer::Fc1)),
+                           F, D + 1, s.b, Epilogue::Activate, nullptr, &s.u),
+            F);
+        return linear(tensorName(b, TrainTransformer::Fc2), Pass::Forward, weight(index(TrainTransformer::Fc2)), D,
+            F + 1, s.h, Epilogue::Residual, &s.mid);
+    }
+
+    Matrix blockBackward(std::int64_t b, const Matrix& dx)
+    {
+        const std::int64_t D = m_net.hidden;
+        const std::int64_t F = m_net.ffn;
+        const auto index = [&](TrainTransformer::BlockTensor which) { return m_net.blockTensor(b, which); };
+        const auto name = [&](TrainTransformer::BlockTensor which) { return tensorName(b, which); };
+        const Saved& s = m_saved[std::size_t(b)];
+        const auto& masks = *m_masks;
+        gradients[index(TrainTransformer::Fc2)]
+            = m_kernels.gradient(name(TrainTransformer::Fc2), D, F + 1, masks[index(TrainTransformer::Fc2)], s.h, dx);
+        Matrix u = s.u;
+        const Matrix du = linear(name(TrainTransformer::Fc2), Pass::BackwardDelta, weight(index(TrainTransformer::Fc2)),
+            D, F + 1, dx, Epilogue::Activate, nullptr, &u, F);
+        gradients[index(TrainTransformer::Fc1)]
+            = m_kernels.gradient(name(TrainTransformer::Fc1), F, D + 1, masks[index(TrainTransformer::Fc1)], s.b, du);
+        const Matrix db = linear(name(TrainTransformer::Fc1), Pass::BackwardDelta, weight(index(TrainTransformer::Fc1)),
+            F, D + 1, du, Epilogue::Round, nullptr, nullptr, D);
+        const Matrix dMid = normBackward(index(TrainTransformer::Ln2), name(TrainTransformer::Ln2), s.mid, db, dx);
+        gradients[index(TrainTransformer::Proj)] = m_kernels.gradient(
+            name(TrainTransformer::Proj), D, D + 1, masks[index(TrainTransformer::Proj)], s.oWithOnes, dMid);
+        const Matrix dOut = linear(name(TrainTransformer::Proj), Pass::BackwardDelta,
+            weight(index(TrainTransformer::Proj)), D, D + 1, dMid, Epilogue::Round, nullptr, nullptr, D);
+        const Matrix dqkv = attentionBackward(b, s, dOut);
+        gradients[index(TrainTransformer::Qkv)] = m_kernels.gradient(
+            name(TrainTransformer::Qkv), 3 * D, D + 1, masks[index(TrainTransformer::Qkv)], s.a, dqkv);
+        const Matrix da = linear(name(TrainTransformer::Qkv), Pass::BackwardDelta, weight(index(TrainTransformer::Qkv)),
+            3 * D, D + 1, dqkv, Epilogue::Round, nullptr, nullptr, D);
+        return normBackward(index(TrainTransformer::Ln1), name(TrainTransformer::Ln1), s.in, da, dMid);
+    }
+
+    // dQ from one pass, dK and dV from the other, on the same PEs; gathered by heads together.
+    Matrix attentionBackward(std::int64_t b, const Saved& s, const Matrix& dOut)
+    {
+        const std::int64_t D = m_net.hidden;
+        const std::int64_t hd = m_net.headDim();
+        const std::string op = "h" + std::to_string(b) + ".attention";
+        RowAttentionSpec spec = attentionSpec(op, RowAttentionSpec::Mode::QueryGrad, s);
+        spec.out = s.out;
+        spec.lse = s.lse;
+        spec.dOut = dOut;
+        const Matrix dq = m_kernels.attention(spec, 3 * D).first;
+        spec.mode = RowAttentionSpec::Mode::KeyGrad;
+        const Matrix dkdv = m_kernels.attention(std::move(spec), 3 * D).first;
+        Matrix dqkv(dq.size());
+        for (std::size_t i = 0; i < dqkv.size(); ++i)
+            dqkv[i] = std::int64_t(i) % (3 * hd) < hd ? dq[i] : dkdv[i];
+        return m_kernels.gather(op, Pass::BackwardDelta, dqkv, 3 * D, headBands(3 * hd));
+    }
+
+    void headBackward(const Matrix& dz)
+    {
+        const std::int64_t D = m_net.hidden;
+        const std::int64_t V = m_net.vocab;
+        gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], m_finalOut, dz);
+        m_delta = linear(
+            "lm_head", Pass::BackwardDelta, weight(m_net.head()), V, D + 1, dz, Epilogue::Round, nullptr, nullptr, D);
+    }
+
+    Matrix softmaxLoss(const Matrix& logits, const TrainTokens& tokens)
+    {
+        std::vector<std::int32_t> labels(std::size_t(m_layout.padded), -1);
+        std::copy(tokens.labels.begin(), tokens.labels.end(), labels.begin());
+        LocalStepSpec spec;
+        spec.name = "loss";
+        spec.op = LocalStepSpec::Op::SoftmaxLoss;
+        spec.dims = m_net.vocab;
+        spec.input = logits;
+        spec.labels = std::move(labels);
+        spec.gradientScale = float(m_lossScale) / float(m_layout.tokens);
+        auto [dz, perToken] = m_kernels.local(std::move(spec), "loss", "loss", 1);
+        float total = 0.0f;
+        for (std::int64_t t = 0; t < m_layout.tokens; ++t)
+            total += perToken[std::size_t(t)];
+        loss = total / float(m_layout.tokens);
+        return dz;
+    }
+
+    const TrainTransformer& m_net;
+    const StepLayout& m_layout;
+    double m_lossScale = 1.0;
+    StepKernels m_kernels;
+    const std::vector<std::vector<float>>* m_weights = nullptr;
+    const std::vector<std::vector<float>>* m_masks = nullptr;
+    std::vector<Saved> m_saved;
+    Matrix m_finalIn;
+    Matrix m_finalOut;
+    Matrix m_delta;
+};
+
+// T: as few tokens a PE as the wafer's columns allow, such that a column holds a part of one
+// sequence or whole sequences; R: the widest op's outputs or inputs, up to the wafer's rows.
+StepLayout decoderLayout(
+    const TrainTransformer& net, const SystemSpec& system, const TrainRunOptions& options, std::int64_t tokens)
+{
+    const WaferSpec& wafer = system.wafer;
+    std::int64_t T = (tokens + wafer.usableWidth - 1) / wafer.usableWidth;
+    while (tokens % T != 0 || (net.sequence % T != 0 && T % net.sequence != 0))
+        ++T;
+    const std::int64_t widest = std::max({ 3 * net.hidden, net.ffn + 1, net.vocab + net.sequence });
+    const int rows = int(std::min<std::int64_t>(wafer.usableHeight, widest));
+    return stepLayout(system, options, net.storage, Frame { 0, 0, int(tokens / T), rows, false }, int(T), tokens);
+}
+
+// What a PE holds through a step: every block's saved operands (16-bit, whole vectors), the
+// embedding's one-hot inputs and the logits, and the widest GEMM's working set beside them.
+std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& layout)
+{
+    const std::int64_t T = layout.tokensPerPe;
+    const std::int64_t D = net.hidden;
+    const std::int64_t F = net.ffn;
+    const std::int64_t saved = net.blocks * (9 * D + 2 * F + 4) * T * 2;
+    const std::int64_t embedding = (net.vocab + net.sequence) * T * 2;
+    std::int64_t working = 0;
+    const std::int64_t R = layout.frame.h;
+    for (const auto& [outputs, width] : { std::pair { 3 * D, D + 1 }, std::pair { F, D + 1 }, std::pair { D, F + 1 },
+             std::pair { net.vocab, D + 1 }, std::pair { D, net.vocab + net.sequence } })
+        working
+            = std::max(working, width * T * 2 + (outputs + R - 1) / R * width * 8 + std::max(outputs, width) * T * 8);
+    return saved + embedding + net.vocab * T * 4 + working;
+}
+
+} // namespace
+
+Expected<TrainRunResult> runDecoderTrainCycleLevel(
+    const ModelGraph& graph, const SystemSpec& system, const TrainRunOptions& options)
+{
+    Expected<TrainTransformer> netOr = trainTransformerOf(graph, options.layers, options.sequence);
+    if (!netOr)
+        return netOr.error();
+    const TrainTransformer& net = *netOr;
+    const Clock::time_point built = Clock::now();
+    TrainRunResult result;
+    result.model = graph.config.name;
+    result.system = system.name;
+    result.microBatch = options.microBatch > 0 ? options.microBatch : 1;
+    result.tokens = result.microBatch * net.sequence;
+    result.layers = int(net.blocks);
+    result.clockHz = system.wafer.clockHz;
+    const StepLayout layout = decoderLayout(net, system, options, result.tokens);
+    result.rows = layout.frame.h;
+    result.columns = layout.frame.w;
+    result.tokensPerPe = layout.tokensPerPe;
+    result.ioWaveletsPerCycle = layout.ioWaveletsPerCycle;
+    result.edgeStartCycles = layout.edgeStart;
+    const fabric::StaticColorFabric::EdgeRate pace = paceOf(layout, std::size_t(layout.frame.h));
+    result.paceWavelets = pace.wavelets;
+    result.paceCycles = pace.cycles;
+    if (net.heads > layout.frame.h)
+        return Diagnostic { "--level", 0, 0,
+            std::to_string(net.heads) + " heads on " + std::to_string(layout.frame.h)
+                + " PE rows: the row attention takes a head a row",
+            Diagnostic::Kind::CannotMap };
+    if (const std::int64_t bytes = decoderBytesPerPe(net, layout); bytes > system.wafer.sramPerPeBytes)
+        return Diagnostic { "--level", 0, 0,
+            "a PE would hold " + std::to_string(bytes) + " bytes of the step's activations and working set, more "
+                + "than its " + std::to_string(system.wafer.sramPerPeBytes)
+                + "; a smaller --micro_batch_size, --max_sequence_length or --layers fits",
+            Diagnostic::Kind::CannotMap };
+
+    TrainState state = initialState(net, options.seed, trainOptimizer(graph.config, options.learningRate));
+    if (state.optimizer.learningRate(0) <= 0.0)
+        result.notes.push_back("the first step's learning rate is 0 (the config's schedule warms up from 0, or it "
+                               "gives none this step can read): the weights do not change; --learning_rate sets one");
+    TrainState reference = state;
+    result.buildS = secondsSince(built);
+    result.notes.push_back("weight streaming on " + std::to_string(layout.frame.h) + " x "
+        + std::to_string(layout.frame.w) + " PEs, " + std::to_string(layout.tokensPerPe)
+        + " token(s) a PE; a head a PE row in the attention; each kernel runs on the fabric after the one before, "
+          "loaded with what that one left on the same PEs");
+    result.notes.push_back("the embedding is the linear layer of the one-hot token and position: its table streams "
+                           "whole and its gradient leaves whole, where a lookup would take the rows its tokens use");
+    result.notes.push_back("the gradients leave through the west edge at the I/O's pace, each row's share of it; "
+                           "the step's kernels run one after another, with no overlap between them yet");
+    const std::int64_t perStep = kernelsPerStep(net);
+    try {
+        for (int step = 0; step < options.steps; ++step) {
+            const TrainTokens tokens = trainTokens(net, result.microBatch, options.seed, step);
+            std::vector<std::vector<float>> weights;
+            std::vector<std::vector<float>> masks;
+            for (const LayerParameters& tensor : state.layers) {
+                weights.push_back(streamedWeights(tensor, net.storage));
+                masks.push_back(tensor.mask);
+            }
+            result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
+            const Clock::time_point onFabric = Clock::now();
+            DecoderStep fabricStep(
+                net, layout, state.optimizer.lossScale, options.progress, step * perStep, options.steps * perStep);
+            fabricStep.run(weights, masks, tokens);
+            result.fabricS += secondsSince(onFabric);
+            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram());
+
+            const Clock::time_point referenced = Clock::now();
+            std::vector<std::vector<float>> referenceWeights;
+            for (const LayerParameters& tensor : reference.layers)
+                referenceWeights.push_back(streamedWeights(tensor, net.storage));
+            const ReferenceStep check = referenceStep(net, referenceWeights, masks, tokens, layout.tokensPerPe,
+                reference.optimizer.lossScale, step == 0, Rounding(net.storage));
+            result.referenceS += secondsSince(referenced);
+            if (step == 0)
+                compareWithReference(result, fabricStep.loss, fabricStep.gradients, check);
+            result.losses.push_back(fabricStep.loss);
+            result.referenceLosses.push_back(check.loss);
+            applyUpdate(state, fabricStep.gradients);
+            applyUpdate(reference, check.gradients);
+            result.regions = std::move(fabricStep.records());
+        }
+    } catch (const TrainCancelled&) {
+        return Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
+    } catch (const std::exception& error) {
+        return Diagnostic { "--level", 0, 0, std::string("the training step failed on the fabric: ") + error.what(),
+            Diagnostic::Kind::Internal };
+    }
+    for (const TrainKernelRecord& record : result.regions) {
+        result.cyclesPerStep += record.measuredCycles;
+        result.modelCyclesPerStep += record.modelCycles;
+    }
+    result.samplesPerS = result.cyclesPerStep > 0
+        ? double(result.microBatch) * system.wafer.clockHz / double(result.cyclesPerStep)
+        : 0.0;
+    return result;
+}
+
+} // namespace waferscope::core::cyclelevel

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "core/cyclelevel/cyclerun.h"
+#include "core/cyclelevel/kernels/localstepkernel.h"
+#include "core/cyclelevel/kernels/rowattentionkernel.h"
+#include "core/cyclelevel/streamfabric.h"
+#include "core/cyclelevel/trainreference.h"
+#include "core/cyclelevel/trainrun.h"
+#include "core/fabric/staticcolorfabric.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace waferscope::core::cyclelevel {
+
+// The layout and the edge of a training run: what every kernel of a step shares
+// (trainrun.h): R x C PEs, column c holding tokens [c T, (c + 1) T).
+struct StepLayout {
+    Frame frame;
+    int tokensPerPe = 1;
+    std::int64_t tokens = 0; // real ones
+    std::int64_t padded = 0; // C T
+    KernelContext context;
+    int threads = 1;
+    std::uint64_t maxCycles = 0;
+    double ioWaveletsPerCycle = 0.0;
+    std::uint64_t edgeStart = 0;
+};
+
+// The pace of each of `rows` streams sharing the I/O: at most w every c cycles, w / c within
+// 1/4096 of the share.
+fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t rows);
+
+// A run's layout on `frame` with T tokens a PE, and its edge: the system's I/O in 4-byte
+// wavelets a cycle, MemoryX's rate if lower, after SwarmX's latency.
+StepLayout stepLayout(
+    const SystemSpec& system, const TrainRunOptions& options, Storage storage, Frame frame, int T, std::int64_t tokens);
+
+// BadInput for options out of range.
+std::optional<Diagnostic> checkTrainOptions(const TrainRunOptions& options);
+
+// The first step's check: the loss to the bit, every gradient within its bound.
+void compareWithReference(
+    TrainRunResult& result, float loss, const std::vector<std::vector<float>>& gradients, const ReferenceStep& check);
+
+// Thrown between kernels when the progress callback cancels.
+struct TrainCancelled { };
+
+// Runs a step's kernels one after another, each on a fabric of the frame's size loaded with the
+// values the kernel before left on the same PEs, and records each (TrainKernelRecord).
+class StepKernels {
+public:
+    StepKernels(const StepLayout& layout, Storage storage, const CycleProgress& progress, std::int64_t kernelsBefore,
+        std::int64_t kernelsInAll);
+
+    std::vector<TrainKernelRecord> records;
+    std::size_t peakSram = 0;
+    std::int64_t kernelsRun() const { return m_index; }
+
+    // Forward: Y = W X over W's `width` columns (X tokens x width, its last column 1 for a bias);
+    // delta: dX = W^T dY over W's first `inputs` columns. `weights` outputs x width, row-major.
+    // Returns tokens x outputs (forward) or tokens x inputs (delta), on the bands.
+    std::vector<float> streamGemm(const std::string& op, Pass pass, std::int64_t outputs, std::int64_t inputs,
+        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident);
+
+    // A local step (its frame, tokens and storage set here): its outputs, and its side tiles'
+    // values (`sideDims` a token; none when 0).
+    std::pair<std::vector<float>, std::vector<float>> local(
+        LocalStepSpec spec, const std::string& op, const char* kind, std::int64_t sideDims);
+
+    // Every PE of a column gets all `dims` values of its tokens (bands: the even split, or these
+    // bounds); each copy is checked against what the bands held.
+    std::vector<float> gather(const std::string& op, Pass pass, const std::vector<float>& bands, std::int64_t dims,
+        std::vector<std::uint32_t> bounds = {});
+
+    // dG = dY X^T for the weights `mask` keeps (outputs x width), as they leave the wafer through
+    // each row's west edge at the I/O's pace. `delta` tokens x outputs, `input` tokens x width.
+    std::vector<float> gradient(const std::string& op, std::int64_t outputs, std::int64_t width,
+        const std::vector<float>& mask, const std::vector<float>& input, const std::vector<float>& delta);
+
+    // One pass of the row attention (its frame, tokens and storage set here): its outputs
+    // (tokens x `dims`) and, for the forward, the log-sum-exp (tokens x heads).
+    std::pair<std::vector<float>, std::vector<float>> attention(RowAttentionSpec spec, std::int64_t dims);
+
+private:
+    std::unique_ptr<StreamKernelRun> fabricFor() const;
+    void finish(const StreamKernelRun& run, const PrefillKernel& kernel, const std::string& op, const char* kind,
+        const StreamRunMeasure& measure, const KernelCost& model, std::int64_t bytesOut);
+
+    const StepLayout& m_layout;
+    Storage m_storage;
+    const CycleProgress& m_progress;
+    std::int64_t m_index = 0;
+    std::int64_t m_kernels = 0;
+};
+
+} // namespace waferscope::core::cyclelevel
