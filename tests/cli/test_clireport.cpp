@@ -434,10 +434,10 @@ WS_TEST(aTrainingStepAtCycleLevelPrintsItsFigures)
 // regions, and the loss the reference gives.
 WS_TEST(aDecoderTrainingStepAtCycleLevelPrintsItsFigures)
 {
-    const std::vector<std::string> args = { "run", "--params",
-        waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2_tied.yaml", "--system", "cs2", "--execution",
-        "weight_streaming", "--mode", "train", "--level", "cycle", "--micro_batch_size", "2", "--max_sequence_length",
-        "8", "--layers", "1" };
+    const std::vector<std::string> args
+        = { "run", "--params", waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2_tied.yaml", "--system", "cs2",
+              "--execution", "weight_streaming", "--mode", "train", "--level", "cycle", "--micro_batch_size", "2",
+              "--max_sequence_length", "8", "--layers", "1" };
     const Result text = run(args);
     WS_REQUIRE(text.code == 0);
     WS_CHECK_CONTAINS(text.out, "a training step at cycle level, weight streaming, 2 sequences of 8 tokens");
