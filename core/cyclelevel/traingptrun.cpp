@@ -6,7 +6,7 @@
 // residual add) and the column gather that makes its outputs the next op's resident operand;
 // LayerNorm runs at every PE of a column on the gathered values; attention is the row attention
 // (a head a PE row), gathered by heads. The embedding is the linear layer of the one-hot token
-// and position (D x (V + S) weights streamed), so its gradient is the gradient kernel's too.
+// and position, so its gradient is the gradient kernel's too.
 // Backward: each linear's weight gradient streams out of the wafer, its delta streams W in again
 // and is gathered; the norms' backward adds the residual stream's gradient, and their weight and
 // bias gradients are the gradient kernel's over their terms; the attention's dQ and dK, dV are
@@ -66,9 +66,29 @@ public:
             gradients[i].assign(weights[i].size(), 0.0f);
         const std::int64_t D = m_net.hidden;
         const std::int64_t V = m_net.vocab;
+        // MemoryX streams the tables' rows that the step's tokens and positions use: the embedding
+        // is the linear layer of the one-hot over those (in ascending order, as the full one-hot's
+        // sum takes them, so the sums are the same to the bit).
+        const std::int64_t width = V + m_net.sequence;
         const Matrix oneHot = embeddingInputs(m_net, tokens, m_layout.padded);
-        Matrix x = linear("embedding", Pass::Forward, embeddingMatrix(m_net, weights), D, V + m_net.sequence, oneHot,
-            Epilogue::Round);
+        std::vector<std::int64_t> used;
+        for (std::int64_t j = 0; j < width; ++j)
+            for (std::int64_t t = 0; t < m_layout.tokens; ++t)
+                if (oneHot[std::size_t(t * width + j)] != 0.0f) {
+                    used.push_back(j);
+                    break;
+                }
+        const auto U = std::int64_t(used.size());
+        const Matrix table = embeddingMatrix(m_net, weights);
+        Matrix rows(std::size_t(D * U));
+        Matrix inputs(std::size_t(m_layout.padded * U));
+        for (std::int64_t u = 0; u < U; ++u) {
+            for (std::int64_t i = 0; i < D; ++i)
+                rows[std::size_t(i * U + u)] = table[std::size_t(i * width + used[std::size_t(u)])];
+            for (std::int64_t t = 0; t < m_layout.padded; ++t)
+                inputs[std::size_t(t * U + u)] = oneHot[std::size_t(t * width + used[std::size_t(u)])];
+        }
+        Matrix x = linear("embedding", Pass::Forward, rows, D, U, inputs, Epilogue::Round);
         m_saved.assign(std::size_t(m_net.blocks), {});
         for (std::int64_t b = 0; b < m_net.blocks; ++b)
             x = blockForward(b, x);
@@ -82,9 +102,12 @@ public:
         Matrix dx = normBackward(m_net.finalNorm(), "ln_f", m_finalIn, m_delta, {});
         for (std::int64_t b = m_net.blocks; b-- > 0;)
             dx = blockBackward(b, dx);
-        const std::int64_t width = V + m_net.sequence;
-        const Matrix all(std::size_t(D * width), 1.0f);
-        scatterEmbeddingGradient(m_net, m_kernels.gradient("embedding", D, width, all, oneHot, dx), gradients);
+        const Matrix compact = m_kernels.gradient("embedding", D, U, Matrix(std::size_t(D * U), 1.0f), inputs, dx);
+        Matrix full(std::size_t(D * width), 0.0f);
+        for (std::int64_t i = 0; i < D; ++i)
+            for (std::int64_t u = 0; u < U; ++u)
+                full[std::size_t(i * width + used[std::size_t(u)])] = compact[std::size_t(i * U + u)];
+        scatterEmbeddingGradient(m_net, full, gradients);
         for (std::size_t i = 0; i < gradients.size(); ++i) // masked weights (a missing bias) get none
             for (std::size_t j = 0; j < gradients[i].size(); ++j)
                 if (masks[i][j] == 0.0f)
@@ -334,7 +357,7 @@ StepLayout decoderLayout(
     std::int64_t T = (tokens + wafer.usableWidth - 1) / wafer.usableWidth;
     while (tokens % T != 0 || (net.sequence % T != 0 && T % net.sequence != 0))
         ++T;
-    const std::int64_t widest = std::max({ 3 * net.hidden, net.ffn + 1, net.vocab + net.sequence });
+    const std::int64_t widest = std::max({ 3 * net.hidden, net.ffn + 1, net.vocab });
     const int rows = int(std::min<std::int64_t>(wafer.usableHeight, widest));
     return stepLayout(system, options, net.storage, Frame { 0, 0, int(tokens / T), rows, false }, int(T), tokens);
 }
@@ -347,7 +370,8 @@ std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& la
     const std::int64_t D = net.hidden;
     const std::int64_t F = net.ffn;
     const std::int64_t saved = net.blocks * (9 * D + 2 * F + 4) * T * 2;
-    const std::int64_t embedding = (net.vocab + net.sequence) * T * 2;
+    const std::int64_t used = std::min(net.vocab, layout.tokens) + std::min(net.sequence, layout.tokens);
+    const std::int64_t embedding = used * T * 2;
     std::int64_t working = 0;
     const std::int64_t R = layout.frame.h;
     for (const auto& [outputs, width] : { std::pair { 3 * D, D + 1 }, std::pair { F, D + 1 }, std::pair { D, F + 1 },
@@ -405,8 +429,8 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
         + std::to_string(layout.frame.w) + " PEs, " + std::to_string(layout.tokensPerPe)
         + " token(s) a PE; a head a PE row in the attention; each kernel runs on the fabric after the one before, "
           "loaded with what that one left on the same PEs");
-    result.notes.push_back("the embedding is the linear layer of the one-hot token and position: its table streams "
-                           "whole and its gradient leaves whole, where a lookup would take the rows its tokens use");
+    result.notes.push_back("the embedding is the linear layer of the one-hot token and position over the tables' rows "
+                           "the step uses: MemoryX streams those rows in and takes their gradients");
     result.notes.push_back("the gradients leave through the west edge at the I/O's pace, each row's share of it; "
                            "the step's kernels run one after another, with no overlap between them yet");
     const std::int64_t perStep = kernelsPerStep(net);
