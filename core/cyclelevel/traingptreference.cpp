@@ -1,5 +1,7 @@
 #include "core/cyclelevel/traingptreference.h"
 
+#include "core/kernels/geometry.h"
+
 #include <cmath>
 #include <limits>
 
@@ -45,6 +47,25 @@ Matrix linearDelta(const std::vector<float>& w, std::int64_t outputs, std::int64
             for (std::int64_t i = 0; i < outputs; ++i)
                 sum += w[std::size_t(i * width + j)] * dz[std::size_t(t * outputs + i)];
             dx[std::size_t(t * inputs + j)] = round(sum);
+        }
+    return dx;
+}
+
+// The head's delta over the vocabulary's bands: S(Σ_bands Σ_{i in band} W_ij dz_ti), W V x (D + 1).
+Matrix bandedDelta(const std::vector<float>& w, std::int64_t outputs, std::int64_t inputs, const Matrix& dz,
+    std::int64_t tokens, int rows, Rounding round)
+{
+    Matrix dx(std::size_t(tokens * inputs));
+    for (std::int64_t t = 0; t < tokens; ++t)
+        for (std::int64_t j = 0; j < inputs; ++j) {
+            float total = 0.0f;
+            for (int r = 0; r < rows; ++r) {
+                float band = 0.0f;
+                for (std::int64_t i = blockBegin(outputs, rows, r); i < blockBegin(outputs, rows, r + 1); ++i)
+                    band += w[std::size_t(i * (inputs + 1) + j)] * dz[std::size_t(t * outputs + i)];
+                total = r == 0 ? band : total + band;
+            }
+            dx[std::size_t(t * inputs + j)] = round(total);
         }
     return dx;
 }
@@ -265,9 +286,10 @@ std::vector<float> referenceAttentionBackward(const AttentionShape& shape, const
 }
 
 ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::vector<float>>& weights,
-    const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int tokensPerPe, double lossScale,
+    const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, DecoderLayout layout, double lossScale,
     bool withBounds, Rounding round)
 {
+    const int tokensPerPe = layout.tokensPerPe;
     const auto n = std::int64_t(tokens.ids.size());
     const std::int64_t D = net.hidden;
     const std::int64_t F = net.ffn;
@@ -306,8 +328,9 @@ ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::
     const float g = float(lossScale) / float(n);
     float total = 0.0f;
     for (std::int64_t t = 0; t < n; ++t)
-        total += softmaxCrossEntropy(std::span(logits).subspan(std::size_t(t * V), std::size_t(V)),
-            tokens.labels[std::size_t(t)], g, round, std::span(dz).subspan(std::size_t(t * V), std::size_t(V)));
+        total += bandedSoftmaxCrossEntropy(std::span(logits).subspan(std::size_t(t * V), std::size_t(V)),
+            tokens.labels[std::size_t(t)], g, layout.rows, round,
+            std::span(dz).subspan(std::size_t(t * V), std::size_t(V)));
     step.loss = total / float(n);
 
     step.gradients.resize(weights.size());
@@ -331,7 +354,7 @@ ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::
     } else {
         gradients.add(net.head(), V, D + 1, dz, finalOut);
     }
-    Matrix dx = linearDelta(weights[net.head()], V, D, D + 1, dz, n, round);
+    Matrix dx = bandedDelta(weights[net.head()], V, D, dz, n, layout.rows, round);
     dx = normBackward(net, weights[net.finalNorm()], finalIn, dx, {}, n, round, terms);
     gradients.add(net.finalNorm(), 1, 2 * D, {}, terms);
     for (std::int64_t b = net.blocks; b-- > 0;) {

@@ -11,11 +11,11 @@ namespace waferscope::core::cyclelevel {
 // One training step of a GPT-2-style decoder (traingpt.h) by trainops.h's contract, in plain
 // loops: the check of the fabric's step, which gives the same loss to the bit and the same
 // gradients but for the order of each gradient's sum over the tokens (within ReferenceStep's
-// bounds). `weights`: per tensor, as streamed; `masks`: which have a gradient; `tokensPerPe`:
-// the attention's key blocks (trainops.h 9). `round` exact: no rounding anywhere (the tests'
-// finite differences).
-// The attention of (trainops.h 9, 10) over all heads: q, k and v head-major (tokens x 3 hidden),
-// O tokens x hidden, the log-sum-exp tokens x heads.
+// bounds). `weights`: per tensor, as streamed; `masks`: which have a gradient; `layout`: the
+// attention's key blocks (trainops.h 9) and the logits' bands (the loss's sums and the head's
+// delta: S(Σ_bands Σ_{i in band} W_ij dz_i), the bands' partials added in order). `round` exact: no rounding anywhere
+// (the tests' finite differences). The attention of (trainops.h 9, 10) over all heads: q, k and v head-major (tokens x
+// 3 hidden), O tokens x hidden, the log-sum-exp tokens x heads.
 struct AttentionShape {
     std::int64_t tokens = 0;
     std::int64_t tokensPerPe = 1; // T: the key blocks
@@ -30,8 +30,14 @@ void referenceAttention(const AttentionShape& shape, const std::vector<float>& q
 std::vector<float> referenceAttentionBackward(const AttentionShape& shape, const std::vector<float>& qkv,
     const std::vector<float>& out, const std::vector<float>& lse, const std::vector<float>& dOut, Rounding round);
 
+// The layout's shape the contract follows: the attention's key blocks and the bands of the
+// logits (the loss's sums, the head's delta).
+struct DecoderLayout {
+    int tokensPerPe = 1; // T
+    int rows = 1; // R
+};
 ReferenceStep referenceStep(const TrainTransformer& net, const std::vector<std::vector<float>>& weights,
-    const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int tokensPerPe, double lossScale,
+    const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, DecoderLayout layout, double lossScale,
     bool withBounds, Rounding round);
 
 } // namespace waferscope::core::cyclelevel

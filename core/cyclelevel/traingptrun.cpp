@@ -33,11 +33,12 @@ double secondsSince(Clock::time_point start)
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Forward and backward of one step: 3 kernels for the embedding, 16 a block and 5 for the head
-// and the loss; 6 for the head's backward, 23 a block and the embedding's gradient.
+// Forward and backward of one step: 3 kernels for the embedding, 16 a block and 4 for the final
+// norm, the head and the loss; 5 for the head's and the norm's backward, 23 a block and the
+// embedding's gradient.
 std::int64_t kernelsPerStep(const TrainTransformer& net)
 {
-    return 39 * net.blocks + 15;
+    return 39 * net.blocks + 13;
 }
 
 class DecoderStep {
@@ -94,8 +95,10 @@ public:
             x = blockForward(b, x);
         m_finalIn = x;
         m_finalOut = withOnes(norm(m_net.finalNorm(), "ln_f", x), D);
-        const Matrix logits
-            = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, m_finalOut, Epilogue::Round);
+        // The logits stay on the bands: the loss reduces over them, and the head's delta sums
+        // each row's band and adds the rows.
+        const Matrix logits = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, m_finalOut,
+            Epilogue::Round, nullptr, nullptr, 0, false);
         Matrix dz = softmaxLoss(logits, tokens);
 
         headBackward(dz);
@@ -153,7 +156,7 @@ private:
     // (returned through it) or, for an activation's backward, its input.
     Matrix linear(const std::string& op, Pass pass, const std::vector<float>& w, std::int64_t outputs,
         std::int64_t width, const Matrix& resident, Epilogue epilogue, const Matrix* residual = nullptr,
-        Matrix* preActivation = nullptr, std::int64_t inputs = 0)
+        Matrix* preActivation = nullptr, std::int64_t inputs = 0, bool gathered = true)
     {
         const bool forward = pass == Pass::Forward;
         const std::int64_t dims = forward ? outputs : inputs;
@@ -178,7 +181,7 @@ private:
             m_kernels.records.back().pass = Pass::BackwardDelta;
         if (keepsZ)
             *preActivation = std::move(z);
-        return m_kernels.gather(op, pass, band, dims);
+        return gathered ? m_kernels.gather(op, pass, band, dims) : band;
     }
 
     Matrix norm(std::size_t tensor, const std::string& op, const Matrix& x)
@@ -313,22 +316,21 @@ private:
         const std::int64_t D = m_net.hidden;
         const std::int64_t V = m_net.vocab;
         gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], m_finalOut, dz);
-        m_delta = linear(
-            "lm_head", Pass::BackwardDelta, weight(m_net.head()), V, D + 1, dz, Epilogue::Round, nullptr, nullptr, D);
+        m_delta = m_kernels.columnReduce("lm_head", Pass::BackwardDelta,
+            m_kernels.streamGemmPartials("lm_head", V, D, D + 1, weight(m_net.head()), dz), D);
     }
 
     Matrix softmaxLoss(const Matrix& logits, const TrainTokens& tokens)
     {
         std::vector<std::int32_t> labels(std::size_t(m_layout.padded), -1);
         std::copy(tokens.labels.begin(), tokens.labels.end(), labels.begin());
-        LocalStepSpec spec;
+        BandedLossSpec spec;
         spec.name = "loss";
-        spec.op = LocalStepSpec::Op::SoftmaxLoss;
         spec.dims = m_net.vocab;
-        spec.input = logits;
+        spec.logits = logits;
         spec.labels = std::move(labels);
         spec.gradientScale = float(m_lossScale) / float(m_layout.tokens);
-        auto [dz, perToken] = m_kernels.local(std::move(spec), "loss", "loss", 1);
+        auto [dz, perToken] = m_kernels.bandedLoss(std::move(spec));
         float total = 0.0f;
         for (std::int64_t t = 0; t < m_layout.tokens; ++t)
             total += perToken[std::size_t(t)];
@@ -378,7 +380,8 @@ std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& la
              std::pair { net.vocab, D + 1 }, std::pair { D, net.vocab + net.sequence } })
         working
             = std::max(working, width * T * 2 + (outputs + R - 1) / R * width * 8 + std::max(outputs, width) * T * 8);
-    return saved + embedding + net.vocab * T * 4 + working;
+    const std::int64_t band = (net.vocab + R - 1) / R;
+    return saved + embedding + band * T * 4 * 3 + working;
 }
 
 } // namespace
@@ -455,8 +458,9 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
             std::vector<std::vector<float>> referenceWeights;
             for (const LayerParameters& tensor : reference.layers)
                 referenceWeights.push_back(streamedWeights(tensor, net.storage));
-            const ReferenceStep check = referenceStep(net, referenceWeights, masks, tokens, layout.tokensPerPe,
-                reference.optimizer.lossScale, step == 0, Rounding(net.storage));
+            const ReferenceStep check
+                = referenceStep(net, referenceWeights, masks, tokens, { layout.tokensPerPe, layout.frame.h },
+                    reference.optimizer.lossScale, step == 0, Rounding(net.storage));
             result.referenceS += secondsSince(referenced);
             if (step == 0)
                 compareWithReference(result, fabricStep.loss, fabricStep.gradients, check);

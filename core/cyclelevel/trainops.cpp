@@ -1,6 +1,7 @@
 #include "core/cyclelevel/trainops.h"
 
 #include "core/cyclelevel/referenceops.h"
+#include "core/kernels/geometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -59,6 +60,31 @@ float activate(Activation activation, float z, Rounding round)
     default:
         return round(z);
     }
+}
+
+float bandedSoftmaxCrossEntropy(std::span<const float> logits, std::int32_t label, float gradientScale, int rows,
+    Rounding round, std::span<float> dz)
+{
+    if (label < 0) {
+        std::fill(dz.begin(), dz.end(), 0.0f);
+        return 0.0f;
+    }
+    const auto m = std::int64_t(logits.size());
+    float top = -std::numeric_limits<float>::infinity();
+    for (const float z : logits)
+        top = std::max(top, z);
+    float total = 0.0f;
+    for (int r = 0; r < rows; ++r) {
+        float band = 0.0f;
+        for (std::int64_t k = blockBegin(m, rows, r); k < blockBegin(m, rows, r + 1); ++k)
+            band += std::exp(logits[std::size_t(k)] - top);
+        total = r == 0 ? band : total + band;
+    }
+    for (std::size_t k = 0; k < logits.size(); ++k) {
+        const float p = std::exp(logits[k] - top) / total;
+        dz[k] = round((p - (std::int32_t(k) == label ? 1.0f : 0.0f)) * gradientScale);
+    }
+    return (std::log(total) + top) - logits[std::size_t(label)];
 }
 
 void layerNormForward(std::span<const float> x, std::span<const float> weight, std::span<const float> bias,

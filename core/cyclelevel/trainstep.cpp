@@ -238,6 +238,87 @@ std::vector<float> StepKernels::gradient(const std::string& op, std::int64_t out
     return out;
 }
 
+std::vector<std::vector<float>> StepKernels::streamGemmPartials(const std::string& op, std::int64_t outputs,
+    std::int64_t inputs, std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident)
+{
+    StreamGemmSpec spec;
+    spec.name = op + " delta";
+    spec.frame = m_layout.frame;
+    spec.pass = Pass::BackwardDelta;
+    spec.weight
+        = WeightTensor::stored(std::make_shared<const std::vector<float>>(weights), outputs, inputs, width, m_storage);
+    spec.tokensPerPe = m_layout.tokensPerPe;
+    spec.resident = resident;
+    spec.splitInner = true;
+    StreamGemmKernel kernel(std::move(spec), m_layout.context);
+    auto run = fabricFor();
+    const fabric::StaticColorFabric::EdgeRate pace = paceOf(m_layout, kernel.lanes().size());
+    const std::vector<float> feed = kernel.feed();
+    const int color = run->feedFromEdge(kernel.name(), kernel.lanes(), feed, m_layout.frame.w, pace);
+    kernel.load(run->fabric());
+    const StreamRunMeasure measure = run->run(kernel, color, m_layout.maxCycles);
+    std::vector<std::vector<float>> partials;
+    for (int r = 0; r < m_layout.frame.h; ++r) {
+        std::vector<PrefillOutputTile> tiles;
+        for (const PrefillOutputTile& tile : kernel.outputTiles())
+            if (tile.pe.y == m_layout.frame.y(r))
+                tiles.push_back(tile);
+        partials.push_back(run->read(tiles, m_layout.padded, inputs));
+    }
+    finish(*run, kernel, op, "gemm_stream", measure, kernel.closedForm(pace.start, pace.wavelets, pace.cycles), 0);
+    return partials;
+}
+
+std::vector<float> StepKernels::columnReduce(
+    const std::string& op, Pass pass, std::vector<std::vector<float>> partials, std::int64_t dims)
+{
+    ColumnReduceSpec spec;
+    spec.name = op + " reduce";
+    spec.frame = m_layout.frame;
+    spec.pass = pass;
+    spec.tokensPerPe = m_layout.tokensPerPe;
+    spec.dims = dims;
+    spec.partials = std::move(partials);
+    ColumnReduceKernel kernel(std::move(spec), m_layout.context);
+    auto run = fabricFor();
+    kernel.route(run->book());
+    kernel.load(run->fabric());
+    const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
+    // Every PE holds the sums: the first row's copy is the result, each other row's checked against it.
+    std::vector<std::vector<PrefillOutputTile>> byRow(std::size_t(m_layout.frame.h));
+    for (const PrefillOutputTile& tile : kernel.outputTiles())
+        byRow[std::size_t(tile.pe.y - m_layout.frame.y(0))].push_back(tile);
+    std::vector<float> out = run->read(byRow.front(), m_layout.padded, dims);
+    for (const std::vector<PrefillOutputTile>& tiles : byRow) {
+        const std::vector<float> copy = run->read(tiles, m_layout.padded, dims);
+        for (std::size_t i = 0; i < out.size(); ++i)
+            if (std::bit_cast<std::uint32_t>(copy[i]) != std::bit_cast<std::uint32_t>(out[i]))
+                throw std::logic_error(kernel.name() + ": the rows of a column hold different sums");
+    }
+    finish(*run, kernel, op, "reduce", measure, kernel.closedForm(), 0);
+    return out;
+}
+
+std::pair<std::vector<float>, std::vector<float>> StepKernels::bandedLoss(BandedLossSpec spec)
+{
+    spec.frame = m_layout.frame;
+    spec.tokensPerPe = m_layout.tokensPerPe;
+    const std::int64_t V = spec.dims;
+    BandedLossKernel kernel(std::move(spec), m_layout.context);
+    auto run = fabricFor();
+    kernel.route(run->book());
+    kernel.load(run->fabric());
+    const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
+    std::vector<float> dz = run->read(kernel.outputTiles(), m_layout.padded, V);
+    const std::vector<float> perRow = run->read(kernel.sideTiles(), m_layout.padded, m_layout.frame.h);
+    std::vector<float> losses(std::size_t(m_layout.padded), 0.0f);
+    for (std::int64_t t = 0; t < m_layout.padded; ++t)
+        for (int r = 0; r < m_layout.frame.h; ++r)
+            losses[std::size_t(t)] += perRow[std::size_t(t * m_layout.frame.h + r)];
+    finish(*run, kernel, "loss", "loss", measure, kernel.closedForm(), 0);
+    return { std::move(dz), std::move(losses) };
+}
+
 std::pair<std::vector<float>, std::vector<float>> StepKernels::attention(RowAttentionSpec spec, std::int64_t dims)
 {
     spec.frame = m_layout.frame;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/cyclelevel/cyclerun.h"
+#include "core/cyclelevel/kernels/bandedlosskernel.h"
 #include "core/cyclelevel/kernels/localstepkernel.h"
 #include "core/cyclelevel/kernels/rowattentionkernel.h"
 #include "core/cyclelevel/streamfabric.h"
@@ -81,6 +82,17 @@ public:
     // each row's west edge at the I/O's pace. `delta` tokens x outputs, `input` tokens x width.
     std::vector<float> gradient(const std::string& op, std::int64_t outputs, std::int64_t width,
         const std::vector<float>& mask, const std::vector<float>& input, const std::vector<float>& delta);
+
+    // The delta dX = W^T dY with the rows splitting W's outputs (M, dY's width): each row's partial
+    // sums over its band (StreamGemmSpec::splitInner), tokens x inputs a row.
+    std::vector<std::vector<float>> streamGemmPartials(const std::string& op, std::int64_t outputs, std::int64_t inputs,
+        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident);
+    // The rows' partials added down each column and rounded (ColumnReduceKernel): tokens x dims.
+    std::vector<float> columnReduce(
+        const std::string& op, Pass pass, std::vector<std::vector<float>> partials, std::int64_t dims);
+    // The loss on the logits' bands (BandedLossKernel, its frame and tokens set here): dz (tokens x
+    // V) and each token's loss.
+    std::pair<std::vector<float>, std::vector<float>> bandedLoss(BandedLossSpec spec);
 
     // One pass of the row attention (its frame, tokens and storage set here): its outputs
     // (tokens x `dims`) and, for the forward, the log-sum-exp (tokens x heads).

@@ -85,14 +85,14 @@ std::int64_t StreamGemmKernel::appendStream(int r, std::vector<float>* out) cons
 {
     std::int64_t weights = 0;
     for (std::uint32_t o = bandBegin(r); o < bandBegin(r) + bandSize(r); ++o) {
-        for (std::int64_t k = 0; k < inner(); ++k) {
+        for (std::int64_t k = innerBegin(r); k < innerEnd(r); ++k) {
             const float w = weightOf(o, k);
             if (w == 0.0f)
                 continue;
             ++weights;
             if (out)
-                out->push_back(
-                    std::bit_cast<float>((std::uint32_t(detail::encode(w, m_context)) << 16) | std::uint32_t(k)));
+                out->push_back(std::bit_cast<float>(
+                    (std::uint32_t(detail::encode(w, m_context)) << 16) | std::uint32_t(k - innerBegin(r))));
         }
         if (out)
             out->push_back(std::bit_cast<float>(std::uint32_t(kRowMarker)));
@@ -123,13 +123,15 @@ void StreamGemmKernel::load(StaticColorFabric& fabric)
     m_activations.clear();
     m_outputs.clear();
     for (int r = 0; r < rows(); ++r) {
+        const std::uint32_t first = innerBegin(r);
+        const std::uint32_t held = std::max<std::uint32_t>(1, innerEnd(r) - first);
         for (int c = 0; c < columns(); ++c) {
             PeState& pe = fabric.pe(m_spec.frame.x(c), m_spec.frame.y(r));
-            const std::uint32_t activations = pe.allocF16(std::size_t(n) * T);
-            for (std::uint32_t k = 0; k < n; ++k)
+            const std::uint32_t activations = pe.allocF16(std::size_t(held) * T);
+            for (std::uint32_t k = 0; k < innerEnd(r) - first; ++k)
                 for (std::uint32_t t = 0; t < T; ++t)
                     pe.f16[activations + k * T + t]
-                        = detail::encode(m_spec.resident[(std::size_t(c) * T + t) * n + k], m_context);
+                        = detail::encode(m_spec.resident[(std::size_t(c) * T + t) * n + first + k], m_context);
             m_activations.push_back(activations);
             if (bandSize(r) == 0)
                 continue;

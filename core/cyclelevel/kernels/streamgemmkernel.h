@@ -16,6 +16,10 @@ namespace waferscope::core::cyclelevel {
 //   Forward (Pass::Forward): Y = W X, X the resident tokens x N, Y's rows W's rows (M).
 //   Backward delta (Pass::BackwardDelta): dX = W^T dY, dY the resident tokens x M, W streamed
 //   again by its columns (N outputs).
+//   With `splitInner`, the rows split the inner dimension instead of the outputs: PE row r holds
+//   band r of the inner values of its tokens only and computes every output's partial sum over
+//   its band (a ColumnReduceKernel adds the rows' partials): the delta of an op whose dY is too
+//   wide to hold whole, the LM head's over the vocabulary.
 struct StreamGemmSpec {
     std::string name;
     Frame frame; // R rows x C columns: the frame's w columns and h rows
@@ -25,6 +29,7 @@ struct StreamGemmSpec {
     // The resident operand, (C T) tokens x inner, row-major, already rounded to storage (X: inner
     // N; dY: inner M). Loaded as 16-bit into every PE of its tokens' column.
     std::vector<float> resident;
+    bool splitInner = false;
 };
 
 // What every weight-streaming kernel refuses (std::logic_error naming the kernel): an empty or
@@ -67,8 +72,19 @@ public:
 private:
     int rows() const { return m_spec.frame.h; }
     int columns() const { return m_spec.frame.w; }
-    std::uint32_t bandBegin(int r) const { return blockBegin(outputs(), rows(), r); }
-    std::uint32_t bandSize(int r) const { return bandBegin(r + 1) - bandBegin(r); }
+    // Row r's outputs [bandBegin, bandBegin + bandSize) and inner indices [innerBegin, innerEnd).
+    std::uint32_t bandBegin(int r) const { return m_spec.splitInner ? 0 : blockBegin(outputs(), rows(), r); }
+    std::uint32_t bandSize(int r) const
+    {
+        if (m_spec.splitInner)
+            return innerEnd(r) > innerBegin(r) ? std::uint32_t(outputs()) : 0;
+        return blockBegin(outputs(), rows(), r + 1) - blockBegin(outputs(), rows(), r);
+    }
+    std::uint32_t innerBegin(int r) const { return m_spec.splitInner ? blockBegin(inner(), rows(), r) : 0; }
+    std::uint32_t innerEnd(int r) const
+    {
+        return m_spec.splitInner ? blockBegin(inner(), rows(), r + 1) : std::uint32_t(inner());
+    }
     float weightOf(std::int64_t output, std::int64_t k) const; // W's element for output `output`, inner index k
     // Row r's stream, appended to `out`; returns its non-zero weights.
     std::int64_t appendStream(int r, std::vector<float>* out) const;

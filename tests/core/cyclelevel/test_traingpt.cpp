@@ -6,9 +6,12 @@
 #include "corefixtures.h"
 #include "testing.h"
 
+#include "core/cyclelevel/kernels/bandedlosskernel.h"
 #include "core/cyclelevel/kernels/columngatherkernel.h"
+#include "core/cyclelevel/kernels/columnreducekernel.h"
 #include "core/cyclelevel/kernels/localstepkernel.h"
 #include "core/cyclelevel/kernels/rowattentionkernel.h"
+#include "core/cyclelevel/kernels/streamgemmkernel.h"
 #include "core/cyclelevel/referenceops.h"
 #include "core/cyclelevel/streamfabric.h"
 #include "core/cyclelevel/traingpt.h"
@@ -46,7 +49,7 @@ TrainTransformer tinyDecoder(bool tied)
 float exactLoss(const TrainTransformer& net, const std::vector<std::vector<float>>& weights,
     const std::vector<std::vector<float>>& masks, const TrainTokens& tokens, int T)
 {
-    return referenceStep(net, weights, masks, tokens, T, 1.0, false, Rounding(net.storage, true)).loss;
+    return referenceStep(net, weights, masks, tokens, { T, 3 }, 1.0, false, Rounding(net.storage, true)).loss;
 }
 
 std::vector<float> values(std::size_t count, std::uint64_t key, Storage storage, float scale = 2.0f)
@@ -98,7 +101,7 @@ WS_TEST(theReferenceGradientsAreTheLossesDerivative)
         const TrainTokens tokens = trainTokens(net, 2, 3, 0);
         for (const int T : { 1, 2, 3 }) {
             const ReferenceStep step
-                = referenceStep(net, weights, masks, tokens, T, 1.0, false, Rounding(net.storage, true));
+                = referenceStep(net, weights, masks, tokens, { T, 3 }, 1.0, false, Rounding(net.storage, true));
             WS_CHECK(std::isfinite(step.loss) && step.loss > 1.0f);
             double worst = 0.0;
             for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -127,7 +130,7 @@ WS_TEST(theReferenceGradientsAreTheLossesDerivative)
                 T, double(step.loss), worst);
             // The key blocks' size changes the order of the attention's sums only.
             const ReferenceStep one
-                = referenceStep(net, weights, masks, tokens, 1, 1.0, false, Rounding(net.storage, true));
+                = referenceStep(net, weights, masks, tokens, { 1, 1 }, 1.0, false, Rounding(net.storage, true));
             WS_CHECK(std::fabs(step.loss - one.loss) <= 1e-5f * one.loss);
         }
     }
@@ -387,7 +390,7 @@ SystemSpec narrowWafer(int width, int height)
 
 // Whole steps of two small decoders on the fabric, a token a PE, several (a sequence over two
 // columns) and two sequences a PE: the loss equals the reference step's to the bit, every
-// gradient is within the reference's bound, and each of the step's 39 L + 15 kernels is within
+// gradient is within the reference's bound, and each of the step's 39 L + 13 kernels is within
 // 15% of its closed form.
 WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
 {
@@ -410,11 +413,15 @@ WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
         WS_CHECK_EQ(result->tokens, std::int64_t(16));
         WS_CHECK(result->lossMatchesReference);
         WS_CHECK(result->gradsMatchReference);
-        WS_CHECK_EQ(result->regions.size(), std::size_t(39 * 2 + 15));
+        WS_CHECK_EQ(result->regions.size(), std::size_t(39 * 2 + 13));
         double worst = 0.0;
         for (const TrainKernelRecord& record : result->regions) {
-            worst = std::max(worst, within(double(record.measuredCycles), record.modelCycles));
-            WS_CHECK(within(double(record.measuredCycles), record.modelCycles) <= 0.15);
+            const double off = within(double(record.measuredCycles), record.modelCycles);
+            worst = std::max(worst, off);
+            if (off > 0.15)
+                std::printf("  %s %s: %llu cycles, model %.0f\n", record.op.c_str(), record.kernel.c_str(),
+                    static_cast<unsigned long long>(record.measuredCycles), record.modelCycles);
+            WS_CHECK(off <= 0.15);
         }
         std::printf("  %s, T %d: loss %.5f (reference %.5f), gradient error %.2g (%.0f%% of its bound), %llu cycles "
                     "(model %.0f), worst kernel %.1f%% off its model\n",
@@ -452,4 +459,126 @@ WS_TEST(aDecoderLearnsOnTheFabric)
         runs.push_back(result->losses);
     }
     WS_CHECK(runs[0] == runs[1]);
+}
+
+// The LM head's delta over the vocabulary's bands: each PE row streams its band's rows of W and
+// sums over its band only (StreamGemmSpec::splitInner); the column all-reduce adds the rows'
+// partials in row order and rounds: dX = S(Σ_bands Σ_{i in band} W_ij dz_i), to the bit; the
+// all-reduce's link wavelets are its closed form's, its cycles within 15%.
+WS_TEST(theHeadsDeltaOverTheVocabularysBandsIsTheBandedSum)
+{
+    const int columns = 3;
+    const int T = 2;
+    const std::int64_t V = 37;
+    const std::int64_t D = 10;
+    const std::int64_t tokens = columns * T;
+    for (const int rows : { 1, 2, 5 }) {
+        KernelContext context;
+        const std::vector<float> w = values(std::size_t(V * D), 41, context.storage, 0.5f);
+        const std::vector<float> dz = values(std::size_t(tokens * V), 42, context.storage, 0.25f);
+        StreamGemmSpec spec;
+        spec.name = "head delta";
+        spec.frame = { 0, 0, columns, rows, false };
+        spec.pass = Pass::BackwardDelta;
+        spec.weight = WeightTensor::stored(std::make_shared<const std::vector<float>>(w), V, D, D, context.storage);
+        spec.tokensPerPe = T;
+        spec.resident = dz;
+        spec.splitInner = true;
+        StreamGemmKernel gemm(spec, context);
+        StreamKernelRun run(columns, rows, 8, 1);
+        const int color = run.feedFromEdge(gemm.name(), gemm.lanes(), gemm.feed(), columns, {});
+        gemm.load(run.fabric());
+        run.run(gemm, color, 1'000'000);
+        ColumnReduceSpec reduce;
+        reduce.name = "head delta reduce";
+        reduce.frame = spec.frame;
+        reduce.tokensPerPe = T;
+        reduce.dims = D;
+        for (int r = 0; r < rows; ++r) {
+            std::vector<PrefillOutputTile> tiles;
+            for (const PrefillOutputTile& tile : gemm.outputTiles())
+                if (tile.pe.y == r)
+                    tiles.push_back(tile);
+            reduce.partials.push_back(run.read(tiles, tokens, D));
+        }
+        ColumnReduceKernel kernel(reduce, context);
+        StreamKernelRun second(columns, rows, 8, 1);
+        kernel.route(second.book());
+        kernel.load(second.fabric());
+        const StreamRunMeasure measure = second.run(kernel, -1, 1'000'000);
+        std::vector<float> expected(std::size_t(tokens * D));
+        for (std::int64_t t = 0; t < tokens; ++t)
+            for (std::int64_t j = 0; j < D; ++j) {
+                float total = 0.0f;
+                for (int r = 0; r < rows; ++r) {
+                    float band = 0.0f;
+                    for (std::int64_t i = blockBegin(V, rows, r); i < blockBegin(V, rows, r + 1); ++i)
+                        band += w[std::size_t(i * D + j)] * dz[std::size_t(t * V + i)];
+                    total = r == 0 ? band : total + band;
+                }
+                expected[std::size_t(t * D + j)] = roundToStorage(total, context.storage);
+            }
+        for (int r = 0; r < rows; ++r) {
+            std::vector<PrefillOutputTile> tiles;
+            for (const PrefillOutputTile& tile : kernel.outputTiles())
+                if (tile.pe.y == r)
+                    tiles.push_back(tile);
+            WS_CHECK_EQ(bitsDiffer(second.read(tiles, tokens, D), expected), 0);
+        }
+        const KernelCost model = kernel.closedForm();
+        std::printf("  %d rows: %llu cycles (model %.0f), %llu link wavelets (model %.0f)\n", rows,
+            static_cast<unsigned long long>(measure.cycles), model.cycles,
+            static_cast<unsigned long long>(measure.linkWavelets), model.linkWavelets);
+        WS_CHECK(within(double(measure.cycles), model.cycles) <= 0.15);
+        WS_CHECK_EQ(double(measure.linkWavelets), model.linkWavelets);
+    }
+}
+
+// The loss on the head's bands: dz and each token's loss are bandedSoftmaxCrossEntropy()'s to the
+// bit (the max and the band sums all-reduced down and up the columns), a padding token has none;
+// the cycles are within 15% of the closed form and the link wavelets its.
+WS_TEST(theLossOnTheLogitsBandsIsTheBandedContract)
+{
+    const int columns = 3;
+    const int T = 2;
+    const std::int64_t V = 23;
+    const std::int64_t tokens = columns * T;
+    for (const int rows : { 1, 3, 7, 30 }) {
+        KernelContext context;
+        BandedLossSpec spec;
+        spec.name = "loss";
+        spec.frame = { 0, 0, columns, rows, false };
+        spec.tokensPerPe = T;
+        spec.dims = V;
+        spec.logits = values(std::size_t(tokens * V), 51, context.storage, 4.0f);
+        for (std::int64_t t = 0; t < tokens; ++t)
+            spec.labels.push_back(t + 1 == tokens ? -1 : std::int32_t((t * 5 + 3) % V));
+        spec.gradientScale = 0.25f;
+        BandedLossKernel kernel(spec, context);
+        StreamKernelRun run(columns, rows, 8, 1);
+        kernel.route(run.book());
+        kernel.load(run.fabric());
+        const StreamRunMeasure measure = run.run(kernel, -1, 1'000'000);
+        std::vector<float> expected(spec.logits.size());
+        std::vector<float> losses(static_cast<std::size_t>(tokens));
+        for (std::int64_t t = 0; t < tokens; ++t)
+            losses[std::size_t(t)]
+                = bandedSoftmaxCrossEntropy(std::span(spec.logits).subspan(std::size_t(t * V), std::size_t(V)),
+                    spec.labels[std::size_t(t)], spec.gradientScale, rows, context.storage,
+                    std::span(expected).subspan(std::size_t(t * V), std::size_t(V)));
+        WS_CHECK_EQ(bitsDiffer(run.read(kernel.outputTiles(), tokens, V), expected), 0);
+        const std::vector<float> perRow = run.read(kernel.sideTiles(), tokens, rows);
+        for (std::int64_t t = 0; t < tokens; ++t) {
+            float loss = 0.0f;
+            for (int r = 0; r < rows; ++r)
+                loss += perRow[std::size_t(t * rows + r)];
+            WS_CHECK_EQ(loss, losses[std::size_t(t)]);
+        }
+        const KernelCost model = kernel.closedForm();
+        std::printf("  %d rows: %llu cycles (model %.0f), %llu link wavelets (model %.0f)\n", rows,
+            static_cast<unsigned long long>(measure.cycles), model.cycles,
+            static_cast<unsigned long long>(measure.linkWavelets), model.linkWavelets);
+        WS_CHECK(within(double(measure.cycles), model.cycles) <= 0.15);
+        WS_CHECK_EQ(double(measure.linkWavelets), model.linkWavelets);
+    }
 }
