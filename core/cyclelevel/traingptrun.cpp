@@ -364,8 +364,10 @@ StepLayout decoderLayout(
     return stepLayout(system, options, net.storage, Frame { 0, 0, int(tokens / T), rows, false }, int(T), tokens);
 }
 
-// What a PE holds through a step: every block's saved operands (16-bit, whole vectors), the
-// embedding's one-hot inputs and the logits, and the widest GEMM's working set beside them.
+// What a PE holds through a step: every block's saved operands (16-bit, whole vectors, as the
+// kernels load them), the embedding's one-hot inputs and the logits' band, and the largest
+// GEMM's working set beside them: its resident input, its band's sums and delta, its gathered
+// outputs, and a chunk of its gradient's shares.
 std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& layout)
 {
     const std::int64_t T = layout.tokensPerPe;
@@ -377,9 +379,12 @@ std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& la
     std::int64_t working = 0;
     const std::int64_t R = layout.frame.h;
     for (const auto& [outputs, width] : { std::pair { 3 * D, D + 1 }, std::pair { F, D + 1 }, std::pair { D, F + 1 },
-             std::pair { net.vocab, D + 1 }, std::pair { D, net.vocab + net.sequence } })
-        working
-            = std::max(working, width * T * 2 + (outputs + R - 1) / R * width * 8 + std::max(outputs, width) * T * 8);
+             std::pair { net.vocab, D + 1 }, std::pair { D, used } }) {
+        const std::int64_t band = (outputs + R - 1) / R;
+        const std::int64_t gathered = outputs == net.vocab ? 0 : outputs * T * 4;
+        working = std::max(working,
+            width * T * 2 + band * T * 6 + gathered + std::min<std::int64_t>(kGradientChunk, band * width) * 4);
+    }
     const std::int64_t band = (net.vocab + R - 1) / R;
     return saved + embedding + band * T * 4 * 3 + working;
 }

@@ -216,6 +216,7 @@ std::vector<float> StepKernels::gradient(const std::string& op, std::int64_t out
     for (int r = 0; r < m_layout.frame.h; ++r)
         rows += blockBegin(outputs, m_layout.frame.h, r + 1) > blockBegin(outputs, m_layout.frame.h, r);
     spec.exit = paceOf(m_layout, rows);
+    spec.chunk = kGradientChunk;
     StreamGradientKernel kernel(std::move(spec), m_layout.context);
     auto run = fabricFor();
     kernel.route(run->book());

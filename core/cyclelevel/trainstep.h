@@ -48,6 +48,9 @@ std::optional<Diagnostic> checkTrainOptions(const TrainRunOptions& options);
 void compareWithReference(
     TrainRunResult& result, float loss, const std::vector<std::vector<float>>& gradients, const ReferenceStep& check);
 
+// The weight gradient's chunk (StreamGradientSpec::chunk): a PE holds at most this many shares.
+constexpr std::uint32_t kGradientChunk = 1024;
+
 // Thrown between kernels when the progress callback cancels.
 struct TrainCancelled { };
 

@@ -90,10 +90,19 @@ KernelCost costStreamGradient(const StreamGradientShape& shape)
         const double shares = kept * perWeight;
         // The chain's last PE (the region's first) takes the first sum at its head, then one a
         // cycle, and keeps them; then it sends them off the wafer, the I/O taking one every `pace`
-        // cycles (a cycle at the link's pace).
+        // cycles (a cycle at the link's pace). A later chunk's shares come from the other PEs while
+        // the first PE sends the one before, so only the first PE's own share steps and its adds
+        // follow each exit.
+        const double chunk = std::min(kept, double(shape.chunk));
+        const auto chunks = std::ceil(kept / chunk);
+        const double first = chunk * perWeight;
         const double summed
-            = C > 1 ? closedform::chainHead(shares, std::vector<double>(std::size_t(C), shares)) + kept : shares;
-        const double done = summed + 1.0 + std::ceil((kept - 1.0) * std::max(1.0, pace));
+            = C > 1 ? closedform::chainHead(first, std::vector<double>(std::size_t(C), first)) + chunk : first;
+        double done = summed + 1.0 + std::ceil((chunk - 1.0) * std::max(1.0, pace));
+        for (double k = 1.0; k < chunks; k += 1.0) {
+            const double size = std::min(chunk, kept - k * chunk);
+            done += size * perWeight + (C > 1 ? size : 0.0) + 1.0 + std::ceil((size - 1.0) * std::max(1.0, pace));
+        }
         const double chained = C > 1 ? kept : 0.0;
         accounts.add(done, double(C) * shares + double(C - 1) * kept, shares + chained, double(C) * kept, kept,
             double(C) * kept * double(shape.tokensPerPe));

@@ -46,6 +46,9 @@ struct StreamGradientShape {
     int simdWidth = 8;
     std::uint32_t exitWavelets = 1;
     std::uint32_t exitCycles = 1;
+    // A row's kept weights at most a chunk at a time: each chunk's shares, chain and exit in turn
+    // (the first PE computes the next chunk's shares once its exit has gone).
+    std::uint32_t chunk = 0xffffffffu;
 };
 KernelCost costStreamGradient(const StreamGradientShape& shape);
 

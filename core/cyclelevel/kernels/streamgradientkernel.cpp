@@ -35,16 +35,23 @@ float decode(std::uint16_t bits, bool bf16)
     return bf16 ? bfloat16ToFloat(bits) : halfToFloat(bits);
 }
 
-// f32[d + n] = sum over t < T of f16 dY[a + o T + t] * f16 X[b + j T + t], for the n-th pair
-// (o, j) listed at f16[c + 2 ..] (its count in f16[c], f16[c + 1]); T = scalar.
+// A chunk's header (f32 at c): its first pair p0, its pairs, whether the band is dense, N, and
+// the f16 offset of a sparse band's pairs. f32[d + n] = sum over t < T of f16 dY[a + o T + t] *
+// f16 X[b + j T + t] for pair p0 + n, (o, j) = (p / N, p % N) in a dense band, else listed at the
+// pairs' offset; T = scalar.
 void gradientShares(PeState& pe, const Step& step)
 {
     const auto T = std::uint32_t(step.scalar);
     const bool bf16 = step.color & steps::kBf16;
-    const std::uint32_t count = std::uint32_t(pe.f16[step.c]) | (std::uint32_t(pe.f16[step.c + 1]) << 16);
+    const auto first = std::uint32_t(pe.f32[step.c]);
+    const auto count = std::uint32_t(pe.f32[step.c + 1]);
+    const bool dense = pe.f32[step.c + 2] != 0.0f;
+    const auto inputs = std::uint32_t(pe.f32[step.c + 3]);
+    const auto listed = std::uint32_t(pe.f32[step.c + 4]);
     for (std::uint32_t n = 0; n < count; ++n) {
-        const std::uint32_t o = pe.f16[step.c + 2 + 2 * n];
-        const std::uint32_t j = pe.f16[step.c + 3 + 2 * n];
+        const std::uint32_t p = first + n;
+        const std::uint32_t o = dense ? p / inputs : pe.f16[listed + 2 * p];
+        const std::uint32_t j = dense ? p % inputs : pe.f16[listed + 2 * p + 1];
         float sum = 0.0f;
         for (std::uint32_t t = 0; t < T; ++t)
             sum += decode(pe.f16[step.a + o * T + t], bf16) * decode(pe.f16[step.b + j * T + t], bf16);
@@ -140,14 +147,22 @@ void StreamGradientKernel::load(StaticColorFabric& fabric)
                     pe.f16[own.delta + o * T + t]
                         = detail::encode(m_spec.delta[token * m + bandBegin(r) + o], m_context);
             }
-            own.pairs = pe.allocF16(2 + 2 * pairs.size());
-            pe.f16[own.pairs] = std::uint16_t(pairs.size() & 0xffff);
-            pe.f16[own.pairs + 1] = std::uint16_t(pairs.size() >> 16);
-            for (std::size_t p = 0; p < pairs.size(); ++p) {
-                pe.f16[own.pairs + 2 + 2 * p] = std::uint16_t(pairs[p].first - bandBegin(r));
-                pe.f16[own.pairs + 3 + 2 * p] = std::uint16_t(pairs[p].second);
+            const bool dense = pairs.size() == std::size_t(bandSize(r)) * n;
+            if (!dense) {
+                own.pairs = pe.allocF16(std::max<std::size_t>(1, 2 * pairs.size()));
+                for (std::size_t p = 0; p < pairs.size(); ++p) {
+                    pe.f16[own.pairs + 2 * p] = std::uint16_t(pairs[p].first - bandBegin(r));
+                    pe.f16[own.pairs + 2 * p + 1] = std::uint16_t(pairs[p].second);
+                }
             }
-            own.share = pe.allocF32(std::max<std::size_t>(1, pairs.size()));
+            const std::uint32_t chunks = chunkCount(r);
+            own.chunks = pe.allocF32(std::max<std::size_t>(1, 5 * std::size_t(chunks)));
+            for (std::uint32_t k = 0; k < chunks; ++k) {
+                const float fields[5] = { float(k * chunkSize()), float(chunkPairs(r, k)), dense ? 1.0f : 0.0f,
+                    float(n), float(own.pairs) };
+                std::copy(std::begin(fields), std::end(fields), pe.f32.begin() + own.chunks + 5 * k);
+            }
+            own.share = pe.allocF32(std::max<std::size_t>(1, std::min<std::size_t>(pairs.size(), chunkSize())));
             m_buffers.push_back(own);
         }
         if (!pairs.empty()) {
@@ -163,30 +178,31 @@ void StreamGradientKernel::program(ProgramWriter& writer, int) const
     const auto T = std::uint32_t(m_spec.tokensPerPe);
     const std::uint32_t perPair = steps::elementwiseCycles(T, 1, m_context.simdWidth);
     for (int r = 0; r < rows(); ++r) {
-        const auto kept = std::uint32_t(m_kept[std::size_t(r)]);
-        if (kept == 0)
+        if (m_kept[std::size_t(r)] == 0)
             continue;
-        for (int c = 0; c < columns(); ++c) {
-            const Buffers& own = m_buffers[std::size_t(r) * std::size_t(columns()) + std::size_t(c)];
-            const int x = m_spec.frame.x(c);
-            const int y = m_spec.frame.y(r);
-            writer.compute(x, y, gradientShares, kept * perPair, own.delta, own.input, own.pairs, own.share, float(T),
-                m_context.flags());
-            if (c + 1 < columns()) { // adds what comes from the east
-                DataTask add;
-                add.kind = TaskKind::AddForward;
-                add.vector = own.share;
-                add.expected = kept;
-                add.outColor = c > 0 ? std::uint8_t(m_colors[c % 2]) : kNoColor;
-                writer.armAndAwait(x, y, m_colors[(c + 1) % 2], add);
+        for (int c = 0; c < columns(); ++c)
+            for (std::uint32_t k = 0; k < chunkCount(r); ++k) {
+                const auto kept = chunkPairs(r, k);
+                const Buffers& own = m_buffers[std::size_t(r) * std::size_t(columns()) + std::size_t(c)];
+                const int x = m_spec.frame.x(c);
+                const int y = m_spec.frame.y(r);
+                writer.compute(x, y, gradientShares, kept * perPair, own.delta, own.input, own.chunks + 5 * k,
+                    own.share, float(T), m_context.flags());
+                if (c + 1 < columns()) { // adds what comes from the east
+                    DataTask add;
+                    add.kind = TaskKind::AddForward;
+                    add.vector = own.share;
+                    add.expected = kept;
+                    add.outColor = c > 0 ? std::uint8_t(m_colors[c % 2]) : kNoColor;
+                    writer.armAndAwait(x, y, m_colors[(c + 1) % 2], add);
+                }
+                if (c > 0 && c + 1 < columns())
+                    continue;
+                // The chain's head sends its shares west; the first PE, once it has the sums, sends
+                // them off the wafer.
+                writer.send(x, y, c > 0 ? m_colors[c % 2] : m_exit, own.share, kept);
+                writer.awaitSend(x, y);
             }
-            if (c > 0 && c + 1 < columns())
-                continue;
-            // The chain's head sends its shares west; the first PE, once it has the sums, sends
-            // them off the wafer.
-            writer.send(x, y, c > 0 ? m_colors[c % 2] : m_exit, own.share, kept);
-            writer.awaitSend(x, y);
-        }
     }
 }
 
@@ -199,6 +215,7 @@ KernelCost StreamGradientKernel::closedForm() const
     shape.kept = m_kept;
     shape.exitWavelets = m_spec.exit.wavelets;
     shape.exitCycles = m_spec.exit.cycles;
+    shape.chunk = chunkSize();
     return costStreamGradient(shape);
 }
 

@@ -29,6 +29,11 @@ struct StreamGradientSpec {
     // The pace the I/O takes the gradients off the wafer at (its start ignored: the I/O's latency
     // comes after they leave); the default is the link's.
     fabric::StaticColorFabric::EdgeRate exit;
+    // At most this many of a row's kept weights at a time (0: all at once): each PE computes a
+    // chunk's shares, the row adds them and sends them off the wafer, then the next chunk, so that
+    // a PE holds a chunk's shares, not its band's (the LM head's band over 769 inputs would not
+    // fit its SRAM).
+    std::uint32_t chunk = 0;
 };
 
 class StreamGradientKernel final : public PrefillKernel {
@@ -64,11 +69,23 @@ private:
     std::uint32_t bandBegin(int r) const { return blockBegin(outputs(), rows(), r); }
     std::uint32_t bandSize(int r) const { return bandBegin(r + 1) - bandBegin(r); }
 
+    std::uint32_t chunkSize() const { return m_spec.chunk > 0 ? m_spec.chunk : 0xffffffffu; }
+    std::uint32_t chunkCount(int r) const
+    {
+        const auto kept = std::uint64_t(m_kept[std::size_t(r)]);
+        return std::uint32_t((kept + chunkSize() - 1) / chunkSize());
+    }
+    std::uint32_t chunkPairs(int r, std::uint32_t k) const
+    {
+        const auto kept = std::uint64_t(m_kept[std::size_t(r)]);
+        return std::uint32_t(std::min<std::uint64_t>(chunkSize(), kept - std::uint64_t(k) * chunkSize()));
+    }
     struct Buffers {
         std::uint32_t input = 0; // f16: N x T
         std::uint32_t delta = 0; // f16: band x T
-        std::uint32_t pairs = 0; // f16: the kept count (two words), then (output in band, input) pairs
-        std::uint32_t share = 0; // f32: kept
+        std::uint32_t pairs = 0; // f16: a sparse band's (output in band, input) pairs; none for a dense one
+        std::uint32_t chunks = 0; // f32: per chunk its first pair, its pairs, dense (0 or 1), N, the pairs' offset
+        std::uint32_t share = 0; // f32: a chunk's
     };
     StreamGradientSpec m_spec;
     KernelContext m_context;

@@ -187,7 +187,7 @@ struct GradientRun {
     std::size_t kept = 0;
 };
 
-GradientRun runGradient(const StreamCase& shape, Storage storage)
+GradientRun runGradient(const StreamCase& shape, Storage storage, std::uint32_t chunk = 0)
 {
     DecodeKernelHarness harness(shape.columns, shape.rows, storage, shape.simdWidth);
     StreamGradientSpec spec;
@@ -195,6 +195,7 @@ GradientRun runGradient(const StreamCase& shape, Storage storage)
     spec.frame = harness.frame();
     spec.weight = WeightTensor(31, 0.0f, 0.5f, shape.outputs, shape.inputs, storage).sparse(shape.sparsity);
     spec.tokensPerPe = shape.tokensPerPe;
+    spec.chunk = chunk;
     const std::int64_t tokens = std::int64_t(shape.columns) * shape.tokensPerPe;
     spec.input.resize(std::size_t(tokens * shape.inputs));
     spec.delta.resize(std::size_t(tokens * shape.outputs));
@@ -240,47 +241,52 @@ GradientRun runGradient(const StreamCase& shape, Storage storage)
 // Each weight's gradient is the loop that groups the tokens as the fabric does (each column's in
 // order, then the columns east to west) to the bit, as it leaves the wafer; against the plain sum over all tokens in
 // double it is within float's rounding of those sums: |error| <= (tokens + 1) 2^-24 sum |terms|,
-// checked here as a relative 1e-5 of the sum's scale.
+// checked here as a relative 1e-5 of the sum's scale. In chunks of 5 weights a row (the LM head's
+// way) the sums are the same.
 WS_TEST(theWeightGradientIsTheReferencesSums)
 {
     std::vector<StreamCase> cases = streamCases();
-    for (const Storage storage : { Storage::Bf16, Storage::Fp16 })
-        for (const StreamCase& shape : cases) {
-            const GradientRun run = runGradient(shape, storage);
-            WS_REQUIRE(run.out.size() == run.kept);
-            int identical = 0;
-            double worst = 0.0;
-            for (std::size_t i = 0; i < run.out.size(); ++i) {
-                identical += sameBits(run.out[i], run.grouped[i]);
-                worst = std::max(worst, std::fabs(double(run.out[i]) - run.exact[i]));
+    for (const std::uint32_t chunk : { 0u, 5u })
+        for (const Storage storage : { Storage::Bf16, Storage::Fp16 })
+            for (const StreamCase& shape : cases) {
+                const GradientRun run = runGradient(shape, storage, chunk);
+                WS_REQUIRE(run.out.size() == run.kept);
+                int identical = 0;
+                double worst = 0.0;
+                for (std::size_t i = 0; i < run.out.size(); ++i) {
+                    identical += sameBits(run.out[i], run.grouped[i]);
+                    worst = std::max(worst, std::fabs(double(run.out[i]) - run.exact[i]));
+                }
+                std::printf("gradient %-5s %-48s %4d of %4zu identical, worst %.2g off the exact sum\n",
+                    toString(storage), shape.name.c_str(), identical, run.out.size(), worst);
+                WS_CHECK_EQ(std::size_t(identical), run.out.size());
+                WS_CHECK(worst <= 1e-5 * std::max(1.0, double(shape.columns * shape.tokensPerPe)));
             }
-            std::printf("gradient %-5s %-48s %4d of %4zu identical, worst %.2g off the exact sum\n", toString(storage),
-                shape.name.c_str(), identical, run.out.size(), worst);
-            WS_CHECK_EQ(std::size_t(identical), run.out.size());
-            WS_CHECK(worst <= 1e-5 * std::max(1.0, double(shape.columns * shape.tokensPerPe)));
-        }
 }
 
 // Its closed form from the same spec, in both regimes: link wavelets, engine cycles and
-// multiply-adds exact; cycles within 15% (the chain's hops at closedform's average).
+// multiply-adds exact; cycles within 15% (the chain's hops at closedform's average), in one
+// chunk a row and in chunks of 5 weights.
 WS_TEST(theWeightGradientRunsAsItsClosedFormSays)
 {
     double worst = 0.0;
-    for (const StreamCase& shape : streamCases()) {
-        const GradientRun run = runGradient(shape, Storage::Bf16);
-        const double cycles = double(run.measure.cycles);
-        const double error = (run.model.cycles - cycles) / cycles;
-        std::printf("gradient %-48s %6llu cycles, model %8.1f (%+5.1f%%); busy %.3f, model %.3f; %6llu link wavelets\n",
-            shape.name.c_str(), static_cast<unsigned long long>(run.measure.cycles), run.model.cycles, 100.0 * error,
-            run.measure.busyFraction(), run.model.peBusyFraction,
-            static_cast<unsigned long long>(run.measure.linkWavelets));
-        WS_CHECK_EQ(run.model.linkWavelets, double(run.measure.linkWavelets));
-        WS_CHECK_NEAR(run.model.peBusyFraction * double(run.measure.pes) * run.model.cycles,
-            double(run.measure.busyCycles), 1e-9);
-        WS_CHECK_EQ(run.model.fmacs, double(run.fmacs));
-        WS_CHECK(std::fabs(error) <= 0.15);
-        worst = std::max(worst, std::fabs(error));
-    }
+    for (const std::uint32_t chunk : { 0u, 5u })
+        for (const StreamCase& shape : streamCases()) {
+            const GradientRun run = runGradient(shape, Storage::Bf16, chunk);
+            const double cycles = double(run.measure.cycles);
+            const double error = (run.model.cycles - cycles) / cycles;
+            std::printf(
+                "gradient %-48s %6llu cycles, model %8.1f (%+5.1f%%); busy %.3f, model %.3f; %6llu link wavelets\n",
+                shape.name.c_str(), static_cast<unsigned long long>(run.measure.cycles), run.model.cycles,
+                100.0 * error, run.measure.busyFraction(), run.model.peBusyFraction,
+                static_cast<unsigned long long>(run.measure.linkWavelets));
+            WS_CHECK_EQ(run.model.linkWavelets, double(run.measure.linkWavelets));
+            WS_CHECK_NEAR(run.model.peBusyFraction * double(run.measure.pes) * run.model.cycles,
+                double(run.measure.busyCycles), 1e-9);
+            WS_CHECK_EQ(run.model.fmacs, double(run.fmacs));
+            WS_CHECK(std::fabs(error) <= 0.15);
+            worst = std::max(worst, std::fabs(error));
+        }
     std::printf("weight gradient: worst cycle error of the closed form %.1f%%\n", 100.0 * worst);
 }
 
