@@ -160,7 +160,11 @@ private:
     {
         const bool forward = pass == Pass::Forward;
         const std::int64_t dims = forward ? outputs : inputs;
-        const Matrix sums = m_kernels.streamGemm(op, pass, outputs, inputs, width, w, resident);
+        const std::vector<float>* keep = nullptr; // the embedding's rows: every weight
+        for (std::size_t i = 0; i < m_weights->size(); ++i)
+            if (&(*m_weights)[i] == &w)
+                keep = &(*m_masks)[i];
+        const Matrix sums = m_kernels.streamGemm(op, pass, outputs, inputs, width, w, resident, keep);
         LocalStepSpec spec;
         spec.name = op + (forward ? "" : " delta") + " epilogue";
         spec.dims = dims;
@@ -317,7 +321,8 @@ private:
         const std::int64_t V = m_net.vocab;
         gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], m_finalOut, dz);
         m_delta = m_kernels.columnReduce("lm_head", Pass::BackwardDelta,
-            m_kernels.streamGemmPartials("lm_head", V, D, D + 1, weight(m_net.head()), dz), D);
+            m_kernels.streamGemmPartials("lm_head", V, D, D + 1, weight(m_net.head()), dz, &(*m_masks)[m_net.head()]),
+            D);
     }
 
     Matrix softmaxLoss(const Matrix& logits, const TrainTokens& tokens)

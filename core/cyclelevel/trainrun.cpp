@@ -55,8 +55,8 @@ public:
         for (std::size_t l = 0; l < layers; ++l) {
             const TrainLayer& layer = m_net.layers[l];
             inputs[l] = withOnes(x, layer.inputs);
-            const std::vector<float> sums = m_kernels.streamGemm(
-                layer.name, Pass::Forward, layer.outputs, layer.inputs, layer.inputs + 1, weights[l], inputs[l]);
+            const std::vector<float> sums = m_kernels.streamGemm(layer.name, Pass::Forward, layer.outputs, layer.inputs,
+                layer.inputs + 1, weights[l], inputs[l], &masks[l]);
             auto [h, z] = activate(layer, sums);
             preActivations[l] = std::move(z);
             x = m_kernels.gather(layer.name, Pass::Forward, h, layer.outputs);
@@ -72,8 +72,8 @@ public:
             gradients[l] = m_kernels.gradient(layer.name, layer.outputs, layer.inputs + 1, masks[l], inputs[l], dz);
             if (l == 0)
                 break;
-            const std::vector<float> sums = m_kernels.streamGemm(
-                layer.name, Pass::BackwardDelta, layer.outputs, layer.inputs, layer.inputs + 1, weights[l], dz);
+            const std::vector<float> sums = m_kernels.streamGemm(layer.name, Pass::BackwardDelta, layer.outputs,
+                layer.inputs, layer.inputs + 1, weights[l], dz, &masks[l]);
             const std::vector<float> band = activate(m_net.layers[l - 1], sums, &preActivations[l - 1]).first;
             dz = m_kernels.gather(m_net.layers[l - 1].name, Pass::BackwardDelta, band, layer.inputs);
         }

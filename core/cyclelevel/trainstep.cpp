@@ -125,8 +125,21 @@ void StepKernels::finish(const StreamKernelRun& run, const PrefillKernel& kernel
         throw TrainCancelled {};
 }
 
+namespace {
+
+WeightTensor keepOf(const std::vector<float>* keep, std::size_t size, std::int64_t rows, std::int64_t cols,
+    std::int64_t stride, Storage storage)
+{
+    return WeightTensor::stored(keep ? std::make_shared<const std::vector<float>>(*keep)
+                                     : std::make_shared<const std::vector<float>>(size, 1.0f),
+        rows, cols, stride, storage);
+}
+
+} // namespace
+
 std::vector<float> StepKernels::streamGemm(const std::string& op, Pass pass, std::int64_t outputs, std::int64_t inputs,
-    std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident)
+    std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident,
+    const std::vector<float>* keep)
 {
     const auto shared = std::make_shared<const std::vector<float>>(weights);
     StreamGemmSpec spec;
@@ -134,6 +147,7 @@ std::vector<float> StepKernels::streamGemm(const std::string& op, Pass pass, std
     spec.frame = m_layout.frame;
     spec.pass = pass;
     spec.weight = WeightTensor::stored(shared, outputs, pass == Pass::Forward ? width : inputs, width, m_storage);
+    spec.keep = keepOf(keep, weights.size(), outputs, pass == Pass::Forward ? width : inputs, width, m_storage);
     spec.tokensPerPe = m_layout.tokensPerPe;
     spec.resident = resident;
     StreamGemmKernel kernel(std::move(spec), m_layout.context);
@@ -240,7 +254,8 @@ std::vector<float> StepKernels::gradient(const std::string& op, std::int64_t out
 }
 
 std::vector<std::vector<float>> StepKernels::streamGemmPartials(const std::string& op, std::int64_t outputs,
-    std::int64_t inputs, std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident)
+    std::int64_t inputs, std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident,
+    const std::vector<float>* keep)
 {
     StreamGemmSpec spec;
     spec.name = op + " delta";
@@ -249,6 +264,7 @@ std::vector<std::vector<float>> StepKernels::streamGemmPartials(const std::strin
     spec.weight
         = WeightTensor::stored(std::make_shared<const std::vector<float>>(weights), outputs, inputs, width, m_storage);
     spec.tokensPerPe = m_layout.tokensPerPe;
+    spec.keep = keepOf(keep, weights.size(), outputs, inputs, width, m_storage);
     spec.resident = resident;
     spec.splitInner = true;
     StreamGemmKernel kernel(std::move(spec), m_layout.context);

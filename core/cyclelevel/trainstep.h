@@ -68,8 +68,10 @@ public:
     // Forward: Y = W X over W's `width` columns (X tokens x width, its last column 1 for a bias);
     // delta: dX = W^T dY over W's first `inputs` columns. `weights` outputs x width, row-major.
     // Returns tokens x outputs (forward) or tokens x inputs (delta), on the bands.
+    // `keep`: the mask of the weights that stream (laid out as `weights`); nullptr: all of them.
     std::vector<float> streamGemm(const std::string& op, Pass pass, std::int64_t outputs, std::int64_t inputs,
-        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident);
+        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident,
+        const std::vector<float>* keep = nullptr);
 
     // A local step (its frame, tokens and storage set here): its outputs, and its side tiles'
     // values (`sideDims` a token; none when 0).
@@ -89,7 +91,8 @@ public:
     // The delta dX = W^T dY with the rows splitting W's outputs (M, dY's width): each row's partial
     // sums over its band (StreamGemmSpec::splitInner), tokens x inputs a row.
     std::vector<std::vector<float>> streamGemmPartials(const std::string& op, std::int64_t outputs, std::int64_t inputs,
-        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident);
+        std::int64_t width, const std::vector<float>& weights, const std::vector<float>& resident,
+        const std::vector<float>* keep = nullptr);
     // The rows' partials added down each column and rounded (ColumnReduceKernel): tokens x dims.
     std::vector<float> columnReduce(
         const std::string& op, Pass pass, std::vector<std::vector<float>> partials, std::int64_t dims);

@@ -81,13 +81,20 @@ float StreamGemmKernel::weightOf(std::int64_t output, std::int64_t k) const
     return m_spec.pass == Pass::Forward ? m_spec.weight.at(output, k) : m_spec.weight.at(k, output);
 }
 
+bool StreamGemmKernel::streams(std::int64_t output, std::int64_t k) const
+{
+    if (!m_spec.keep.present())
+        return weightOf(output, k) != 0.0f;
+    return (m_spec.pass == Pass::Forward ? m_spec.keep.at(output, k) : m_spec.keep.at(k, output)) != 0.0f;
+}
+
 std::int64_t StreamGemmKernel::appendStream(int r, std::vector<float>* out) const
 {
     std::int64_t weights = 0;
     for (std::uint32_t o = bandBegin(r); o < bandBegin(r) + bandSize(r); ++o) {
         for (std::int64_t k = innerBegin(r); k < innerEnd(r); ++k) {
             const float w = weightOf(o, k);
-            if (w == 0.0f)
+            if (!streams(o, k))
                 continue;
             ++weights;
             if (out)

@@ -30,6 +30,10 @@ struct StreamGemmSpec {
     // N; dY: inner M). Loaded as 16-bit into every PE of its tokens' column.
     std::vector<float> resident;
     bool splitInner = false;
+    // Which weights stream: where `keep` (laid out as `weight`) is not zero, when it is present;
+    // otherwise the non-zero weights. A training step streams its mask's weights, zeros among
+    // them (a bias that starts at 0 is streamed all the same).
+    WeightTensor keep = WeightTensor::absent(Storage::Fp16);
 };
 
 // What every weight-streaming kernel refuses (std::logic_error naming the kernel): an empty or
@@ -86,6 +90,7 @@ private:
         return m_spec.splitInner ? blockBegin(inner(), rows(), r + 1) : std::uint32_t(inner());
     }
     float weightOf(std::int64_t output, std::int64_t k) const; // W's element for output `output`, inner index k
+    bool streams(std::int64_t output, std::int64_t k) const; // whether that weight is in the stream
     // Row r's stream, appended to `out`; returns its non-zero weights.
     std::int64_t appendStream(int r, std::vector<float>* out) const;
 
