@@ -320,7 +320,8 @@ ArgParser runParser()
         "token's active rows, and any count gives the same result bit for bit)");
     parser.addOption("micro_batch_size", "B", "--mode train --level cycle: samples a step (default 16)");
     parser.addOption("max_sequence_length", "S",
-        "--mode train --level cycle: a decoder's tokens a sample (its config's unless given; a classifier's: 1)");
+        "--mode train --level cycle: a decoder's tokens a sample (its config's, up to 128, unless given; a "
+        "classifier's: 1)");
     parser.addOption(
         "layers", "L", "--mode train --level cycle: keep the first L hidden layers and the output layer (default all)");
     parser.addOption(

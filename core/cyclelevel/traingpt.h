@@ -60,7 +60,9 @@ struct TrainTransformer {
 };
 
 // CannotMap for a graph that is not such a decoder, naming what differs; `keepBlocks` > 0 keeps
-// that many blocks; `sequence` > 0: the positions a step uses (at most the model's).
+// that many blocks; `sequence` > 0: the positions a step uses (at most the model's), else the
+// config's sequence up to kDefaultSequence.
+constexpr std::int64_t kDefaultSequence = 128;
 Expected<TrainTransformer> trainTransformerOf(const ModelGraph& graph, int keepBlocks, std::int64_t sequence);
 
 // Seeded, S-rounded: a matrix uniform x sqrt(3 / inputs), its bias 0; a norm's weight 1 and bias

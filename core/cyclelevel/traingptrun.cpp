@@ -446,6 +446,19 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
                            "the step uses: MemoryX streams those rows in and takes their gradients");
     result.notes.push_back("the gradients leave through the west edge at the I/O's pace, each row's share of it; "
                            "the step's kernels run one after another, with no overlap between them yet");
+    if (graph.config.batchSize > result.microBatch || graph.config.sequenceLength > net.sequence) {
+        // What the config's own micro-batch would take, and why it is not the default.
+        TrainTransformer full = net;
+        full.sequence = std::max(net.sequence, graph.config.sequenceLength);
+        const std::int64_t samples = std::max(result.microBatch, graph.config.batchSize);
+        const StepLayout big = decoderLayout(full, system, options, samples * full.sequence);
+        result.notes.push_back("the config's batch, " + std::to_string(samples) + " sequences of "
+            + std::to_string(full.sequence) + " tokens, would hold " + std::to_string(big.tokensPerPe)
+            + " tokens a PE and " + std::to_string(decoderBytesPerPe(full, big) / 1024)
+            + " KiB a PE on this layout, and take about " + std::to_string(samples * full.sequence / result.tokens)
+            + " times this step's simulation: the default is one sequence of up to " + std::to_string(kDefaultSequence)
+            + " tokens (--micro_batch_size, --max_sequence_length)");
+    }
     const std::int64_t perStep = kernelsPerStep(net);
     try {
         for (int step = 0; step < options.steps; ++step) {
