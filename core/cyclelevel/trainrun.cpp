@@ -323,7 +323,8 @@ std::string trainRunToJson(const TrainRunResult& result)
             { "measured_cycles", record.measuredCycles }, { "model_cycles", record.modelCycles },
             { "link_wavelets", record.linkWavelets }, { "model_link_wavelets", record.modelLinkWavelets },
             { "busy_fraction", record.busyFraction }, { "model_busy_fraction", record.modelBusyFraction },
-            { "bytes_in", record.bytesIn }, { "bytes_out", record.bytesOut }, { "fmacs", record.fmacs } });
+            { "bytes_in", record.bytesIn }, { "bytes_out", record.bytesOut }, { "fmacs", record.fmacs },
+            { "wall_s", record.wallS } });
     json["regions"] = regions;
     json["fabric"] = { { "peak_sram_bytes_per_pe", result.peakSramBytesPerPe } };
     json["wall_s"] = { { "build", result.buildS }, { "fabric", result.fabricS }, { "reference", result.referenceS } };

@@ -52,6 +52,7 @@ struct TrainKernelRecord {
     std::int64_t bytesIn = 0; // from off the wafer: the stream's wavelets, 4 bytes each
     std::int64_t bytesOut = 0; // to off the wafer: the gradient's, 4 bytes a kept weight
     std::uint64_t fmacs = 0;
+    double wallS = 0.0; // the simulation's: its fabric built, loaded and run
 };
 
 struct TrainRunResult {

@@ -6,6 +6,7 @@
 #include "core/kernels/streamgemm.h"
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -93,8 +94,9 @@ StepKernels::StepKernels(const StepLayout& layout, Storage storage, const CycleP
 {
 }
 
-std::unique_ptr<StreamKernelRun> StepKernels::fabricFor() const
+std::unique_ptr<StreamKernelRun> StepKernels::fabricFor()
 {
+    m_started = std::chrono::steady_clock::now();
     return std::make_unique<StreamKernelRun>(
         m_layout.frame.w, m_layout.frame.h, m_layout.context.simdWidth, m_layout.threads);
 }
@@ -116,6 +118,7 @@ void StepKernels::finish(const StreamKernelRun& run, const PrefillKernel& kernel
     record.bytesIn = std::int64_t(measure.edgeWavelets) * 4;
     record.bytesOut = bytesOut;
     record.fmacs = measure.fmacs;
+    record.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
     records.push_back(record);
     for (int y = 0; y < m_layout.frame.h; ++y)
         for (int x = 0; x < m_layout.frame.w; ++x)

@@ -9,6 +9,7 @@
 #include "core/cyclelevel/trainrun.h"
 #include "core/fabric/staticcolorfabric.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -105,7 +106,7 @@ public:
     std::pair<std::vector<float>, std::vector<float>> attention(RowAttentionSpec spec, std::int64_t dims);
 
 private:
-    std::unique_ptr<StreamKernelRun> fabricFor() const;
+    std::unique_ptr<StreamKernelRun> fabricFor(); // and starts the kernel's clock
     void finish(const StreamKernelRun& run, const PrefillKernel& kernel, const std::string& op, const char* kind,
         const StreamRunMeasure& measure, const KernelCost& model, std::int64_t bytesOut);
 
@@ -114,6 +115,7 @@ private:
     const CycleProgress& m_progress;
     std::int64_t m_index = 0;
     std::int64_t m_kernels = 0;
+    std::chrono::steady_clock::time_point m_started;
 };
 
 } // namespace waferscope::core::cyclelevel
