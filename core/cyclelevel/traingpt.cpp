@@ -5,21 +5,6 @@
 
 namespace waferscope::core::cyclelevel {
 
-namespace {
-
-float uniform(std::uint64_t key)
-{
-    const std::uint64_t bits = WeightTensor::mix(key);
-    return float(std::int32_t(bits >> 40)) * 0x1p-23f - 1.0f;
-}
-
-std::uint64_t keyOf(std::uint64_t seed, std::uint64_t stream, std::uint64_t a, std::uint64_t b)
-{
-    return WeightTensor::mix(WeightTensor::mix(WeightTensor::mix(seed * WeightTensor::kGolden + stream) + a) + b);
-}
-
-} // namespace
-
 std::vector<TrainTransformer::Tensor> TrainTransformer::tensors() const
 {
     const std::int64_t D = hidden;
@@ -105,7 +90,7 @@ TrainState initialState(const TrainTransformer& net, std::uint64_t seed, TrainOp
         for (std::int64_t r = 0; r < tensor.rows; ++r) {
             for (std::int64_t c = 0; c < tensor.cols; ++c) {
                 const std::size_t at = std::size_t(r * tensor.cols + c);
-                const float u = uniform(keyOf(seed, stream, std::uint64_t(r), std::uint64_t(c)));
+                const float u = trainUniform(trainKey(seed, stream, std::uint64_t(r), std::uint64_t(c)));
                 switch (tensor.kind) {
                 case TrainTransformer::Kind::Norm:
                     parameters.master[at] = c < net.hidden ? 1.0f : 0.0f;
@@ -146,10 +131,10 @@ TrainTokens trainTokens(const TrainTransformer& net, std::int64_t samples, std::
     tokens.labels.resize(tokens.ids.size());
     for (std::int64_t s = 0; s < samples; ++s) {
         const std::uint64_t sample = std::uint64_t(step) << 32 | std::uint64_t(s);
-        std::uint64_t id = WeightTensor::mix(keyOf(seed, 4, sample, 0)) % V;
+        std::uint64_t id = WeightTensor::mix(trainKey(seed, 4, sample, 0)) % V;
         for (std::int64_t p = 0; p <= S; ++p) {
             if (p > 0) {
-                const std::uint64_t draw = WeightTensor::mix(keyOf(seed, 5, sample, std::uint64_t(p)));
+                const std::uint64_t draw = WeightTensor::mix(trainKey(seed, 5, sample, std::uint64_t(p)));
                 id = (draw & 3) != 0 ? (3 * id + 7) % alphabet : (draw >> 2) % alphabet;
                 tokens.labels[std::size_t(s * S + p - 1)] = std::int32_t(id);
             }

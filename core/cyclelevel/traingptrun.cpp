@@ -436,7 +436,6 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
     if (state.optimizer.learningRate(0) <= 0.0)
         result.notes.push_back("the first step's learning rate is 0 (the config's schedule warms up from 0, or it "
                                "gives none this step can read): the weights do not change; --learning_rate sets one");
-    TrainState reference = state;
     result.buildS = secondsSince(built);
     result.notes.push_back("weight streaming on " + std::to_string(layout.frame.h) + " x "
         + std::to_string(layout.frame.w) + " PEs, " + std::to_string(layout.tokensPerPe)
@@ -460,52 +459,22 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
             + " tokens (--micro_batch_size, --max_sequence_length)");
     }
     const std::int64_t perStep = kernelsPerStep(net);
-    try {
-        for (int step = 0; step < options.steps; ++step) {
-            const TrainTokens tokens = trainTokens(net, result.microBatch, options.seed, step);
-            std::vector<std::vector<float>> weights;
-            std::vector<std::vector<float>> masks;
-            for (const LayerParameters& tensor : state.layers) {
-                weights.push_back(streamedWeights(tensor, net.storage));
-                masks.push_back(tensor.mask);
-            }
-            result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
-            const Clock::time_point onFabric = Clock::now();
-            DecoderStep fabricStep(
-                net, layout, state.optimizer.lossScale, options.progress, step * perStep, options.steps * perStep);
-            fabricStep.run(weights, masks, tokens);
-            result.fabricS += secondsSince(onFabric);
-            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram());
-
-            const Clock::time_point referenced = Clock::now();
-            std::vector<std::vector<float>> referenceWeights;
-            for (const LayerParameters& tensor : reference.layers)
-                referenceWeights.push_back(streamedWeights(tensor, net.storage));
-            const ReferenceStep check
-                = referenceStep(net, referenceWeights, masks, tokens, { layout.tokensPerPe, layout.frame.h },
-                    reference.optimizer.lossScale, step == 0, Rounding(net.storage));
-            result.referenceS += secondsSince(referenced);
-            if (step == 0)
-                compareWithReference(result, fabricStep.loss, fabricStep.gradients, check);
-            result.losses.push_back(fabricStep.loss);
-            result.referenceLosses.push_back(check.loss);
-            applyUpdate(state, fabricStep.gradients);
-            applyUpdate(reference, check.gradients);
-            result.regions = std::move(fabricStep.records());
-        }
-    } catch (const TrainCancelled&) {
-        return Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
-    } catch (const std::exception& error) {
-        return Diagnostic { "--level", 0, 0, std::string("the training step failed on the fabric: ") + error.what(),
-            Diagnostic::Kind::Internal };
-    }
-    for (const TrainKernelRecord& record : result.regions) {
-        result.cyclesPerStep += record.measuredCycles;
-        result.modelCyclesPerStep += record.modelCycles;
-    }
-    result.samplesPerS = result.cyclesPerStep > 0
-        ? double(result.microBatch) * system.wafer.clockHz / double(result.cyclesPerStep)
-        : 0.0;
+    std::optional<TrainTokens> tokens;
+    const auto onFabric = [&](int step, const TrainWeights& weights, const TrainWeights& masks, double lossScale) {
+        tokens = trainTokens(net, result.microBatch, options.seed, step);
+        DecoderStep fabricStep(net, layout, lossScale, options.progress, step * perStep, options.steps * perStep);
+        fabricStep.run(weights, masks, *tokens);
+        return FabricStepOutcome { fabricStep.loss, std::move(fabricStep.gradients), std::move(fabricStep.records()),
+            fabricStep.peakSram() };
+    };
+    const auto onReference
+        = [&](int, const TrainWeights& weights, const TrainWeights& masks, double lossScale, bool withBounds) {
+              return referenceStep(net, weights, masks, *tokens, { layout.tokensPerPe, layout.frame.h }, lossScale,
+                  withBounds, Rounding(net.storage));
+          };
+    if (std::optional<Diagnostic> failed
+        = runTrainSteps(result, state, net.storage, options.steps, onFabric, onReference))
+        return *failed;
     return result;
 }
 

@@ -10,18 +10,6 @@ namespace waferscope::core::cyclelevel {
 
 namespace {
 
-// A value uniform in [-1, 1) from a 64-bit key (WeightTensor's mix).
-float uniform(std::uint64_t key)
-{
-    const std::uint64_t bits = WeightTensor::mix(key);
-    return float(std::int32_t(bits >> 40)) * 0x1p-23f - 1.0f;
-}
-
-std::uint64_t keyOf(std::uint64_t seed, std::uint64_t stream, std::uint64_t a, std::uint64_t b)
-{
-    return WeightTensor::mix(WeightTensor::mix(WeightTensor::mix(seed * WeightTensor::kGolden + stream) + a) + b);
-}
-
 std::optional<Activation> kernelActivation(ModelConfig::Activation activation)
 {
     switch (activation) {
@@ -37,6 +25,17 @@ std::optional<Activation> kernelActivation(ModelConfig::Activation activation)
 }
 
 } // namespace
+
+float trainUniform(std::uint64_t key)
+{
+    const std::uint64_t bits = WeightTensor::mix(key);
+    return float(std::int32_t(bits >> 40)) * 0x1p-23f - 1.0f;
+}
+
+std::uint64_t trainKey(std::uint64_t seed, std::uint64_t stream, std::uint64_t a, std::uint64_t b)
+{
+    return WeightTensor::mix(WeightTensor::mix(WeightTensor::mix(seed * WeightTensor::kGolden + stream) + a) + b);
+}
 
 Expected<TrainNet> trainNetOf(const ModelGraph& graph, int keepLayers)
 {
@@ -102,11 +101,12 @@ TrainBatch trainBatch(const TrainNet& net, std::int64_t tokens, std::uint64_t se
     batch.labels.resize(std::size_t(tokens));
     for (std::int64_t t = 0; t < tokens; ++t) {
         const auto label = std::int32_t(
-            std::uint64_t(keyOf(seed, 1, std::uint64_t(step), std::uint64_t(t))) % std::uint64_t(classes));
+            std::uint64_t(trainKey(seed, 1, std::uint64_t(step), std::uint64_t(t))) % std::uint64_t(classes));
         batch.labels[std::size_t(t)] = label;
         for (std::int64_t j = 0; j < n; ++j) {
-            const float prototype = uniform(keyOf(seed, 2, std::uint64_t(label), std::uint64_t(j)));
-            const float noise = uniform(keyOf(seed, 3, std::uint64_t(step) << 32 | std::uint64_t(t), std::uint64_t(j)));
+            const float prototype = trainUniform(trainKey(seed, 2, std::uint64_t(label), std::uint64_t(j)));
+            const float noise
+                = trainUniform(trainKey(seed, 3, std::uint64_t(step) << 32 | std::uint64_t(t), std::uint64_t(j)));
             batch.inputs[std::size_t(t * n + j)] = roundToStorage(0.75f * prototype + 0.25f * noise, net.storage);
         }
     }
@@ -162,12 +162,12 @@ TrainState initialState(const TrainNet& net, std::uint64_t seed, TrainOptimizer 
             for (std::int64_t j = 0; j < layer.inputs; ++j) {
                 const std::size_t at = std::size_t(o * width + j);
                 if (zeroBelow != 0
-                    && WeightTensor::mix(keyOf(seed, 11 + 2 * l, std::uint64_t(o), std::uint64_t(j))) < zeroBelow) {
+                    && WeightTensor::mix(trainKey(seed, 11 + 2 * l, std::uint64_t(o), std::uint64_t(j))) < zeroBelow) {
                     parameters.mask[at] = 0.0f;
                     continue;
                 }
                 parameters.master[at] = roundToStorage(
-                    scale * uniform(keyOf(seed, 10 + 2 * l, std::uint64_t(o), std::uint64_t(j))), net.storage);
+                    scale * trainUniform(trainKey(seed, 10 + 2 * l, std::uint64_t(o), std::uint64_t(j))), net.storage);
             }
             if (!layer.bias)
                 parameters.mask[std::size_t(o * width + layer.inputs)] = 0.0f;

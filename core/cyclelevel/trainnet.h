@@ -32,6 +32,11 @@ struct TrainNet {
     std::int64_t classes() const { return layers.empty() ? 0 : layers.back().outputs; }
 };
 
+// A value uniform in [-1, 1) on a 2^-23 grid from a 64-bit key (WeightTensor's mix), and the key
+// of (seed, stream, a, b): what the training step's weights and batches are drawn from.
+float trainUniform(std::uint64_t key);
+std::uint64_t trainKey(std::uint64_t seed, std::uint64_t stream, std::uint64_t a, std::uint64_t b);
+
 // CannotMap naming the first op the step cannot train; `keepLayers` > 0 keeps that many hidden
 // layers and the output layer (whose inputs then are the last kept layer's outputs).
 Expected<TrainNet> trainNetOf(const ModelGraph& graph, int keepLayers);

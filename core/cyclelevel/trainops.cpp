@@ -25,6 +25,20 @@ float score(std::span<const float> q, std::span<const float> k, float scale)
     return dot(q, k) * scale;
 }
 
+// LayerNorm's mean and 1 / sqrt(var + eps) (referenceops' form 2).
+std::pair<float, float> normStatistics(std::span<const float> x, float epsilon)
+{
+    const auto n = float(x.size());
+    float total = 0.0f;
+    for (const float value : x)
+        total += value;
+    const float mean = total / n;
+    float squares = 0.0f;
+    for (const float value : x)
+        squares += (value - mean) * (value - mean);
+    return { mean, 1.0f / std::sqrt(squares / n + epsilon) };
+}
+
 } // namespace
 
 bool hasTrainingDerivative(Activation activation)
@@ -90,15 +104,7 @@ float bandedSoftmaxCrossEntropy(std::span<const float> logits, std::int32_t labe
 void layerNormForward(std::span<const float> x, std::span<const float> weight, std::span<const float> bias,
     float epsilon, Rounding round, std::span<float> out)
 {
-    const auto n = float(x.size());
-    float total = 0.0f;
-    for (const float value : x)
-        total += value;
-    const float mean = total / n;
-    float squares = 0.0f;
-    for (const float value : x)
-        squares += (value - mean) * (value - mean);
-    const float inv = 1.0f / std::sqrt(squares / n + epsilon);
+    const auto [mean, inv] = normStatistics(x, epsilon);
     for (std::size_t i = 0; i < x.size(); ++i) {
         const float scaled = (x[i] - mean) * inv * weight[i];
         out[i] = round(bias.empty() ? scaled : scaled + bias[i]);
@@ -110,14 +116,7 @@ void layerNormBackward(std::span<const float> x, std::span<const float> weight, 
     std::span<float> biasTerms)
 {
     const auto n = float(x.size());
-    float total = 0.0f;
-    for (const float value : x)
-        total += value;
-    const float mean = total / n;
-    float squares = 0.0f;
-    for (const float value : x)
-        squares += (value - mean) * (value - mean);
-    const float inv = 1.0f / std::sqrt(squares / n + epsilon);
+    const auto [mean, inv] = normStatistics(x, epsilon);
     float sg = 0.0f;
     float sgx = 0.0f;
     for (std::size_t i = 0; i < x.size(); ++i) {

@@ -234,58 +234,28 @@ Expected<TrainRunResult> runTrainCycleLevel(
     if (state.optimizer.learningRate(0) <= 0.0)
         result.notes.push_back("the first step's learning rate is 0 (the config's schedule warms up from 0, or it "
                                "gives none this step can read): the weights do not change; --learning_rate sets one");
-    TrainState reference = state;
     result.buildS = secondsSince(built);
     addNotes(result, graph, layout);
     // A step: the forward's stream, activation and gather a layer, the loss, each layer's gradient,
     // and above the first its delta, activation derivative and gather.
     const auto layers = std::int64_t(net.layers.size());
     const std::int64_t kernelsPerStep = 7 * layers - 2;
-    try {
-        for (int step = 0; step < options.steps; ++step) {
-            const TrainBatch batch = trainBatch(net, result.tokens, options.seed, step);
-            std::vector<std::vector<float>> weights;
-            std::vector<std::vector<float>> masks;
-            for (const LayerParameters& layer : state.layers) {
-                weights.push_back(streamedWeights(layer, net.storage));
-                masks.push_back(layer.mask);
-            }
-            result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
-            const Clock::time_point onFabric = Clock::now();
-            FabricStep fabricStep(net, layout, state.optimizer.lossScale, options.progress, step * kernelsPerStep,
-                options.steps * kernelsPerStep);
-            fabricStep.run(weights, masks, batch);
-            result.fabricS += secondsSince(onFabric);
-            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabricStep.peakSram());
-
-            const Clock::time_point referenced = Clock::now();
-            std::vector<std::vector<float>> referenceWeights;
-            for (const LayerParameters& layer : reference.layers)
-                referenceWeights.push_back(streamedWeights(layer, net.storage));
-            const ReferenceStep check
-                = referenceStep(net, referenceWeights, masks, batch, reference.optimizer.lossScale, step == 0);
-            result.referenceS += secondsSince(referenced);
-            if (step == 0)
-                compareWithReference(result, fabricStep.loss, fabricStep.gradients, check);
-            result.losses.push_back(fabricStep.loss);
-            result.referenceLosses.push_back(check.loss);
-            applyUpdate(state, fabricStep.gradients);
-            applyUpdate(reference, check.gradients);
-            result.regions = std::move(fabricStep.records());
-        }
-    } catch (const TrainCancelled&) {
-        return Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
-    } catch (const std::exception& error) {
-        return Diagnostic { "--level", 0, 0, std::string("the training step failed on the fabric: ") + error.what(),
-            Diagnostic::Kind::Internal };
-    }
-    for (const TrainKernelRecord& record : result.regions) {
-        result.cyclesPerStep += record.measuredCycles;
-        result.modelCyclesPerStep += record.modelCycles;
-    }
-    result.samplesPerS = result.cyclesPerStep > 0
-        ? double(result.microBatch) * system.wafer.clockHz / double(result.cyclesPerStep)
-        : 0.0;
+    std::optional<TrainBatch> batch;
+    const auto onFabric = [&](int step, const TrainWeights& weights, const TrainWeights& masks, double lossScale) {
+        batch = trainBatch(net, result.tokens, options.seed, step);
+        FabricStep fabricStep(
+            net, layout, lossScale, options.progress, step * kernelsPerStep, options.steps * kernelsPerStep);
+        fabricStep.run(weights, masks, *batch);
+        return FabricStepOutcome { fabricStep.loss, std::move(fabricStep.gradients), std::move(fabricStep.records()),
+            fabricStep.peakSram() };
+    };
+    const auto onReference
+        = [&](int, const TrainWeights& weights, const TrainWeights& masks, double lossScale, bool withBounds) {
+              return referenceStep(net, weights, masks, *batch, lossScale, withBounds);
+          };
+    if (std::optional<Diagnostic> failed
+        = runTrainSteps(result, state, net.storage, options.steps, onFabric, onReference))
+        return *failed;
     return result;
 }
 

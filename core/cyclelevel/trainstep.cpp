@@ -84,6 +84,56 @@ void compareWithReference(
     result.gradsMatchReference = within;
 }
 
+std::optional<Diagnostic> runTrainSteps(TrainRunResult& result, TrainState& state, Storage storage, int steps,
+    const FabricStepFn& onFabric, const ReferenceStepFn& onReference)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto since
+        = [](Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    TrainState reference = state;
+    const auto streamed = [&](const TrainState& of) {
+        TrainWeights weights;
+        for (const LayerParameters& tensor : of.layers)
+            weights.push_back(streamedWeights(tensor, storage));
+        return weights;
+    };
+    try {
+        for (int step = 0; step < steps; ++step) {
+            TrainWeights masks;
+            for (const LayerParameters& tensor : state.layers)
+                masks.push_back(tensor.mask);
+            result.learningRates.push_back(state.optimizer.learningRate(state.optimizer.steps));
+            const Clock::time_point fabricStart = Clock::now();
+            FabricStepOutcome fabric = onFabric(step, streamed(state), masks, state.optimizer.lossScale);
+            result.fabricS += since(fabricStart);
+            result.peakSramBytesPerPe = std::max(result.peakSramBytesPerPe, fabric.peakSram);
+            const Clock::time_point referenceStart = Clock::now();
+            const ReferenceStep check
+                = onReference(step, streamed(reference), masks, reference.optimizer.lossScale, step == 0);
+            result.referenceS += since(referenceStart);
+            if (step == 0)
+                compareWithReference(result, fabric.loss, fabric.gradients, check);
+            result.losses.push_back(fabric.loss);
+            result.referenceLosses.push_back(check.loss);
+            applyUpdate(state, fabric.gradients);
+            applyUpdate(reference, check.gradients);
+            result.regions = std::move(fabric.records);
+        }
+    } catch (const TrainCancelled&) {
+        return Diagnostic { "--level", 0, 0, "cancelled", Diagnostic::Kind::CannotMap };
+    } catch (const std::exception& error) {
+        return Diagnostic { "--level", 0, 0, std::string("the training step failed on the fabric: ") + error.what(),
+            Diagnostic::Kind::Internal };
+    }
+    for (const TrainKernelRecord& record : result.regions) {
+        result.cyclesPerStep += record.measuredCycles;
+        result.modelCyclesPerStep += record.modelCycles;
+    }
+    result.samplesPerS
+        = result.cyclesPerStep > 0 ? double(result.microBatch) * result.clockHz / double(result.cyclesPerStep) : 0.0;
+    return std::nullopt;
+}
+
 StepKernels::StepKernels(const StepLayout& layout, Storage storage, const CycleProgress& progress,
     std::int64_t kernelsBefore, std::int64_t kernelsInAll)
     : m_layout(layout)
@@ -129,6 +179,16 @@ void StepKernels::finish(const StreamKernelRun& run, const PrefillKernel& kernel
 }
 
 namespace {
+
+// The tiles of the PEs of fabric row y.
+std::vector<PrefillOutputTile> rowTiles(const std::vector<PrefillOutputTile>& tiles, int y)
+{
+    std::vector<PrefillOutputTile> out;
+    for (const PrefillOutputTile& tile : tiles)
+        if (tile.pe.y == y)
+            out.push_back(tile);
+    return out;
+}
 
 WeightTensor keepOf(const std::vector<float>* keep, std::size_t size, std::int64_t rows, std::int64_t cols,
     std::int64_t stride, Storage storage)
@@ -279,11 +339,7 @@ std::vector<std::vector<float>> StepKernels::streamGemmPartials(const std::strin
     const StreamRunMeasure measure = run->run(kernel, color, m_layout.maxCycles);
     std::vector<std::vector<float>> partials;
     for (int r = 0; r < m_layout.frame.h; ++r) {
-        std::vector<PrefillOutputTile> tiles;
-        for (const PrefillOutputTile& tile : kernel.outputTiles())
-            if (tile.pe.y == m_layout.frame.y(r))
-                tiles.push_back(tile);
-        partials.push_back(run->read(tiles, m_layout.padded, inputs));
+        partials.push_back(run->read(rowTiles(kernel.outputTiles(), m_layout.frame.y(r)), m_layout.padded, inputs));
     }
     finish(*run, kernel, op, "gemm_stream", measure, kernel.closedForm(pace.start, pace.wavelets, pace.cycles), 0);
     return partials;
@@ -305,12 +361,10 @@ std::vector<float> StepKernels::columnReduce(
     kernel.load(run->fabric());
     const StreamRunMeasure measure = run->run(kernel, -1, m_layout.maxCycles);
     // Every PE holds the sums: the first row's copy is the result, each other row's checked against it.
-    std::vector<std::vector<PrefillOutputTile>> byRow(std::size_t(m_layout.frame.h));
-    for (const PrefillOutputTile& tile : kernel.outputTiles())
-        byRow[std::size_t(tile.pe.y - m_layout.frame.y(0))].push_back(tile);
-    std::vector<float> out = run->read(byRow.front(), m_layout.padded, dims);
-    for (const std::vector<PrefillOutputTile>& tiles : byRow) {
-        const std::vector<float> copy = run->read(tiles, m_layout.padded, dims);
+    std::vector<float> out = run->read(rowTiles(kernel.outputTiles(), m_layout.frame.y(0)), m_layout.padded, dims);
+    for (int r = 1; r < m_layout.frame.h; ++r) {
+        const std::vector<float> copy
+            = run->read(rowTiles(kernel.outputTiles(), m_layout.frame.y(r)), m_layout.padded, dims);
         for (std::size_t i = 0; i < out.size(); ++i)
             if (std::bit_cast<std::uint32_t>(copy[i]) != std::bit_cast<std::uint32_t>(out[i]))
                 throw std::logic_error(kernel.name() + ": the rows of a column hold different sums");

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,27 @@ constexpr std::uint32_t kGradientChunk = 1024;
 
 // Thrown between kernels when the progress callback cancels.
 struct TrainCancelled { };
+
+// One step on the fabric, as a run's steps loop calls it: its loss, its gradients (per tensor,
+// loss-scaled), its kernels and its SRAM peak.
+struct FabricStepOutcome {
+    float loss = 0.0f;
+    std::vector<std::vector<float>> gradients;
+    std::vector<TrainKernelRecord> records;
+    std::size_t peakSram = 0;
+};
+// The step's weights as streamed and the masks, per tensor.
+using TrainWeights = std::vector<std::vector<float>>;
+using FabricStepFn = std::function<FabricStepOutcome(
+    int step, const TrainWeights& weights, const TrainWeights& masks, double lossScale)>;
+using ReferenceStepFn = std::function<ReferenceStep(
+    int step, const TrainWeights& weights, const TrainWeights& masks, double lossScale, bool withBounds)>;
+
+// The steps of a run: each step's fabric step and reference step (the reference on its own copy
+// of the weights), the first step's comparison, both updates; then the last step's cycles and
+// samples a second. A diagnostic for a cancel or a failed kernel.
+std::optional<Diagnostic> runTrainSteps(TrainRunResult& result, TrainState& state, Storage storage, int steps,
+    const FabricStepFn& onFabric, const ReferenceStepFn& onReference);
 
 // Runs a step's kernels one after another, each on a fabric of the frame's size loaded with the
 // values the kernel before left on the same PEs, and records each (TrainKernelRecord).

@@ -40,6 +40,16 @@ core::SystemSpec preset(const std::string& name)
     return *system;
 }
 
+core::SystemSpec smallWafer(int width, int height)
+{
+    core::SystemSpec system = preset("cs2");
+    system.wafer.usableWidth = width;
+    system.wafer.usableHeight = height;
+    system.wafer.fabricWidth = width + 7;
+    system.wafer.fabricHeight = height + 2;
+    return system;
+}
+
 core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& system, core::RunMode mode,
     core::ExecutionChoice execution, int numSystems)
 {

@@ -15,6 +15,9 @@ namespace waferscope::test {
 
 core::ModelGraph load(const std::string& path);
 core::SystemSpec preset(const std::string& name);
+// CS-2 with a small program rectangle (width x height PEs): the same PE and clock, a fabric small
+// enough for a test.
+core::SystemSpec smallWafer(int width, int height);
 core::ExecutionPlan plan(const core::ModelGraph& graph, const core::SystemSpec& system,
     core::RunMode mode = core::RunMode::Train, core::ExecutionChoice execution = core::ExecutionChoice::Auto,
     int numSystems = 0);

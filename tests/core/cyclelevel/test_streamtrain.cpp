@@ -61,14 +61,6 @@ double within(double measured, double model)
     return model > 0.0 ? std::abs(measured - model) / model : (measured == 0.0 ? 0.0 : 1.0);
 }
 
-SystemSpec narrowWafer(int width, int height)
-{
-    SystemSpec system = waferscope::test::preset("cs2");
-    system.wafer.usableWidth = width;
-    system.wafer.usableHeight = height;
-    return system;
-}
-
 } // namespace
 
 // Every PE of a column ends with every band of its tokens, unchanged; engine cycles (one a store)
@@ -262,7 +254,7 @@ TrainRunResult trainSmall(
     options.steps = steps;
     options.learningRate = rate;
     options.threads = threads;
-    Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(width, 32), options);
+    Expected<TrainRunResult> result = runTrainCycleLevel(graph, waferscope::test::smallWafer(width, 32), options);
     if (!result)
         throw std::runtime_error(result.error().format());
     return std::move(result).value();
@@ -354,7 +346,8 @@ WS_TEST(sparseWeightsStreamTheirNonZerosOnly)
 WS_TEST(aModelWithoutTrainingKernelsIsRefused)
 {
     const ModelGraph graph = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_llama.yaml");
-    const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(64, 32), TrainRunOptions {});
+    const Expected<TrainRunResult> result
+        = runTrainCycleLevel(graph, waferscope::test::smallWafer(64, 32), TrainRunOptions {});
     WS_REQUIRE(!result);
     WS_CHECK(result.error().kind == Diagnostic::Kind::CannotMap);
     WS_CHECK_CONTAINS(result.error().message, "has no training kernel yet");

@@ -376,18 +376,6 @@ WS_TEST(theNormsAndTheResidualComputeTheContract)
     }
 }
 
-namespace {
-
-SystemSpec narrowWafer(int width, int height)
-{
-    SystemSpec system = waferscope::test::preset("cs2");
-    system.wafer.usableWidth = width;
-    system.wafer.usableHeight = height;
-    return system;
-}
-
-} // namespace
-
 // Whole steps of two small decoders on the fabric, a token a PE, several (a sequence over two
 // columns) and two sequences a PE: the loss equals the reference step's to the bit, every
 // gradient is within the reference's bound, and each of the step's 39 L + 13 kernels is within
@@ -407,7 +395,8 @@ WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
         options.sequence = 8;
         options.layers = 2;
         options.learningRate = 0.01;
-        const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(c.width, 40), options);
+        const Expected<TrainRunResult> result
+            = runTrainCycleLevel(graph, waferscope::test::smallWafer(c.width, 40), options);
         WS_REQUIRE(result.hasValue());
         WS_CHECK_EQ(result->tokensPerPe, c.expectedT);
         WS_CHECK_EQ(result->tokens, std::int64_t(16));
@@ -446,7 +435,7 @@ WS_TEST(aDecoderLearnsOnTheFabric)
         options.steps = 6;
         options.learningRate = 0.03;
         options.threads = threads;
-        const Expected<TrainRunResult> result = runTrainCycleLevel(graph, narrowWafer(8, 40), options);
+        const Expected<TrainRunResult> result = runTrainCycleLevel(graph, waferscope::test::smallWafer(8, 40), options);
         WS_REQUIRE(result.hasValue());
         WS_REQUIRE(result->losses.size() == 6);
         for (std::size_t s = 0; s < 6; ++s)

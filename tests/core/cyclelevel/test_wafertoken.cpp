@@ -23,17 +23,6 @@ using namespace waferscope::core::cyclelevel;
 
 namespace {
 
-// CS-2 with a small program rectangle: the same PE and clock, a fabric small enough for a test.
-SystemSpec smallWafer(int width, int height)
-{
-    SystemSpec system = waferscope::test::preset("cs2");
-    system.wafer.usableWidth = width;
-    system.wafer.usableHeight = height;
-    system.wafer.fabricWidth = width + 7;
-    system.wafer.fabricHeight = height + 2;
-    return system;
-}
-
 std::string data(const std::string& name)
 {
     return waferscope::test::dataDir() + "/cyclelevel/" + name;
@@ -43,7 +32,7 @@ CycleRunResult runSmall(
     const std::string& file, int tokens, int prompt, int threads = 1, bool tree = false, bool prefillKernels = true)
 {
     const ModelGraph graph = waferscope::test::load(data(file));
-    const SystemSpec system = smallWafer(96, 96);
+    const SystemSpec system = waferscope::test::smallWafer(96, 96);
     ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
     for (Region& region : plan.regions) // a kernel choice: the layout is the same
         region.kernel.treeReduced = tree;
@@ -158,7 +147,7 @@ WS_TEST(thePromptRunsAtOnceOnThePrefillKernels)
 WS_TEST(thePrefillFillsTheDecodeCachesWithTheReferencesKeysAndValues)
 {
     const ModelGraph graph = waferscope::test::load(data("tiny_llama.yaml"));
-    const SystemSpec system = smallWafer(96, 96);
+    const SystemSpec system = waferscope::test::smallWafer(96, 96);
     const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
     for (const int positions : { 4, 6, 11, 40 }) {
         FabricDecodeOptions options;
@@ -270,7 +259,7 @@ WS_TEST(theExpertsClosedFormTimesTheExpertsTheTokenChose)
     // experts (up, gate, down) and six GELU ones.
     for (const char* file : { "tiny_moe.yaml", "tiny_moe_gelu.yaml" }) {
         const ModelGraph graph = waferscope::test::load(data(file));
-        const SystemSpec system = smallWafer(96, 96);
+        const SystemSpec system = waferscope::test::smallWafer(96, 96);
         const ExecutionPlan plan = waferscope::test::plan(graph, system, RunMode::Inference);
         const CycleRunResult result = runSmall(file, 2, 3);
         const DecodeRegions layout(graph, plan, system);
@@ -337,7 +326,7 @@ WS_TEST(threadsChangeNothingButTheWallTime)
 
 WS_TEST(whatTheKernelsCannotRunIsRefusedWithTheReason)
 {
-    const SystemSpec system = smallWafer(96, 96);
+    const SystemSpec system = waferscope::test::smallWafer(96, 96);
     CycleRunOptions options;
     {
         // A training plan.
@@ -374,7 +363,7 @@ WS_TEST(whatTheKernelsCannotRunIsRefusedWithTheReason)
 WS_TEST(theCycleLevelRefusesAStackedPlanAndSaysWhichProfileRuns)
 {
     const ModelGraph graph = waferscope::test::load(data("tiny_llama.yaml"));
-    const SystemSpec system = smallWafer(96, 96);
+    const SystemSpec system = waferscope::test::smallWafer(96, 96);
     CompileOptions options;
     options.mode = RunMode::Inference;
     options.stackLayers = true;
