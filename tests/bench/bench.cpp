@@ -271,15 +271,27 @@ int main(int argc, char** argv)
 {
     bool json = false;
     bool quick = false; // CTest smoke run: one short round of each figure
+    bool train = false; // only the training figures, GPT-2 small's block among them (hours on 2 cores)
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--json") == 0)
             json = true;
         else if (std::strcmp(argv[i], "--quick") == 0)
             quick = true;
+        else if (std::strcmp(argv[i], "--train") == 0)
+            train = true;
         else {
-            std::cerr << "usage: waferscope-bench [--json] [--quick]\n";
+            std::cerr << "usage: waferscope-bench [--json] [--quick] [--train]\n";
             return 2;
         }
+    }
+    if (train) {
+        nlohmann::ordered_json figures;
+        if (!trainFigures(figures, quick, true)) {
+            std::cerr << "waferscope-bench: a decoder's training step on the cycle-level fabric failed\n";
+            return 1;
+        }
+        std::cout << figures.dump(2) << "\n";
+        return 0;
     }
     const int rounds = quick ? 1 : 5;
 
@@ -374,6 +386,10 @@ int main(int argc, char** argv)
 
     if (!cycleLevelFigures(figures, quick)) {
         std::cerr << "waferscope-bench: a decode token on the cycle-level fabric failed\n";
+        return 1;
+    }
+    if (!trainFigures(figures, quick, false)) {
+        std::cerr << "waferscope-bench: a decoder's training step on the cycle-level fabric failed\n";
         return 1;
     }
 

@@ -93,7 +93,54 @@ bool trainStep(nlohmann::ordered_json& figures, int threads)
     return true;
 }
 
+// A decoder's training step at cycle level with weight streaming on a full CS-2, as `run --mode
+// train --level cycle --layers L` runs it with its defaults (one sequence of up to 128 tokens): the
+// step's wall time, cycles and peak RSS, and the wall time and cycles of its first block's
+// kernels (forward, delta and gradient) beside them.
+bool decoderTrainStep(nlohmann::ordered_json& figures, const std::string& key, const std::string& file, int layers,
+    std::int64_t sequence, int threads)
+{
+    resetPeakRss();
+    const Expected<ModelGraph> graph = loadModel(file);
+    const Expected<SystemSpec> spec = loadBuiltinPreset("cs2");
+    if (!graph || !spec)
+        return false;
+    cyclelevel::TrainRunOptions options;
+    options.threads = threads;
+    options.layers = layers;
+    options.sequence = sequence;
+    const auto start = std::chrono::steady_clock::now();
+    const Expected<cyclelevel::TrainRunResult> result = cyclelevel::runTrainCycleLevel(*graph, *spec, options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!result || !result->gradsMatchReference || !result->lossMatchesReference)
+        return false;
+    double blockSeconds = 0.0;
+    std::uint64_t blockCycles = 0;
+    for (const cyclelevel::TrainKernelRecord& record : result->regions)
+        if (record.op.rfind("h0.", 0) == 0) {
+            blockSeconds += record.wallS;
+            blockCycles += record.measuredCycles;
+        }
+    figures["fabric_" + key + "_block_train_s"] = blockSeconds;
+    figures["fabric_" + key + "_block_train_cycles"] = blockCycles;
+    figures["fabric_" + key + "_train_step_s"] = seconds;
+    figures["fabric_" + key + "_train_step_cycles"] = result->cyclesPerStep;
+    figures["fabric_" + key + "_train_step_peak_rss_mb"] = peakRssMb();
+    return true;
+}
+
 } // namespace
+
+bool trainFigures(nlohmann::ordered_json& figures, bool quick, bool heavy)
+{
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const std::string tiny = WAFERSCOPE_SOURCE_DIR "/tests/data/cyclelevel/tiny_gpt2.yaml";
+    if (quick)
+        return decoderTrainStep(figures, "tiny_gpt2", tiny, 1, 16, 1);
+    return decoderTrainStep(figures, "tiny_gpt2", tiny, 0, 0, cores)
+        && (!heavy
+            || decoderTrainStep(figures, "gpt2_small", WAFERSCOPE_SOURCE_DIR "/samples/gpt2_small.yaml", 1, 0, cores));
+}
 
 bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick)
 {

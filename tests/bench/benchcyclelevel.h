@@ -12,4 +12,9 @@
 // samples/, with their cycles per token; and a weight-streaming training step of fc_mnist with 16
 // samples on a full CS-2 (`fabric_fc_mnist_train_step_s`, `..._cycles`, `..._peak_rss_mb`). `quick`
 // runs a small Llama on a full CS-2 instead.
+// A decoder's training step at cycle level: the tiny GPT-2 of the tests whole, and with `heavy`
+// GPT-2 small's first block (`fabric_gpt2_small_block_train_s`, at its defaults: hours on 2 cores,
+// so only `waferscope-bench --train` runs it); --quick: the tiny one's single block of 16 tokens.
+bool trainFigures(nlohmann::ordered_json& figures, bool quick, bool heavy);
+
 bool cycleLevelFigures(nlohmann::ordered_json& figures, bool quick);
