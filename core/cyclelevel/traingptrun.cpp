@@ -34,11 +34,11 @@ double secondsSince(Clock::time_point start)
 }
 
 // Forward and backward of one step: 3 kernels for the embedding, 16 a block and 4 for the final
-// norm, the head and the loss; 5 for the head's and the norm's backward, 23 a block and the
-// embedding's gradient.
+// norm, the head and the loss; 7 for the head's and the norm's backward, 30 a block (7 of them the
+// gathers of its saved operands) and the embedding's gradient.
 std::int64_t kernelsPerStep(const TrainTransformer& net)
 {
-    return 39 * net.blocks + 13;
+    return 46 * net.blocks + 15;
 }
 
 class DecoderStep {
@@ -94,15 +94,16 @@ public:
         for (std::int64_t b = 0; b < m_net.blocks; ++b)
             x = blockForward(b, x);
         m_finalIn = x;
-        m_finalOut = withOnes(norm(m_net.finalNorm(), "ln_f", x), D);
+        m_finalOut = norm(m_net.finalNorm(), "ln_f", x);
         // The logits stay on the bands: the loss reduces over them, and the head's delta sums
         // each row's band and adds the rows.
-        const Matrix logits = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, m_finalOut,
+        const Matrix logits = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, withOnes(m_finalOut, D),
             Epilogue::Round, nullptr, nullptr, 0, false);
         Matrix dz = softmaxLoss(logits, tokens);
 
         headBackward(dz);
-        Matrix dx = normBackward(m_net.finalNorm(), "ln_f", m_finalIn, m_delta, {});
+        Matrix dx
+            = normBackward(m_net.finalNorm(), "ln_f", recall("ln_f", Pass::BackwardDelta, m_finalIn, D), m_delta, {});
         for (std::int64_t b = m_net.blocks; b-- > 0;)
             dx = blockBackward(b, dx);
         const Matrix compact = m_kernels.gradient("embedding", D, U, Matrix(std::size_t(D * U), 1.0f), inputs, dx);
@@ -120,18 +121,27 @@ public:
 private:
     enum class Epilogue : std::uint8_t { Round, Activate, Residual };
 
+    // What the forward keeps for the backward, in bands (a PE row's share of each, as the ops left
+    // them or as a row keeps of a norm's outputs); the backward gathers each again where it needs
+    // it whole (recall()).
     struct Saved {
         Matrix in; // x
-        Matrix a; // LN1(x), with ones
+        Matrix a; // LN1(x)
         Matrix qkv;
-        Matrix out; // o
-        Matrix lse;
-        Matrix oWithOnes;
+        Matrix out; // o, by heads
+        Matrix lse; // at the heads' rows
         Matrix mid;
-        Matrix b; // LN2(mid), with ones
-        Matrix u; // fc1's z on... every token (what the bands held)
-        Matrix h; // act(u), with ones
+        Matrix b; // LN2(mid)
+        Matrix u; // fc1's z
+        Matrix h; // act(u)
     };
+
+    // A saved operand gathered again from its bands for the op that needs it whole.
+    Matrix recall(const std::string& op, Pass pass, const Matrix& values, std::int64_t dims,
+        std::vector<std::uint32_t> bounds = {})
+    {
+        return m_kernels.gather(op, pass, values, dims, std::move(bounds));
+    }
 
     Matrix withOnes(const Matrix& x, std::int64_t n) const
     {
@@ -248,22 +258,20 @@ private:
         const auto index = [&](TrainTransformer::BlockTensor which) { return m_net.blockTensor(b, which); };
         Saved& s = m_saved[std::size_t(b)];
         s.in = x;
-        s.a = withOnes(norm(index(TrainTransformer::Ln1), tensorName(b, TrainTransformer::Ln1), x), D);
+        s.a = norm(index(TrainTransformer::Ln1), tensorName(b, TrainTransformer::Ln1), x);
         s.qkv = linear(tensorName(b, TrainTransformer::Qkv), Pass::Forward, weight(index(TrainTransformer::Qkv)), 3 * D,
-            D + 1, s.a, Epilogue::Round);
+            D + 1, withOnes(s.a, D), Epilogue::Round);
         const std::string attention = "h" + std::to_string(b) + ".attention";
         auto [out, lse] = m_kernels.attention(attentionSpec(attention, RowAttentionSpec::Mode::Forward, s), D);
         s.lse = std::move(lse);
         s.out = m_kernels.gather(attention, Pass::Forward, out, D, headBands(m_net.headDim()));
-        s.oWithOnes = withOnes(s.out, D);
         s.mid = linear(tensorName(b, TrainTransformer::Proj), Pass::Forward, weight(index(TrainTransformer::Proj)), D,
-            D + 1, s.oWithOnes, Epilogue::Residual, &x);
-        s.b = withOnes(norm(index(TrainTransformer::Ln2), tensorName(b, TrainTransformer::Ln2), s.mid), D);
-        s.h = withOnes(linear(tensorName(b, TrainTransformer::Fc1), Pass::Forward, weight(index(TrainTransformer::Fc1)),
-                           F, D + 1, s.b, Epilogue::Activate, nullptr, &s.u),
-            F);
+            D + 1, withOnes(s.out, D), Epilogue::Residual, &x);
+        s.b = norm(index(TrainTransformer::Ln2), tensorName(b, TrainTransformer::Ln2), s.mid);
+        s.h = linear(tensorName(b, TrainTransformer::Fc1), Pass::Forward, weight(index(TrainTransformer::Fc1)), F,
+            D + 1, withOnes(s.b, D), Epilogue::Activate, nullptr, &s.u);
         return linear(tensorName(b, TrainTransformer::Fc2), Pass::Forward, weight(index(TrainTransformer::Fc2)), D,
-            F + 1, s.h, Epilogue::Residual, &s.mid);
+            F + 1, withOnes(s.h, F), Epilogue::Residual, &s.mid);
     }
 
     Matrix blockBackward(std::int64_t b, const Matrix& dx)
@@ -274,26 +282,35 @@ private:
         const auto name = [&](TrainTransformer::BlockTensor which) { return tensorName(b, which); };
         const Saved& s = m_saved[std::size_t(b)];
         const auto& masks = *m_masks;
+        const Pass gradient = Pass::BackwardGradient;
+        const Matrix h = withOnes(recall(name(TrainTransformer::Fc2), gradient, s.h, F), F);
         gradients[index(TrainTransformer::Fc2)]
-            = m_kernels.gradient(name(TrainTransformer::Fc2), D, F + 1, masks[index(TrainTransformer::Fc2)], s.h, dx);
+            = m_kernels.gradient(name(TrainTransformer::Fc2), D, F + 1, masks[index(TrainTransformer::Fc2)], h, dx);
         Matrix u = s.u;
         const Matrix du = linear(name(TrainTransformer::Fc2), Pass::BackwardDelta, weight(index(TrainTransformer::Fc2)),
             D, F + 1, dx, Epilogue::Activate, nullptr, &u, F);
-        gradients[index(TrainTransformer::Fc1)]
-            = m_kernels.gradient(name(TrainTransformer::Fc1), F, D + 1, masks[index(TrainTransformer::Fc1)], s.b, du);
+        const Matrix normed = withOnes(recall(name(TrainTransformer::Fc1), gradient, s.b, D), D);
+        gradients[index(TrainTransformer::Fc1)] = m_kernels.gradient(
+            name(TrainTransformer::Fc1), F, D + 1, masks[index(TrainTransformer::Fc1)], normed, du);
         const Matrix db = linear(name(TrainTransformer::Fc1), Pass::BackwardDelta, weight(index(TrainTransformer::Fc1)),
             F, D + 1, du, Epilogue::Round, nullptr, nullptr, D);
-        const Matrix dMid = normBackward(index(TrainTransformer::Ln2), name(TrainTransformer::Ln2), s.mid, db, dx);
-        gradients[index(TrainTransformer::Proj)] = m_kernels.gradient(
-            name(TrainTransformer::Proj), D, D + 1, masks[index(TrainTransformer::Proj)], s.oWithOnes, dMid);
+        const Matrix mid = recall(name(TrainTransformer::Ln2), Pass::BackwardDelta, s.mid, D);
+        const Matrix dMid = normBackward(index(TrainTransformer::Ln2), name(TrainTransformer::Ln2), mid, db, dx);
+        const Matrix o
+            = withOnes(recall(name(TrainTransformer::Proj), gradient, s.out, D, headBands(m_net.headDim())), D);
+        gradients[index(TrainTransformer::Proj)]
+            = m_kernels.gradient(name(TrainTransformer::Proj), D, D + 1, masks[index(TrainTransformer::Proj)], o, dMid);
         const Matrix dOut = linear(name(TrainTransformer::Proj), Pass::BackwardDelta,
             weight(index(TrainTransformer::Proj)), D, D + 1, dMid, Epilogue::Round, nullptr, nullptr, D);
+        recall("h" + std::to_string(b) + ".attention", Pass::BackwardDelta, s.qkv, 3 * D);
         const Matrix dqkv = attentionBackward(b, s, dOut);
+        const Matrix a = withOnes(recall(name(TrainTransformer::Qkv), gradient, s.a, D), D);
         gradients[index(TrainTransformer::Qkv)] = m_kernels.gradient(
-            name(TrainTransformer::Qkv), 3 * D, D + 1, masks[index(TrainTransformer::Qkv)], s.a, dqkv);
+            name(TrainTransformer::Qkv), 3 * D, D + 1, masks[index(TrainTransformer::Qkv)], a, dqkv);
         const Matrix da = linear(name(TrainTransformer::Qkv), Pass::BackwardDelta, weight(index(TrainTransformer::Qkv)),
             3 * D, D + 1, dqkv, Epilogue::Round, nullptr, nullptr, D);
-        return normBackward(index(TrainTransformer::Ln1), name(TrainTransformer::Ln1), s.in, da, dMid);
+        const Matrix in = recall(name(TrainTransformer::Ln1), Pass::BackwardDelta, s.in, D);
+        return normBackward(index(TrainTransformer::Ln1), name(TrainTransformer::Ln1), in, da, dMid);
     }
 
     // dQ from one pass, dK and dV from the other, on the same PEs; gathered by heads together.
@@ -319,7 +336,8 @@ private:
     {
         const std::int64_t D = m_net.hidden;
         const std::int64_t V = m_net.vocab;
-        gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], m_finalOut, dz);
+        const Matrix normed = withOnes(recall("lm_head", Pass::BackwardGradient, m_finalOut, D), D);
+        gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], normed, dz);
         m_delta = m_kernels.columnReduce("lm_head", Pass::BackwardDelta,
             m_kernels.streamGemmPartials("lm_head", V, D, D + 1, weight(m_net.head()), dz, &(*m_masks)[m_net.head()]),
             D);
@@ -369,29 +387,32 @@ StepLayout decoderLayout(
     return stepLayout(system, options, net.storage, Frame { 0, 0, int(tokens / T), rows, false }, int(T), tokens);
 }
 
-// What a PE holds through a step: every block's saved operands (16-bit, whole vectors, as the
-// kernels load them), the embedding's one-hot inputs and the logits' band, and the largest
-// GEMM's working set beside them: its resident input, its band's sums and delta, its gathered
-// outputs, and a chunk of its gradient's shares.
+// What a PE holds through a step: the forward's saved operands in bands (16-bit, a row's share of
+// each, as recall() gathers them again) and the loss's dz on its band, the embedding's one-hot
+// inputs, and beside them the largest kernel's working set: a GEMM's resident input, its band's
+// sums and delta and a chunk of its gradient's shares; a gather's whole outputs (FP32); a norm's
+// operands at every PE.
 std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& layout)
 {
     const std::int64_t T = layout.tokensPerPe;
     const std::int64_t D = net.hidden;
     const std::int64_t F = net.ffn;
-    const std::int64_t saved = net.blocks * (9 * D + 2 * F + 4) * T * 2;
+    const std::int64_t R = layout.frame.h;
+    const auto band = [&](std::int64_t dims) { return (dims + R - 1) / R; };
+    const std::int64_t saved
+        = (net.blocks * (4 * band(D) + band(3 * D) + net.headDim() + 2 * band(F)) + 2 * band(D) + band(net.vocab)) * T
+        * 2;
     const std::int64_t used = std::min(net.vocab, layout.tokens) + std::min(net.sequence, layout.tokens);
     const std::int64_t embedding = used * T * 2;
     std::int64_t working = 0;
-    const std::int64_t R = layout.frame.h;
     for (const auto& [outputs, width] : { std::pair { 3 * D, D + 1 }, std::pair { F, D + 1 }, std::pair { D, F + 1 },
-             std::pair { net.vocab, D + 1 }, std::pair { D, used } }) {
-        const std::int64_t band = (outputs + R - 1) / R;
-        const std::int64_t gathered = outputs == net.vocab ? 0 : outputs * T * 4;
+             std::pair { net.vocab, D + 1 }, std::pair { D, used } })
         working = std::max(working,
-            width * T * 2 + band * T * 6 + gathered + std::min<std::int64_t>(kGradientChunk, band * width) * 4);
-    }
-    const std::int64_t band = (net.vocab + R - 1) / R;
-    return saved + embedding + band * T * 4 * 3 + working;
+            width * T * 2 + band(outputs) * T * 6 + std::min<std::int64_t>(kGradientChunk, band(outputs) * width) * 4);
+    for (const std::int64_t dims : { 3 * D, F, D })
+        working = std::max(working, (dims + band(dims)) * T * 4);
+    working = std::max({ working, 5 * D * T * 4, 3 * band(net.vocab) * T * 4 }); // LN's backward: x, dy, carry, terms
+    return saved + embedding + working;
 }
 
 } // namespace

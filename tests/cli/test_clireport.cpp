@@ -456,7 +456,7 @@ WS_TEST(aDecoderTrainingStepAtCycleLevelPrintsItsFigures)
         kernels.insert(region.at("kernel").get<std::string>());
     for (const char* kernel : { "gemm_stream", "gradient_stream", "gather", "attention", "layer_norm", "loss" })
         WS_CHECK(kernels.count(kernel) == 1);
-    WS_CHECK_EQ(json.at("regions").size(), std::size_t(39 + 13));
+    WS_CHECK_EQ(json.at("regions").size(), std::size_t(46 + 15));
     std::vector<std::string> tooLong = args;
     tooLong[14] = "4096";
     const Result refused = run(tooLong);

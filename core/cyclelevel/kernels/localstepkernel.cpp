@@ -279,7 +279,9 @@ void LocalStepKernel::load(StaticColorFabric& fabric)
                     = { float(T), float(size), m_spec.epsilon, float(own.saved), float(carry), float(terms) };
                 std::copy(std::begin(fields), std::end(fields), pe.f32.begin() + own.header);
                 std::copy(m_spec.params.begin(), m_spec.params.end(), pe.f32.begin() + own.header + kHeader);
-                own.out = pe.allocF32(std::size_t(size) * T);
+                // The backward's dx takes dy's place, a token at a time (the step copies a token's dy
+                // before it writes its dx).
+                own.out = backward ? own.input : pe.allocF32(std::size_t(size) * T);
                 break;
             }
             case LocalStepSpec::Op::SoftmaxLoss:

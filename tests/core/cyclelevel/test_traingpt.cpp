@@ -378,7 +378,7 @@ WS_TEST(theNormsAndTheResidualComputeTheContract)
 
 // Whole steps of two small decoders on the fabric, a token a PE, several (a sequence over two
 // columns) and two sequences a PE: the loss equals the reference step's to the bit, every
-// gradient is within the reference's bound, and each of the step's 39 L + 13 kernels is within
+// gradient is within the reference's bound, and each of the step's 46 L + 15 kernels is within
 // 15% of its closed form.
 WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
 {
@@ -402,7 +402,7 @@ WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
         WS_CHECK_EQ(result->tokens, std::int64_t(16));
         WS_CHECK(result->lossMatchesReference);
         WS_CHECK(result->gradsMatchReference);
-        WS_CHECK_EQ(result->regions.size(), std::size_t(39 * 2 + 13));
+                WS_CHECK_EQ(result->regions.size(), std::size_t(46 * 2 + 15));
         double worst = 0.0;
         for (const TrainKernelRecord& record : result->regions) {
             const double off = within(double(record.measuredCycles), record.modelCycles);
