@@ -402,7 +402,7 @@ WS_TEST(aDecoderStepOnTheFabricIsTheReferenceStep)
         WS_CHECK_EQ(result->tokens, std::int64_t(16));
         WS_CHECK(result->lossMatchesReference);
         WS_CHECK(result->gradsMatchReference);
-                WS_CHECK_EQ(result->regions.size(), std::size_t(46 * 2 + 15));
+        WS_CHECK_EQ(result->regions.size(), std::size_t(46 * 2 + 15));
         double worst = 0.0;
         for (const TrainKernelRecord& record : result->regions) {
             const double off = within(double(record.measuredCycles), record.modelCycles);
