@@ -318,12 +318,15 @@ ArgParser runParser()
     parser.addOption("threads", "T",
         "--level cycle: threads stepping the fabric (default: every core; the bands of rows follow the\n"
         "token's active rows, and any count gives the same result bit for bit)");
-    parser.addOption("micro_batch_size", "B", "--mode train --level cycle: samples a step (default 16)");
+    parser.addOption("micro_batch_size", "B",
+        "--mode train --level cycle: samples a step (a classifier's, default 16) or sequences (a decoder's, default "
+        "1)");
     parser.addOption("max_sequence_length", "S",
         "--mode train --level cycle: a decoder's tokens a sample (its config's, up to 128, unless given; a "
         "classifier's: 1)");
-    parser.addOption(
-        "layers", "L", "--mode train --level cycle: keep the first L hidden layers and the output layer (default all)");
+    parser.addOption("layers", "L",
+        "--mode train --level cycle: keep the first L hidden layers and the output layer, or a decoder's first L "
+        "blocks (default all)");
     parser.addOption(
         "learning_rate", "LR", "--mode train --level cycle: a constant learning rate instead of the config's schedule");
     parser.addOption("sweep", "LIST", "training: also run the scaling sweep over these system counts (1,2,4,8)");

@@ -59,7 +59,7 @@ Expected<TrainTransformer> trainTransformerOf(const ModelGraph& graph, int keepB
     const std::int64_t positions = config.maxPositions > 0 ? config.maxPositions : config.sequenceLength;
     // Small by default, so that a step fits one machine: 128 tokens, or the model's fewer.
     const std::int64_t configured = config.sequenceLength > 0 ? config.sequenceLength : positions;
-    net.sequence = sequence > 0 ? sequence : std::min<std::int64_t>(configured, kDefaultSequence);
+    net.sequence = sequence > 0 ? sequence : std::min({ configured, positions, kDefaultSequence });
     if (net.sequence > positions)
         return Diagnostic { "--max_sequence_length", 0, 0,
             std::to_string(net.sequence) + " positions; the model has " + std::to_string(positions),

@@ -20,6 +20,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace waferscope::core::cyclelevel {
 
@@ -375,16 +378,47 @@ private:
 
 // T: as few tokens a PE as the wafer's columns allow, such that a column holds a part of one
 // sequence or whole sequences; R: the widest op's outputs or inputs, up to the wafer's rows.
-StepLayout decoderLayout(
-    const TrainTransformer& net, const SystemSpec& system, const TrainRunOptions& options, std::int64_t tokens)
+// The fewest tokens a PE, T, the wafer's columns allow such that a column holds a part of one
+// sequence (T divides S) or whole sequences (T a multiple of S dividing the micro-batch's).
+std::int64_t decoderTokensPerPe(std::int64_t samples, std::int64_t sequence, int columns)
+{
+    const std::int64_t tokens = samples * sequence;
+    const std::int64_t fewest = (tokens + columns - 1) / columns;
+    if (fewest <= sequence) {
+        std::int64_t T = fewest;
+        while (sequence % T != 0) // at most S steps
+            ++T;
+        return T;
+    }
+    std::int64_t k = (fewest + sequence - 1) / sequence;
+    while (samples % k != 0) // at most the micro-batch's samples
+        ++k;
+    return k * sequence;
+}
+
+StepLayout decoderLayout(const TrainTransformer& net, const SystemSpec& system, const TrainRunOptions& options,
+    std::int64_t samples, std::int64_t T)
 {
     const WaferSpec& wafer = system.wafer;
-    std::int64_t T = (tokens + wafer.usableWidth - 1) / wafer.usableWidth;
-    while (tokens % T != 0 || (net.sequence % T != 0 && T % net.sequence != 0))
-        ++T;
+    const std::int64_t tokens = samples * net.sequence;
     const std::int64_t widest = std::max({ 3 * net.hidden, net.ffn + 1, net.vocab });
     const int rows = int(std::min<std::int64_t>(wafer.usableHeight, widest));
     return stepLayout(system, options, net.storage, Frame { 0, 0, int(tokens / T), rows, false }, int(T), tokens);
+}
+
+// What the kernels' 16-bit indices cannot name: a stream's inner index and a gradient's output and
+// input (StreamGemmKernel, StreamGradientKernel).
+std::optional<std::string> beyondIndices(const TrainTransformer& net, std::int64_t tokens)
+{
+    constexpr std::int64_t kLimit = 0xffff;
+    const std::int64_t used = std::min(net.vocab, tokens) + std::min(net.sequence, tokens);
+    for (const auto& [size, what] : { std::pair { net.vocab, "a vocabulary of " },
+             std::pair { 3 * net.hidden, "a fused q, k and v of " }, std::pair { net.ffn + 1, "a feed-forward of " },
+             std::pair { used, "an embedding step over table rows numbering " } })
+        if (size >= kLimit)
+            return std::string(what) + std::to_string(size)
+                + ": the training kernels' wavelets and gradient pairs name at most 65,534 indices";
+    return std::nullopt;
 }
 
 // What a PE holds through a step: the forward's saved operands in bands (16-bit, a row's share of
@@ -411,6 +445,9 @@ std::int64_t decoderBytesPerPe(const TrainTransformer& net, const StepLayout& la
             width * T * 2 + band(outputs) * T * 6 + std::min<std::int64_t>(kGradientChunk, band(outputs) * width) * 4);
     for (const std::int64_t dims : { 3 * D, F, D })
         working = std::max(working, (dims + band(dims)) * T * 4);
+    // The attention's backward at a head's row: its tile, two blocks that come, k, v, O, dK, dV
+    // and its outputs.
+    working = std::max(working, (13 * net.headDim() + 4) * T * 4);
     working = std::max({ working, 5 * D * T * 4, 3 * band(net.vocab) * T * 4 }); // LN's backward: x, dy, carry, terms
     return saved + embedding + working;
 }
@@ -432,7 +469,16 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
     result.tokens = result.microBatch * net.sequence;
     result.layers = int(net.blocks);
     result.clockHz = system.wafer.clockHz;
-    const StepLayout layout = decoderLayout(net, system, options, result.tokens);
+    if (const std::optional<std::string> beyond = beyondIndices(net, result.tokens))
+        return Diagnostic { "--level", 0, 0, "cycle-level training of " + graph.config.name + ": " + *beyond,
+            Diagnostic::Kind::CannotMap };
+    const std::int64_t T = decoderTokensPerPe(result.microBatch, net.sequence, system.wafer.usableWidth);
+    if (T > 4096)
+        return Diagnostic { "--level", 0, 0,
+            std::to_string(T) + " tokens a PE: more than a PE's SRAM holds of a step; a smaller --micro_batch_size or "
+                + "--max_sequence_length fits",
+            Diagnostic::Kind::CannotMap };
+    const StepLayout layout = decoderLayout(net, system, options, result.microBatch, T);
     result.rows = layout.frame.h;
     result.columns = layout.frame.w;
     result.tokensPerPe = layout.tokensPerPe;
@@ -471,7 +517,8 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
         TrainTransformer full = net;
         full.sequence = std::max(net.sequence, graph.config.sequenceLength);
         const std::int64_t samples = std::max(result.microBatch, graph.config.batchSize);
-        const StepLayout big = decoderLayout(full, system, options, samples * full.sequence);
+        const std::int64_t bigT = decoderTokensPerPe(samples, full.sequence, system.wafer.usableWidth);
+        const StepLayout big = decoderLayout(full, system, options, samples, std::min<std::int64_t>(bigT, 1 << 20));
         result.notes.push_back("the config's batch, " + std::to_string(samples) + " sequences of "
             + std::to_string(full.sequence) + " tokens, would hold " + std::to_string(big.tokensPerPe)
             + " tokens a PE and " + std::to_string(decoderBytesPerPe(full, big) / 1024)
@@ -485,6 +532,9 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
         tokens = trainTokens(net, result.microBatch, options.seed, step);
         DecoderStep fabricStep(net, layout, lossScale, options.progress, step * perStep, options.steps * perStep);
         fabricStep.run(weights, masks, *tokens);
+        if (fabricStep.records().size() != std::size_t(perStep))
+            throw std::logic_error("the step ran " + std::to_string(fabricStep.records().size()) + " kernels, not the "
+                + std::to_string(perStep) + " its progress counts");
         return FabricStepOutcome { fabricStep.loss, std::move(fabricStep.gradients), std::move(fabricStep.records()),
             fabricStep.peakSram() };
     };
@@ -496,6 +546,10 @@ Expected<TrainRunResult> runDecoderTrainCycleLevel(
     if (std::optional<Diagnostic> failed
         = runTrainSteps(result, state, net.storage, options.steps, onFabric, onReference))
         return *failed;
+    if (result.peakSramBytesPerPe > std::size_t(system.wafer.sramPerPeBytes))
+        result.notes.push_back("a kernel's PEs held up to " + std::to_string(result.peakSramBytesPerPe)
+            + " bytes, more than a PE's " + std::to_string(system.wafer.sramPerPeBytes)
+            + ": the step's estimate of its SRAM fell short");
     return result;
 }
 

@@ -116,11 +116,11 @@ inline bool attends(std::int64_t t, std::int64_t j, std::int64_t sequence)
 }
 
 // (3) for one token: writes dz (M values) and returns loss_t.
+float softmaxCrossEntropy(
+    std::span<const float> logits, std::int32_t label, float gradientScale, Rounding round, std::span<float> dz);
 // A decoder's (3) over logits in `rows` bands (the layout's, blockBegin()): l is the bands' sums,
 // each over its band in order, added in band order ((l_0 + l_1) + l_2) ..., as the column
 // all-reduce adds them; otherwise as (3).
-float softmaxCrossEntropy(
-    std::span<const float> logits, std::int32_t label, float gradientScale, Rounding round, std::span<float> dz);
 float bandedSoftmaxCrossEntropy(std::span<const float> logits, std::int32_t label, float gradientScale, int rows,
     Rounding round, std::span<float> dz);
 

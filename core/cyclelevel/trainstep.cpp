@@ -36,7 +36,7 @@ std::optional<Diagnostic> checkTrainOptions(const TrainRunOptions& options)
     if (options.steps < 1 || options.steps > 100'000)
         return bad("--max_steps", "expects 1 to 100000 steps");
     if (options.microBatch < 0 || options.microBatch > 1'000'000)
-        return bad("--micro_batch_size", "expects 1 to 1000000 samples");
+        return bad("--micro_batch_size", "expects 1 to 1000000 samples or sequences");
     if (options.layers < 0)
         return bad("--layers", "expects a layer count of at least 1 (0: all)");
     if (!(options.learningRate >= 0.0) || !std::isfinite(options.learningRate))

@@ -49,8 +49,11 @@ StreamGemmKernel::StreamGemmKernel(StreamGemmSpec spec, const KernelContext& con
     checkStreamLayout(m_spec.name, m_spec.frame, m_spec.weight, m_spec.tokensPerPe);
     if (m_spec.pass == Pass::BackwardGradient)
         refuse("the weight gradient is not a streamed GEMM's pass");
-    if (inner() >= std::int64_t(kRowMarker))
-        refuse("an inner dimension of " + std::to_string(inner()) + "; a wavelet's index names up to "
+    std::int64_t indexed = 0; // the widest inner range a row's wavelets name
+    for (int r = 0; r < rows(); ++r)
+        indexed = std::max<std::int64_t>(indexed, innerEnd(r) - innerBegin(r));
+    if (indexed >= std::int64_t(kRowMarker))
+        refuse("an inner dimension of " + std::to_string(indexed) + "; a wavelet's index names up to "
             + std::to_string(kRowMarker - 1));
     const std::size_t expected = std::size_t(columns()) * std::size_t(m_spec.tokensPerPe) * std::size_t(inner());
     if (m_spec.resident.size() != expected)

@@ -20,6 +20,7 @@
 #include "core/cyclelevel/trainrun.h"
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -570,4 +571,44 @@ WS_TEST(theLossOnTheLogitsBandsIsTheBandedContract)
         WS_CHECK(within(double(measure.cycles), model.cycles) <= 0.15);
         WS_CHECK_EQ(double(measure.linkWavelets), model.linkWavelets);
     }
+}
+
+// What a decoder's step cannot run is refused before it starts, each with what it would need:
+// sizes the kernels' 16-bit indices cannot name, more tokens a PE than its SRAM holds (found in
+// a bounded search, not by counting up to it), more heads than PE rows; and a model whose
+// positions are fewer than the default 128 runs with as many as it has.
+WS_TEST(aDecoderStepItCannotRunIsRefusedBeforeItStarts)
+{
+    const ModelGraph tiny = waferscope::test::load(waferscope::test::dataDir() + "/cyclelevel/tiny_gpt2_tied.yaml");
+    ModelGraph wide = tiny;
+    wide.config.vocabSize = 70000;
+    const Expected<TrainRunResult> vocabulary = runTrainCycleLevel(wide, waferscope::test::preset("cs2"), {});
+    WS_REQUIRE(!vocabulary);
+    WS_CHECK(vocabulary.error().kind == Diagnostic::Kind::CannotMap);
+    WS_CHECK_CONTAINS(vocabulary.error().message, "a vocabulary of 70000");
+
+    ModelGraph longer = tiny;
+    longer.config.maxPositions = 8192;
+    TrainRunOptions huge;
+    huge.microBatch = 999983; // prime: no whole number of sequences a column but all of them
+    huge.sequence = 8192;
+    const auto start = std::chrono::steady_clock::now();
+    const Expected<TrainRunResult> tooMany = runTrainCycleLevel(longer, waferscope::test::preset("cs2"), huge);
+    WS_REQUIRE(!tooMany);
+    WS_CHECK(tooMany.error().kind == Diagnostic::Kind::CannotMap);
+    WS_CHECK_CONTAINS(tooMany.error().message, "tokens a PE");
+    WS_CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+
+    const Expected<TrainRunResult> heads = runTrainCycleLevel(tiny, waferscope::test::smallWafer(8, 2), {});
+    WS_REQUIRE(!heads);
+    WS_CHECK_CONTAINS(heads.error().message, "heads on 2 PE rows");
+
+    ModelGraph shortPositions = tiny; // max_sequence_length 8 in the config, 32 positions
+    shortPositions.config.sequenceLength = 1024;
+    TrainRunOptions one;
+    one.layers = 1;
+    const Expected<TrainRunResult> capped
+        = runTrainCycleLevel(shortPositions, waferscope::test::smallWafer(64, 40), one);
+    WS_REQUIRE(capped.hasValue());
+    WS_CHECK_EQ(capped->tokens, std::int64_t(32));
 }
