@@ -13,10 +13,10 @@
 // two passes, gathered by heads together.
 #include "core/cyclelevel/traingptrun.h"
 
+#include "core/cyclelevel/stepkernels.h"
 #include "core/cyclelevel/traingpt.h"
 #include "core/cyclelevel/traingptreference.h"
 #include "core/cyclelevel/trainops.h"
-#include "core/cyclelevel/trainstep.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include "core/cyclelevel/trainrun.h"
 
+#include "core/cyclelevel/stepkernels.h"
 #include "core/cyclelevel/traingptrun.h"
 #include "core/cyclelevel/trainreference.h"
-#include "core/cyclelevel/trainstep.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "core/cyclelevel/trainstep.h"
+#include "core/cyclelevel/stepkernels.h"
 
 #include "core/cyclelevel/kernels/columngatherkernel.h"
 #include "core/cyclelevel/kernels/streamgemmkernel.h"
