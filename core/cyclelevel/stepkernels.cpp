@@ -28,6 +28,16 @@ fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t
     return rate;
 }
 
+std::vector<float> withOnes(std::int64_t tokens, const std::vector<float>& x, std::int64_t n)
+{
+    std::vector<float> out(std::size_t(tokens * (n + 1)));
+    for (std::int64_t t = 0; t < tokens; ++t) {
+        std::copy_n(x.begin() + std::ptrdiff_t(t * n), n, out.begin() + std::ptrdiff_t(t * (n + 1)));
+        out[std::size_t(t * (n + 1) + n)] = 1.0f;
+    }
+    return out;
+}
+
 std::optional<Diagnostic> checkTrainOptions(const TrainRunOptions& options)
 {
     const auto bad = [](const std::string& option, const std::string& why) {

@@ -43,6 +43,10 @@ fabric::StaticColorFabric::EdgeRate paceOf(const StepLayout& layout, std::size_t
 StepLayout stepLayout(
     const SystemSpec& system, const TrainRunOptions& options, Storage storage, Frame frame, int T, std::int64_t tokens);
 
+// tokens x (n + 1): each token's n values of `x` (tokens x n) and a 1 after them, the input a
+// bias's weight multiplies.
+std::vector<float> withOnes(std::int64_t tokens, const std::vector<float>& x, std::int64_t n);
+
 // BadInput for options out of range.
 std::optional<Diagnostic> checkTrainOptions(const TrainRunOptions& options);
 

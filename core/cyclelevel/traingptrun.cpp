@@ -100,8 +100,8 @@ public:
         m_finalOut = norm(m_net.finalNorm(), "ln_f", x);
         // The logits stay on the bands: the loss reduces over them, and the head's delta sums
         // each row's band and adds the rows.
-        const Matrix logits = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1, withOnes(m_finalOut, D),
-            Epilogue::Round, nullptr, nullptr, 0, false);
+        const Matrix logits = linear("lm_head", Pass::Forward, weights[m_net.head()], V, D + 1,
+            withOnes(m_layout.padded, m_finalOut, D), Epilogue::Round, nullptr, nullptr, 0, false);
         Matrix dz = softmaxLoss(logits, tokens);
 
         headBackward(dz);
@@ -144,16 +144,6 @@ private:
         std::vector<std::uint32_t> bounds = {})
     {
         return m_kernels.gather(op, pass, values, dims, std::move(bounds));
-    }
-
-    Matrix withOnes(const Matrix& x, std::int64_t n) const
-    {
-        Matrix out(std::size_t(m_layout.padded * (n + 1)));
-        for (std::int64_t t = 0; t < m_layout.padded; ++t) {
-            std::copy_n(x.begin() + std::ptrdiff_t(t * n), n, out.begin() + std::ptrdiff_t(t * (n + 1)));
-            out[std::size_t(t * (n + 1) + n)] = 1.0f;
-        }
-        return out;
     }
 
     const std::vector<float>& weight(std::size_t index) const { return (*m_weights)[index]; }
@@ -263,18 +253,18 @@ private:
         s.in = x;
         s.a = norm(index(TrainTransformer::Ln1), tensorName(b, TrainTransformer::Ln1), x);
         s.qkv = linear(tensorName(b, TrainTransformer::Qkv), Pass::Forward, weight(index(TrainTransformer::Qkv)), 3 * D,
-            D + 1, withOnes(s.a, D), Epilogue::Round);
+            D + 1, withOnes(m_layout.padded, s.a, D), Epilogue::Round);
         const std::string attention = "h" + std::to_string(b) + ".attention";
         auto [out, lse] = m_kernels.attention(attentionSpec(attention, RowAttentionSpec::Mode::Forward, s), D);
         s.lse = std::move(lse);
         s.out = m_kernels.gather(attention, Pass::Forward, out, D, headBands(m_net.headDim()));
         s.mid = linear(tensorName(b, TrainTransformer::Proj), Pass::Forward, weight(index(TrainTransformer::Proj)), D,
-            D + 1, withOnes(s.out, D), Epilogue::Residual, &x);
+            D + 1, withOnes(m_layout.padded, s.out, D), Epilogue::Residual, &x);
         s.b = norm(index(TrainTransformer::Ln2), tensorName(b, TrainTransformer::Ln2), s.mid);
         s.h = linear(tensorName(b, TrainTransformer::Fc1), Pass::Forward, weight(index(TrainTransformer::Fc1)), F,
-            D + 1, withOnes(s.b, D), Epilogue::Activate, nullptr, &s.u);
+            D + 1, withOnes(m_layout.padded, s.b, D), Epilogue::Activate, nullptr, &s.u);
         return linear(tensorName(b, TrainTransformer::Fc2), Pass::Forward, weight(index(TrainTransformer::Fc2)), D,
-            F + 1, withOnes(s.h, F), Epilogue::Residual, &s.mid);
+            F + 1, withOnes(m_layout.padded, s.h, F), Epilogue::Residual, &s.mid);
     }
 
     Matrix blockBackward(std::int64_t b, const Matrix& dx)
@@ -286,28 +276,28 @@ private:
         const Saved& s = m_saved[std::size_t(b)];
         const auto& masks = *m_masks;
         const Pass gradient = Pass::BackwardGradient;
-        const Matrix h = withOnes(recall(name(TrainTransformer::Fc2), gradient, s.h, F), F);
+        const Matrix h = withOnes(m_layout.padded, recall(name(TrainTransformer::Fc2), gradient, s.h, F), F);
         gradients[index(TrainTransformer::Fc2)]
             = m_kernels.gradient(name(TrainTransformer::Fc2), D, F + 1, masks[index(TrainTransformer::Fc2)], h, dx);
         Matrix u = s.u;
         const Matrix du = linear(name(TrainTransformer::Fc2), Pass::BackwardDelta, weight(index(TrainTransformer::Fc2)),
             D, F + 1, dx, Epilogue::Activate, nullptr, &u, F);
-        const Matrix normed = withOnes(recall(name(TrainTransformer::Fc1), gradient, s.b, D), D);
+        const Matrix normed = withOnes(m_layout.padded, recall(name(TrainTransformer::Fc1), gradient, s.b, D), D);
         gradients[index(TrainTransformer::Fc1)] = m_kernels.gradient(
             name(TrainTransformer::Fc1), F, D + 1, masks[index(TrainTransformer::Fc1)], normed, du);
         const Matrix db = linear(name(TrainTransformer::Fc1), Pass::BackwardDelta, weight(index(TrainTransformer::Fc1)),
             F, D + 1, du, Epilogue::Round, nullptr, nullptr, D);
         const Matrix mid = recall(name(TrainTransformer::Ln2), Pass::BackwardDelta, s.mid, D);
         const Matrix dMid = normBackward(index(TrainTransformer::Ln2), name(TrainTransformer::Ln2), mid, db, dx);
-        const Matrix o
-            = withOnes(recall(name(TrainTransformer::Proj), gradient, s.out, D, headBands(m_net.headDim())), D);
+        const Matrix o = withOnes(
+            m_layout.padded, recall(name(TrainTransformer::Proj), gradient, s.out, D, headBands(m_net.headDim())), D);
         gradients[index(TrainTransformer::Proj)]
             = m_kernels.gradient(name(TrainTransformer::Proj), D, D + 1, masks[index(TrainTransformer::Proj)], o, dMid);
         const Matrix dOut = linear(name(TrainTransformer::Proj), Pass::BackwardDelta,
             weight(index(TrainTransformer::Proj)), D, D + 1, dMid, Epilogue::Round, nullptr, nullptr, D);
         recall("h" + std::to_string(b) + ".attention", Pass::BackwardDelta, s.qkv, 3 * D);
         const Matrix dqkv = attentionBackward(b, s, dOut);
-        const Matrix a = withOnes(recall(name(TrainTransformer::Qkv), gradient, s.a, D), D);
+        const Matrix a = withOnes(m_layout.padded, recall(name(TrainTransformer::Qkv), gradient, s.a, D), D);
         gradients[index(TrainTransformer::Qkv)] = m_kernels.gradient(
             name(TrainTransformer::Qkv), 3 * D, D + 1, masks[index(TrainTransformer::Qkv)], a, dqkv);
         const Matrix da = linear(name(TrainTransformer::Qkv), Pass::BackwardDelta, weight(index(TrainTransformer::Qkv)),
@@ -339,7 +329,7 @@ private:
     {
         const std::int64_t D = m_net.hidden;
         const std::int64_t V = m_net.vocab;
-        const Matrix normed = withOnes(recall("lm_head", Pass::BackwardGradient, m_finalOut, D), D);
+        const Matrix normed = withOnes(m_layout.padded, recall("lm_head", Pass::BackwardGradient, m_finalOut, D), D);
         gradients[m_net.head()] = m_kernels.gradient("lm_head", V, D + 1, (*m_masks)[m_net.head()], normed, dz);
         m_delta = m_kernels.columnReduce("lm_head", Pass::BackwardDelta,
             m_kernels.streamGemmPartials("lm_head", V, D, D + 1, weight(m_net.head()), dz, &(*m_masks)[m_net.head()]),

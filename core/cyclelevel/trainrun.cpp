@@ -54,7 +54,7 @@ public:
         std::copy(batch.inputs.begin(), batch.inputs.end(), x.begin());
         for (std::size_t l = 0; l < layers; ++l) {
             const TrainLayer& layer = m_net.layers[l];
-            inputs[l] = withOnes(x, layer.inputs);
+            inputs[l] = withOnes(m_layout.padded, x, layer.inputs);
             const std::vector<float> sums = m_kernels.streamGemm(layer.name, Pass::Forward, layer.outputs, layer.inputs,
                 layer.inputs + 1, weights[l], inputs[l], &masks[l]);
             auto [h, z] = activate(layer, sums);
@@ -80,16 +80,6 @@ public:
     }
 
 private:
-    std::vector<float> withOnes(const std::vector<float>& x, std::int64_t n) const
-    {
-        std::vector<float> out(std::size_t(m_layout.padded * (n + 1)));
-        for (std::int64_t t = 0; t < m_layout.padded; ++t) {
-            std::copy_n(x.begin() + std::ptrdiff_t(t * n), n, out.begin() + std::ptrdiff_t(t * (n + 1)));
-            out[std::size_t(t * (n + 1) + n)] = 1.0f;
-        }
-        return out;
-    }
-
     // On each PE row's band: z = S(sums) and h = S(act(z)) (forward: returns h and z); or the
     // derivative of the layer below's activation, S(S(sums) act'(z)) (backward: returns it, twice).
     std::pair<std::vector<float>, std::vector<float>> activate(
